@@ -1,0 +1,176 @@
+"""Turning what a person or agent types into a safe FTS5 query.
+
+Every word is quoted, so FTS5 syntax in user text (``NOT``, ``NEAR``, ``"``,
+``*``, ``:``, parentheses) is searched as words and can never raise.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+#: More terms than this add nothing to ranking and only slow the query down.
+MAX_TERMS = 32
+
+# Words that match most entries; dropped when the query has anything else.
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
+)
+
+
+def words(text: str) -> list[str]:
+    """The searchable words of ``text``, lower-cased, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for match in _WORD.finditer(text):
+        seen.setdefault(match.group(0).casefold(), None)
+    return list(seen)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def build_match(text: str, *, prefix_last: bool = False) -> str | None:
+    """An FTS5 MATCH expression for ``text``, or ``None`` if it has no words.
+
+    Terms are OR-ed and ranked by bm25, so an entry matching more of the words
+    ranks higher but one matching only some is still found. With
+    ``prefix_last`` the final word also matches as a prefix (search as you type).
+    """
+    terms = words(text)
+    if not terms:
+        return None
+    last = terms[-1]
+    content = [t for t in terms if t not in STOPWORDS]
+    if content:
+        terms = content
+    terms = terms[:MAX_TERMS]
+    parts = [_quote(t) for t in terms]
+    if prefix_last and last in terms:
+        parts[terms.index(last)] = _quote(last) + "*"
+    return " OR ".join(parts)

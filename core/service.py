@@ -1,0 +1,458 @@
+"""The service layer every front end goes through (GUI, socket, MCP, CLI).
+
+A rule (validation, limits, redaction, audit) lives here and nowhere else. A
+:class:`MemoryService` and the stores it opens belong to one thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import Any
+
+from core import audit
+from core.audit import Action
+from core.changes import Changes
+from core.config import Config
+from core.errors import Conflict, InvalidParams, NotFound, RateLimited, Refused
+from core.fts import build_match
+from core.manifest import validate_args
+from core.model import (
+    MAX_SEARCH_LIMIT,
+    Actor,
+    EntryFilter,
+    EntryType,
+    MemoryEntry,
+    Privacy,
+    Provenance,
+    SearchResult,
+    Source,
+    SourceType,
+    Status,
+    Trust,
+    iso,
+    new_entry_id,
+    new_session_id,
+    utc_now,
+)
+from core.paths import DataDir, validate_group
+from core.store import GroupStore, NewRow
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling, in which group and session. Provenance comes from here only."""
+
+    group: str
+    actor: Actor
+    session_id: str
+
+
+@dataclass(frozen=True)
+class StoreOutcome:
+    entry: MemoryEntry
+    #: False when the content duplicated a current entry, which was returned instead.
+    created: bool
+    changes: Changes
+    superseded: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.entry.id,
+            "status": self.entry.status.value,
+            "created": self.created,
+            "superseded": self.superseded,
+            "review_reason": self.entry.review_reason,
+        }
+
+
+def normalise_content(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def content_key(text: str) -> str:
+    return hashlib.sha256(normalise_content(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Strip, collapse inner whitespace and drop empty or repeated (case-blind) tags."""
+    seen: dict[str, str] = {}
+    for tag in tags:
+        t = " ".join(tag.split())
+        if t and t.casefold() not in seen:
+            seen[t.casefold()] = t
+    return tuple(seen.values())
+
+
+def relevance_scores(bm25_scores: list[float]) -> list[float]:
+    """Map bm25 scores (lower is better) onto 0..1 relative to the best match.
+
+    bm25 has no fixed scale (it depends on corpus size and term rarity), so the
+    best result scores 1.0 and the others their fraction of it.
+    """
+    strengths = [max(0.0, -s) for s in bm25_scores]
+    best = max(strengths, default=0.0)
+    if best <= 0.0:
+        return [1.0 for _ in strengths]
+    return [round(s / best, 4) for s in strengths]
+
+
+def to_search_result(entry: MemoryEntry, score: float) -> SearchResult:
+    return SearchResult(
+        id=entry.id,
+        type=entry.type.value,
+        content=entry.content,
+        behavioral=entry.behavioral,
+        tags=list(entry.tags),
+        created_at=entry.provenance.created_at,
+        relevance_score=score,
+        status=entry.status.value,
+        superseded_by=entry.superseded_by,
+        trust=entry.source.trust.value,
+    )
+
+
+class MemoryService:
+    """Typed memory operations over the group databases of one data directory.
+
+    Args:
+        data_dir: where the group databases live.
+        config: the person's settings (limits, rates).
+    """
+
+    def __init__(self, data_dir: DataDir, config: Config | None = None) -> None:
+        self.data_dir = data_dir
+        self.config = config or Config()
+        self._stores: dict[str, GroupStore] = {}
+        self._listeners: list[Callable[[Changes], None]] = []
+
+    # -- plumbing ------------------------------------------------------------
+
+    def add_listener(self, fn: Callable[[Changes], None]) -> None:
+        """Call ``fn`` with the change record of every mutation made through this service."""
+        self._listeners.append(fn)
+
+    def _emit(self, changes: Changes) -> Changes:
+        for fn in list(self._listeners):
+            fn(changes)
+        return changes
+
+    def store_for(self, group: str) -> GroupStore:
+        """The open store of ``group``, opening (and migrating, purging) it on first use."""
+        group = validate_group(group)
+        store = self._stores.get(group)
+        if store is None:
+            self.data_dir.ensure()
+            store = GroupStore(self.data_dir.group_db(group), group)
+            self._stores[group] = store
+            self._purge_superseded(store)
+        return store
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+
+    def set_config(self, config: Config) -> None:
+        self.config = config
+
+    def _purge_superseded(self, store: GroupStore) -> None:
+        cutoff = iso(utc_now() - timedelta(days=self.config.purge_superseded_days))
+        with store.transaction():
+            purged = store.purge_superseded(cutoff)
+            if purged:
+                audit.record(
+                    store,
+                    Action.PURGE,
+                    Actor.SYSTEM,
+                    entry_ids=purged,
+                    count=len(purged),
+                    reason=f"superseded more than {self.config.purge_superseded_days} days ago",
+                )
+        if purged:
+            log.info("purged %d superseded entries from group %s", len(purged), store.group)
+
+    # -- sessions ------------------------------------------------------------
+
+    def open_session(self, group: str, actor: Actor, client: str = "") -> Caller:
+        store = self.store_for(group)
+        session_id = new_session_id()
+        with store.transaction():
+            store.execute(
+                "INSERT INTO sessions (id, actor, client, started_at) VALUES (?, ?, ?, ?)",
+                (session_id, actor.value, client[:200], iso(utc_now())),
+            )
+            audit.record(
+                store, Action.SESSION_START, actor, session_id=session_id, client=client[:200]
+            )
+        self._emit(Changes(group=store.group, sessions=True, audit=True))
+        return Caller(group=store.group, actor=actor, session_id=session_id)
+
+    def end_session(self, caller: Caller, *, graceful: bool = True) -> None:
+        store = self.store_for(caller.group)
+        state = "ended" if graceful else "abandoned"
+        with store.transaction():
+            store.execute(
+                "UPDATE sessions SET ended_at = ?, end_state = ? "
+                "WHERE id = ? AND end_state = 'open'",
+                (iso(utc_now()), state, caller.session_id),
+            )
+            audit.record(
+                store, Action.SESSION_END, caller.actor, session_id=caller.session_id, state=state
+            )
+        self._emit(Changes(group=store.group, sessions=True, audit=True))
+
+    @contextlib.contextmanager
+    def _writing(self, store: GroupStore, caller: Caller) -> Iterator[None]:
+        """A write transaction whose policy refusals are audited after the rollback."""
+        try:
+            with store.transaction():
+                yield
+        except (RateLimited, Refused) as exc:
+            action = Action.RATE_LIMITED if isinstance(exc, RateLimited) else Action.REFUSED
+            safe = {k: v for k, v in exc.data.items() if k in ("limit", "allowed", "reason")}
+            with store.transaction():
+                audit.record(store, action, caller.actor, session_id=caller.session_id, **safe)
+            self._emit(Changes(group=store.group, audit=True))
+            raise
+
+    def _check_rate(self, store: GroupStore, caller: Caller, counter: str, limit: int) -> None:
+        """Count one action against the agent session's budget, or refuse it."""
+        if caller.actor is not Actor.AGENT:
+            return
+        used = store.execute(
+            f"SELECT {counter} FROM sessions WHERE id = ?", (caller.session_id,)
+        ).fetchone()
+        if used is None:
+            raise InvalidParams(f"unknown session {caller.session_id}", field="session")
+        if used[0] >= limit:
+            raise RateLimited(
+                f"this session has used its {limit} {counter} (per-session limit); "
+                "start a new session or ask the person to raise the limit in settings",
+                limit=counter,
+                allowed=limit,
+            )
+        store.execute(
+            f"UPDATE sessions SET {counter} = {counter} + 1 WHERE id = ?", (caller.session_id,)
+        )
+
+    # -- writes --------------------------------------------------------------
+
+    def store(self, caller: Caller, args: dict[str, Any]) -> StoreOutcome:
+        """``memory_store``: validate against the manifest, dedup, supersede, write, audit."""
+        args = validate_args("memory_store", args)
+        return self.store_entry(
+            caller,
+            entry_type=EntryType(args["type"]),
+            content=args["content"],
+            tags=args.get("tags") or [],
+            supersedes=args.get("supersedes"),
+        )
+
+    def store_entry(
+        self,
+        caller: Caller,
+        *,
+        entry_type: EntryType,
+        content: str,
+        tags: Iterable[str] = (),
+        supersedes: str | None = None,
+        source: Source | None = None,
+    ) -> StoreOutcome:
+        store = self.store_for(caller.group)
+        content = content.strip()
+        if not content:
+            raise InvalidParams("content must not be empty", field="content", rule="minLength")
+        cleaned_tags = clean_tags(tags)
+        if source is None:
+            source = (
+                Source(SourceType.OPERATOR, Trust.HIGH)
+                if caller.actor is Actor.OPERATOR
+                else Source(SourceType.AI_INFERENCE, Trust.MEDIUM)
+            )
+        now = iso(utc_now())
+        key = content_key(content)
+        with self._writing(store, caller):
+            outcome = self._write_entry(
+                store, caller, entry_type, content, cleaned_tags, supersedes, source, key, now
+            )
+        return replace(outcome, changes=self._emit(outcome.changes))
+
+    def _write_entry(
+        self,
+        store: GroupStore,
+        caller: Caller,
+        entry_type: EntryType,
+        content: str,
+        tags: tuple[str, ...],
+        supersedes: str | None,
+        source: Source,
+        key: str,
+        now: str,
+    ) -> StoreOutcome:
+        target: MemoryEntry | None = None
+        if supersedes is not None:
+            target = store.get(supersedes)
+            if target is None:
+                raise Conflict(
+                    f"cannot supersede {supersedes}: no such entry in group {store.group}",
+                    field="supersedes",
+                )
+            if target.superseded_by is not None:
+                raise Conflict(
+                    f"cannot supersede {supersedes}: it was already superseded by "
+                    f"{target.superseded_by}; supersede that entry instead",
+                    field="supersedes",
+                    current=target.superseded_by,
+                )
+        changes = Changes(group=store.group, entries=True, audit=True)
+        duplicate = store.find_duplicate(key, entry_type)
+        if duplicate is not None:
+            self._check_rate(store, caller, "stores", self.config.rate_stores_per_session)
+            store.touch(duplicate.id, now)
+            superseded = None
+            if target is not None and target.id != duplicate.id:
+                self._check_rate(
+                    store, caller, "supersedes", self.config.rate_supersedes_per_session
+                )
+                store.mark_superseded(target.id, duplicate.id, now)
+                superseded = target.id
+            audit.record(
+                store,
+                Action.DEDUP,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[duplicate.id, *([superseded] if superseded else [])],
+                size=len(content),
+            )
+            entry = store.get(duplicate.id)
+            assert entry is not None
+            return StoreOutcome(entry, False, replace(changes, entry_ids=(entry.id,)), superseded)
+
+        self._check_rate(store, caller, "stores", self.config.rate_stores_per_session)
+        if target is not None:
+            self._check_rate(store, caller, "supersedes", self.config.rate_supersedes_per_session)
+        entry = MemoryEntry(
+            id=new_entry_id(),
+            type=entry_type,
+            content=content,
+            tags=tags,
+            status=Status.ACTIVE,
+            superseded_by=None,
+            superseded_at=None,
+            confidence=0.9 if source.trust is Trust.HIGH else 0.7,
+            pinned=False,
+            privacy=Privacy.PUBLIC,
+            source=source,
+            provenance=Provenance(caller.session_id, store.group, now, now),
+            last_seen_at=now,
+        )
+        store.insert(NewRow(entry, search_text=content, content_key=key))
+        audit.record(
+            store,
+            Action.STORE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[entry.id],
+            size=len(content),
+            type=entry_type.value,
+            trust=source.trust.value,
+        )
+        if target is not None:
+            store.mark_superseded(target.id, entry.id, now)
+            audit.record(
+                store,
+                Action.SUPERSEDE,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[target.id, entry.id],
+            )
+        ids = (entry.id, *((target.id,) if target else ()))
+        return StoreOutcome(
+            entry, True, replace(changes, entry_ids=ids), target.id if target else None
+        )
+
+    def delete(self, caller: Caller, entry_id: str) -> Changes:
+        """Hard-delete one entry (the search index follows through triggers)."""
+        store = self.store_for(caller.group)
+        with self._writing(store, caller):
+            if store.get(entry_id) is None:
+                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
+            self._check_rate(store, caller, "deletes", self.config.rate_deletes_per_session)
+            store.delete(entry_id)
+            audit.record(
+                store,
+                Action.DELETE,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[entry_id],
+                count=1,
+            )
+        return self._emit(
+            Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=(entry_id,))
+        )
+
+    def delete_tool(self, caller: Caller, args: dict[str, Any]) -> Changes:
+        """``memory_delete`` with manifest validation."""
+        args = validate_args("memory_delete", args)
+        return self.delete(caller, args["id"])
+
+    # -- reads ---------------------------------------------------------------
+
+    def get(self, group: str, entry_id: str) -> MemoryEntry:
+        entry = self.store_for(group).get(entry_id)
+        if entry is None:
+            raise NotFound(f"no entry {entry_id} in group {group}", field="id")
+        return entry
+
+    def history(self, group: str, entry_id: str) -> list[MemoryEntry]:
+        self.get(group, entry_id)
+        return self.store_for(group).history(entry_id)
+
+    def search(self, caller: Caller, args: dict[str, Any]) -> list[SearchResult]:
+        """``memory_search``: FTS5 ranked by bm25, or the most recent entries with no query."""
+        args = validate_args("memory_search", args)
+        types = (EntryType(args["type"]),) if args.get("type") else ()
+        flt = EntryFilter(
+            types=types,
+            tags=clean_tags(args.get("tags") or []),
+            include_superseded=bool(args.get("include_superseded")),
+        )
+        results = self.search_entries(
+            caller.group, args.get("query") or "", flt, int(args["limit"])
+        )
+        store = self.store_for(caller.group)
+        with store.transaction():
+            audit.record(
+                store, Action.SEARCH, caller.actor, session_id=caller.session_id, count=len(results)
+            )
+        return results
+
+    def search_entries(
+        self, group: str, query: str, flt: EntryFilter, limit: int = 20
+    ) -> list[SearchResult]:
+        """Search without auditing (the GUI's browsing uses this)."""
+        limit = max(1, min(limit, MAX_SEARCH_LIMIT))
+        store = self.store_for(group)
+        if not query.strip():
+            return [to_search_result(e, 0.0) for e in store.recent(flt, limit)]
+        match = build_match(query)
+        if match is None:
+            return []
+        hits = store.search(match, flt, limit)
+        scores = relevance_scores([s for _, s in hits])
+        return [to_search_result(e, r) for (e, _), r in zip(hits, scores, strict=True)]
+
+    def list_ids(self, group: str, flt: EntryFilter, query: str = "") -> list[str]:
+        """Ordered ids for the browser (most recent first, or best match first)."""
+        store = self.store_for(group)
+        if not query.strip():
+            return store.ids(flt)
+        match = build_match(query, prefix_last=True)
+        return store.ids(flt, match) if match else []

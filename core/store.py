@@ -1,0 +1,348 @@
+"""SQL for one group's memory entries. No policy here: the service decides.
+
+A :class:`GroupStore` owns one apsw connection and must be used from the thread
+that opened it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from core.db import mapped_errors, open_database, write_transaction
+from core.model import (
+    EntryFilter,
+    EntryType,
+    MemoryEntry,
+    Privacy,
+    Provenance,
+    Source,
+    SourceType,
+    Status,
+    Trust,
+)
+
+log = logging.getLogger(__name__)
+
+ENTRY_COLUMNS = (
+    "id, type, content, tags, status, review_reason, superseded_by, superseded_at, "
+    "confidence, pinned, privacy, source_type, trust, session_id, group_name, "
+    "created_at, updated_at, last_seen_at"
+)
+_E_COLUMNS = ", ".join(f"e.{c.strip()}" for c in ENTRY_COLUMNS.split(","))
+#: bm25 column weights: content, tags.
+BM25_WEIGHTS = "1.0, 0.75"
+
+
+def entry_from_row(row: Sequence[Any]) -> MemoryEntry:
+    (
+        id_,
+        type_,
+        content,
+        tags,
+        status,
+        reason,
+        sup_by,
+        sup_at,
+        confidence,
+        pinned,
+        privacy,
+        source_type,
+        trust,
+        session_id,
+        group,
+        created,
+        updated,
+        last_seen,
+    ) = row[:18]
+    return MemoryEntry(
+        id=id_,
+        type=EntryType(type_),
+        content=content,
+        tags=tuple(json.loads(tags)),
+        status=Status(status),
+        review_reason=reason,
+        superseded_by=sup_by,
+        superseded_at=sup_at,
+        confidence=float(confidence),
+        pinned=bool(pinned),
+        privacy=Privacy(privacy),
+        source=Source(SourceType(source_type), Trust(trust)),
+        provenance=Provenance(session_id, group, created, updated),
+        last_seen_at=last_seen,
+    )
+
+
+@dataclass(frozen=True)
+class NewRow:
+    """Everything the store needs to insert an entry."""
+
+    entry: MemoryEntry
+    search_text: str
+    content_key: str
+
+
+def _where(flt: EntryFilter, alias: str = "e") -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    params: list[Any] = []
+    if flt.statuses:
+        clauses.append(f"{alias}.status IN ({', '.join('?' * len(flt.statuses))})")
+        params.extend(s.value for s in flt.statuses)
+    if flt.only_superseded:
+        clauses.append(f"{alias}.superseded_by IS NOT NULL")
+    elif not flt.include_superseded:
+        clauses.append(f"{alias}.superseded_by IS NULL")
+    if flt.types:
+        clauses.append(f"{alias}.type IN ({', '.join('?' * len(flt.types))})")
+        params.extend(t.value for t in flt.types)
+    if flt.behavioral is not None:
+        clauses.append(f"{alias}.behavioral = ?")
+        params.append(int(flt.behavioral))
+    for tag in flt.tags:
+        clauses.append(f"{alias}.seq IN (SELECT entry_seq FROM memory_tags WHERE tag = ?)")
+        params.append(tag)
+    return (" AND ".join(clauses) or "1"), params
+
+
+class GroupStore:
+    """One group's database: entries, sessions and the audit log live here."""
+
+    def __init__(self, path: Path, group: str) -> None:
+        self.path = path
+        self.group = group
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.conn: apsw.Connection = open_database(path)
+        with mapped_errors(path):
+            path.chmod(0o600)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def transaction(self) -> Any:
+        """A write transaction; the write is durable when the block exits."""
+        return write_transaction(self.conn, self.path)
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        with mapped_errors(self.path):
+            return self.conn.execute(sql, params)
+
+    def data_version(self) -> int:
+        """Changes when another connection commits (for change polling)."""
+        return int(self.execute("PRAGMA data_version").get)
+
+    # -- entries ---------------------------------------------------------------
+
+    def insert(self, row: NewRow) -> None:
+        e = row.entry
+        self.execute(
+            "INSERT INTO memory_entries (id, type, content, search_text, content_key, tags, "
+            "behavioral, status, review_reason, superseded_by, superseded_at, confidence, "
+            "pinned, privacy, source_type, trust, session_id, group_name, created_at, "
+            "updated_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?)",
+            (
+                e.id,
+                e.type.value,
+                e.content,
+                row.search_text,
+                row.content_key,
+                json.dumps(list(e.tags), ensure_ascii=False),
+                int(e.behavioral),
+                e.status.value,
+                e.review_reason,
+                e.superseded_by,
+                e.superseded_at,
+                e.confidence,
+                int(e.pinned),
+                e.privacy.value,
+                e.source.type.value,
+                e.source.trust.value,
+                e.provenance.session_id,
+                e.provenance.group,
+                e.provenance.created_at,
+                e.provenance.updated_at,
+                e.last_seen_at or e.provenance.created_at,
+            ),
+        )
+
+    def get(self, entry_id: str) -> MemoryEntry | None:
+        row = self.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE id = ?", (entry_id,)
+        ).fetchone()
+        return entry_from_row(row) if row else None
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, MemoryEntry]:
+        ids = list(ids)
+        found: dict[str, MemoryEntry] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.execute(
+                f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE id IN ({marks})", chunk
+            ):
+                entry = entry_from_row(row)
+                found[entry.id] = entry
+        return found
+
+    def find_duplicate(self, content_key: str, entry_type: EntryType) -> MemoryEntry | None:
+        """A current (not superseded) entry with the same normalised content and type."""
+        row = self.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM memory_entries "
+            "WHERE content_key = ? AND type = ? AND superseded_by IS NULL "
+            "ORDER BY status = 'active' DESC, created_at LIMIT 1",
+            (content_key, entry_type.value),
+        ).fetchone()
+        return entry_from_row(row) if row else None
+
+    def touch(self, entry_id: str, now: str) -> None:
+        self.execute(
+            "UPDATE memory_entries SET updated_at = ?, last_seen_at = ? WHERE id = ?",
+            (now, now, entry_id),
+        )
+
+    def update_fields(self, entry_id: str, **fields: Any) -> None:
+        """Set plain columns (status, confidence, pinned, review fields, ...)."""
+        allowed = {
+            "status",
+            "review_reason",
+            "deferred_at",
+            "confidence",
+            "pinned",
+            "updated_at",
+            "last_seen_at",
+            "content",
+            "search_text",
+            "content_key",
+            "tags",
+        }
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        sets = ", ".join(f"{name} = ?" for name in fields)
+        self.execute(f"UPDATE memory_entries SET {sets} WHERE id = ?", (*fields.values(), entry_id))
+
+    def mark_superseded(self, old_id: str, new_id: str, now: str) -> None:
+        self.execute(
+            "UPDATE memory_entries SET superseded_by = ?, superseded_at = ?, updated_at = ? "
+            "WHERE id = ?",
+            (new_id, now, now, old_id),
+        )
+
+    def delete(self, entry_id: str) -> bool:
+        self.execute("DELETE FROM memory_entries WHERE id = ?", (entry_id,))
+        return bool(self.conn.changes())
+
+    def purge_superseded(self, cutoff: str) -> list[str]:
+        """Delete entries superseded before ``cutoff``; returns their ids."""
+        ids = [
+            r[0]
+            for r in self.execute(
+                "SELECT id FROM memory_entries WHERE superseded_at IS NOT NULL "
+                "AND superseded_at < ?",
+                (cutoff,),
+            )
+        ]
+        if ids:
+            self.execute(
+                "DELETE FROM memory_entries WHERE superseded_at IS NOT NULL AND superseded_at < ?",
+                (cutoff,),
+            )
+        return ids
+
+    def history(self, entry_id: str) -> list[MemoryEntry]:
+        """The supersession chain through ``entry_id``, oldest first."""
+        chain: list[MemoryEntry] = []
+        older = self.execute(
+            f"""WITH RECURSIVE back(id, depth) AS (
+                    SELECT ?, 0
+                    UNION ALL
+                    SELECT m.id, back.depth + 1 FROM memory_entries m
+                    JOIN back ON m.superseded_by = back.id WHERE back.depth < 1000)
+                SELECT {_E_COLUMNS} FROM back JOIN memory_entries e ON e.id = back.id
+                ORDER BY back.depth DESC""",
+            (entry_id,),
+        )
+        chain.extend(entry_from_row(r) for r in older)
+        current = chain[-1] if chain else self.get(entry_id)
+        seen = {e.id for e in chain}
+        while current is not None and current.superseded_by and len(seen) < 1000:
+            nxt = self.get(current.superseded_by)
+            if nxt is None or nxt.id in seen:
+                break
+            chain.append(nxt)
+            seen.add(nxt.id)
+            current = nxt
+        return chain
+
+    # -- queries ---------------------------------------------------------------
+
+    def search(self, match: str, flt: EntryFilter, limit: int) -> list[tuple[MemoryEntry, float]]:
+        """Entries matching the FTS5 expression ``match``, best first, with bm25 scores."""
+        where, params = _where(flt)
+        rows = self.execute(
+            f"SELECT {_E_COLUMNS}, bm25(memory_fts, {BM25_WEIGHTS}) AS score "
+            "FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
+            (match, *params, limit),
+        )
+        return [(entry_from_row(r), float(r[18])) for r in rows]
+
+    def recent(self, flt: EntryFilter, limit: int, offset: int = 0) -> list[MemoryEntry]:
+        where, params = _where(flt)
+        rows = self.execute(
+            f"SELECT {_E_COLUMNS} FROM memory_entries e WHERE {where} "
+            "ORDER BY e.created_at DESC, e.seq DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        )
+        return [entry_from_row(r) for r in rows]
+
+    def ids(self, flt: EntryFilter, match: str | None = None) -> list[str]:
+        """Ordered ids of every matching entry (the browser loads rows lazily)."""
+        where, params = _where(flt)
+        if match is None:
+            sql = (
+                f"SELECT e.id FROM memory_entries e WHERE {where} "
+                "ORDER BY e.created_at DESC, e.seq DESC"
+            )
+            return [r[0] for r in self.execute(sql, params)]
+        sql = (
+            "SELECT e.id FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid "
+            f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts, {BM25_WEIGHTS})"
+        )
+        return [r[0] for r in self.execute(sql, (match, *params))]
+
+    def count(self, flt: EntryFilter) -> int:
+        where, params = _where(flt)
+        return int(self.execute(f"SELECT count(*) FROM memory_entries e WHERE {where}", params).get)
+
+    def total(self) -> int:
+        return int(self.execute("SELECT count(*) FROM memory_entries").get)
+
+    def all_tags(self) -> list[tuple[str, int]]:
+        return [
+            (r[0], r[1])
+            for r in self.execute(
+                "SELECT tag, count(*) FROM memory_tags GROUP BY tag COLLATE NOCASE ORDER BY tag"
+            )
+        ]
+
+    def rebuild_index(self) -> int:
+        """Rebuild the derived FTS index and tag table from the entries."""
+        with self.transaction():
+            self.execute("DELETE FROM memory_fts")
+            self.execute("DELETE FROM memory_tags")
+            self.execute(
+                "INSERT INTO memory_fts(rowid, content, tags) SELECT seq, search_text, "
+                "(SELECT group_concat(value, ' ') FROM json_each(tags)) FROM memory_entries"
+            )
+            self.execute(
+                "INSERT OR IGNORE INTO memory_tags(entry_seq, tag) "
+                "SELECT seq, j.value FROM memory_entries, json_each(memory_entries.tags) j"
+            )
+        return self.total()

@@ -1,0 +1,1 @@
+"""Data files shipped with Ambry (tool manifest, skill text, icons, stylesheet)."""

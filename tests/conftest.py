@@ -1,0 +1,48 @@
+"""Shared fixtures. Every test runs headless and against a temporary data dir."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.config import Config
+from core.model import Actor
+from core.paths import DataDir
+from core.service import Caller, MemoryService
+
+
+@pytest.fixture(autouse=True)
+def _isolated_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test ever touches the real data dir or runtime dir."""
+    monkeypatch.setenv("AMBRY_DATA_DIR", str(tmp_path / "default-data"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> DataDir:
+    d = DataDir(tmp_path / "data")
+    d.ensure()
+    return d
+
+
+@pytest.fixture
+def service(data_dir: DataDir) -> Iterator[MemoryService]:
+    svc = MemoryService(data_dir, Config())
+    yield svc
+    svc.close()
+
+
+@pytest.fixture
+def operator(service: MemoryService) -> Caller:
+    return service.open_session("main", Actor.OPERATOR, "tests")
+
+
+@pytest.fixture
+def agent(service: MemoryService) -> Caller:
+    return service.open_session("main", Actor.AGENT, "test-agent")

@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_store_search_show_delete_round_trip(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = str(tmp_path)
+    code, out, _ = run(
+        capsys,
+        "--data-dir",
+        d,
+        "store",
+        "--type",
+        "fact",
+        "--tags",
+        "pets,home",
+        "User's dog is named Luna",
+    )
+    assert code == 0
+    entry_id = out.strip()
+    assert entry_id.startswith("mem-")
+
+    # Global options are accepted after the command too.
+    code, out, _ = run(capsys, "search", "luna", "--json", "--data-dir", d)
+    results = json.loads(out)
+    assert code == 0 and results[0]["id"] == entry_id
+    assert set(results[0]) >= {
+        "id",
+        "type",
+        "content",
+        "behavioral",
+        "tags",
+        "created_at",
+        "relevance_score",
+    }
+
+    code, out, _ = run(capsys, "--data-dir", d, "show", entry_id)
+    assert "User's dog is named Luna" in out and "pets, home" in out
+
+    code, out, _ = run(
+        capsys,
+        "--data-dir",
+        d,
+        "store",
+        "--supersedes",
+        entry_id,
+        "User's dog is named Luna Belle",
+        "--json",
+    )
+    new = json.loads(out)
+    assert new["created"] is True
+    code, out, _ = run(capsys, "--data-dir", d, "history", new["id"], "--json")
+    assert [e["id"] for e in json.loads(out)] == [entry_id, new["id"]]
+
+    code, out, _ = run(capsys, "--data-dir", d, "delete", new["id"])
+    assert code == 0 and "deleted" in out
+    code, out, _ = run(capsys, "--data-dir", d, "search", "belle")
+    assert out.strip() == "no matching memories"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--group", "../x", "search", "a"], "invalid group name"),
+        (["show", "mem-nope"], "no entry mem-nope"),
+        (["store", "x" * 2001], "content must be at most 2000 characters"),
+        (["store", "--supersedes", "mem-nope", "text"], "cannot supersede mem-nope"),
+        (["search", "--limit", "500", "x"], "limit must be at most 100"),
+    ],
+)
+def test_errors_are_one_line_and_exit_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, _, err = run(capsys, "--data-dir", str(tmp_path), *argv)
+    assert code == 1
+    assert err.startswith("error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--data-dir", str(tmp_path), "store", "--type", "opinion", "x"])
+    assert info.value.code == 2
+    assert "error:" in capsys.readouterr().err

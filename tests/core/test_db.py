@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import apsw
+import pytest
+
+from core import db, schema
+from core.errors import SchemaTooNew, StorageError
+from core.model import Actor
+from core.paths import DataDir
+from core.service import MemoryService
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_empty_file_is_migrated_to_current_schema(tmp_path: Path) -> None:
+    path = tmp_path / "g.sqlite"
+    conn = db.open_database(path)
+    try:
+        assert conn.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
+        assert conn.execute("PRAGMA application_id").get == schema.APPLICATION_ID
+        assert conn.execute("PRAGMA journal_mode").get == "wal"
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema WHERE type='table'")}
+        assert {"memory_entries", "memory_fts", "sessions", "audit_log"} <= tables
+    finally:
+        conn.close()
+    # A brand-new database has nothing to back up.
+    assert not list(tmp_path.glob("*.bak-*"))
+
+
+def test_newer_database_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "g.sqlite"
+    conn = apsw.Connection(str(path))
+    conn.execute("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+    conn.execute(f"PRAGMA user_version = {schema.SCHEMA_VERSION + 1}")
+    conn.close()
+    before = _digest(path)
+    with pytest.raises(SchemaTooNew, match="newer Ambry"):
+        db.open_database(path)
+    assert _digest(path) == before
+    assert not Path(str(path) + "-wal").exists()
+
+
+def test_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "g.sqlite"
+    conn = apsw.Connection(str(path))
+    conn.execute("PRAGMA application_id = 1234; CREATE TABLE t(x);")
+    conn.close()
+    with pytest.raises(StorageError, match="another program"):
+        db.open_database(path)
+
+
+def test_garbage_file_gives_a_storage_error(tmp_path: Path) -> None:
+    path = tmp_path / "g.sqlite"
+    path.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StorageError, match="damaged or is not an Ambry database"):
+        db.open_database(path)
+
+
+def test_each_migration_step_is_preceded_by_a_backup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = DataDir(tmp_path / "data")
+    svc = MemoryService(data)
+    op = svc.open_session("main", Actor.OPERATOR)
+    stored = svc.store(op, {"type": "fact", "content": "kept across upgrades"}).entry.id
+    svc.close()
+
+    extra = "CREATE TABLE upgrade_probe (x INTEGER);"
+    monkeypatch.setattr(db, "MIGRATIONS", (*schema.MIGRATIONS, extra))
+    monkeypatch.setattr(db, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    path = data.group_db("main")
+    conn = db.open_database(path)
+    try:
+        assert conn.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION + 1
+    finally:
+        conn.close()
+
+    backup = db.backup_path(path, schema.SCHEMA_VERSION)
+    assert backup.exists()
+    saved = apsw.Connection(str(backup))
+    try:
+        assert saved.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
+        assert saved.execute("SELECT id FROM memory_entries").get == stored
+    finally:
+        saved.close()
+
+
+def test_failed_migration_step_leaves_previous_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "g.sqlite"
+    db.open_database(path).close()
+    monkeypatch.setattr(db, "MIGRATIONS", (*schema.MIGRATIONS, "CREATE TABLE x(a); BROKEN SQL;"))
+    monkeypatch.setattr(db, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    with pytest.raises(apsw.SQLError):
+        db.open_database(path)
+    conn = apsw.Connection(str(path))
+    try:
+        assert conn.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
+        assert "x" not in names
+    finally:
+        conn.close()

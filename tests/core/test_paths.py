@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.errors import InvalidGroup
+from core.paths import DataDir, default_socket_path, resolve_data_dir, validate_group
+
+
+@pytest.mark.parametrize("name", ["main", "work_2", "A-b", "x" * 64])
+def test_valid_group_names(name: str) -> None:
+    assert validate_group(name) == name
+
+
+@pytest.mark.parametrize(
+    "name", ["", "../x", "a/b", "a\\b", "a\x00b", "x" * 65, "dot.name", " main", "ü", None, 3]
+)
+def test_invalid_group_names_are_refused_before_any_path(name: object, tmp_path: Path) -> None:
+    with pytest.raises(InvalidGroup, match="invalid group name"):
+        validate_group(name)
+    with pytest.raises(InvalidGroup):
+        DataDir(tmp_path).group_db(name)  # type: ignore[arg-type]
+    assert not any(tmp_path.iterdir())
+
+
+def test_data_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AMBRY_DATA_DIR", str(tmp_path / "env"))
+    assert resolve_data_dir(tmp_path / "flag") == tmp_path / "flag"
+    assert resolve_data_dir(None) == tmp_path / "env"
+    monkeypatch.delenv("AMBRY_DATA_DIR")
+    assert resolve_data_dir(None).name == "Ambry"
+
+
+def test_socket_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AMBRY_SOCKET", str(tmp_path / "s.sock"))
+    assert default_socket_path() == tmp_path / "s.sock"
+    monkeypatch.delenv("AMBRY_SOCKET")
+    assert default_socket_path().parts[-2:] == ("ambry", "agent.sock")

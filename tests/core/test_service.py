@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from core import audit
+from core.config import Config
+from core.errors import Conflict, InvalidParams, NotFound, RateLimited
+from core.model import Actor, EntryFilter, iso, utc_now
+from core.paths import DataDir
+from core.service import Caller, MemoryService
+
+
+def _store(svc: MemoryService, who: Caller, content: str, **extra: object) -> str:
+    return svc.store(who, {"type": "fact", "content": content, **extra}).entry.id
+
+
+def test_store_derives_fields_and_provenance(service: MemoryService, agent: Caller) -> None:
+    out = service.store(
+        agent,
+        {
+            "type": "preference",
+            "content": "  Prefers tea  ",
+            "tags": ["drinks", " Drinks ", "morning"],
+        },
+    )
+    e = out.entry
+    assert out.created
+    assert e.id.startswith("mem-") and len(e.id) == 40
+    assert e.behavioral is True
+    assert e.content == "Prefers tea"
+    assert e.tags == ("drinks", "morning")
+    assert e.provenance.session_id == agent.session_id
+    assert e.provenance.group == "main"
+    assert service.get("main", e.id) == e
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        ({"type": "opinion", "content": "x"}, "type"),
+        ({"type": "fact", "content": "x" * 2001}, "content"),
+        ({"type": "fact", "content": "x", "tags": ["t"] * 11}, "tags"),
+        ({"type": "fact", "content": "x", "tags": ["t" * 51]}, "tags.0"),
+        ({"type": "fact"}, "content"),
+        ({"type": "fact", "content": "x", "session_id": "forged"}, "(arguments)"),
+        ({"type": "fact", "content": "   "}, "content"),
+    ],
+)
+def test_bad_store_arguments_name_the_field(
+    service: MemoryService, agent: Caller, args: dict[str, object], field: str
+) -> None:
+    with pytest.raises(InvalidParams) as info:
+        service.store(agent, args)
+    assert info.value.field == field
+    assert service.store_for("main").total() == 0
+
+
+def test_identical_content_is_not_duplicated(service: MemoryService, agent: Caller) -> None:
+    first = service.store(agent, {"type": "fact", "content": "User's dog is named Luna"})
+    again = service.store(agent, {"type": "fact", "content": "user's  DOG is named luna "})
+    assert not again.created
+    assert again.entry.id == first.entry.id
+    assert again.entry.provenance.updated_at >= first.entry.provenance.updated_at
+    # A different type is a different memory.
+    other = service.store(agent, {"type": "context", "content": "User's dog is named Luna"})
+    assert other.created
+    assert service.store_for("main").total() == 2
+
+
+def test_supersede_hides_the_old_entry(service: MemoryService, agent: Caller) -> None:
+    old = _store(service, agent, "Lives in Paris")
+    new = service.store(agent, {"type": "fact", "content": "Lives in Lyon", "supersedes": old})
+    assert new.superseded == old
+    assert service.get("main", old).superseded_by == new.entry.id
+    found = [r.id for r in service.search(agent, {"query": "lives"})]
+    assert found == [new.entry.id]
+    with_old = [r.id for r in service.search(agent, {"query": "lives", "include_superseded": True})]
+    assert set(with_old) == {old, new.entry.id}
+    assert [e.id for e in service.history("main", new.entry.id)] == [old, new.entry.id]
+
+
+def test_supersede_conflicts_write_nothing(
+    service: MemoryService, agent: Caller, data_dir: DataDir
+) -> None:
+    old = _store(service, agent, "v1")
+    _store(service, agent, "v2", supersedes=old)
+    total = service.store_for("main").total()
+    with pytest.raises(Conflict, match="already superseded"):
+        _store(service, agent, "v3", supersedes=old)
+    with pytest.raises(Conflict, match="no such entry"):
+        _store(service, agent, "v3", supersedes="mem-unknown")
+    other_group = service.open_session("other", Actor.AGENT)
+    foreign = _store(service, other_group, "elsewhere")
+    with pytest.raises(Conflict, match="no such entry in group main"):
+        _store(service, agent, "v3", supersedes=foreign)
+    assert service.store_for("main").total() == total
+
+
+def test_search_ranks_and_filters(service: MemoryService, agent: Caller) -> None:
+    luna = _store(service, agent, "User's dog is named Luna", tags=["pets", "home"])
+    _store(service, agent, "User has a dog walker on Tuesdays", tags=["pets"])
+    _store(service, agent, "User's cat is named Miso", tags=["pets", "home"])
+    results = service.search(agent, {"query": "dog Luna"})
+    assert results[0].id == luna
+    assert results[0].relevance_score == 1.0
+    assert all(0.0 <= r.relevance_score <= 1.0 for r in results)
+    tagged = service.search(agent, {"query": "named", "tags": ["pets", "HOME"]})
+    assert {r.content for r in tagged} == {"User's dog is named Luna", "User's cat is named Miso"}
+    assert service.search(agent, {"query": "dog", "type": "preference"}) == []
+
+
+def test_empty_query_lists_recent(service: MemoryService, agent: Caller) -> None:
+    ids = [_store(service, agent, f"memory number {i}") for i in range(5)]
+    recent = service.search(agent, {"limit": 3})
+    assert [r.id for r in recent] == ids[::-1][:3]
+
+
+def test_search_finds_tags(service: MemoryService, agent: Caller) -> None:
+    e = _store(service, agent, "Something unrelated", tags=["kubernetes"])
+    assert [r.id for r in service.search(agent, {"query": "kubernetes"})] == [e]
+
+
+def test_delete_keeps_index_in_sync(service: MemoryService, agent: Caller) -> None:
+    e = _store(service, agent, "Favourite colour is teal", tags=["colour"])
+    service.delete(agent, e)
+    assert service.search(agent, {"query": "teal"}) == []
+    assert service.search(agent, {"query": "colour"}) == []
+    store = service.store_for("main")
+    assert store.execute("SELECT count(*) FROM memory_tags").get == 0
+    with pytest.raises(NotFound):
+        service.delete(agent, e)
+    # Rebuilding the derived index gives the same answers.
+    kept = _store(service, agent, "Favourite food is ramen")
+    store.rebuild_index()
+    assert [r.id for r in service.search(agent, {"query": "ramen"})] == [kept]
+
+
+def test_deleting_the_replacement_does_not_resurrect_the_old_fact(
+    service: MemoryService, agent: Caller
+) -> None:
+    old = _store(service, agent, "Works at Acme")
+    new = _store(service, agent, "Works at Globex", supersedes=old)
+    service.delete(agent, new)
+    assert service.search(agent, {"query": "works"}) == []
+
+
+def test_superseded_entries_are_purged_at_open(data_dir: DataDir) -> None:
+    svc = MemoryService(data_dir, Config(purge_superseded_days=90))
+    op = svc.open_session("main", Actor.OPERATOR)
+    old = _store(svc, op, "old fact")
+    new = _store(svc, op, "new fact", supersedes=old)
+    recent_old = _store(svc, op, "recent old")
+    _store(svc, op, "recent new", supersedes=recent_old)
+    long_ago = iso(utc_now() - timedelta(days=91))
+    svc.store_for("main").execute(
+        "UPDATE memory_entries SET superseded_at = ? WHERE id = ?", (long_ago, old)
+    )
+    svc.close()
+
+    svc = MemoryService(data_dir, Config(purge_superseded_days=90))
+    store = svc.store_for("main")
+    assert store.get(old) is None
+    assert store.get(new) is not None
+    assert store.get(recent_old) is not None
+    purges = audit.recent(store, actions=["purge"])
+    assert purges[0].count == 1 and purges[0].entry_ids == [old]
+    svc.close()
+
+
+def test_agent_rate_limits(data_dir: DataDir) -> None:
+    svc = MemoryService(data_dir, Config(rate_stores_per_session=3, rate_deletes_per_session=1))
+    agent = svc.open_session("main", Actor.AGENT)
+    ids = [_store(svc, agent, f"fact {i}") for i in range(3)]
+    with pytest.raises(RateLimited, match="3 stores"):
+        _store(svc, agent, "one too many")
+    svc.delete(agent, ids[0])
+    with pytest.raises(RateLimited, match="deletes"):
+        svc.delete(agent, ids[1])
+    store = svc.store_for("main")
+    assert store.total() == 2
+    assert audit.recent(store, actions=["rate_limited"])[0].detail["limit"] == "deletes"
+    # The person is never limited.
+    op = svc.open_session("main", Actor.OPERATOR)
+    for i in range(5):
+        _store(svc, op, f"operator fact {i}")
+    svc.close()
+
+
+def test_listing_for_the_browser(service: MemoryService, operator: Caller) -> None:
+    ids = [_store(service, operator, f"entry about topic {i}") for i in range(30)]
+    listed = service.list_ids("main", EntryFilter())
+    assert listed == ids[::-1]
+    assert service.list_ids("main", EntryFilter(), "topi") != []  # prefix while typing
+    got = service.store_for("main").get_many(listed[:5])
+    assert set(got) == set(listed[:5])
