@@ -155,6 +155,21 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+def query_terms(text: str) -> list[str]:
+    """The words of a query worth searching for: stopwords go when anything else is left."""
+    terms = words(text)
+    content = [t for t in terms if t not in STOPWORDS]
+    return (content or terms)[:MAX_TERMS]
+
+
+def match_expression(terms: list[str], *, prefix_last: bool = False) -> str:
+    """OR the quoted terms; with ``prefix_last`` the final one also matches as a prefix."""
+    parts = [_quote(t) for t in terms]
+    if prefix_last and parts:
+        parts[-1] += "*"
+    return " OR ".join(parts)
+
+
 def build_match(text: str, *, prefix_last: bool = False) -> str | None:
     """An FTS5 MATCH expression for ``text``, or ``None`` if it has no words.
 
@@ -162,15 +177,8 @@ def build_match(text: str, *, prefix_last: bool = False) -> str | None:
     ranks higher but one matching only some is still found. With
     ``prefix_last`` the final word also matches as a prefix (search as you type).
     """
-    terms = words(text)
+    terms = query_terms(text)
     if not terms:
         return None
-    last = terms[-1]
-    content = [t for t in terms if t not in STOPWORDS]
-    if content:
-        terms = content
-    terms = terms[:MAX_TERMS]
-    parts = [_quote(t) for t in terms]
-    if prefix_last and last in terms:
-        parts[terms.index(last)] = _quote(last) + "*"
-    return " OR ".join(parts)
+    last = words(text)[-1]
+    return match_expression(terms, prefix_last=prefix_last and terms[-1] == last)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
@@ -19,7 +19,7 @@ from core.audit import Action
 from core.changes import Changes
 from core.config import Config
 from core.errors import Conflict, InvalidParams, NotFound, RateLimited, Refused
-from core.fts import build_match
+from core.fts import build_match, query_terms
 from core.manifest import validate_args
 from core.model import (
     MAX_SEARCH_LIMIT,
@@ -52,6 +52,17 @@ class Caller:
     group: str
     actor: Actor
     session_id: str
+
+
+@dataclass(frozen=True)
+class StoreRequest:
+    """One entry to write, before the write policy has looked at it."""
+
+    entry_type: EntryType
+    content: str
+    tags: tuple[str, ...] = ()
+    supersedes: str | None = None
+    source: Source | None = None
 
 
 @dataclass(frozen=True)
@@ -245,57 +256,58 @@ class MemoryService:
     # -- writes --------------------------------------------------------------
 
     def store(self, caller: Caller, args: dict[str, Any]) -> StoreOutcome:
-        """``memory_store``: validate against the manifest, dedup, supersede, write, audit."""
+        """``memory_store``: validate against the manifest, then :meth:`store_entries`."""
+        return self.store_entries(caller, [self.parse_store_args(args)])[0]
+
+    @staticmethod
+    def parse_store_args(args: dict[str, Any]) -> StoreRequest:
         args = validate_args("memory_store", args)
-        return self.store_entry(
-            caller,
+        return StoreRequest(
             entry_type=EntryType(args["type"]),
             content=args["content"],
-            tags=args.get("tags") or [],
+            tags=tuple(args.get("tags") or ()),
             supersedes=args.get("supersedes"),
         )
 
-    def store_entry(
-        self,
-        caller: Caller,
-        *,
-        entry_type: EntryType,
-        content: str,
-        tags: Iterable[str] = (),
-        supersedes: str | None = None,
-        source: Source | None = None,
-    ) -> StoreOutcome:
+    def store_entries(self, caller: Caller, requests: Sequence[StoreRequest]) -> list[StoreOutcome]:
+        """Write entries in one transaction: all are stored, or none is.
+
+        Each goes through the same checks as a single store (dedup, supersession
+        rules, rate limits); the batch is durable when this returns.
+        """
         store = self.store_for(caller.group)
-        content = content.strip()
+        now = iso(utc_now())
+        prepared = [self._prepare(caller, r) for r in requests]
+        with self._writing(store, caller):
+            outcomes = [self._write_entry(store, caller, r, now) for r in prepared]
+        if outcomes:
+            merged = outcomes[0].changes
+            for o in outcomes[1:]:
+                merged = merged | o.changes
+            self._emit(merged)
+        return outcomes
+
+    def _prepare(self, caller: Caller, request: StoreRequest) -> StoreRequest:
+        """Normalise a request before it is written (the write policy hooks in here)."""
+        content = request.content.strip()
         if not content:
             raise InvalidParams("content must not be empty", field="content", rule="minLength")
-        cleaned_tags = clean_tags(tags)
+        source = request.source
         if source is None:
             source = (
                 Source(SourceType.OPERATOR, Trust.HIGH)
                 if caller.actor is Actor.OPERATOR
                 else Source(SourceType.AI_INFERENCE, Trust.MEDIUM)
             )
-        now = iso(utc_now())
-        key = content_key(content)
-        with self._writing(store, caller):
-            outcome = self._write_entry(
-                store, caller, entry_type, content, cleaned_tags, supersedes, source, key, now
-            )
-        return replace(outcome, changes=self._emit(outcome.changes))
+        return replace(request, content=content, tags=clean_tags(request.tags), source=source)
 
     def _write_entry(
-        self,
-        store: GroupStore,
-        caller: Caller,
-        entry_type: EntryType,
-        content: str,
-        tags: tuple[str, ...],
-        supersedes: str | None,
-        source: Source,
-        key: str,
-        now: str,
+        self, store: GroupStore, caller: Caller, request: StoreRequest, now: str
     ) -> StoreOutcome:
+        entry_type, content, tags = request.entry_type, request.content, request.tags
+        supersedes, source = request.supersedes, request.source
+        assert source is not None, "requests are prepared before they are written"
+        key = content_key(content)
         target: MemoryEntry | None = None
         if supersedes is not None:
             target = store.get(supersedes)
@@ -428,7 +440,7 @@ class MemoryService:
             caller.group, args.get("query") or "", flt, int(args["limit"])
         )
         store = self.store_for(caller.group)
-        with store.transaction():
+        with store.relaxed_transaction():
             audit.record(
                 store, Action.SEARCH, caller.actor, session_id=caller.session_id, count=len(results)
             )
@@ -442,10 +454,7 @@ class MemoryService:
         store = self.store_for(group)
         if not query.strip():
             return [to_search_result(e, 0.0) for e in store.recent(flt, limit)]
-        match = build_match(query)
-        if match is None:
-            return []
-        hits = store.search(match, flt, limit)
+        hits = store.search(query_terms(query), flt, limit)
         scores = relevance_scores([s for _, s in hits])
         return [to_search_result(e, r) for (e, _), r in zip(hits, scores, strict=True)]
 

@@ -6,9 +6,11 @@ that opened it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 import apsw
 
 from core.db import mapped_errors, open_database, write_transaction
+from core.fts import match_expression
 from core.model import (
     EntryFilter,
     EntryType,
@@ -35,9 +38,15 @@ ENTRY_COLUMNS = (
     "confidence, pinned, privacy, source_type, trust, session_id, group_name, "
     "created_at, updated_at, last_seen_at"
 )
+#: Rank every match when the query's terms match at most this many entries.
+EXACT_RANK_LIMIT = 2000
+#: Otherwise rank this many of the most recent matches.
+RECENT_WINDOW = 1000
+#: A term in more than this fraction of entries is dropped if rarer terms remain.
+COMMON_FRACTION = 0.10
+DF_CACHE_SECONDS = 60.0
+
 _E_COLUMNS = ", ".join(f"e.{c.strip()}" for c in ENTRY_COLUMNS.split(","))
-#: bm25 column weights: content, tags.
-BM25_WEIGHTS = "1.0, 0.75"
 
 
 def entry_from_row(row: Sequence[Any]) -> MemoryEntry:
@@ -118,6 +127,8 @@ class GroupStore:
         self.group = group
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.conn: apsw.Connection = open_database(path)
+        self._df_cache: dict[str, tuple[int, float]] = {}
+        self._total_cache: tuple[int, float] = (0, -DF_CACHE_SECONDS)
         with mapped_errors(path):
             path.chmod(0o600)
 
@@ -127,6 +138,20 @@ class GroupStore:
     def transaction(self) -> Any:
         """A write transaction; the write is durable when the block exits."""
         return write_transaction(self.conn, self.path)
+
+    @contextlib.contextmanager
+    def relaxed_transaction(self) -> Iterator[None]:
+        """A write transaction without the fsync, for read-side audit rows.
+
+        It survives the process being killed (the WAL is in the OS cache) but not
+        a power cut; entries themselves always use :meth:`transaction`.
+        """
+        self.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with self.transaction():
+                yield
+        finally:
+            self.execute("PRAGMA synchronous = FULL")
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         with mapped_errors(self.path):
@@ -282,16 +307,93 @@ class GroupStore:
 
     # -- queries ---------------------------------------------------------------
 
-    def search(self, match: str, flt: EntryFilter, limit: int) -> list[tuple[MemoryEntry, float]]:
-        """Entries matching the FTS5 expression ``match``, best first, with bm25 scores."""
+    def search(
+        self, terms: list[str], flt: EntryFilter, limit: int
+    ) -> list[tuple[MemoryEntry, float]]:
+        """Entries matching any of ``terms``, best first, with their bm25 rank.
+
+        Ranking cost grows with the number of matching entries, so the query is
+        planned from each term's document frequency (see :meth:`plan`). The
+        index ranks first and the filters apply to its best candidates; when
+        filters reject too many, the window widens until ``limit`` results are
+        found or the index has no more, so nothing is silently dropped.
+        """
+        if not terms:
+            return []
+        kept, exact = self.plan(terms)
+        match = match_expression(kept)
         where, params = _where(flt)
-        rows = self.execute(
-            f"SELECT {_E_COLUMNS}, bm25(memory_fts, {BM25_WEIGHTS}) AS score "
-            "FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {where} ORDER BY score LIMIT ?",
-            (match, *params, limit),
+        order = "rank" if exact else "rowid DESC"
+        window = max(4 * limit, 64) if exact else RECENT_WINDOW
+        while True:
+            rows = self.execute(
+                f"SELECT {_E_COLUMNS}, f.score FROM ("
+                "  SELECT rowid, rank AS score FROM memory_fts WHERE memory_fts MATCH ?"
+                f"  ORDER BY {order} LIMIT ?) AS f "
+                # CROSS JOIN pins the order: rank in the index first, then look rows up.
+                f"CROSS JOIN memory_entries e ON e.seq = f.rowid WHERE {where} "
+                "ORDER BY f.score LIMIT ?",
+                (match, window, *params, limit),
+            ).fetchall()
+            if len(rows) >= limit or not self._more_candidates(match, window):
+                return [(entry_from_row(r), float(r[18])) for r in rows]
+            window *= 8
+
+    def plan(self, terms: list[str]) -> tuple[list[str], bool]:
+        """Which terms to search with, and whether to rank every match.
+
+        - If the terms match at most :data:`EXACT_RANK_LIMIT` entries in all,
+          every match is ranked: the exact answer, cheap at this size.
+        - Otherwise a term found in more than :data:`COMMON_FRACTION` of all
+          entries, which adds almost nothing to bm25 but costs the most, is
+          dropped when the query has rarer terms that match something.
+        - If the remaining terms still match more than
+          :data:`EXACT_RANK_LIMIT` entries, the
+          :data:`RECENT_WINDOW` most recent matches are ranked, which keeps a
+          query over a very common word fast at any store size.
+        """
+        total = self._cached_total()
+        cap = max(EXACT_RANK_LIMIT, int(COMMON_FRACTION * total)) + 1
+        freqs = {t: self.doc_freq(t, cap) for t in terms}
+        if sum(freqs.values()) <= EXACT_RANK_LIMIT:
+            return terms, True
+        rare = [t for t in terms if 0 < freqs[t] <= COMMON_FRACTION * total]
+        kept = rare or terms
+        return kept, sum(freqs[t] for t in kept) <= EXACT_RANK_LIMIT
+
+    def doc_freq(self, term: str, cap: int) -> int:
+        """Entries containing ``term``, counted up to ``cap``, cached.
+
+        The figure only steers :meth:`plan`, so a count up to a minute old is fine.
+        """
+        now = time.monotonic()
+        hit = self._df_cache.get(term)
+        if hit is not None and now - hit[1] < DF_CACHE_SECONDS and hit[0] < cap:
+            return hit[0]
+        if len(self._df_cache) > 50_000:
+            self._df_cache.clear()
+        count = int(
+            self.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
+                (match_expression([term]), cap),
+            ).get
         )
-        return [(entry_from_row(r), float(r[18])) for r in rows]
+        self._df_cache[term] = (count, now)
+        return count
+
+    def _cached_total(self) -> int:
+        now = time.monotonic()
+        if now - self._total_cache[1] >= DF_CACHE_SECONDS:
+            self._total_cache = (self.total(), now)
+        return self._total_cache[0]
+
+    def _more_candidates(self, match: str, window: int) -> bool:
+        return bool(
+            self.execute(
+                "SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT 1 OFFSET ?",
+                (match, window),
+            ).fetchone()
+        )
 
     def recent(self, flt: EntryFilter, limit: int, offset: int = 0) -> list[MemoryEntry]:
         where, params = _where(flt)
@@ -313,7 +415,7 @@ class GroupStore:
             return [r[0] for r in self.execute(sql, params)]
         sql = (
             "SELECT e.id FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {where} ORDER BY bm25(memory_fts, {BM25_WEIGHTS})"
+            f"WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rank"
         )
         return [r[0] for r in self.execute(sql, (match, *params))]
 

@@ -195,3 +195,48 @@ def test_listing_for_the_browser(service: MemoryService, operator: Caller) -> No
     assert service.list_ids("main", EntryFilter(), "topi") != []  # prefix while typing
     got = service.store_for("main").get_many(listed[:5])
     assert set(got) == set(listed[:5])
+
+
+def test_large_match_sets_are_ranked_in_a_recent_window_without_dropping_filtered_hits(
+    service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core import store as store_module
+
+    monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 5)
+    monkeypatch.setattr(store_module, "RECENT_WINDOW", 8)
+    monkeypatch.setattr(store_module, "COMMON_FRACTION", 0.5)
+    oldest = service.store(
+        operator, {"type": "instruction", "content": "Always run the linters before a commit"}
+    ).entry.id
+    for i in range(60):
+        _store(service, operator, f"Ran the linters on project {i}")
+    store = service.store_for("main")
+    kept, exact = store.plan(["linters"])
+    assert kept == ["linters"] and not exact
+    results = service.search(operator, {"query": "linters", "limit": 10})
+    assert len(results) == 10
+    # Only one entry passes the type filter, and it is older than the window: still found.
+    only = service.search(operator, {"query": "linters", "type": "instruction"})
+    assert [r.id for r in only] == [oldest]
+
+
+def test_very_common_terms_give_way_to_rarer_ones(
+    service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core import store as store_module
+
+    monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 20)
+    for i in range(30):
+        _store(service, operator, f"User mentioned topic number {i}")
+    rare = _store(service, operator, "User adopted a greyhound")
+    assert service.store_for("main").plan(["user", "greyhound"]) == (["greyhound"], True)
+    assert service.search(operator, {"query": "user greyhound"})[0].id == rare
+
+
+def test_small_stores_rank_every_match(service: MemoryService, operator: Caller) -> None:
+    dog = _store(service, operator, "The dog sleeps all day")
+    for i in range(4):
+        _store(service, operator, f"filler {i}")
+    # "dog" is in 20% of entries, "luna" in none: nothing may be dropped.
+    assert service.store_for("main").plan(["dog", "luna"]) == (["dog", "luna"], True)
+    assert [r.id for r in service.search(operator, {"query": "dog luna"})] == [dog]
