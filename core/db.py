@@ -112,8 +112,10 @@ def _backup(conn: apsw.Connection, path: Path, version: int) -> Path:
 def migrate(conn: apsw.Connection, path: Path) -> None:
     """Run the forward-only migration ladder, one transaction and one backup per step."""
     version, _ = _read_header(conn)
+    # A brand-new file has nothing to lose, so it is not backed up on the way up.
+    existing = version > 0 or _has_tables(conn)
     for step in range(version, SCHEMA_VERSION):
-        if step > 0 or _has_tables(conn):
+        if existing:
             saved = _backup(conn, path, step)
             log.info("backed up %s before migrating to v%d: %s", path.name, step + 1, saved)
         with conn:

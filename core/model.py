@@ -120,6 +120,10 @@ class MemoryEntry:
     provenance: Provenance
     review_reason: str | None = None
     last_seen_at: str | None = None
+    #: Confidence after staleness decay, as last refreshed (see core.confidence).
+    effective_confidence: float | None = None
+    #: Decayed below the stale threshold: kept and searchable, but out of the brief.
+    stale: bool = False
 
     @property
     def behavioral(self) -> bool:
@@ -140,6 +144,11 @@ class MemoryEntry:
             "status": self.status.value,
             "superseded_by": self.superseded_by,
             "confidence": round(self.confidence, 3),
+            "effective_confidence": round(
+                self.confidence if self.effective_confidence is None else self.effective_confidence,
+                3,
+            ),
+            "stale": self.stale,
             "pinned": self.pinned,
             "privacy": self.privacy.value,
             "source": {"type": self.source.type.value, "trust": self.source.trust.value},

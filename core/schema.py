@@ -61,6 +61,8 @@ MIGRATIONS: tuple[str, ...] = (
         content='', contentless_delete=1,
         tokenize='porter unicode61 remove_diacritics 2'
     );
+    -- rank = bm25 with content weighted above tags
+    INSERT INTO memory_fts(memory_fts, rank) VALUES ('rank', 'bm25(1.0, 0.75)');
 
     CREATE TRIGGER memory_entries_ai AFTER INSERT ON memory_entries BEGIN
         INSERT INTO memory_fts(rowid, content, tags)
@@ -111,6 +113,18 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX idx_audit_at ON audit_log(at);
     CREATE INDEX idx_audit_action ON audit_log(action, at);
+    """,
+    # 1 -> 2: cached effective confidence and staleness, so the brief is an index scan.
+    """
+    ALTER TABLE memory_entries ADD COLUMN effective_confidence REAL NOT NULL DEFAULT 0.7;
+    ALTER TABLE memory_entries ADD COLUMN stale INTEGER NOT NULL DEFAULT 0
+        CHECK (stale IN (0, 1));
+    UPDATE memory_entries SET effective_confidence = confidence;
+    CREATE INDEX idx_entries_brief
+        ON memory_entries(behavioral DESC, effective_confidence DESC, updated_at DESC, id)
+        WHERE superseded_by IS NULL AND status = 'active' AND stale = 0;
+    CREATE INDEX idx_entries_last_seen ON memory_entries(last_seen_at);
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
     """,
 )
 

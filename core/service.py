@@ -16,10 +16,14 @@ from typing import Any
 
 from core import audit
 from core.audit import Action
+from core.brief import MemoryBrief
+from core.briefing import build_group_brief, refresh_decay
 from core.changes import Changes
+from core.confidence import effective_confidence, initial_confidence, reinforce
 from core.config import Config
-from core.errors import Conflict, InvalidParams, NotFound, RateLimited, Refused
+from core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited, Refused
 from core.fts import build_match, query_terms
+from core.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.manifest import validate_args
 from core.model import (
     MAX_SEARCH_LIMIT,
@@ -37,6 +41,7 @@ from core.model import (
     iso,
     new_entry_id,
     new_session_id,
+    parse_iso,
     utc_now,
 )
 from core.paths import DataDir, validate_group
@@ -163,6 +168,7 @@ class MemoryService:
             store = GroupStore(self.data_dir.group_db(group), group)
             self._stores[group] = store
             self._purge_superseded(store)
+            self.refresh_decay(group)
         return store
 
     def close(self) -> None:
@@ -193,6 +199,8 @@ class MemoryService:
 
     def open_session(self, group: str, actor: Actor, client: str = "") -> Caller:
         store = self.store_for(group)
+        if actor is Actor.AGENT:
+            self.refresh_decay(group)
         session_id = new_session_id()
         with store.transaction():
             store.execute(
@@ -302,7 +310,13 @@ class MemoryService:
         return replace(request, content=content, tags=clean_tags(request.tags), source=source)
 
     def _write_entry(
-        self, store: GroupStore, caller: Caller, request: StoreRequest, now: str
+        self,
+        store: GroupStore,
+        caller: Caller,
+        request: StoreRequest,
+        now: str,
+        *,
+        dedup: bool = True,
     ) -> StoreOutcome:
         entry_type, content, tags = request.entry_type, request.content, request.tags
         supersedes, source = request.supersedes, request.source
@@ -324,10 +338,12 @@ class MemoryService:
                     current=target.superseded_by,
                 )
         changes = Changes(group=store.group, entries=True, audit=True)
-        duplicate = store.find_duplicate(key, entry_type)
+        duplicate = store.find_duplicate(key, entry_type) if dedup else None
         if duplicate is not None:
             self._check_rate(store, caller, "stores", self.config.rate_stores_per_session)
-            store.touch(duplicate.id, now)
+            # Seeing the same memory again is evidence for it (seed 002 reinforcement).
+            current = effective_confidence(duplicate, parse_iso(now), self.config)
+            store.reinforce(duplicate.id, reinforce(current), now)
             superseded = None
             if target is not None and target.id != duplicate.id:
                 self._check_rate(
@@ -358,7 +374,8 @@ class MemoryService:
             status=Status.ACTIVE,
             superseded_by=None,
             superseded_at=None,
-            confidence=0.9 if source.trust is Trust.HIGH else 0.7,
+            confidence=initial_confidence(source.trust),
+            effective_confidence=initial_confidence(source.trust),
             pinned=False,
             privacy=Privacy.PUBLIC,
             source=source,
@@ -465,3 +482,82 @@ class MemoryService:
             return store.ids(flt)
         match = build_match(query, prefix_last=True)
         return store.ids(flt, match) if match else []
+
+    # -- brief, decay, markers, pins ----------------------------------------
+
+    def refresh_decay(self, group: str, *, force: bool = False) -> int:
+        """Apply staleness decay (at open and at agent session start); audited when it moved."""
+        store = self.store_for(group)
+        changed = refresh_decay(store, self.config, utc_now(), force=force)
+        if changed:
+            with store.transaction():
+                audit.record(store, Action.DECAY, Actor.SYSTEM, count=changed)
+            log.info("decay refreshed %d entries in group %s", changed, group)
+            self._emit(Changes(group=store.group, entries=True, audit=True))
+        return changed
+
+    def brief(self, caller: Caller, args: dict[str, Any] | None = None) -> MemoryBrief:
+        """``memory_brief``: the brief the agent receives, audited (counts only)."""
+        validate_args("memory_brief", args or {})
+        result = self.build_brief(caller.group)
+        store = self.store_for(caller.group)
+        with store.relaxed_transaction():
+            audit.record(
+                store,
+                Action.BRIEF,
+                caller.actor,
+                session_id=caller.session_id,
+                count=result.brief_count,
+                size=result.char_count,
+            )
+        return result
+
+    def build_brief(
+        self, group: str, *, extra_sections: Sequence[tuple[str, str]] = ()
+    ) -> MemoryBrief:
+        """The brief of ``group`` without auditing (previews, self-test)."""
+        return build_group_brief(
+            self.store_for(group), self.config, utc_now(), extra_sections=extra_sections
+        )
+
+    def ingest_text(self, caller: Caller, text: str) -> IngestResult:
+        """Store or reinforce the ``[MEMORY:...]`` markers found in ``text``."""
+        if not isinstance(text, str):
+            raise InvalidParams("text must be a string", field="text", rule="type")
+        if len(text) > MAX_INGEST_CHARS:
+            raise InvalidParams(
+                f"text must be at most {MAX_INGEST_CHARS} characters; send it in parts",
+                field="text",
+                rule="maxLength",
+            )
+        return ingest_text(self, caller, text)
+
+    def set_pinned(self, caller: Caller, entry_id: str, pinned: bool) -> Changes:
+        """Pin (exempt from decay) or unpin an entry. Only the person may do this."""
+        if caller.actor is Actor.AGENT:
+            raise Forbidden("pinning is for the person, in the app or the CLI")
+        store = self.store_for(caller.group)
+        now = iso(utc_now())
+        with store.transaction():
+            entry = store.get(entry_id)
+            if entry is None:
+                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
+            store.update_fields(entry_id, pinned=int(pinned))
+            # Unpinning restarts the clock, so the entry does not drop at once.
+            current = effective_confidence(
+                replace(entry, pinned=False), parse_iso(now), self.config
+            )
+            value = entry.confidence if pinned else current
+            store.reinforce(entry_id, value, now)
+            audit.record(
+                store,
+                Action.UPDATE,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[entry_id],
+                field="pinned",
+                value=pinned,
+            )
+        return self._emit(
+            Changes(group=store.group, entries=True, audit=True, entry_ids=(entry_id,))
+        )

@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 ENTRY_COLUMNS = (
     "id, type, content, tags, status, review_reason, superseded_by, superseded_at, "
     "confidence, pinned, privacy, source_type, trust, session_id, group_name, "
-    "created_at, updated_at, last_seen_at"
+    "created_at, updated_at, last_seen_at, effective_confidence, stale"
 )
+_N_COLUMNS = 20
 #: Rank every match when the query's terms match at most this many entries.
 EXACT_RANK_LIMIT = 2000
 #: Otherwise rank this many of the most recent matches.
@@ -69,7 +70,9 @@ def entry_from_row(row: Sequence[Any]) -> MemoryEntry:
         created,
         updated,
         last_seen,
-    ) = row[:18]
+        effective,
+        stale,
+    ) = row[:_N_COLUMNS]
     return MemoryEntry(
         id=id_,
         type=EntryType(type_),
@@ -85,6 +88,8 @@ def entry_from_row(row: Sequence[Any]) -> MemoryEntry:
         source=Source(SourceType(source_type), Trust(trust)),
         provenance=Provenance(session_id, group, created, updated),
         last_seen_at=last_seen,
+        effective_confidence=float(effective),
+        stale=bool(stale),
     )
 
 
@@ -129,10 +134,16 @@ class GroupStore:
         self.conn: apsw.Connection = open_database(path)
         self._df_cache: dict[str, tuple[int, float]] = {}
         self._total_cache: tuple[int, float] = (0, -DF_CACHE_SECONDS)
+        self._count_cache: tuple[tuple[int, int], int] = ((-1, -1), 0)
         with mapped_errors(path):
             path.chmod(0o600)
 
     def close(self) -> None:
+        try:
+            # Keeps planner statistics fresh; cheap, and skipped when nothing changed.
+            self.conn.execute("PRAGMA optimize")
+        except apsw.Error as exc:  # a read-only or full disk must not stop the close
+            log.warning("PRAGMA optimize failed on %s: %s", self.path.name, exc)
         self.conn.close()
 
     def transaction(self) -> Any:
@@ -169,8 +180,8 @@ class GroupStore:
             "INSERT INTO memory_entries (id, type, content, search_text, content_key, tags, "
             "behavioral, status, review_reason, superseded_by, superseded_at, confidence, "
             "pinned, privacy, source_type, trust, session_id, group_name, created_at, "
-            "updated_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?, ?, ?, ?, ?)",
+            "updated_at, last_seen_at, effective_confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 e.id,
                 e.type.value,
@@ -193,6 +204,7 @@ class GroupStore:
                 e.provenance.created_at,
                 e.provenance.updated_at,
                 e.last_seen_at or e.provenance.created_at,
+                e.confidence,
             ),
         )
 
@@ -225,10 +237,12 @@ class GroupStore:
         ).fetchone()
         return entry_from_row(row) if row else None
 
-    def touch(self, entry_id: str, now: str) -> None:
+    def reinforce(self, entry_id: str, confidence: float, now: str) -> None:
+        """Record a re-observation: new confidence as of ``now``, no longer stale."""
         self.execute(
-            "UPDATE memory_entries SET updated_at = ?, last_seen_at = ? WHERE id = ?",
-            (now, now, entry_id),
+            "UPDATE memory_entries SET confidence = ?, effective_confidence = ?, stale = 0, "
+            "updated_at = ?, last_seen_at = ? WHERE id = ?",
+            (confidence, confidence, now, now, entry_id),
         )
 
     def update_fields(self, entry_id: str, **fields: Any) -> None:
@@ -336,7 +350,7 @@ class GroupStore:
                 (match, window, *params, limit),
             ).fetchall()
             if len(rows) >= limit or not self._more_candidates(match, window):
-                return [(entry_from_row(r), float(r[18])) for r in rows]
+                return [(entry_from_row(r), float(r[_N_COLUMNS])) for r in rows]
             window *= 8
 
     def plan(self, terms: list[str]) -> tuple[list[str], bool]:
@@ -422,6 +436,19 @@ class GroupStore:
     def count(self, flt: EntryFilter) -> int:
         where, params = _where(flt)
         return int(self.execute(f"SELECT count(*) FROM memory_entries e WHERE {where}", params).get)
+
+    def current_count(self) -> int:
+        """Active, not superseded entries; recounted only when the database changed."""
+        key = (self.data_version(), self.conn.total_changes())
+        if self._count_cache[0] != key:
+            count = int(
+                self.execute(
+                    "SELECT count(*) FROM memory_entries "
+                    "WHERE superseded_by IS NULL AND status = 'active'"
+                ).get
+            )
+            self._count_cache = (key, count)
+        return self._count_cache[1]
 
     def total(self) -> int:
         return int(self.execute("SELECT count(*) FROM memory_entries").get)
