@@ -6,30 +6,103 @@ import random
 
 TYPES = ("preference", "fact", "instruction", "context", "correction")
 SUBJECTS = (
-    "User", "The user", "Their manager", "The team", "Alex", "Priya", "The client",
-    "Their partner", "The build server", "The staging cluster",
+    "User",
+    "The user",
+    "Their manager",
+    "The team",
+    "Alex",
+    "Priya",
+    "The client",
+    "Their partner",
+    "The build server",
+    "The staging cluster",
 )
 VERBS = (
-    "prefers", "uses", "dislikes", "works on", "maintains", "asked about", "scheduled",
-    "deployed", "reviewed", "mentioned", "forgot", "recommended", "migrated", "tested",
+    "prefers",
+    "uses",
+    "dislikes",
+    "works on",
+    "maintains",
+    "asked about",
+    "scheduled",
+    "deployed",
+    "reviewed",
+    "mentioned",
+    "forgot",
+    "recommended",
+    "migrated",
+    "tested",
 )
 NOUNS = (
-    "TypeScript", "Python", "Rust", "espresso", "green tea", "the Carapace project",
-    "Kubernetes", "Postgres", "SQLite", "dark mode", "vim", "emacs", "Tuesday standups",
-    "quarterly reports", "the billing service", "a dog named Luna", "a cat named Miso",
-    "hiking", "the Lyon office", "the Berlin office", "pull requests", "unit tests",
-    "the release checklist", "on-call rotations", "nginx", "Redis", "the mobile app",
-    "accessibility audits", "invoices", "the design system", "GraphQL", "cron jobs",
-    "backups", "the VPN", "keyboard shortcuts", "markdown notes", "the monorepo",
+    "TypeScript",
+    "Python",
+    "Rust",
+    "espresso",
+    "green tea",
+    "the Carapace project",
+    "Kubernetes",
+    "Postgres",
+    "SQLite",
+    "dark mode",
+    "vim",
+    "emacs",
+    "Tuesday standups",
+    "quarterly reports",
+    "the billing service",
+    "a dog named Luna",
+    "a cat named Miso",
+    "hiking",
+    "the Lyon office",
+    "the Berlin office",
+    "pull requests",
+    "unit tests",
+    "the release checklist",
+    "on-call rotations",
+    "nginx",
+    "Redis",
+    "the mobile app",
+    "accessibility audits",
+    "invoices",
+    "the design system",
+    "GraphQL",
+    "cron jobs",
+    "backups",
+    "the VPN",
+    "keyboard shortcuts",
+    "markdown notes",
+    "the monorepo",
 )
 TAILS = (
-    "for new projects", "every morning", "since last spring", "when under deadline",
-    "on weekends", "for the demo", "after the outage", "in code reviews", "at home",
-    "during travel", "for client work", "before lunch", "with the new laptop",
+    "for new projects",
+    "every morning",
+    "since last spring",
+    "when under deadline",
+    "on weekends",
+    "for the demo",
+    "after the outage",
+    "in code reviews",
+    "at home",
+    "during travel",
+    "for client work",
+    "before lunch",
+    "with the new laptop",
 )
 TAGS = (
-    "work", "home", "coding", "pets", "food", "travel", "ops", "people", "tools",
-    "schedule", "health", "finance", "music", "reading", "projects",
+    "work",
+    "home",
+    "coding",
+    "pets",
+    "food",
+    "travel",
+    "ops",
+    "people",
+    "tools",
+    "schedule",
+    "health",
+    "finance",
+    "music",
+    "reading",
+    "projects",
 )
 
 
@@ -49,11 +122,13 @@ def memories(n: int, seed: int = 7) -> list[dict[str, object]]:
             f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(NOUNS)} "
             f"{rng.choice(TAILS)}; note {words} #{i}"
         )
-        out.append({
-            "type": TYPES[i % len(TYPES)],
-            "content": content,
-            "tags": rng.sample(TAGS, rng.randint(0, 3)),
-        })
+        out.append(
+            {
+                "type": TYPES[i % len(TYPES)],
+                "content": content,
+                "tags": rng.sample(TAGS, rng.randint(0, 3)),
+            }
+        )
     return out
 
 

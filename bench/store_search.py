@@ -12,27 +12,15 @@ import argparse
 import json
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import ms, pct, per_size, setup_path
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def ms(values: list[float]) -> dict[str, float]:
-    return {
-        "p50_ms": round(pct(values, 0.50) * 1000, 4),
-        "p95_ms": round(pct(values, 0.95) * 1000, 4),
-        "max_ms": round(max(values) * 1000, 4),
-    }
+setup_path()
 
 
 def run_size(n: int, query_count: int) -> dict[str, object]:
@@ -132,14 +120,8 @@ def main() -> None:
     if args.one:
         print(json.dumps(run_size(args.one, args.queries)))
         return
-    results = []
-    for n in (int(s) for s in args.sizes.split(",")):
-        out = subprocess.run(
-            [sys.executable, __file__, "--one", str(n), "--queries", str(args.queries)],
-            check=True, capture_output=True, text=True,
-        )
-        results.append(json.loads(out.stdout))
-    print(json.dumps({"benchmark": "store_search", "results": results}, indent=2))
+    sizes = [int(s) for s in args.sizes.split(",")]
+    per_size(__file__, sizes, ["--queries", str(args.queries)], "store_search")
 
 
 if __name__ == "__main__":
