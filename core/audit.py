@@ -17,6 +17,7 @@ class Action(StrEnum):
     DEDUP = "dedup"
     SUPERSEDE = "supersede"
     DELETE = "delete"
+    RESTORE = "restore"
     SEARCH = "search"
     BRIEF = "brief"
     UPDATE = "update"

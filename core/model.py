@@ -186,3 +186,5 @@ class EntryFilter:
     include_superseded: bool = False
     only_superseded: bool = False
     behavioral: bool | None = None
+    #: True: only stale entries; False: only fresh ones; None: both.
+    stale: bool | None = None

@@ -1,0 +1,156 @@
+"""What only the person may do: review candidates, bulk delete, undo a delete.
+
+These functions back the GUI and the CLI. None of them is reachable from the
+agent protocol, and each refuses an agent caller as well (defence in depth).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from core import audit
+from core.audit import Action
+from core.changes import Changes
+from core.errors import Conflict, Forbidden, NotFound
+from core.model import Actor, EntryFilter, MemoryEntry, Privacy, Status, iso, utc_now
+from core.store import NewRow
+
+if TYPE_CHECKING:
+    from core.service import Caller, MemoryService
+
+
+class Decision(StrEnum):
+    ACCEPT = "accept"
+    REJECT = "reject"
+    DEFER = "defer"
+
+
+_ACTIONS = {
+    Decision.ACCEPT: Action.REVIEW_ACCEPT,
+    Decision.REJECT: Action.REVIEW_REJECT,
+    Decision.DEFER: Action.REVIEW_DEFER,
+}
+
+
+def require_operator(caller: Caller, what: str) -> None:
+    if caller.actor is Actor.AGENT:
+        raise Forbidden(f"{what} is for the person, in the app or the CLI, not for an agent")
+
+
+def candidates(service: MemoryService, group: str) -> list[MemoryEntry]:
+    """Entries awaiting review: fresh ones first (oldest first), deferred ones last."""
+    store = service.store_for(group)
+    flt = EntryFilter(statuses=(Status.CANDIDATE,))
+    entries = store.recent(flt, 10_000)
+    deferred = {
+        r[0]
+        for r in store.execute(
+            "SELECT id FROM memory_entries WHERE status = 'candidate' AND deferred_at IS NOT NULL"
+        )
+    }
+    entries.sort(key=lambda e: (e.id in deferred, e.provenance.created_at))
+    return entries
+
+
+def review(
+    service: MemoryService, caller: Caller, entry_ids: Sequence[str], decision: Decision
+) -> Changes:
+    """Accept (make active), reject (delete) or defer candidates, all or none."""
+    require_operator(caller, "reviewing memories")
+    store = service.store_for(caller.group)
+    now = iso(utc_now())
+    with store.transaction():
+        for entry_id in entry_ids:
+            entry = store.get(entry_id)
+            if entry is None:
+                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
+            if entry.status is not Status.CANDIDATE:
+                raise Conflict(f"{entry_id} is not awaiting review (it is {entry.status})")
+            match decision:
+                case Decision.ACCEPT:
+                    store.update_fields(
+                        entry_id,
+                        status=Status.ACTIVE.value,
+                        review_reason=None,
+                        deferred_at=None,
+                        updated_at=now,
+                    )
+                case Decision.REJECT:
+                    store.delete(entry_id)
+                case Decision.DEFER:
+                    store.update_fields(entry_id, deferred_at=now)
+            audit.record(
+                store,
+                _ACTIONS[decision],
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[entry_id],
+                reason=entry.review_reason,
+            )
+    return service._emit(
+        Changes(
+            group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
+        )
+    )
+
+
+def delete_many(
+    service: MemoryService, caller: Caller, entry_ids: Sequence[str]
+) -> tuple[Changes, list[MemoryEntry]]:
+    """Delete entries in one transaction; returns them so the caller can offer undo."""
+    require_operator(caller, "bulk deletion")
+    store = service.store_for(caller.group)
+    found = store.get_many(entry_ids)
+    missing = [i for i in entry_ids if i not in found]
+    if missing:
+        raise NotFound(f"no entry {missing[0]} in group {store.group}", field="id")
+    with store.transaction():
+        for entry_id in entry_ids:
+            store.delete(entry_id)
+        audit.record(
+            store,
+            Action.DELETE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=list(entry_ids),
+            count=len(entry_ids),
+        )
+    changes = service._emit(
+        Changes(
+            group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
+        )
+    )
+    return changes, [found[i] for i in entry_ids]
+
+
+def restore(service: MemoryService, caller: Caller, entries: Sequence[MemoryEntry]) -> Changes:
+    """Put deleted entries back exactly as they were (undo), all or none."""
+    from core.service import content_key
+
+    require_operator(caller, "restoring memories")
+    store = service.store_for(caller.group)
+    with store.transaction():
+        for entry in entries:
+            if store.get(entry.id) is not None:
+                raise Conflict(f"{entry.id} already exists; nothing to restore")
+            text = entry.content if entry.privacy is Privacy.PUBLIC else ""
+            store.insert(NewRow(entry, search_text=text, content_key=content_key(entry.content)))
+        audit.record(
+            store,
+            Action.RESTORE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[e.id for e in entries],
+            count=len(entries),
+        )
+    return service._emit(
+        Changes(
+            group=store.group,
+            entries=True,
+            review=True,
+            audit=True,
+            entry_ids=tuple(e.id for e in entries),
+        )
+    )
