@@ -22,6 +22,7 @@ class Action(StrEnum):
     BRIEF = "brief"
     UPDATE = "update"
     SECRET_REDACTED = "secret_redacted"
+    NEUTRALIZED = "injection_neutralized"
     REFUSED = "refused"
     RATE_LIMITED = "rate_limited"
     PURGE = "purge"

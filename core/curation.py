@@ -19,6 +19,7 @@ from core.store import NewRow
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
+    from core.store import GroupStore
 
 
 class Decision(StrEnum):
@@ -77,6 +78,7 @@ def review(
                         deferred_at=None,
                         updated_at=now,
                     )
+                    _apply_pending_supersession(store, caller, entry_id, now)
                 case Decision.REJECT:
                     store.delete(entry_id)
                 case Decision.DEFER:
@@ -93,6 +95,27 @@ def review(
         Changes(
             group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
         )
+    )
+
+
+def _apply_pending_supersession(store: GroupStore, caller: Caller, entry_id: str, now: str) -> None:
+    """An accepted candidate now replaces the entry it meant to supersede, if still current."""
+    row = store.execute(
+        "SELECT pending_supersedes FROM memory_entries WHERE id = ?", (entry_id,)
+    ).fetchone()
+    if row is None or row[0] is None:
+        return
+    target = store.get(row[0])
+    store.execute("UPDATE memory_entries SET pending_supersedes = NULL WHERE id = ?", (entry_id,))
+    if target is None or target.superseded_by is not None:
+        return  # replaced or deleted meanwhile: the accepted entry simply stands
+    store.mark_superseded(target.id, entry_id, now)
+    audit.record(
+        store,
+        Action.SUPERSEDE,
+        caller.actor,
+        session_id=caller.session_id,
+        entry_ids=[target.id, entry_id],
     )
 
 

@@ -119,6 +119,8 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE memory_entries ADD COLUMN effective_confidence REAL NOT NULL DEFAULT 0.7;
     ALTER TABLE memory_entries ADD COLUMN stale INTEGER NOT NULL DEFAULT 0
         CHECK (stale IN (0, 1));
+    -- a candidate's supersession waits for the person's review
+    ALTER TABLE memory_entries ADD COLUMN pending_supersedes TEXT;
     UPDATE memory_entries SET effective_confidence = confidence;
     CREATE INDEX idx_entries_brief
         ON memory_entries(behavioral DESC, effective_confidence DESC, updated_at DESC, id)

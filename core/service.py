@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from core import audit
+from core import audit, policy
 from core.audit import Action
 from core.brief import MemoryBrief
 from core.briefing import build_group_brief, refresh_decay
@@ -61,13 +61,23 @@ class Caller:
 
 @dataclass(frozen=True)
 class StoreRequest:
-    """One entry to write, before the write policy has looked at it."""
+    """One entry to write; :meth:`MemoryService._prepare` fills in the policy's verdict.
+
+    ``source`` is set by trusted internal callers; otherwise ``claimed_type`` and
+    ``claimed_trust`` (what the caller said) are resolved by the policy.
+    """
 
     entry_type: EntryType
     content: str
     tags: tuple[str, ...] = ()
     supersedes: str | None = None
     source: Source | None = None
+    claimed_type: SourceType | None = None
+    claimed_trust: Trust | None = None
+    status: Status = Status.ACTIVE
+    review_reason: str | None = None
+    redacted: tuple[str, ...] = ()
+    neutralized: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -270,11 +280,14 @@ class MemoryService:
     @staticmethod
     def parse_store_args(args: dict[str, Any]) -> StoreRequest:
         args = validate_args("memory_store", args)
+        claim = args.get("source") or {}
         return StoreRequest(
             entry_type=EntryType(args["type"]),
             content=args["content"],
             tags=tuple(args.get("tags") or ()),
             supersedes=args.get("supersedes"),
+            claimed_type=SourceType(claim["type"]) if claim.get("type") else None,
+            claimed_trust=Trust(claim["trust"]) if claim.get("trust") else None,
         )
 
     def store_entries(self, caller: Caller, requests: Sequence[StoreRequest]) -> list[StoreOutcome]:
@@ -285,8 +298,8 @@ class MemoryService:
         """
         store = self.store_for(caller.group)
         now = iso(utc_now())
-        prepared = [self._prepare(caller, r) for r in requests]
         with self._writing(store, caller):
+            prepared = [self._prepare(caller, r) for r in requests]
             outcomes = [self._write_entry(store, caller, r, now) for r in prepared]
         if outcomes:
             merged = outcomes[0].changes
@@ -296,18 +309,29 @@ class MemoryService:
         return outcomes
 
     def _prepare(self, caller: Caller, request: StoreRequest) -> StoreRequest:
-        """Normalise a request before it is written (the write policy hooks in here)."""
+        """Normalise a request and run the write policy on it (see core.policy)."""
         content = request.content.strip()
         if not content:
             raise InvalidParams("content must not be empty", field="content", rule="minLength")
-        source = request.source
-        if source is None:
-            source = (
-                Source(SourceType.OPERATOR, Trust.HIGH)
-                if caller.actor is Actor.OPERATOR
-                else Source(SourceType.AI_INFERENCE, Trust.MEDIUM)
+        source = request.source or policy.resolve_source(
+            caller.actor, request.claimed_type, request.claimed_trust
+        )
+        verdict = policy.apply(caller.actor, content, clean_tags(request.tags), source, self.config)
+        if not verdict.content.strip("[]SECRT_DA "):
+            raise Refused(
+                "not stored: nothing is left once the secret is removed",
+                reason="only a secret",
             )
-        return replace(request, content=content, tags=clean_tags(request.tags), source=source)
+        return replace(
+            request,
+            content=verdict.content,
+            tags=verdict.tags,
+            source=verdict.source,
+            status=verdict.status,
+            review_reason=verdict.review_reason,
+            redacted=verdict.redacted,
+            neutralized=verdict.neutralized,
+        )
 
     def _write_entry(
         self,
@@ -345,7 +369,11 @@ class MemoryService:
             current = effective_confidence(duplicate, parse_iso(now), self.config)
             store.reinforce(duplicate.id, reinforce(current), now)
             superseded = None
-            if target is not None and target.id != duplicate.id:
+            if (
+                target is not None
+                and target.id != duplicate.id
+                and request.status is not Status.CANDIDATE
+            ):
                 self._check_rate(
                     store, caller, "supersedes", self.config.rate_supersedes_per_session
                 )
@@ -366,12 +394,14 @@ class MemoryService:
         self._check_rate(store, caller, "stores", self.config.rate_stores_per_session)
         if target is not None:
             self._check_rate(store, caller, "supersedes", self.config.rate_supersedes_per_session)
+        candidate = request.status is Status.CANDIDATE
         entry = MemoryEntry(
             id=new_entry_id(),
             type=entry_type,
             content=content,
             tags=tags,
-            status=Status.ACTIVE,
+            status=request.status,
+            review_reason=request.review_reason,
             superseded_by=None,
             superseded_at=None,
             confidence=initial_confidence(source.trust),
@@ -392,9 +422,39 @@ class MemoryService:
             size=len(content),
             type=entry_type.value,
             trust=source.trust.value,
+            status=request.status.value,
+            reason=request.review_reason,
         )
-        if target is not None:
+        if request.redacted:
+            audit.record(
+                store,
+                Action.SECRET_REDACTED,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[entry.id],
+                count=len(request.redacted),
+                patterns=sorted(set(request.redacted)),
+            )
+        if request.neutralized:
+            audit.record(
+                store,
+                Action.NEUTRALIZED,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[entry.id],
+                count=len(request.neutralized),
+                markers=sorted(set(request.neutralized)),
+            )
+        superseded = None
+        if target is not None and candidate:
+            # A write awaiting review must not hide a current memory yet.
+            store.execute(
+                "UPDATE memory_entries SET pending_supersedes = ? WHERE id = ?",
+                (target.id, entry.id),
+            )
+        elif target is not None:
             store.mark_superseded(target.id, entry.id, now)
+            superseded = target.id
             audit.record(
                 store,
                 Action.SUPERSEDE,
@@ -402,10 +462,9 @@ class MemoryService:
                 session_id=caller.session_id,
                 entry_ids=[target.id, entry.id],
             )
-        ids = (entry.id, *((target.id,) if target else ()))
-        return StoreOutcome(
-            entry, True, replace(changes, entry_ids=ids), target.id if target else None
-        )
+        ids = (entry.id, *((superseded,) if superseded else ()))
+        changes = replace(changes, entry_ids=ids, review=candidate)
+        return StoreOutcome(entry, True, changes, superseded)
 
     def delete(self, caller: Caller, entry_id: str) -> Changes:
         """Hard-delete one entry (the search index follows through triggers)."""

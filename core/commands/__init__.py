@@ -1,5 +1,5 @@
 """CLI commands; importing a module registers its commands with ``core.cli``."""
 
-from core.commands import memory, recall
+from core.commands import memory, recall, review
 
-__all__ = ["memory", "recall"]
+__all__ = ["memory", "recall", "review"]

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 
 from core.cli import Context, command, format_entry, format_result
 from core.errors import InvalidParams
-from core.model import ENTRY_TYPES, MAX_SEARCH_LIMIT, EntryFilter, EntryType
+from core.model import (
+    ENTRY_TYPES,
+    MAX_SEARCH_LIMIT,
+    EntryFilter,
+    EntryType,
+    SourceType,
+    Status,
+    Trust,
+)
 
 
 def _tags(text: str | None) -> list[str]:
@@ -19,6 +28,17 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", default="fact", choices=ENTRY_TYPES, help="entry type (default fact)")
     p.add_argument("--tags", metavar="A,B", help="comma-separated tags")
     p.add_argument("--supersedes", metavar="ID", help="id of the entry this one replaces")
+    p.add_argument(
+        "--source",
+        choices=[t.value for t in SourceType],
+        default="operator",
+        help="where the memory came from (default operator: you)",
+    )
+    p.add_argument(
+        "--trust",
+        choices=[t.value for t in Trust],
+        help="trust of the source (default depends on --source; low goes to review)",
+    )
 
 
 @command("store", "Store a memory entry and print its id.")(_store_args)
@@ -27,8 +47,15 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
     tool_args: dict[str, object] = {"type": args.type, "content": content, "tags": _tags(args.tags)}
     if args.supersedes:
         tool_args["supersedes"] = args.supersedes
-    outcome = ctx.service.store(ctx.caller, tool_args)
+    request = replace(
+        ctx.service.parse_store_args(tool_args),
+        claimed_type=SourceType(args.source),
+        claimed_trust=Trust(args.trust) if args.trust else None,
+    )
+    outcome = ctx.service.store_entries(ctx.caller, [request])[0]
     note = "" if outcome.created else "  (already stored; existing entry kept)"
+    if outcome.entry.status is Status.CANDIDATE:
+        note += f"  (awaiting review: {outcome.entry.review_reason})"
     ctx.emit({**outcome.entry.to_dict(), "created": outcome.created}, outcome.entry.id + note)
     return 0
 

@@ -1,0 +1,529 @@
+"""A corpus for the secret detector: fake credentials in realistic sentences, and
+benign text that merely looks like them.
+
+Every secret here is generated from a fixed seed in the shape of the real thing;
+none is a real credential. The corpus is data, so other suites (benchmarks, the
+review UI's fixtures) may import it too.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import string
+import uuid
+from dataclasses import dataclass
+
+from core.secrets import redact
+
+_rng = random.Random(0xA3B7)
+
+ALNUM = string.ascii_letters + string.digits
+B64URL = ALNUM + "-_"
+B64 = ALNUM + "+/"
+UPPER_DIGITS = string.ascii_uppercase + string.digits
+# Values judged in context (passwords, tokens) avoid vowels and "x" so that no
+# draw can spell a placeholder such as "example" or "xxx" by chance.
+SAFE = "bcdfghjkmnpqrstvwzBCDFGHJKMNPQRSTVWZ23456789"
+
+
+def _draw(alphabet: str, n: int) -> str:
+    return "".join(_rng.choice(alphabet) for _ in range(n))
+
+
+def _safe(n: int) -> str:
+    """A context-judged value with at least one letter and one digit."""
+    return _draw("bcdfghjk", 1) + _draw(SAFE, n - 2) + _draw("23456789", 1)
+
+
+def _b64url_json(obj: object) -> str:
+    raw = json.dumps(obj, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+@dataclass(frozen=True)
+class Case:
+    text: str
+    pattern: str
+    #: Substrings that must not survive redaction.
+    values: tuple[str, ...]
+
+
+def _cases(pattern: str, templates: list[str], make: list[str]) -> list[Case]:
+    return [
+        Case(t.format(v=v), pattern, (v,)) for t, v in zip(templates, make, strict=True)
+    ]
+
+
+def _openai() -> list[str]:
+    return [
+        "sk-" + _draw(ALNUM, 48),
+        "sk-proj-" + _draw(B64URL, 120),
+        "sk-" + _draw(ALNUM, 48),
+        "sk-svcacct-" + _draw(B64URL, 96),
+        "sk-proj-" + _draw(B64URL, 150),
+        "sk-" + _draw(ALNUM, 48),
+        "sk-admin-" + _draw(B64URL, 64),
+    ]
+
+
+def _jwt() -> str:
+    header = _b64url_json({"alg": _rng.choice(["HS256", "RS256", "ES256"]), "typ": "JWT"})
+    payload = _b64url_json(
+        {
+            "sub": str(_rng.randrange(10**6, 10**7)),
+            "name": _rng.choice(["Ada", "Grace", "Linus"]),
+            "iat": _rng.randrange(1_600_000_000, 1_800_000_000),
+        }
+    )
+    return f"{header}.{payload}.{_draw(B64URL, 43)}"
+
+
+def _pem(kind: str, lines: int, end: bool = True) -> tuple[str, tuple[str, ...]]:
+    label = f"{kind} PRIVATE KEY".strip()
+    body = tuple(_draw(B64, 64) for _ in range(lines))
+    block = f"-----BEGIN {label}-----\n" + "\n".join(body)
+    if end:
+        block += f"\n-----END {label}-----"
+    return block, body
+
+
+def _basic() -> str:
+    user = _rng.choice(["admin", "deploy", "ci-bot", "grafana"])
+    return base64.b64encode(f"{user}:{_safe(14)}".encode()).decode()
+
+
+def _secret_cases() -> list[Case]:
+    cases: list[Case] = []
+    cases += _cases(
+        "openai_key",
+        [
+            "I set OPENAI_API_KEY={v} in my shell profile.",
+            "export OPENAI_API_KEY='{v}'",
+            "The notebook calls openai.api_key = \"{v}\" near the top.",
+            "Here's the key for the staging project: {v}",
+            "client = OpenAI(api_key=\"{v}\")",
+            "My old key {v} was revoked last week.",
+            "Use {v} for the admin scripts.",
+        ],
+        _openai(),
+    )
+    cases += _cases(
+        "anthropic_key",
+        [
+            "ANTHROPIC_API_KEY={v}",
+            "The Claude key is {v}, keep it out of the repo.",
+            "client = anthropic.Anthropic(api_key='{v}')",
+            "curl -H 'x-api-key: {v}' https://api.anthropic.com/v1/messages",
+            "Switched the batch job to {v} today.",
+            "{v}",
+        ],
+        [f"sk-ant-api03-{_draw(B64URL, 93)}AA" for _ in range(6)],
+    )
+    cases += _cases(
+        "aws_access_key",
+        [
+            "aws_access_key_id = {v}",
+            "The CI user's access key is {v}.",
+            "AWS_ACCESS_KEY_ID={v} aws s3 ls",
+            "Temporary creds start with {v} and expire hourly.",
+            "Rotated {v} after the audit.",
+            "  AccessKeyId: {v}",
+        ],
+        ["AKIA" + _draw(UPPER_DIGITS, 16) for _ in range(4)]
+        + ["ASIA" + _draw(UPPER_DIGITS, 16) for _ in range(2)],
+    )
+    cases += _cases(
+        "github_token",
+        [
+            "git clone https://x-access-token:{v}@github.com/acme/app.git",
+            "GITHUB_TOKEN={v}",
+            "My personal token for the bot account is {v}",
+            "The OAuth app returned {v} after the device flow.",
+            "gh auth login --with-token <<< {v}",
+            "Actions injected {v} into the job env.",
+            "Refresh token: {v}",
+        ],
+        [f"{p}_{_draw(ALNUM, 36)}" for p in ("ghp", "ghp", "ghp", "gho", "ghp", "ghs", "ghr")],
+    )
+    cases += _cases(
+        "github_pat",
+        [
+            "Created a fine-grained PAT: {v}",
+            "GH_TOKEN={v}",
+            "token {v} only has read access to the docs repo",
+            "Use {v} for the release workflow.",
+            "[credential]\n  helper = store\n# {v}",
+            "The renovate bot runs with {v}.",
+        ],
+        [f"github_pat_{_draw(ALNUM, 22)}_{_draw(ALNUM, 59)}" for _ in range(6)],
+    )
+    slack = [
+        f"xoxb-{_draw(string.digits, 12)}-{_draw(string.digits, 13)}-{_draw(ALNUM, 24)}",
+        f"xoxp-{_draw(string.digits, 12)}-{_draw(string.digits, 12)}-"
+        f"{_draw(string.digits, 13)}-{_draw('0123456789abcdef', 32)}",
+        f"xoxa-2-{_draw(string.digits, 12)}-{_draw(ALNUM, 30)}",
+        f"xoxb-{_draw(string.digits, 11)}-{_draw(string.digits, 13)}-{_draw(ALNUM, 24)}",
+        f"xoxr-{_draw(string.digits, 10)}-{_draw(ALNUM, 40)}",
+        f"xoxp-{_draw(string.digits, 12)}-{_draw(string.digits, 12)}-"
+        f"{_draw(string.digits, 13)}-{_draw('0123456789abcdef', 32)}",
+    ]
+    cases += _cases(
+        "slack_token",
+        [
+            "SLACK_BOT_TOKEN={v}",
+            "The user token is {v}; it can read DMs, be careful.",
+            "slack = WebClient(token='{v}')",
+            "Bot token for #alerts: {v}",
+            "refresh with {v} when the app token expires",
+            "I pasted {v} into the bot config.",
+        ],
+        slack,
+    )
+    cases += _cases(
+        "google_api_key",
+        [
+            "Maps key: {v}",
+            "<script src=\"https://maps.googleapis.com/maps/api/js?key={v}\"></script>",
+            "GOOGLE_API_KEY={v}",
+            "The Firebase config has apiKey: \"{v}\"",
+            "Gemini works with {v} on the free tier.",
+            "restrict {v} to our domain before launch",
+        ],
+        ["AIza" + _draw(B64URL, 35) for _ in range(6)],
+    )
+    cases += _cases(
+        "stripe_live_key",
+        [
+            "STRIPE_SECRET_KEY={v}",
+            "stripe.api_key = \"{v}\"",
+            "The live restricted key {v} can only create refunds.",
+            "Payments broke until I swapped in {v}.",
+            "Live key: {v}",
+            "billing service env: {v}",
+        ],
+        [f"{p}_live_{_draw(ALNUM, 24)}" for p in ("sk", "sk", "rk", "sk", "sk", "rk")],
+    )
+    cases += _cases(
+        "stripe_test_key",
+        [
+            "For local dev use {v}.",
+            "STRIPE_KEY={v} npm run dev",
+            "The sandbox key is {v}",
+            "stripe listen --api-key {v}",
+            "test mode: {v}",
+            "Replace {v} before going live.",
+        ],
+        [f"{p}_test_{_draw(ALNUM, 24)}" for p in ("sk", "sk", "rk", "sk", "sk", "sk")],
+    )
+    cases += _cases(
+        "jwt",
+        [
+            "Authorization: Bearer {v}",
+            "The session cookie was token={v}",
+            "Decoded {v} on jwt.io and the exp was in 2019.",
+            "localStorage.setItem('id_token', '{v}')",
+            "Here's the failing JWT: {v}",
+            "curl -H \"Authorization: Bearer {v}\" localhost:8000/me",
+            "{v}",
+        ],
+        [_jwt() for _ in range(7)],
+    )
+    for kind, lines, end, template in [
+        ("RSA", 6, True, "Deploy key for the box:\n{v}\n"),
+        ("OPENSSH", 5, True, "~/.ssh/id_ed25519 contains\n{v}"),
+        ("", 8, True, "service-account.json had \"private_key\": \"{v}\""),
+        ("EC", 3, True, "{v}"),
+        ("ENCRYPTED", 4, True, "The signing key (passphrase elsewhere):\n{v}\nthanks"),
+        ("RSA", 4, False, "I pasted half of it by mistake:\n{v}"),
+        ("PGP", 0, True, "n/a"),
+    ]:
+        if kind == "PGP":
+            body = tuple(_draw(B64, 64) for _ in range(3))
+            block = (
+                "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n"
+                + "\n".join(body)
+                + "\n-----END PGP PRIVATE KEY BLOCK-----"
+            )
+            cases.append(Case(f"My GPG export:\n{block}", "private_key_block", body))
+            continue
+        block, body = _pem(kind, lines, end)
+        cases.append(Case(template.format(v=block), "private_key_block", body))
+
+    passwords = [_safe(n) + s for n, s in zip(range(8, 15), "!#%*+@?", strict=True)]
+    cases += _cases(
+        "password_assignment",
+        [
+            "The staging DB uses password={v} until we move to IAM auth.",
+            "DB_PASSWORD={v}",
+            'config.json has "password": "{v}" in plain text.',
+            "mysql -u root --password={v} app",
+            "  passwd: {v}",
+            "db_pass = '{v}'",
+            "SMTP settings: user=alerts pwd={v} port=587",
+        ],
+        passwords,
+    )
+    cases += _cases(
+        "cli_credential_flag",
+        [
+            "run it as `backup --db-password {v} --host db1`",
+            "mycli --password {v} -h localhost",
+            "deploy.sh --api-key {v} --env prod",
+            "vault-sync --secret {v}",
+            "./push --token {v}",
+            "restic --password {v} snapshots",
+        ],
+        [_safe(n) for n in (10, 12, 16, 20, 24, 14)],
+    )
+    cases += _cases(
+        "bearer_token",
+        [
+            "Authorization: Bearer {v}",
+            "curl -H 'Authorization: Bearer {v}' https://api.internal/v2/jobs",
+            "The webhook sends bearer {v} on each call.",
+            "headers = {{\"Authorization\": \"Bearer {v}\"}}",
+            "I tested with Bearer {v} and got a 403.",
+            "proxy_set_header Authorization \"Bearer {v}\";",
+        ],
+        [_safe(n) + "." + _safe(8) for n in (24, 32, 40, 28, 36, 20)],
+    )
+    cases += _cases(
+        "basic_auth",
+        [
+            "Authorization: Basic {v}",
+            "curl -H 'Authorization: Basic {v}' http://jenkins:8080/api/json",
+            "The scraper sends Basic {v} to the registry.",
+            "nginx logs show basic {v} from the old client",
+            "set header Authorization=Basic {v}",
+            "Basic {v}",
+        ],
+        [_basic() for _ in range(6)],
+    )
+    cases += _cases(
+        "url_credentials",
+        [
+            "DATABASE_URL=postgres://app:{v}@db.internal:5432/prod",
+            "redis://:{v}@cache-1:6379/0 is what the worker uses",
+            "Clone with https://deploy:{v}@git.acme.dev/infra.git",
+            "amqp://orders:{v}@rabbit.local/vhost",
+            "The FTP drop is ftp://upload:{v}@files.acme.dev/in/",
+            "mongodb+srv://admin:{v}@cluster0.abcde.mongodb.net/test",
+        ],
+        [_safe(n) + s for n, s in zip((10, 12, 14, 9, 16, 11), "!*$~=;", strict=True)],
+    )
+    cases += _cases(
+        "api_key_assignment",
+        [
+            "API_KEY={v}",
+            "x-api-key: {v}",
+            "SECRET_KEY = '{v}'",
+            'const config = {{ apiKey: "{v}" }};',
+            "aws_secret_access_key = {v}",
+            "the mailer reads access_key={v} from env",
+            "private_key: {v}",
+        ],
+        [_safe(n) for n in (32, 24, 50, 39, 40, 20, 44)],
+    )
+    cases += _cases(
+        "secret_assignment",
+        [
+            "client_secret={v}",
+            "JWT_SECRET={v}",
+            "webhook_secret: \"{v}\"",
+            "  secret: {v}",
+            "The OAuth app's client_secret = '{v}'",
+            "SESSION_SECRET={v} node server.js",
+        ],
+        [_safe(n) for n in (40, 32, 24, 28, 36, 48)],
+    )
+    cases += _cases(
+        "token_assignment",
+        [
+            "access_token={v}",
+            "https://api.acme.dev/v1/items?access_token={v}&page=2",
+            '{{"refresh_token": "{v}", "expires_in": 3600}}',
+            "AUTH_TOKEN={v}",
+            "x-auth-token: {v}",
+            "HF_TOKEN={v} python train.py",
+            "token: {v}",
+        ],
+        [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
+    )
+    return cases
+
+
+CASES: list[Case] = _secret_cases()
+SECRETS: list[tuple[str, str]] = [(c.text, c.pattern) for c in CASES]
+
+
+def _uuid() -> str:
+    return str(uuid.UUID(int=_rng.getrandbits(128), version=4))
+
+
+def _hex(n: int) -> str:
+    return _draw("0123456789abcdef", n)
+
+
+def _png_data_uri() -> str:
+    payload = b"\x89PNG\r\n\x1a\n" + bytes(_rng.getrandbits(8) for _ in range(90))
+    return "data:image/png;base64," + base64.b64encode(payload).decode()
+
+
+def _benign() -> list[str]:
+    written = [
+        # Talk about credentials, not credentials.
+        "User prefers a password manager",
+        "Reset your password via the settings page",
+        "The password field should be masked",
+        "Use 1Password for secrets",
+        "Password: must be at least 12 characters long.",
+        "Password: Use a passphrase of four or more words",
+        "Never commit your API key to git; keep it in the OS keyring.",
+        "Store the token in the keyring, not in config.toml.",
+        "Rotate secrets every 90 days.",
+        "The Bearer token goes in the Authorization header.",
+        "Use a Bearer token for the API and Basic Authentication for the legacy admin.",
+        "Tokens expire after 24 hours.",
+        "The secret: keep functions small.",
+        "token: the smallest unit the model reads",
+        "Prefers OAuth over API keys where the provider supports it.",
+        "The PIN pad is on the left of the door.",
+        "My password is stored in the keychain.",
+        "The API key is required for the paid tier.",
+        "Ask before changing the password policy.",
+        "passwords are hashed with argon2id",
+        # Code that names credentials without holding one.
+        'password = os.environ["DB_PASSWORD"]',
+        "api_key: str = Field(..., description='Provider key')",
+        "token = get_token()",
+        'headers = {"Authorization": f"Bearer {token}"}',
+        "password=None",
+        "secret_key = settings.SECRET_KEY",
+        "PASSWORD=${DB_PASSWORD}",
+        'password: "{{ vault_db_password }}"',
+        "client_secret: <your-client-secret>",
+        "API_KEY=your_api_key_here",
+        "token=YOUR_TOKEN",
+        "if password == confirm:",
+        "def check_password(password: str) -> bool:",
+        "password_hash = bcrypt.hashpw(pw, salt)",
+        "const token = req.headers.authorization;",
+        "export OPENAI_API_KEY=sk-...",
+        "password: ********",
+        "max_tokens: 4096",
+        "token_count=12345",
+        "secret = secrets.token_urlsafe(32)",
+        "api_key=os.getenv('API_KEY')",
+        "self.password = password",
+        "--password-file /run/secrets/db",
+        "mysql --password",
+        'ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY"',
+        # Look-alikes of vendor prefixes.
+        "See task-sk-1234567890abcdefghijklmnopqrstuvwxyzAB for the subtask.",
+        "We switched from sk-learn's old API to the new estimator interface.",
+        "OpenAI keys start with sk- and Anthropic keys with sk-ant-.",
+        "AKIA is the prefix of long-term AWS access key ids.",
+        "GitHub classic tokens look like ghp_ followed by 36 characters.",
+        "Slack bot tokens begin with xoxb-.",
+        "A JWT header starts with eyJ because it is base64 of '{\"'.",
+        "Publishable key: pk_live_51H8abcdEFGHijklMNOPqrst (safe to ship to browsers).",
+        "The Maps JS loader needs an AIza key in the query string.",
+        # Addresses, versions and numbers.
+        "https://docs.python.org/3/library/re.html#re.IGNORECASE",
+        "https://github.com/acme/ambry/pull/123/files",
+        "http://localhost:8080/api/v1/items?page=2&sort=desc",
+        "postgres://localhost:5432/ambry",
+        "ssh://git@github.com/acme/ambry.git",
+        "git@github.com:acme/ambry.git",
+        "https://alice@example.com/dav/calendar",
+        "mailto:alice@example.com",
+        "Contact bob.smith+ambry@example.org for access.",
+        "Call +1 (555) 010-4477 after 9am.",
+        "ISBN 978-0-13-468599-1",
+        "Upgraded to Python 3.11.7 and Node v20.11.1.",
+        "Release 2.0.0-rc.1+build.5 is out.",
+        "The router is at 192.168.1.1 and the NAS at 2001:db8::1.",
+        "MAC 00:1A:2B:3C:4D:5E",
+        "Meeting at 2024-06-11T14:30:00Z.",
+        "color: #1e90ff;",
+        "Base64 uses A-Za-z0-9+/ with = padding.",
+        "Path: /home/alice/Projects2024/AmbryDesktop/src/core/secrets.py",
+        "/usr/lib/python3.11/site-packages/hypothesis/strategies/_internal/core.py",
+        "https://cdn.example.com/assets/Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78St90.js",
+        "AbstractSingletonProxyFactoryBeanWithVersion2Support is a real class name somewhere",
+        "https://www.youtube.com/watch?v=dQw4w9WgXcQ&list=PLx0sYbCqOb8TBPRdmBHs5Iftvv9TPboYG",
+        'integrity="sha512-WFN04cbTHLDnmfLfQzbRJfUlPqp0UZbiqqRb9h2H3gkf/mV2UdaBl4rOVcsQpTxw/'
+        'KRaPfsFo0wuF6Z46jzm+A=="',
+        "sha256:9b2c7f4e1a0d8e6f5c3b2a190817263544536271809a0b1c2d3e4f5a6b7c8d9e",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
+        "4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u\n"
+        "-----END PUBLIC KEY-----",
+        "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
+        "RTESMBAGA1UEChMJQmFsdGltb3JlMRMwEQYDVQQLEwpDeWJlclRydXN0MSIwIAYD\n"
+        "-----END CERTIFICATE-----",
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq3n8Kd2Lm5Xz7Qp9Rt4Vw6Yb8Ce1Fg3Hj5Kl7Mn9Op alice@laptop",
+        "- [ ] rotate credentials\n- [x] set up 2FA",
+        "The secret ingredient is cardamom.",
+        "He said the password was 'swordfish' in the 1932 film Horse Feathers.",
+    ]
+    generated: list[str] = []
+    for i in range(8):
+        generated.append(
+            _rng.choice(
+                [
+                    "Entry {u} was superseded by a newer fact.",
+                    "request_id={u}",
+                    "Session {u} ended at 17:02.",
+                    "uuid: {u}",
+                ]
+            ).format(u=_uuid())
+        )
+    for template in [
+        "Fixed in commit {h}.",
+        "git revert {h}",
+        "The regression started at revision {h}.",
+        "Cherry-picked {h} onto release/2.0 (commit message: fix fts quoting).",
+        "HEAD is now at {h7} Merge pull request #42",
+        "See https://github.com/acme/ambry/commit/{h}",
+        "sha1: {h}",
+        "git bisect marked {h} as the first bad commit",
+    ]:
+        h = _hex(40)
+        generated.append(template.format(h=h, h7=h[:7]))
+    for name in ["ambry-0.1.0.tar.gz", "Ambry-0.1.0.dmg", "ambry_0.1.0_amd64.deb", "model.bin"]:
+        generated.append(f"sha256sum: {_hex(64)}  {name}")
+    generated.append(f"Checksum (SHA-256): {_hex(64).upper()}")
+    generated.append(f"md5 {_hex(32)} for the old archive")
+    for alt in ["diagram", "screenshot", "logo", "chart", "avatar"]:
+        generated.append(f"Here is the {alt}: ![{alt}]({_png_data_uri()})")
+    generated.append(f'<img alt="icon" src="{_png_data_uri()}">')
+    return written + generated
+
+
+BENIGN: list[str] = _benign()
+
+
+def _recalled(case: Case) -> bool:
+    result = redact(case.text)
+    return case.pattern in result.redacted and not any(v in result.text for v in case.values)
+
+
+def corpus_scores() -> dict[str, float | int]:
+    """Score :func:`core.secrets.redact` on this corpus.
+
+    Returns:
+        Counts, recall over :data:`SECRETS` (value gone and pattern reported), the
+        false-positive rate over :data:`BENIGN` (text changed at all) and the share
+        of benign texts that raised a "possible" finding (routed to review).
+    """
+    benign = [redact(t) for t in BENIGN]
+    return {
+        "secrets": len(CASES),
+        "benign": len(BENIGN),
+        "recall": sum(_recalled(c) for c in CASES) / len(CASES),
+        "false_positive_rate": sum(r.text != t for r, t in zip(benign, BENIGN, strict=True))
+        / len(BENIGN),
+        "possible_on_benign": sum(bool(r.possible) for r in benign) / len(BENIGN),
+    }

@@ -1,0 +1,332 @@
+"""Secret detection: the corpus bar, each pattern, and properties that must hold
+for any input."""
+
+from __future__ import annotations
+
+import dataclasses
+import string
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.secrets import (
+    REPLACEMENT,
+    Finding,
+    Redaction,
+    Tier,
+    credential_statement,
+    redact,
+    scan,
+)
+from tests.core.secret_vectors import BENIGN, CASES, SECRETS, Case, corpus_scores
+
+# --- the corpus ------------------------------------------------------------------
+
+
+def test_corpus_is_large_and_covers_every_redacting_pattern() -> None:
+    assert len(SECRETS) >= 110
+    assert len(BENIGN) >= 110
+    patterns = {p for _, p in SECRETS}
+    assert patterns == set(EXAMPLES)
+    for pattern in patterns:
+        assert sum(p == pattern for _, p in SECRETS) >= 5, pattern
+
+
+def test_corpus_scores() -> None:
+    scores = corpus_scores()
+    assert scores["secrets"] == len(CASES)
+    assert scores["recall"] == 1.0
+    assert scores["false_positive_rate"] == 0.0
+    assert scores["possible_on_benign"] == 0.0
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.pattern)
+def test_every_corpus_secret_is_gone(case: Case) -> None:
+    # One test per case so a regression names the pattern and the sentence.
+    result = redact(case.text)
+    assert case.pattern in result.redacted
+    for value in case.values:
+        assert value not in result.text
+
+
+@pytest.mark.parametrize("text", BENIGN)
+def test_benign_text_is_untouched(text: str) -> None:
+    result = redact(text)
+    assert result.text == text
+    assert result.redacted == ()
+
+
+# --- one example per pattern -----------------------------------------------------
+
+_B36 = "Q7wErT9yUiOp3AsDfGh2JkLzXc8VbNm4Lk5Jh6Gf"
+EXAMPLES: dict[str, tuple[Tier, str, str]] = {
+    # pattern: (tier, text, the value that must disappear)
+    "private_key_block": (
+        Tier.DEFINITE,
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEow" + _B36 + "\n-----END RSA PRIVATE KEY-----",
+        "MIIEow" + _B36,
+    ),
+    "openai_key": (Tier.DEFINITE, f"key sk-{_B36}Ab12Cd34 ok", f"sk-{_B36}Ab12Cd34"),
+    "anthropic_key": (Tier.DEFINITE, f"sk-ant-api03-{_B36}-x_AA", f"sk-ant-api03-{_B36}-x_AA"),
+    "aws_access_key": (Tier.DEFINITE, "id AKIAQ3EGUZ7W4NXM2KFB,", "AKIAQ3EGUZ7W4NXM2KFB"),
+    "github_token": (Tier.DEFINITE, f"ghp_{_B36[:36]}", f"ghp_{_B36[:36]}"),
+    "github_pat": (Tier.DEFINITE, f"github_pat_{_B36[:22]}_{_B36}", f"github_pat_{_B36[:22]}"),
+    "slack_token": (
+        Tier.DEFINITE,
+        "xoxb-123456789012-1234567890123-Q7wErT9yUiOp3AsDfGh2JkLz",
+        "Q7wErT9yUiOp3AsDfGh2JkLz",
+    ),
+    "google_api_key": (Tier.DEFINITE, f"AIza{_B36[:35]}", f"AIza{_B36[:35]}"),
+    "stripe_live_key": (Tier.DEFINITE, f"sk_live_{_B36[:24]}", f"sk_live_{_B36[:24]}"),
+    "jwt": (
+        Tier.DEFINITE,
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlMTIzNDU2",
+        "eyJzdWIiOiIxMjM0In0",
+    ),
+    "stripe_test_key": (Tier.PROBABLE, f"sk_test_{_B36[:24]}", f"sk_test_{_B36[:24]}"),
+    "password_assignment": (Tier.PROBABLE, "password=hunter22", "hunter22"),
+    "api_key_assignment": (Tier.PROBABLE, "API_KEY=8d7f6a5s4d3f", "8d7f6a5s4d3f"),
+    "secret_assignment": (Tier.PROBABLE, "client_secret: 'Zq81kLm29QpR'", "Zq81kLm29QpR"),
+    "token_assignment": (Tier.PROBABLE, "access_token=Zq81kLm29QpR", "Zq81kLm29QpR"),
+    "cli_credential_flag": (Tier.PROBABLE, "tool --db-password Zq81kLm2 run", "Zq81kLm2"),
+    "bearer_token": (Tier.PROBABLE, "Authorization: Bearer Zq81kLm29QpR7v", "Zq81kLm29QpR7v"),
+    "basic_auth": (Tier.PROBABLE, "Authorization: Basic YWxpY2U6czNjcjN0", "YWxpY2U6czNjcjN0"),
+    "url_credentials": (Tier.PROBABLE, "redis://bob:Zq81kLm2@cache:6379", "Zq81kLm2"),
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(EXAMPLES))
+def test_each_pattern(pattern: str) -> None:
+    tier, text, value = EXAMPLES[pattern]
+    findings = scan(text)
+    assert [(f.pattern, f.tier) for f in findings] == [(pattern, tier)]
+    result = redact(text)
+    assert value not in result.text
+    assert REPLACEMENT in result.text
+    assert result.redacted == (pattern,)
+
+
+def test_findings_never_carry_the_value() -> None:
+    assert [f.name for f in dataclasses.fields(Finding)] == ["pattern", "tier", "start", "end"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password=hunter22 please", "password=[SECRET_REDACTED] please"),
+        ('"password": "s3cr3t!"', '"password": "[SECRET_REDACTED]"'),
+        ("Authorization: Bearer Zq81kLm29QpR7v", "Authorization: Bearer [SECRET_REDACTED]"),
+        ("postgres://app:Xk9mP2q@db:5432/prod", "postgres://app:[SECRET_REDACTED]@db:5432/prod"),
+        ("The DB_PASSWORD=hunter22.", "The DB_PASSWORD=[SECRET_REDACTED]."),
+    ],
+)
+def test_probable_findings_redact_the_value_only(text: str, expected: str) -> None:
+    assert redact(text).text == expected
+
+
+def test_private_key_without_end_is_redacted_to_the_end() -> None:
+    text = "oops:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nmore"
+    assert redact(text).text == "oops:\n" + REPLACEMENT
+
+
+def test_the_higher_tier_wins_an_overlap() -> None:
+    jwt = EXAMPLES["jwt"][1]
+    findings = scan(f"Authorization: Bearer {jwt}")
+    assert [f.pattern for f in findings] == ["jwt"]
+
+
+def test_possible_findings_stay_in_place_for_review() -> None:
+    blob = "QmFzZTY0IGVuY29kZWQgc3RyaW5nIHdpdGggTWl4ZWQgQ2FzZSBhbmQgMTIz"
+    sha = "3f2a9c1b7e4d5f6a8b9c0d1e2f3a4b5c6d7e8f90"
+    text = f"blob {blob} and {sha} here"
+    result = redact(text)
+    assert result == Redaction(text, (), ("long_base64", "hex40"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Fixed in commit 3f2a9c1b7e4d5f6a8b9c0d1e2f3a4b5c6d7e8f90.",
+        "id 123e4567-e89b-12d3-a456-426614174000",
+        "![x](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk)",
+        "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "pk_live_51H8abcdEFGHijklMNOPqrst is publishable",
+    ],
+)
+def test_look_alikes_raise_nothing(text: str) -> None:
+    assert scan(text) == []
+
+
+# --- credential statements -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("my password is hunter2", "looks like a password statement"),
+        ("the api key is abc123", "looks like an API key statement"),
+        ("our wifi password: xyz", "looks like a password statement"),
+        ("PIN is 1234", "looks like a PIN statement"),
+        ("my ssh passphrase is correct-horse-battery-staple", "looks like a passphrase statement"),
+        ("My password for the router is Tr0ub4dor&3", "looks like a password statement"),
+        ("The token is ghx_9a8b7c6d", "looks like a token statement"),
+        ("the password is swordfish.", "looks like a password statement"),
+    ],
+)
+def test_credential_statement_positives(text: str, reason: str) -> None:
+    assert credential_statement(text) == reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User prefers a password manager",
+        "Reset your password via the settings page",
+        "The password field should be masked",
+        "Use 1Password for secrets",
+        "The password is required",
+        "My password is 12 characters long",
+        "the token is expired",
+        "The API key is stored in the keyring",
+        "The PIN is 4 digits",
+        "the password is what you set during install",
+        "Passwords are hashed with argon2id",
+        "",
+    ],
+)
+def test_credential_statement_negatives(text: str) -> None:
+    assert credential_statement(text) is None
+
+
+# --- robustness ------------------------------------------------------------------
+
+ADVERSARIAL = [
+    "\ud800\udfff\x00" * 300,
+    "!" * 5000,
+    "-" * 5000,
+    "password=" * 600,
+    "sk-" * 1500,
+    "a:b@" * 1200,
+    "x://" + "a:" * 2500,
+    "-----BEGIN RSA PRIVATE KEY-----" * 150,
+    "A" * 5000,
+    "Bearer " * 700,
+    "İ" * 100 + "password=hunter22 " * 200,
+    "eyJ" + "a." * 2500,
+]
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+def test_adversarial_input_is_handled_quickly(text: str) -> None:
+    # A generous bound: it is there to catch catastrophic backtracking, not to bench.
+    begin = time.perf_counter()
+    again = redact(redact(text).text).text
+    assert again == redact(text).text
+    credential_statement(text)
+    assert time.perf_counter() - begin < 0.5
+
+
+_ANY_TEXT = st.text(st.characters(exclude_categories=()))
+_FRAGMENTS = [
+    "sk-", "sk-ant-", "AKIA", "ASIA", "ghp_", "github_pat_", "xoxb-", "AIza", "sk_live_",
+    "rk_test_", "eyJ", ".", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
+    "password", "PASSWORD", "pwd", "_pass", "token", "secret", "api_key", "apiKey", "=", ":",
+    "\"", "'", " ", "\n", "Bearer ", "Basic ", "://", "@", "--", "/", "+", "==", "[", "]",
+    REPLACEMENT, "İ", "\ud800",
+]  # fmt: skip
+_SECRETISH = st.lists(
+    st.sampled_from(_FRAGMENTS) | st.text(alphabet=string.ascii_letters + string.digits),
+    max_size=30,
+).map("".join)
+
+
+@given(_ANY_TEXT)
+def test_scan_and_redact_never_raise(text: str) -> None:
+    findings = scan(text)
+    assert all(0 <= f.start < f.end <= len(text) for f in findings)
+    assert findings == sorted(findings, key=lambda f: f.start)
+    assert all(a.end <= b.start for a, b in zip(findings, findings[1:], strict=False))
+    redact(text)
+    credential_statement(text)
+
+
+@settings(max_examples=300)
+@given(_SECRETISH)
+def test_secretish_text_is_redacted_idempotently(text: str) -> None:
+    once = redact(text)
+    assert redact(once.text).text == once.text
+    # Each replacement adds at most its own length, so growth is bounded.
+    assert len(once.text) <= len(text) + len(REPLACEMENT) * len(once.redacted)
+    assert len(once.text) <= 3 * len(text) + 1
+
+
+# Generated secrets: letters and digits with at least one of each, no vowels,
+# so no draw spells a placeholder word.
+_SAFE = "bcdfghjkmnpqrstvwzBCDFGHJKMNPQRSTVWZ23456789"
+
+
+def _safe(min_size: int, max_size: int) -> st.SearchStrategy[str]:
+    body = st.text(alphabet=_SAFE, min_size=min_size, max_size=max_size)
+    return st.builds(lambda b: f"k{b}7", body)
+
+
+def _exact(alphabet: str, size: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=size, max_size=size)
+
+
+_ALNUM = string.ascii_letters + string.digits
+_UPPER = string.ascii_uppercase + string.digits
+_B64URL = _ALNUM + "-_"
+_FORMATS: dict[str, st.SearchStrategy[str]] = {
+    "openai_key": st.builds(lambda b: f"sk-{b}Q7", _exact(_ALNUM, 46)),
+    "openai_project_key": st.builds(lambda b: f"sk-proj-{b}9", st.text(_B64URL, min_size=40)),
+    "anthropic_key": st.builds(lambda b: f"sk-ant-api03-{b}AA", _exact(_B64URL, 93)),
+    "aws_access_key": st.builds(lambda p, b: p + b, st.sampled_from(["AKIA", "ASIA"]),
+                                _exact(_UPPER, 16)),
+    "github_token": st.builds(lambda p, b: f"gh{p}_{b}", st.sampled_from("pousr"),
+                              _exact(_ALNUM, 36)),
+    "github_pat": st.builds(lambda a, b: f"github_pat_{a}_{b}", _exact(_ALNUM, 22),
+                            _exact(_ALNUM, 59)),
+    "slack_token": st.builds(lambda k, n, b: f"xox{k}-{n}-{b}", st.sampled_from("abpr"),
+                             _exact(string.digits, 12), st.text(_ALNUM, min_size=10)),
+    "google_api_key": st.builds(lambda b: f"AIza{b}", _exact(_B64URL, 35)),
+    "stripe_key": st.builds(lambda p, m, b: f"{p}k_{m}_{b}", st.sampled_from("sr"),
+                            st.sampled_from(["live", "test"]), _exact(_ALNUM, 24)),
+    "jwt": st.builds(lambda a, b, c: f"eyJ{a}.{b}.{c}", st.text(_B64URL, min_size=8),
+                     st.text(_B64URL, min_size=8), st.text(_B64URL, min_size=8)),
+}  # fmt: skip
+_CONTEXT_FORMATS: dict[str, str] = {
+    "password": "password={v}",
+    "quoted_password": 'DB_PASSWORD="{v}"',
+    "api_key": "x-api-key: {v}",
+    "secret": "client_secret = '{v}'",
+    "token": "access_token={v}",
+    "cli": "--db-password {v}",
+    "bearer": "Authorization: Bearer {v}",
+    "url": "postgres://app:{v}@db.internal:5432/prod",
+}
+_PROSE = st.text(alphabet=string.ascii_lowercase + " ,.", max_size=40)
+
+
+@pytest.mark.parametrize("fmt", sorted(_FORMATS))
+@settings(max_examples=60)
+@given(data=st.data())
+def test_generated_secrets_never_survive(fmt: str, data: st.DataObject) -> None:
+    secret = data.draw(_FORMATS[fmt])
+    text = f"{data.draw(_PROSE)} {secret} {data.draw(_PROSE)}"
+    result = redact(text)
+    assert secret not in result.text
+    assert result.redacted
+
+
+@pytest.mark.parametrize("fmt", sorted(_CONTEXT_FORMATS))
+@settings(max_examples=60)
+@given(data=st.data())
+def test_generated_context_secrets_never_survive(fmt: str, data: st.DataObject) -> None:
+    value = data.draw(_safe(6, 40))
+    text = f"{data.draw(_PROSE)} {_CONTEXT_FORMATS[fmt].format(v=value)} {data.draw(_PROSE)}"
+    result = redact(text)
+    assert value not in result.text
+    assert result.redacted
