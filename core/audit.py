@@ -18,6 +18,7 @@ class Action(StrEnum):
     SUPERSEDE = "supersede"
     DELETE = "delete"
     RESTORE = "restore"
+    REVEAL = "reveal"
     SEARCH = "search"
     BRIEF = "brief"
     UPDATE = "update"

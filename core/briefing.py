@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 
 import apsw
@@ -19,7 +19,7 @@ from core.brief import MemoryBrief, build_brief, prefetch_limit
 from core.confidence import EFFECTIVE_CONFIDENCE_SQL
 from core.config import Config
 from core.errors import Timeout
-from core.model import Privacy, iso, parse_iso
+from core.model import MemoryEntry, Privacy, iso, parse_iso
 from core.store import ENTRY_COLUMNS, GroupStore, entry_from_row
 
 #: Decay moves in whole weeks, so refreshing more often than this changes nothing useful.
@@ -107,8 +107,13 @@ def build_group_brief(
     *,
     extra_sections: Sequence[tuple[str, str]] = (),
     budget_seconds: float = BRIEF_BUDGET_SECONDS,
+    readable: Callable[[MemoryEntry], MemoryEntry] | None = None,
 ) -> MemoryBrief:
-    """The brief of one group: active, current, non-stale entries, within the limits."""
+    """The brief of one group: active, current, non-stale entries, within the limits.
+
+    ``readable`` turns a stored entry into one whose content can be shown (the
+    service decrypts private entries with it when the person allows them).
+    """
     privacy = brief_privacy(config)
     marks = ", ".join("?" * len(privacy))
     with deadline(store, budget_seconds):
@@ -122,6 +127,8 @@ def build_group_brief(
         ).fetchall()
         entry_count = store.current_count()
     entries = [entry_from_row(r) for r in rows]
+    if readable is not None:
+        entries = [readable(e) for e in entries]
     return build_brief(
         entries, entry_count=entry_count, config=config, now=now, extra_sections=extra_sections
     )

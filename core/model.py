@@ -188,3 +188,5 @@ class EntryFilter:
     behavioral: bool | None = None
     #: True: only stale entries; False: only fresh ones; None: both.
     stale: bool | None = None
+    #: Only these privacy levels (empty: all).
+    privacy: tuple[Privacy, ...] = ()

@@ -21,6 +21,14 @@ from core.briefing import build_group_brief, refresh_decay
 from core.changes import Changes
 from core.confidence import effective_confidence, initial_confidence, reinforce
 from core.config import Config
+from core.crypto import (
+    KeyUnavailable,
+    decrypt,
+    encrypt,
+    is_encrypted,
+    keyed_hash,
+    load_key,
+)
 from core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited, Refused
 from core.fts import build_match, query_terms
 from core.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
@@ -48,6 +56,9 @@ from core.paths import DataDir, validate_group
 from core.store import GroupStore, NewRow
 
 log = logging.getLogger(__name__)
+
+SECRET_MASK = "[secret: reveal it in Ambry to read]"
+LOCKED_MASK = "[encrypted: the OS keyring holding Ambry's key is unavailable]"
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,7 @@ class StoreRequest:
     review_reason: str | None = None
     redacted: tuple[str, ...] = ()
     neutralized: tuple[str, ...] = ()
+    privacy: Privacy = Privacy.PUBLIC
 
 
 @dataclass(frozen=True)
@@ -157,6 +169,7 @@ class MemoryService:
         self.config = config or Config()
         self._stores: dict[str, GroupStore] = {}
         self._listeners: list[Callable[[Changes], None]] = []
+        self._key: bytes | None = None
 
     # -- plumbing ------------------------------------------------------------
 
@@ -288,6 +301,7 @@ class MemoryService:
             supersedes=args.get("supersedes"),
             claimed_type=SourceType(claim["type"]) if claim.get("type") else None,
             claimed_trust=Trust(claim["trust"]) if claim.get("trust") else None,
+            privacy=Privacy(args.get("privacy") or "public"),
         )
 
     def store_entries(self, caller: Caller, requests: Sequence[StoreRequest]) -> list[StoreOutcome]:
@@ -345,7 +359,15 @@ class MemoryService:
         entry_type, content, tags = request.entry_type, request.content, request.tags
         supersedes, source = request.supersedes, request.source
         assert source is not None, "requests are prepared before they are written"
-        key = content_key(content)
+        entry_id = new_entry_id()
+        sealed: str | None = None
+        if request.privacy is Privacy.PUBLIC:
+            key = content_key(content)
+        else:
+            data_key = self._data_key(create=True)
+            assert data_key is not None
+            key = keyed_hash(data_key, normalise_content(content))
+            sealed = encrypt(data_key, content, entry_id)
         target: MemoryEntry | None = None
         if supersedes is not None:
             target = store.get(supersedes)
@@ -396,7 +418,7 @@ class MemoryService:
             self._check_rate(store, caller, "supersedes", self.config.rate_supersedes_per_session)
         candidate = request.status is Status.CANDIDATE
         entry = MemoryEntry(
-            id=new_entry_id(),
+            id=entry_id,
             type=entry_type,
             content=content,
             tags=tags,
@@ -407,12 +429,16 @@ class MemoryService:
             confidence=initial_confidence(source.trust),
             effective_confidence=initial_confidence(source.trust),
             pinned=False,
-            privacy=Privacy.PUBLIC,
+            privacy=request.privacy,
             source=source,
             provenance=Provenance(caller.session_id, store.group, now, now),
             last_seen_at=now,
         )
-        store.insert(NewRow(entry, search_text=content, content_key=key))
+        if sealed is None:
+            store.insert(NewRow(entry, search_text=content, content_key=key))
+        else:
+            # Only tags stay searchable; the content is ciphertext at rest.
+            store.insert(NewRow(replace(entry, content=sealed), search_text="", content_key=key))
         audit.record(
             store,
             Action.STORE,
@@ -493,15 +519,55 @@ class MemoryService:
 
     # -- reads ---------------------------------------------------------------
 
-    def get(self, group: str, entry_id: str) -> MemoryEntry:
+    def get(self, group: str, entry_id: str, *, reveal: bool = False) -> MemoryEntry:
+        """One entry, readable: private content decrypted, secret content only if ``reveal``."""
         entry = self.store_for(group).get(entry_id)
         if entry is None:
             raise NotFound(f"no entry {entry_id} in group {group}", field="id")
+        return self.readable(entry, reveal=reveal)
+
+    def entries(self, group: str, ids: Iterable[str]) -> dict[str, MemoryEntry]:
+        """Readable entries by id (secret content masked), for lists such as the browser."""
+        return {k: self.readable(e) for k, e in self.store_for(group).get_many(ids).items()}
+
+    def reveal(self, caller: Caller, entry_id: str) -> MemoryEntry:
+        """Decrypt a secret entry on the person's explicit request; audited."""
+        if caller.actor is Actor.AGENT:
+            raise Forbidden("secret entries are revealed only to the person, in the app or CLI")
+        entry = self.get(caller.group, entry_id, reveal=True)
+        store = self.store_for(caller.group)
+        with store.transaction():
+            audit.record(
+                store,
+                Action.REVEAL,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[entry_id],
+            )
         return entry
+
+    def readable(self, entry: MemoryEntry, *, reveal: bool = False) -> MemoryEntry:
+        """``entry`` with its content decrypted where allowed, else a plain-words mask."""
+        if entry.privacy is Privacy.PUBLIC or not is_encrypted(entry.content):
+            return entry
+        if entry.privacy is Privacy.SECRET and not reveal:
+            return replace(entry, content=SECRET_MASK)
+        try:
+            key = self._data_key(create=False)
+        except KeyUnavailable:
+            key = None
+        if key is None:
+            return replace(entry, content=LOCKED_MASK)
+        return replace(entry, content=decrypt(key, entry.content, entry.id))
+
+    def _data_key(self, *, create: bool) -> bytes | None:
+        if self._key is None:
+            self._key = load_key(self.data_dir.root, create=create)
+        return self._key
 
     def history(self, group: str, entry_id: str) -> list[MemoryEntry]:
         self.get(group, entry_id)
-        return self.store_for(group).history(entry_id)
+        return [self.readable(e) for e in self.store_for(group).history(entry_id)]
 
     def search(self, caller: Caller, args: dict[str, Any]) -> list[SearchResult]:
         """``memory_search``: FTS5 ranked by bm25, or the most recent entries with no query."""
@@ -511,6 +577,8 @@ class MemoryService:
             types=types,
             tags=clean_tags(args.get("tags") or []),
             include_superseded=bool(args.get("include_superseded")),
+            # Secret entries are decrypted only on the person's explicit request.
+            privacy=(Privacy.PUBLIC, Privacy.PRIVATE),
         )
         results = self.search_entries(
             caller.group, args.get("query") or "", flt, int(args["limit"])
@@ -529,10 +597,12 @@ class MemoryService:
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
         store = self.store_for(group)
         if not query.strip():
-            return [to_search_result(e, 0.0) for e in store.recent(flt, limit)]
+            return [to_search_result(self.readable(e), 0.0) for e in store.recent(flt, limit)]
         hits = store.search(query_terms(query), flt, limit)
         scores = relevance_scores([s for _, s in hits])
-        return [to_search_result(e, r) for (e, _), r in zip(hits, scores, strict=True)]
+        return [
+            to_search_result(self.readable(e), r) for (e, _), r in zip(hits, scores, strict=True)
+        ]
 
     def list_ids(self, group: str, flt: EntryFilter, query: str = "") -> list[str]:
         """Ordered ids for the browser (most recent first, or best match first)."""
@@ -576,7 +646,11 @@ class MemoryService:
     ) -> MemoryBrief:
         """The brief of ``group`` without auditing (previews, self-test)."""
         return build_group_brief(
-            self.store_for(group), self.config, utc_now(), extra_sections=extra_sections
+            self.store_for(group),
+            self.config,
+            utc_now(),
+            extra_sections=extra_sections,
+            readable=self.readable,
         )
 
     def ingest_text(self, caller: Caller, text: str) -> IngestResult:

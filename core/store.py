@@ -115,6 +115,9 @@ def _where(flt: EntryFilter, alias: str = "e") -> tuple[str, list[Any]]:
     if flt.types:
         clauses.append(f"{alias}.type IN ({', '.join('?' * len(flt.types))})")
         params.extend(t.value for t in flt.types)
+    if flt.privacy:
+        clauses.append(f"{alias}.privacy IN ({', '.join('?' * len(flt.privacy))})")
+        params.extend(p.value for p in flt.privacy)
     if flt.stale is not None:
         clauses.append(f"{alias}.stale = ?")
         params.append(int(flt.stale))

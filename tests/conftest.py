@@ -25,6 +25,20 @@ def _isolated_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def memory_keyring() -> Iterator[object]:
+    """A working keyring for the test; the machine's (absent) one is restored after."""
+    import keyring
+
+    from tests.keyring_backend import MemoryKeyring
+
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
 def data_dir(tmp_path: Path) -> DataDir:
     d = DataDir(tmp_path / "data")
     d.ensure()

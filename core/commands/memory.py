@@ -13,6 +13,7 @@ from core.model import (
     MAX_SEARCH_LIMIT,
     EntryFilter,
     EntryType,
+    Privacy,
     SourceType,
     Status,
     Trust,
@@ -39,6 +40,12 @@ def _store_args(p: argparse.ArgumentParser) -> None:
         choices=[t.value for t in Trust],
         help="trust of the source (default depends on --source; low goes to review)",
     )
+    p.add_argument(
+        "--privacy",
+        choices=[v.value for v in Privacy],
+        default="public",
+        help="private/secret: encrypted at rest (needs an OS keyring)",
+    )
 
 
 @command("store", "Store a memory entry and print its id.")(_store_args)
@@ -51,6 +58,7 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
         ctx.service.parse_store_args(tool_args),
         claimed_type=SourceType(args.source),
         claimed_trust=Trust(args.trust) if args.trust else None,
+        privacy=Privacy(args.privacy),
     )
     outcome = ctx.service.store_entries(ctx.caller, [request])[0]
     note = "" if outcome.created else "  (already stored; existing entry kept)"
@@ -94,6 +102,13 @@ def _id_arg(p: argparse.ArgumentParser) -> None:
 @command("show", "Print one memory entry.")(_id_arg)
 def cmd_show(ctx: Context, args: argparse.Namespace) -> int:
     entry = ctx.service.get(ctx.group, args.id)
+    ctx.emit(entry.to_dict(), format_entry(entry))
+    return 0
+
+
+@command("reveal", "Print a secret entry in clear (audited).")(_id_arg)
+def cmd_reveal(ctx: Context, args: argparse.Namespace) -> int:
+    entry = ctx.service.reveal(ctx.caller, args.id)
     ctx.emit(entry.to_dict(), format_entry(entry))
     return 0
 

@@ -1,0 +1,99 @@
+"""Private and secret entries: encrypted at rest, kept out of the brief and the index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core import audit
+from core.config import Config
+from core.crypto import KeyUnavailable
+from core.errors import Forbidden
+from core.model import Actor, Privacy
+from core.paths import DataDir
+from core.service import SECRET_MASK, Caller, MemoryService
+
+PRIVATE_TEXT = "Blood type is AB negative, diagnosed hypothyroid in March"
+SECRET_TEXT = "Safe deposit box 4471 is at the Rue Clerc branch"
+
+
+def test_private_and_secret_content_never_touches_the_disk_in_plaintext(
+    data_dir: DataDir, memory_keyring: object
+) -> None:
+    svc = MemoryService(data_dir, Config(include_private_in_brief=True))
+    op = svc.open_session("main", Actor.OPERATOR)
+    agent = svc.open_session("main", Actor.AGENT)
+    p = svc.store(
+        agent, {"type": "fact", "content": PRIVATE_TEXT, "tags": ["health"], "privacy": "private"}
+    ).entry
+    s = svc.store(
+        op, {"type": "fact", "content": SECRET_TEXT, "tags": ["finance"], "privacy": "secret"}
+    ).entry
+    assert p.content == PRIVATE_TEXT  # the writer gets its words back
+    # Tags stay searchable; content words are not in the index.
+    assert [r.id for r in svc.search(agent, {"query": "health"})] == [p.id]
+    assert svc.search(agent, {"query": "hypothyroid"}) == []
+    found = svc.search(agent, {"query": "health"})[0]
+    assert found.content == PRIVATE_TEXT
+    # Secret entries never reach an agent, nor the brief.
+    assert svc.search(agent, {"query": "finance"}) == []
+    brief = svc.build_brief("main").markdown
+    assert PRIVATE_TEXT in brief and "deposit" not in brief
+    assert svc.get("main", s.id).content == SECRET_MASK
+    with pytest.raises(Forbidden):
+        svc.reveal(agent, s.id)
+    assert svc.reveal(op, s.id).content == SECRET_TEXT
+    assert audit.recent(svc.store_for("main"), actions=["reveal"])[0].entry_ids == [s.id]
+    svc.close()
+    for path in Path(data_dir.root).rglob("*"):
+        if path.is_file():
+            blob = path.read_bytes()
+            for text in (PRIVATE_TEXT, SECRET_TEXT, "hypothyroid", "deposit box"):
+                assert text.encode() not in blob, f"{text!r} found in {path.name}"
+
+
+def test_private_entries_stay_out_of_the_brief_by_default(
+    service: MemoryService, operator: Caller, memory_keyring: object
+) -> None:
+    service.store(operator, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"})
+    service.store(operator, {"type": "fact", "content": "Public fact"})
+    md = service.build_brief("main").markdown
+    assert "Public fact" in md and "Blood" not in md
+
+
+def test_private_duplicates_are_detected_without_a_plain_hash(
+    service: MemoryService, operator: Caller, memory_keyring: object
+) -> None:
+    a = service.store(operator, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"})
+    b = service.store(
+        operator, {"type": "fact", "content": PRIVATE_TEXT.upper(), "privacy": "private"}
+    )
+    assert not b.created and b.entry.id == a.entry.id
+
+
+def test_without_a_keyring_private_writes_fail_clearly_and_public_ones_work(
+    service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import keyring
+    from keyring.backends import fail
+
+    monkeypatch.setattr(keyring, "get_keyring", fail.Keyring)
+    with pytest.raises(KeyUnavailable, match="OS keyring"):
+        service.store(operator, {"type": "fact", "content": "x", "privacy": "private"})
+    assert service.store(operator, {"type": "fact", "content": "y"}).entry.privacy is Privacy.PUBLIC
+    assert service.store_for("main").total() == 1
+
+
+def test_the_key_is_bound_to_the_entry(
+    service: MemoryService, operator: Caller, memory_keyring: object
+) -> None:
+    from core.crypto import DecryptionFailed
+
+    a = service.store(operator, {"type": "fact", "content": "first", "privacy": "private"})
+    b = service.store(operator, {"type": "fact", "content": "second", "privacy": "private"})
+    store = service.store_for("main")
+    sealed_a = store.execute("SELECT content FROM memory_entries WHERE id = ?", (a.entry.id,)).get
+    store.execute("UPDATE memory_entries SET content = ? WHERE id = ?", (sealed_a, b.entry.id))
+    with pytest.raises(DecryptionFailed, match="cannot be decrypted"):
+        service.get("main", b.entry.id)
