@@ -19,6 +19,10 @@ class Action(StrEnum):
     DELETE = "delete"
     RESTORE = "restore"
     REVEAL = "reveal"
+    FORGET = "forget"
+    CLEAR = "clear"
+    EXPORT = "export"
+    IMPORT = "import"
     SEARCH = "search"
     BRIEF = "brief"
     UPDATE = "update"
@@ -34,6 +38,8 @@ class Action(StrEnum):
     SESSION_END = "session_end"
     DECAY = "decay"
     INGEST = "ingest"
+    ATTACH = "attach"
+    VERIFY = "verify"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,168 @@
+"""Export/import round trips, all-or-nothing import, forget and clear."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core import audit, forgetting, portability
+from core.cli import main
+from core.errors import Conflict, InvalidParams
+from core.forgetting import Scope
+from core.model import Actor
+from core.paths import DataDir
+from core.service import Caller, MemoryService
+
+
+def _fill(service: MemoryService, who: Caller) -> dict[str, str]:
+    ids = {}
+    ids["old"] = service.store(who, {"type": "fact", "content": "Lives in Paris"}).entry.id
+    ids["new"] = service.store(
+        who,
+        {"type": "fact", "content": "Lives in Lyon", "supersedes": ids["old"], "tags": ["home"]},
+    ).entry.id
+    ids["pref"] = service.store(
+        who, {"type": "preference", "content": "Likes terse replies"}
+    ).entry.id
+    return ids
+
+
+def test_round_trip_keeps_supersession_and_provenance(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    ids = _fill(service, operator)
+    before = {i: service.get("main", i) for i in ids.values()}
+    out = tmp_path / "export.jsonl"
+    summary = portability.export(service, operator, out)
+    assert summary.entries == 3
+    header = json.loads(out.read_text().splitlines()[0])
+    assert header["format"] == "ambry-export" and header["version"] == 1
+
+    other = service.open_session("restored", Actor.OPERATOR)
+    report = portability.import_file(service, other, out)
+    assert report.entries == 3 and not report.conflicts
+    for entry_id, entry in before.items():
+        got = service.get("restored", entry_id)
+        assert (got.content, got.superseded_by, got.provenance.created_at, got.tags) == (
+            entry.content,
+            entry.superseded_by,
+            entry.provenance.created_at,
+            entry.tags,
+        )
+    assert [r.content for r in service.search(other, {"query": "lives"})] == ["Lives in Lyon"]
+    # Importing the same file again finds only duplicates.
+    again = portability.import_file(service, other, out)
+    assert again.entries == 0 and len(again.duplicates) == 3
+
+
+def test_import_is_all_or_nothing(service: MemoryService, operator: Caller, tmp_path: Path) -> None:
+    _fill(service, operator)
+    out = tmp_path / "export.jsonl"
+    portability.export(service, operator, out)
+    lines = out.read_text().splitlines()
+    target = service.open_session("target", Actor.OPERATOR)
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join([*lines, '{"kind": "entry", "id": "mem-x"}']) + "\n")
+    with pytest.raises(InvalidParams, match="line 5"):
+        portability.import_file(service, target, bad)
+    assert service.store_for("target").total() == 0
+
+    # A conflicting record (same id, different content) stops the whole import.
+    record = json.loads(lines[1])
+    service_id = record["id"]
+    changed = dict(record, content="Something else entirely")
+    conflict = tmp_path / "conflict.jsonl"
+    conflict.write_text("\n".join([lines[0], json.dumps(changed)]) + "\n")
+    portability.import_file(service, target, out)
+    total = service.store_for("target").total()
+    with pytest.raises(Conflict, match="nothing imported"):
+        portability.import_file(service, target, conflict)
+    assert service.store_for("target").total() == total
+    assert service.get("target", service_id).content == record["content"]
+
+
+def test_private_entries_export_only_encrypted(
+    service: MemoryService, operator: Caller, tmp_path: Path, memory_keyring: object
+) -> None:
+    text = "Therapist appointment every other Thursday"
+    p = service.store(operator, {"type": "fact", "content": text, "privacy": "private"}).entry
+    plain = tmp_path / "plain.jsonl"
+    assert portability.export(service, operator, plain).skipped_private == 1
+    assert "Therapist" not in plain.read_text()
+    with pytest.raises(InvalidParams, match="passphrase"):
+        portability.export(service, operator, tmp_path / "x.jsonl", include_private=True)
+    sealed = tmp_path / "sealed.jsonl"
+    portability.export(service, operator, sealed, include_private=True, passphrase="correct horse")
+    assert "Therapist" not in sealed.read_text()
+    other = service.open_session("other", Actor.OPERATOR)
+    with pytest.raises(InvalidParams, match="passphrase"):
+        portability.import_file(service, other, sealed)
+    with pytest.raises(InvalidParams, match="wrong passphrase"):
+        portability.import_file(service, other, sealed, passphrase="wrong")
+    portability.import_file(service, other, sealed, passphrase="correct horse")
+    assert service.get("other", p.id).content == text
+
+
+def test_forget_a_topic(service: MemoryService, operator: Caller) -> None:
+    keep = service.store(operator, {"type": "fact", "content": "Works at Acme"}).entry.id
+    gone = service.store(
+        operator, {"type": "fact", "content": "Ex-partner is named Sam", "tags": ["relationships"]}
+    ).entry.id
+    old = service.store(operator, {"type": "fact", "content": "Dating Sam since May"}).entry.id
+    service.store(operator, {"type": "fact", "content": "Broke up with Sam", "supersedes": old})
+    plan = forgetting.plan_forget(service, "main", "Sam")
+    assert {e.id for e in plan.entries} >= {gone, old}
+    forgetting.forget(service, operator, plan)
+    assert service.search(operator, {"query": "Sam", "include_superseded": True}) == []
+    assert service.get("main", keep)
+    row = audit.recent(service.store_for("main"), actions=["forget"])[0]
+    assert row.count == len(plan.entries) and "Sam" not in json.dumps(row.to_dict())
+
+
+def test_clear_semantic(service: MemoryService, operator: Caller) -> None:
+    _fill(service, operator)
+    counts = forgetting.clear(service, operator, Scope.SEMANTIC)
+    assert counts["memory_entries"] == 3
+    assert service.store_for("main").total() == 0
+
+
+def test_cli_clear_needs_confirmation_without_a_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = str(tmp_path)
+    assert main(["--data-dir", d, "store", "Keep this"]) == 0
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    assert main(["--data-dir", d, "clear", "all"]) == 1
+    assert "needs confirmation" in capsys.readouterr().err
+    assert main(["--data-dir", d, "search", "keep"]) == 0
+    assert "Keep this" in capsys.readouterr().out
+    assert main(["--data-dir", d, "clear", "all", "--yes"]) == 0
+    assert main(["--data-dir", d, "forget", "keep", "--yes"]) == 0
+    assert "nothing matches" in capsys.readouterr().out
+
+
+def test_cli_export_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = str(tmp_path / "data")
+    out = str(tmp_path / "e.jsonl")
+    main(["--data-dir", d, "store", "--tags", "x", "Exported fact"])
+    assert main(["--data-dir", d, "export", out]) == 0
+    assert main(["--data-dir", d, "--group", "copy", "import", out, "--json"]) == 0
+    capsys.readouterr()
+    assert main(["--data-dir", d, "--group", "copy", "search", "exported"]) == 0
+    assert "Exported fact" in capsys.readouterr().out
+    assert main(["--data-dir", d, "import", str(tmp_path / "missing.jsonl")]) == 1
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_private_data_dir_scan_after_export(data_dir: DataDir) -> None:
+    # Export files are written owner-only.
+    svc = MemoryService(data_dir)
+    op = svc.open_session("main", Actor.OPERATOR)
+    svc.store(op, {"type": "fact", "content": "x"})
+    out = data_dir.root / "e.jsonl"
+    portability.export(svc, op, out)
+    assert out.stat().st_mode & 0o077 == 0
+    svc.close()
