@@ -46,6 +46,7 @@ _PATTERN = re.compile(
     # ">" that the rewrite of some marker after it frees up.
     rf"(?:(?P<attrs>[ \t][^<>\n]{{0,200}}?)?{_S}(?P<close>/?)>|(?![\w-])))"
     rf"|(?P<memory_marker>\[{_S}(?P<memory>/?{_S}(?ai:memory)){_S}(?P<mem_end>[:\]]))"
+    # "(?<!\[neutralized: )" leaves a phrase that an earlier pass wrapped alone.
     r"|(?<![\w])(?<!\[neutralized: )(?P<ignore_previous>"
     r"(?ai:ignore|disregard|forget|override|bypass)\s+"
     r"(?:(?:(?ai:all|any|every|the|your|my|of|these|those)\s+){0,3}"
@@ -61,6 +62,15 @@ _PATTERN = re.compile(
     r"(?P<role>(?ai:system|assistant|developer))[ \t]{0,3}:)",
     re.MULTILINE,
 )
+
+
+# Every marker without "[" or "<" contains one of these words (ASCII, so lower()
+# can only add matches, never hide one).
+_TRIGGER_WORDS = (
+    "ignore", "disregard", "forget", "override", "bypass",
+    "now", "pretend",
+    "system", "assistant", "developer",
+)  # fmt: skip
 
 
 def _squash(name: str) -> str:
@@ -114,5 +124,16 @@ def neutralize(text: str) -> tuple[str, tuple[str, ...]]:
         The rewritten text and the :class:`Marker` names found, each once, in order
         of first appearance.
     """
+    if not _may_contain_marker(text):
+        return text, ()
     found: dict[Marker, None] = {}
     return _neutralize(text, found), tuple(found)
+
+
+def _may_contain_marker(text: str) -> bool:
+    # The combined regex costs ~0.3 ms per 2,000 characters; these look-ups cost
+    # a few microseconds and rule out most ordinary text.
+    if "[" in text or "<" in text:
+        return True
+    lowered = text.lower()
+    return any(word in lowered for word in _TRIGGER_WORDS)

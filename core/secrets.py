@@ -31,6 +31,8 @@ REPLACEMENT = "[SECRET_REDACTED]"
 
 
 class Tier(StrEnum):
+    """How sure a finding is, which decides what happens to it."""
+
     DEFINITE = "definite"
     PROBABLE = "probable"
     POSSIBLE = "possible"
@@ -126,6 +128,7 @@ _NON_VALUES = frozenset(
 _CODE_REF = re.compile(
     r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z]+(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
 )
+_PATH_STARTS = ("/", "~/", "./", "../")
 _WORDISH = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*")
 _PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 
@@ -164,8 +167,8 @@ def _assignment(judge: Callable[[str], bool]) -> Extract:
         text = m.string
         if text[m.end("bare") : m.end("bare") + 1] in ("(", "["):
             return None  # a call or a subscript: code, not a literal
-        if _CODE_REF.fullmatch(value):
-            return None
+        if _CODE_REF.fullmatch(value) or value.startswith(_PATH_STARTS):
+            return None  # PWD=/home/alice is a directory, not a password
         if m.group("sep") == ":" and value.isalpha() and _PROSE_NEXT.match(text, end):
             return None  # "Password: Use at least twelve characters"
         return (start, end) if judge(value) else None
@@ -226,7 +229,7 @@ def _basic_auth(m: re.Match[str]) -> Span | None:
 # --- rules ---------------------------------------------------------------------
 
 _VALUE = (
-    r"(?P<sep>:=|=>|=(?!=)|:)[ \t]*"
+    r"(?P<sep>:=|=>|=(?!=)|:)\*{0,2}[ \t]*"  # \*{0,2}: "**Password:** value" in Markdown
     r"(?:\"(?P<dq>[^\"\r\n]+)\"|'(?P<sq>[^'\r\n]+)'|(?P<bare>[^\s\"'`,;&<>(){}\[\]]+))"
 )
 # "password: str = ..." — skip a short type annotation before the value.
@@ -336,7 +339,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "password_assignment",
         _P,
-        _assign_re(r"password|passwd|passphrase|passcode|pwd|(?<=[_-])pass"),
+        _assign_re(r"password|passwd|passphrase|passcode|pwd|(?<=_)pass"),
         ("pass", "pwd"),
         needs="=:",
         caseless=True,
@@ -450,11 +453,8 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _DIGIT = re.compile(r"[0-9]")
 _ENTROPY_SAMPLE = 256
 _WORD = re.compile(r"[a-z]{3,}")
-# A run that continues a URL or a data: URI is addressing or inline media, not a key.
-_URL_TAIL = re.compile(
-    r"(?:data:[\w/+.-]*(?:;[\w=.-]+)*,|[A-Za-z][\w+.-]*://[^\s\"'<>()]*"
-    r"|(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+)[ \t]+)\Z"
-)
+_TOKEN_BREAKS = " \t\r\n\"'<>()`"
+_SSH_KEY_TYPE = re.compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+)[ \t]+\Z")
 _SHA_CONTEXT = re.compile(
     r"commit|sha|hash|checksum|digest|revision|cherry-pick|\brev\b|\bgit\b", re.IGNORECASE
 )
@@ -481,6 +481,16 @@ def _runs(text: str) -> Iterator[Span]:
         i = marks.find(_RUN_NEEDLE, end)
 
 
+def _addressing(text: str, start: int) -> bool:
+    """Whether the run at ``start`` is part of a URL, a data: URI or an SSH public key."""
+    window = text[max(0, start - 256) : start]
+    cut = max(window.rfind(c) for c in _TOKEN_BREAKS)
+    head = window[cut + 1 :]
+    if "://" in head or head[:5].lower() == "data:":
+        return True
+    return not head and _SSH_KEY_TYPE.search(window, max(0, len(window) - 32)) is not None
+
+
 def _wordy(run: str) -> bool:
     """Mostly made of lower-case words: an identifier or a slug, not random bytes."""
     # Random base64 seldom has three lower-case letters in a row; names mostly do.
@@ -499,7 +509,7 @@ def _possible(text: str) -> Iterator[Finding]:
             public = [m.span() for m in _PUBLIC_BLOCK.finditer(text)] if "-----" in text else []
         if any(s <= start < e for s, e in public):
             continue  # certificates and public keys are meant to be shared
-        if _URL_TAIL.search(text, max(0, start - 256), start):
+        if _addressing(text, start):
             continue
         run = text[start:end]
         if len(run) == _RUN_MIN and _HEX.issuperset(run):
@@ -609,7 +619,7 @@ def redact(text: str) -> Redaction:
 
 _STATEMENT = re.compile(
     r"(?<![\w-])(?P<noun>password|passwd|passcode|passphrase|pin(?:[ \t]+(?:code|number))?"
-    r"|(?:api|secret|access|private)[ \t_-]*key|(?:access|auth|api)?[ \t_-]*token|secret"
+    r"|(?:api|secret|access|private)[ \t_-]?key|(?:(?:access|auth|api)[ \t_-]?)?token|secret"
     r"|credentials?)"
     r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[\w.@-]+)?"
     r"(?:[ \t]+(?:is|was|are|=)|[ \t]*:)[ \t]+"
@@ -617,6 +627,7 @@ _STATEMENT = re.compile(
     r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
     re.IGNORECASE,
 )
+_STATEMENT_NOUNS = ("pass", "pin", "key", "token", "secret", "credential")
 # Words that follow "the password is" in ordinary talk about passwords.
 _NOT_A_VALUE = frozenset(
     """a an the in on at for from with without to of by not never no too very also still
@@ -669,6 +680,9 @@ def credential_statement(text: str) -> str | None:
     Returns:
         A short reason, or None if the text does not look like a disclosure.
     """
+    lowered = text.lower()
+    if not any(noun in lowered for noun in _STATEMENT_NOUNS):
+        return None  # the regex costs ~50x more than these look-ups
     for m in _STATEMENT.finditer(text):
         value = m.group("value").strip("\"'.,;:!?()[]")
         if not value or value.lower() in _NOT_A_VALUE or value == REPLACEMENT.strip("[]"):

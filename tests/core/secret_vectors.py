@@ -51,9 +51,7 @@ class Case:
 
 
 def _cases(pattern: str, templates: list[str], make: list[str]) -> list[Case]:
-    return [
-        Case(t.format(v=v), pattern, (v,)) for t, v in zip(templates, make, strict=True)
-    ]
+    return [Case(t.format(v=v), pattern, (v,)) for t, v in zip(templates, make, strict=True)]
 
 
 def _openai() -> list[str]:
@@ -101,9 +99,9 @@ def _secret_cases() -> list[Case]:
         [
             "I set OPENAI_API_KEY={v} in my shell profile.",
             "export OPENAI_API_KEY='{v}'",
-            "The notebook calls openai.api_key = \"{v}\" near the top.",
+            'The notebook calls openai.api_key = "{v}" near the top.',
             "Here's the key for the staging project: {v}",
-            "client = OpenAI(api_key=\"{v}\")",
+            'client = OpenAI(api_key="{v}")',
             "My old key {v} was revoked last week.",
             "Use {v} for the admin scripts.",
         ],
@@ -185,9 +183,9 @@ def _secret_cases() -> list[Case]:
         "google_api_key",
         [
             "Maps key: {v}",
-            "<script src=\"https://maps.googleapis.com/maps/api/js?key={v}\"></script>",
+            '<script src="https://maps.googleapis.com/maps/api/js?key={v}"></script>',
             "GOOGLE_API_KEY={v}",
-            "The Firebase config has apiKey: \"{v}\"",
+            'The Firebase config has apiKey: "{v}"',
             "Gemini works with {v} on the free tier.",
             "restrict {v} to our domain before launch",
         ],
@@ -197,7 +195,7 @@ def _secret_cases() -> list[Case]:
         "stripe_live_key",
         [
             "STRIPE_SECRET_KEY={v}",
-            "stripe.api_key = \"{v}\"",
+            'stripe.api_key = "{v}"',
             "The live restricted key {v} can only create refunds.",
             "Payments broke until I swapped in {v}.",
             "Live key: {v}",
@@ -225,7 +223,7 @@ def _secret_cases() -> list[Case]:
             "Decoded {v} on jwt.io and the exp was in 2019.",
             "localStorage.setItem('id_token', '{v}')",
             "Here's the failing JWT: {v}",
-            "curl -H \"Authorization: Bearer {v}\" localhost:8000/me",
+            'curl -H "Authorization: Bearer {v}" localhost:8000/me',
             "{v}",
         ],
         [_jwt() for _ in range(7)],
@@ -233,7 +231,7 @@ def _secret_cases() -> list[Case]:
     for kind, lines, end, template in [
         ("RSA", 6, True, "Deploy key for the box:\n{v}\n"),
         ("OPENSSH", 5, True, "~/.ssh/id_ed25519 contains\n{v}"),
-        ("", 8, True, "service-account.json had \"private_key\": \"{v}\""),
+        ("", 8, True, 'service-account.json had "private_key": "{v}"'),
         ("EC", 3, True, "{v}"),
         ("ENCRYPTED", 4, True, "The signing key (passphrase elsewhere):\n{v}\nthanks"),
         ("RSA", 4, False, "I pasted half of it by mistake:\n{v}"),
@@ -251,7 +249,7 @@ def _secret_cases() -> list[Case]:
         block, body = _pem(kind, lines, end)
         cases.append(Case(template.format(v=block), "private_key_block", body))
 
-    passwords = [_safe(n) + s for n, s in zip(range(8, 15), "!#%*+@?", strict=True)]
+    passwords = [_safe(n) + s for n, s in zip(range(8, 16), "!#%*+@?$", strict=True)]
     cases += _cases(
         "password_assignment",
         [
@@ -262,6 +260,7 @@ def _secret_cases() -> list[Case]:
             "  passwd: {v}",
             "db_pass = '{v}'",
             "SMTP settings: user=alerts pwd={v} port=587",
+            "**Password:** {v}",
         ],
         passwords,
     )
@@ -283,9 +282,9 @@ def _secret_cases() -> list[Case]:
             "Authorization: Bearer {v}",
             "curl -H 'Authorization: Bearer {v}' https://api.internal/v2/jobs",
             "The webhook sends bearer {v} on each call.",
-            "headers = {{\"Authorization\": \"Bearer {v}\"}}",
+            'headers = {{"Authorization": "Bearer {v}"}}',
             "I tested with Bearer {v} and got a 403.",
-            "proxy_set_header Authorization \"Bearer {v}\";",
+            'proxy_set_header Authorization "Bearer {v}";',
         ],
         [_safe(n) + "." + _safe(8) for n in (24, 32, 40, 28, 36, 20)],
     )
@@ -331,7 +330,7 @@ def _secret_cases() -> list[Case]:
         [
             "client_secret={v}",
             "JWT_SECRET={v}",
-            "webhook_secret: \"{v}\"",
+            'webhook_secret: "{v}"',
             "  secret: {v}",
             "The OAuth app's client_secret = '{v}'",
             "SESSION_SECRET={v} node server.js",
@@ -420,6 +419,8 @@ def _benign() -> list[str]:
         "--password-file /run/secrets/db",
         "mysql --password",
         'ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY"',
+        "PWD=/home/alice/src/ambry OLDPWD=/var/log",
+        "by-pass: enabled",
         # Look-alikes of vendor prefixes.
         "See task-sk-1234567890abcdefghijklmnopqrstuvwxyzAB for the subtask.",
         "We switched from sk-learn's old API to the new estimator interface.",
@@ -457,19 +458,22 @@ def _benign() -> list[str]:
         'integrity="sha512-WFN04cbTHLDnmfLfQzbRJfUlPqp0UZbiqqRb9h2H3gkf/mV2UdaBl4rOVcsQpTxw/'
         'KRaPfsFo0wuF6Z46jzm+A=="',
         "sha256:9b2c7f4e1a0d8e6f5c3b2a190817263544536271809a0b1c2d3e4f5a6b7c8d9e",
-        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
+        "-----BEGIN PUBLIC KEY-----\n"
+        "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAu1SU1LfVLPHCozMxH2Mo\n"
         "4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u\n"
         "-----END PUBLIC KEY-----",
-        "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
+        "-----BEGIN CERTIFICATE-----\n"
+        "MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n"
         "RTESMBAGA1UEChMJQmFsdGltb3JlMRMwEQYDVQQLEwpDeWJlclRydXN0MSIwIAYD\n"
         "-----END CERTIFICATE-----",
-        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq3n8Kd2Lm5Xz7Qp9Rt4Vw6Yb8Ce1Fg3Hj5Kl7Mn9Op alice@laptop",
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGq3n8Kd2Lm5Xz7Qp9Rt4Vw6Yb8Ce1Fg3Hj5Kl7Mn9Op"
+        " alice@laptop",
         "- [ ] rotate credentials\n- [x] set up 2FA",
         "The secret ingredient is cardamom.",
         "He said the password was 'swordfish' in the 1932 film Horse Feathers.",
     ]
     generated: list[str] = []
-    for i in range(8):
+    for _ in range(8):
         generated.append(
             _rng.choice(
                 [

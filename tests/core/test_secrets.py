@@ -4,6 +4,7 @@ for any input."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import string
 import time
 
@@ -215,6 +216,8 @@ ADVERSARIAL = [
     "Bearer " * 700,
     "İ" * 100 + "password=hunter22 " * 200,
     "eyJ" + "a." * 2500,
+    " " * 50000,
+    "api key " * 6000,
 ]
 
 
@@ -247,7 +250,7 @@ def test_scan_and_redact_never_raise(text: str) -> None:
     findings = scan(text)
     assert all(0 <= f.start < f.end <= len(text) for f in findings)
     assert findings == sorted(findings, key=lambda f: f.start)
-    assert all(a.end <= b.start for a, b in zip(findings, findings[1:], strict=False))
+    assert all(a.end <= b.start for a, b in itertools.pairwise(findings))
     redact(text)
     credential_statement(text)
 
