@@ -1,0 +1,218 @@
+"""Agent socket figures at 10K entries, printed as JSON.
+
+Usage: python bench/socket.py [--entries 10000] [--round-trips 500] [--seconds 3]
+
+Runs a real ``ambry serve`` subprocess on a temporary data dir seeded with
+synthetic entries, and talks to it with ``core.client`` over its Unix socket:
+
+* round trip p50/p95 of ``memory_search`` and ``memory_store`` from one client;
+* requests per second (``memory_search``) with 1 and 8 clients, each client
+  its own process so client-side Python does not share one GIL;
+* the same search called in-process on the service, and a round trip that never
+  reaches the service (an unknown method), to show what the socket itself adds.
+
+Rate limits are raised in the run's own config.json so thousands of stores fit
+in one session. Target: search round trip p50 <= 1 ms.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# This file is named socket.py: take its folder off the import path so that
+# `import socket` (in the stdlib and in core.client) finds the real module.
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path += [str(ROOT), str(HERE)]
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+
+from _corpus import memories, queries  # noqa: E402
+
+from core.client import AmbryClient  # noqa: E402
+from core.config import Config, save_config  # noqa: E402
+from core.model import Actor, EntryFilter  # noqa: E402
+from core.paths import DataDir  # noqa: E402
+from core.service import MemoryService  # noqa: E402
+
+GROUP = "bench"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def ms(values: list[float]) -> dict[str, float]:
+    return {
+        "p50_ms": round(pct(values, 0.50) * 1000, 3),
+        "p95_ms": round(pct(values, 0.95) * 1000, 3),
+        "mean_ms": round(statistics.mean(values) * 1000, 3),
+    }
+
+
+def seed(data: DataDir, entries: int) -> dict[str, object]:
+    """Fill the bench group and time the in-process search for comparison."""
+    save_config(
+        data.config_file,
+        Config(
+            rate_stores_per_session=1_000_000,
+            rate_supersedes_per_session=1_000_000,
+            rate_deletes_per_session=1_000_000,
+        ),
+    )
+    svc = MemoryService(data)
+    try:
+        op = svc.open_session(GROUP, Actor.OPERATOR, "bench")
+        requests = [svc.parse_store_args(m) for m in memories(entries)]
+        for start in range(0, entries, 1000):
+            svc.store_entries(op, requests[start : start + 1000])
+        agent = svc.open_session(GROUP, Actor.AGENT, "bench-inprocess")
+        timings = []
+        for q in queries(300):
+            t = time.perf_counter()
+            svc.search(agent, {"query": q, "limit": 20})
+            timings.append(time.perf_counter() - t)
+        raw = []
+        for q in queries(300):
+            t = time.perf_counter()
+            svc.search_entries(GROUP, q, EntryFilter(), 20)
+            raw.append(time.perf_counter() - t)
+        return {"in_process_search": ms(timings), "in_process_search_unaudited": ms(raw)}
+    finally:
+        svc.close()
+
+
+def start_server(data: DataDir, sock: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root), "AMBRY_SOCKET": str(sock)}
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    ambry = Path(sys.executable).with_name("ambry")
+    log = (data.root / "serve.log").open("wb")
+    proc = subprocess.Popen([str(ambry), "serve"], env=env, stderr=log)
+    log.close()
+    deadline = time.monotonic() + 60
+    while not sock.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"ambry serve did not start (exit {proc.poll()})")
+        time.sleep(0.05)
+    return proc
+
+
+def round_trips(client: AmbryClient, count: int) -> dict[str, object]:
+    qs = queries(count, seed=23)
+    for q in qs[:50]:  # warm caches and the connection
+        client.search(q, limit=20)
+    search = []
+    for q in qs:
+        t = time.perf_counter()
+        client.search(q, limit=20)
+        search.append(time.perf_counter() - t)
+    # The transport alone: an unknown method is parsed, dispatched and answered
+    # with an error without touching the service.
+    floor = []
+    for _ in range(count):
+        t = time.perf_counter()
+        client.call_many([("no_such_method", None)])
+        floor.append(time.perf_counter() - t)
+    store = []
+    for i in range(count):
+        t = time.perf_counter()
+        client.store("fact", f"Benchmark observation number {i} about round trips")
+        store.append(time.perf_counter() - t)
+    return {
+        "search_round_trip": ms(search),
+        "store_round_trip": ms(store),
+        "transport_floor_round_trip": ms(floor),
+    }
+
+
+def worker(sock: str, data: str, seconds: float) -> None:
+    """One client process: connect, wait for 'go' on stdin, search for ``seconds``."""
+    qs = queries(500, seed=31)
+    with AmbryClient(sock, data_dir=data) as client:
+        client.hello(GROUP, "bench-worker")
+        print("ready", flush=True)
+        sys.stdin.readline()
+        done = 0
+        start = time.perf_counter()
+        while (elapsed := time.perf_counter() - start) < seconds:
+            client.search(qs[done % len(qs)], limit=20)
+            done += 1
+        client.end_session()
+    print(json.dumps({"requests": done, "seconds": elapsed}), flush=True)
+
+
+def throughput(sock: Path, data: DataDir, clients: int, seconds: float) -> dict[str, object]:
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, "--worker", str(sock), str(data.root), str(seconds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(clients)
+    ]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    t = time.perf_counter()
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    results = []
+    for p in procs:
+        out, _ = p.communicate()
+        results.append(json.loads(out))
+    wall = time.perf_counter() - t
+    total = sum(r["requests"] for r in results)
+    return {
+        "clients": clients,
+        "requests": total,
+        "requests_per_s": round(total / max(r["seconds"] for r in results)),
+        "wall_s": round(wall, 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--round-trips", type=int, default=500)
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker[0], args.worker[1], float(args.worker[2]))
+        return
+    with tempfile.TemporaryDirectory(prefix="ambry-bench-") as tmp:
+        data = DataDir(Path(tmp) / "data")
+        data.ensure()
+        sock = Path(tmp) / "agent.sock"
+        figures: dict[str, object] = {"entries": args.entries, "cpus": os.cpu_count()}
+        figures.update(seed(data, args.entries))
+        server = start_server(data, sock)
+        try:
+            with AmbryClient(sock, data_dir=data.root) as client:
+                client.hello(GROUP, "bench")
+                figures.update(round_trips(client, args.round_trips))
+                client.end_session()
+            figures["throughput_search"] = [throughput(sock, data, n, args.seconds) for n in (1, 8)]
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            if server.returncode not in (0, -15):
+                sys.stderr.write((data.root / "serve.log").read_text())
+        search_p50 = figures["search_round_trip"]["p50_ms"]  # type: ignore[index]
+        figures["target_search_p50_le_1ms"] = search_p50 <= 1.0
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

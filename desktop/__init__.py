@@ -1,0 +1,1 @@
+"""Ambry's PySide6 desktop app and the Qt side of the agent socket (QLocalServer)."""
