@@ -98,6 +98,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ambry", description="Ambry: local memory for AI assistants.")
     parser.add_argument("--version", action="version", version=f"ambry {__version__}")
     parser.add_argument("--verbose", "-v", action="store_true", help="log what happens")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="check this installation in a temporary data dir (store, search, brief, socket)",
+    )
     _common(parser, suppress=False)
     subs = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (_, add_args, help_text) in _COMMANDS.items():
@@ -158,6 +163,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if args.self_test:
+        from desktop.selftest import run_self_test
+
+        return int(run_self_test())
     if args.command is None:
         return run_gui(args)
     handler = _COMMANDS[args.command][0]
@@ -177,3 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if service is not None:
             service.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

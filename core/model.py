@@ -173,7 +173,19 @@ class SearchResult:
     trust: str = "high"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Built by hand: dataclasses.asdict deep-copies and is the slowest step of a search.
+        return {
+            "id": self.id,
+            "type": self.type,
+            "content": self.content,
+            "behavioral": self.behavioral,
+            "tags": list(self.tags),
+            "created_at": self.created_at,
+            "relevance_score": self.relevance_score,
+            "status": self.status,
+            "superseded_by": self.superseded_by,
+            "trust": self.trust,
+        }
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from desktop.selftest import run_self_test
+
+
+def test_self_test_passes_in_process(qapp: Any) -> None:
+    out = io.StringIO()
+    assert run_self_test(out) == 0
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == "self-test passed"
+    assert sum(line.startswith("PASS") for line in lines) == 7
+
+
+@pytest.mark.slow
+def test_ambry_self_test_command_exits_0() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "core.cli", "--self-test"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "self-test passed" in done.stdout
