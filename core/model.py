@@ -171,9 +171,12 @@ class SearchResult:
     status: str = "active"
     superseded_by: str | None = None
     trust: str = "high"
+    #: Receipts (``att_…``) the content cites, with their verification state in words.
+    receipts: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # Built by hand: dataclasses.asdict deep-copies and is the slowest step of a search.
+        extra = {"receipts": dict(self.receipts)} if self.receipts else {}
         return {
             "id": self.id,
             "type": self.type,
@@ -185,6 +188,7 @@ class SearchResult:
             "status": self.status,
             "superseded_by": self.superseded_by,
             "trust": self.trust,
+            **extra,
         }
 
 

@@ -375,6 +375,10 @@ class Dispatcher:
         self.token_file = token_file or service.data_dir.token_file
         self._methods: dict[str, Method] = {}
         register_core_methods(self)
+        # Imported here: these modules import this one for the Dispatcher type.
+        from core import rpc_attachments
+
+        rpc_attachments.register(self)
 
     def register_method(self, name: str, handler: Handler, *, needs_session: bool = True) -> None:
         if name in self._methods:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from core import audit, policy
+from core import attachments, audit, policy
 from core.audit import Action
 from core.brief import MemoryBrief
 from core.briefing import build_group_brief, refresh_decay
@@ -57,6 +57,8 @@ from core.store import GroupStore, NewRow
 
 log = logging.getLogger(__name__)
 
+#: Receipts listed (and re-verified) in the brief.
+BRIEF_RECEIPTS = 5
 SECRET_MASK = "[secret: reveal it in Ambry to read]"
 LOCKED_MASK = "[encrypted: the OS keyring holding Ambry's key is unavailable]"
 
@@ -68,6 +70,8 @@ class Caller:
     group: str
     actor: Actor
     session_id: str
+    #: The thread the session works in, if it named one.
+    thread_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -597,11 +601,27 @@ class MemoryService:
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
         store = self.store_for(group)
         if not query.strip():
-            return [to_search_result(self.readable(e), 0.0) for e in store.recent(flt, limit)]
-        hits = store.search(query_terms(query), flt, limit)
-        scores = relevance_scores([s for _, s in hits])
+            results = [to_search_result(self.readable(e), 0.0) for e in store.recent(flt, limit)]
+        else:
+            hits = store.search(query_terms(query), flt, limit)
+            scores = relevance_scores([s for _, s in hits])
+            results = [
+                to_search_result(self.readable(e), r)
+                for (e, _), r in zip(hits, scores, strict=True)
+            ]
+        return self._with_receipt_states(store, results)
+
+    @staticmethod
+    def _with_receipt_states(store: GroupStore, results: list[SearchResult]) -> list[SearchResult]:
+        """State plainly, next to a result, whether the files it cites are still as recorded."""
+        cited = {r.id: attachments.cited_ids(r.content) for r in results}
+        wanted = {i for ids in cited.values() for i in ids}
+        if not wanted:
+            return results
+        states = attachments.receipt_states(store, wanted)
         return [
-            to_search_result(self.readable(e), r) for (e, _), r in zip(hits, scores, strict=True)
+            replace(r, receipts={i: states[i] for i in cited[r.id] if i in states} or None)
+            for r in results
         ]
 
     def list_ids(self, group: str, flt: EntryFilter, query: str = "") -> list[str]:
@@ -628,7 +648,7 @@ class MemoryService:
     def brief(self, caller: Caller, args: dict[str, Any] | None = None) -> MemoryBrief:
         """``memory_brief``: the brief the agent receives, audited (counts only)."""
         validate_args("memory_brief", args or {})
-        result = self.build_brief(caller.group)
+        result = self.build_brief(caller.group, extra_sections=self.brief_sections(caller))
         store = self.store_for(caller.group)
         with store.relaxed_transaction():
             audit.record(
@@ -640,6 +660,19 @@ class MemoryService:
                 size=result.char_count,
             )
         return result
+
+    def brief_sections(self, caller: Caller) -> list[tuple[str, str]]:
+        """What the brief adds after the memories: the caller's thread and its files."""
+        store = self.store_for(caller.group)
+        sections: list[tuple[str, str]] = []
+        recent = attachments.list_receipts(store, caller.thread_id, BRIEF_RECEIPTS)
+        if recent:
+            # A handful of files: checking them now beats citing a stale state.
+            attachments.verify_all(self, caller, ids=[r.id for r in recent])
+            section = attachments.receipt_brief_section(store, caller.thread_id, BRIEF_RECEIPTS)
+            if section is not None:
+                sections.append(section)
+        return sections
 
     def build_brief(
         self, group: str, *, extra_sections: Sequence[tuple[str, str]] = ()
