@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run test lint typecheck unit bench package clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Ambry needs Python 3.11 or newer (set PYTHON=...)")'
@@ -30,6 +30,10 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python bench/store_search.py
+
+package: $(STAMP)
+	$(BIN)/python -m pip install --quiet 'pyinstaller>=6.0'
+	PY=$(BIN)/python packaging/build.sh
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache

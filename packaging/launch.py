@@ -1,0 +1,8 @@
+"""Entry point of the frozen build: the same ``ambry`` command as the console script."""
+
+import sys
+
+from core.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())
