@@ -376,9 +376,10 @@ class Dispatcher:
         self._methods: dict[str, Method] = {}
         register_core_methods(self)
         # Imported here: these modules import this one for the Dispatcher type.
-        from core import rpc_attachments
+        from core import rpc_attachments, rpc_continuity
 
         rpc_attachments.register(self)
+        rpc_continuity.register(self)
 
     def register_method(self, name: str, handler: Handler, *, needs_session: bool = True) -> None:
         if name in self._methods:
@@ -502,6 +503,7 @@ def _hello(conn: Connection, params: dict[str, Any]) -> Any:
             StringParam("token", required=True),
             StringParam("group"),
             StringParam("client", max_length=MAX_CLIENT_CHARS),
+            StringParam("thread", max_length=250),
         ),
     )
     if conn.session is not None:
@@ -516,12 +518,25 @@ def _hello(conn: Connection, params: dict[str, Any]) -> Any:
         log.warning("agent hello refused: wrong token (%d on this connection)", conn.failed_hellos)
         raise Unauthorized(f"wrong token; use the one in {token_file}")
     group = validate_group(args.get("group", DEFAULT_GROUP))
-    conn.session = conn.service.open_session(group, Actor.AGENT, args.get("client", ""))
+    from core import continuity
+
+    session = conn.service.open_session(group, Actor.AGENT, args.get("client", ""))
+    try:
+        entry = continuity.enter_thread(conn.service, session, args.get("thread"))
+    except AmbryError:
+        # A bad thread fails the hello as a whole: no half-open session is left.
+        conn.service.end_session(session, graceful=False)
+        raise
+    conn.session = entry.caller
     return {
-        "session_id": conn.session.session_id,
-        "group": conn.session.group,
+        "session_id": session.session_id,
+        "group": session.group,
         "server_version": __version__,
         "protocol_version": PROTOCOL_VERSION,
+        "thread": None if entry.thread is None else entry.thread.to_dict(),
+        "session_handoff": (
+            None if entry.session_handoff is None else entry.session_handoff.to_dict()
+        ),
     }
 
 
@@ -548,12 +563,14 @@ def _ingest_text(conn: Connection, params: dict[str, Any]) -> Any:
 
 
 def _session_end(conn: Connection, params: dict[str, Any]) -> Any:
-    # ``handoff`` is accepted now so clients can send it; storing it comes with handoffs.
-    check_string_params("session_end", params, (StringParam("handoff"),))
+    from core import continuity
+
+    # The handoff's size limit (64 KiB of UTF-8) is checked by continuity: TooLarge.
+    args = check_string_params("session_end", params, (StringParam("handoff"),))
     caller = conn.caller
-    conn.service.end_session(caller, graceful=True)
+    stored = continuity.end_session_with_handoff(conn.service, caller, args.get("handoff"))
     conn.session = None
-    return {"session_id": caller.session_id, "ended": True}
+    return {"session_id": caller.session_id, "ended": True, "handoff_stored": stored is not None}
 
 
 def register_core_methods(dispatcher: Dispatcher) -> None:

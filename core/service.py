@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from core import attachments, audit, policy
+from core import attachments, audit, continuity, policy
 from core.audit import Action
 from core.brief import MemoryBrief
 from core.briefing import build_group_brief, refresh_decay
@@ -29,6 +29,7 @@ from core.crypto import (
     keyed_hash,
     load_key,
 )
+from core.episodes import expire_exchanges
 from core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited, Refused
 from core.fts import build_match, query_terms
 from core.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
@@ -195,6 +196,9 @@ class MemoryService:
             store = GroupStore(self.data_dir.group_db(group), group)
             self._stores[group] = store
             self._purge_superseded(store)
+            expired = expire_exchanges(store, self.config, utc_now())
+            if expired:
+                log.info("expired %d exchanges in group %s", expired, group)
             self.refresh_decay(group)
         return store
 
@@ -227,7 +231,9 @@ class MemoryService:
     def open_session(self, group: str, actor: Actor, client: str = "") -> Caller:
         store = self.store_for(group)
         if actor is Actor.AGENT:
+            # A long-running app opens a store once; sessions are when time has moved on.
             self.refresh_decay(group)
+            expire_exchanges(store, self.config, utc_now())
         session_id = new_session_id()
         with store.transaction():
             store.execute(
@@ -664,7 +670,7 @@ class MemoryService:
     def brief_sections(self, caller: Caller) -> list[tuple[str, str]]:
         """What the brief adds after the memories: the caller's thread and its files."""
         store = self.store_for(caller.group)
-        sections: list[tuple[str, str]] = []
+        sections = continuity.session_brief_sections(self, caller)
         recent = attachments.list_receipts(store, caller.thread_id, BRIEF_RECEIPTS)
         if recent:
             # A handful of files: checking them now beats citing a stale state.

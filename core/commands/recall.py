@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
+from core import continuity
 from core.cli import Context, command
 from core.errors import InvalidParams
 
@@ -17,11 +19,20 @@ def _brief_args(p: argparse.ArgumentParser) -> None:
         default="markdown",
         help="markdown (what the agent reads) or the structured MemoryBrief",
     )
+    p.add_argument(
+        "--thread",
+        metavar="THREAD",
+        help="as an agent entering this thread (id or title) would get it",
+    )
 
 
 @command("brief", "Print the memory brief an agent receives at session start.")(_brief_args)
 def cmd_brief(ctx: Context, args: argparse.Namespace) -> int:
-    brief = ctx.service.brief(ctx.caller)
+    caller = ctx.caller
+    if args.thread:
+        thread = continuity.find_thread(ctx.service, ctx.group, args.thread)
+        caller = replace(caller, thread_id=thread.id)
+    brief = ctx.service.brief(caller)
     if ctx.as_json or args.format == "json":
         ctx.as_json = True
         ctx.emit(brief.to_dict(), "")

@@ -295,7 +295,7 @@ def test_session_end_is_graceful_and_closing_without_it_is_not(
         ids.append(call(c, "hello", {"token": token})["result"]["session_id"])
         call(c, "memory_store", {"type": "fact", "content": f"kept from {len(ids)}"})
     reply = call(ended, "session_end", {"handoff": "next: finish the report"})
-    assert reply["result"] == {"session_id": ids[0], "ended": True}
+    assert reply["result"] == {"session_id": ids[0], "ended": True, "handoff_stored": True}
     code, _ = error_of(call(ended, "memory_search", {}))
     assert code == Unauthorized.rpc_code  # a new hello is needed
     dropped.close()

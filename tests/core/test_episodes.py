@@ -1,0 +1,180 @@
+"""Exchanges (episodic memory): logging, search, expiry."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core import audit, continuity, episodes
+from core.config import Config
+from core.episodes import MAX_EXCHANGE_CHARS, Speaker
+from core.errors import InvalidParams, Refused, TooLarge
+from core.model import Actor, utc_now
+from core.paths import DataDir
+from core.service import Caller, MemoryService
+
+
+def in_thread(service: MemoryService, title: str) -> Caller:
+    caller = service.open_session("main", Actor.AGENT, "test-agent")
+    continuity.enter_thread(service, caller, title)
+    return caller
+
+
+def test_a_turn_is_filed_under_its_session_and_thread(service: MemoryService) -> None:
+    me = in_thread(service, "Project X")
+    logged = episodes.log_exchange(service, me, "user", "Let's use pnpm", turn=" t-1 ")
+    e = logged.exchange
+    assert (e.session_id, e.thread_title, e.speaker, e.turn) == (
+        me.session_id,
+        "Project X",
+        Speaker.USER,
+        "t-1",
+    )
+    assert logged.to_dict()["thread_id"] == e.thread_id == continuity.session_thread(service, me)
+    row = audit.recent(service.store_for("main"), limit=1)[0]
+    assert row.action == "exchange_log" and row.size == len("Let's use pnpm")
+    assert "pnpm" not in json.dumps(row.to_dict())
+    # A session without a thread logs unfiled turns.
+    loose = service.open_session("main", Actor.AGENT, "test-agent")
+    assert episodes.log_exchange(service, loose, "tool", "ls output").exchange.thread_id is None
+
+
+@pytest.mark.parametrize(
+    ("speaker", "text", "turn", "error", "field"),
+    [
+        ("agent", "hi", None, InvalidParams, "speaker"),
+        ("user", "   ", None, InvalidParams, "text"),
+        ("user", "x" * (MAX_EXCHANGE_CHARS + 1), None, TooLarge, "text"),
+        ("user", "hi", "two\nlines", InvalidParams, "turn"),
+        ("user", "hi", "t" * 101, InvalidParams, "turn"),
+        ("user", "bad \ud800 text", None, InvalidParams, "text"),
+    ],
+)
+def test_bad_turns_are_refused_with_the_field(
+    service: MemoryService,
+    agent: Caller,
+    speaker: str,
+    text: str,
+    turn: str | None,
+    error: type[Exception],
+    field: str,
+) -> None:
+    with pytest.raises(error) as err:
+        episodes.log_exchange(service, agent, speaker, text, turn)
+    assert getattr(err.value, "data", {}).get("field") == field
+    assert service.store_for("main").execute("SELECT count(*) FROM exchanges").get == 0
+
+
+def test_secrets_are_redacted_and_credentials_refused(
+    service: MemoryService, agent: Caller
+) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    logged = episodes.log_exchange(service, agent, "tool", f"token {token}\x1b[0m done\r\n")
+    assert token not in logged.exchange.text and "[SECRET_REDACTED]" in logged.exchange.text
+    assert "\x1b" not in logged.exchange.text and "\r" not in logged.exchange.text
+    assert logged.to_dict()["redacted"] == 1
+    with pytest.raises(Refused):
+        episodes.log_exchange(service, agent, "user", "my password is hunter2")
+    rows = audit.recent(service.store_for("main"), limit=10)
+    assert {"secret_redacted", "refused"} <= {r.action for r in rows}
+    assert all(token not in json.dumps(r.to_dict()) for r in rows)
+    assert not episodes.find_exchanges(service.store_for("main"), "hunter2")
+
+
+def test_search_ranks_the_current_thread_first(service: MemoryService) -> None:
+    other = in_thread(service, "Other")
+    episodes.log_exchange(service, other, "user", "deploy deploy deploy the database")
+    me = in_thread(service, "Project X")
+    episodes.log_exchange(service, me, "assistant", "we might deploy on friday")
+    episodes.log_exchange(service, me, "user", "unrelated words")
+
+    hits = episodes.search_exchanges(service, me, "deploy")
+    assert [(h.exchange.thread_title, h.same_thread) for h in hits] == [
+        ("Project X", True),
+        ("Other", False),
+    ]
+    # bm25 alone would rank the other thread's turn first (it says deploy three times).
+    ranked = episodes.find_exchanges(service.store_for("main"), "deploy")
+    assert ranked[0].exchange.thread_title == "Other" and ranked[0].relevance_score == 1.0
+    # Another thread can be favoured explicitly; speakers can be filtered.
+    favoured = continuity.find_thread(service, "main", "other").id
+    hits = episodes.search_exchanges(service, me, "deploy", thread_id=favoured)
+    assert hits[0].exchange.thread_title == "Other"
+    hits = episodes.search_exchanges(service, me, "deploy", speaker=Speaker.ASSISTANT)
+    assert [h.exchange.speaker for h in hits] == [Speaker.ASSISTANT]
+    # No words: the most recent turns, this thread's first.
+    recent = episodes.search_exchanges(service, me, "  ", limit=3)
+    assert [h.exchange.text for h in recent] == [
+        "unrelated words",
+        "we might deploy on friday",
+        "deploy deploy deploy the database",
+    ]
+    rows = audit.recent(service.store_for("main"), limit=1, actions=["search"])
+    assert rows[0].count == 3 and rows[0].detail == {"scope": "exchanges"}
+
+
+def test_search_limit_bounds(service: MemoryService, agent: Caller) -> None:
+    for bad in (0, 51):
+        with pytest.raises(InvalidParams) as err:
+            episodes.search_exchanges(service, agent, "x", limit=bad)
+        assert err.value.field == "limit"
+    for n in range(60):
+        episodes.log_exchange(service, agent, "user", f"note number {n}")
+    assert len(episodes.search_exchanges(service, agent, "note", limit=50)) == 50
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=st.text(max_size=200))
+def test_any_query_is_safe(service: MemoryService, agent: Caller, query: str) -> None:
+    episodes.find_exchanges(service.store_for("main"), query)
+
+
+def test_search_survives_fts_syntax(service: MemoryService, agent: Caller) -> None:
+    episodes.log_exchange(service, agent, "user", 'NOT "quoted" (parens) near: star*')
+    for query in ['NOT "', "star*", "NEAR(", "col:umn", "AND OR", '"unbalanced']:
+        episodes.find_exchanges(service.store_for("main"), query)
+    assert episodes.find_exchanges(service.store_for("main"), "parens NOT")
+
+
+def test_old_turns_expire_and_leave_the_index(data_dir: DataDir) -> None:
+    config = Config(episodic_ttl_days=30)
+    service = MemoryService(data_dir, config)
+    try:
+        me = in_thread(service, "Project X")
+        now = utc_now()
+        for days in (40, 31, 29, 1):
+            episodes.log_exchange(
+                service, me, "user", f"aurora {days} days ago", now=now - timedelta(days=days)
+            )
+        store = service.store_for("main")
+        assert episodes.expire_exchanges(store, config, now) == 2
+        texts = [h.exchange.text for h in episodes.find_exchanges(store, "aurora")]
+        assert sorted(texts) == ["aurora 1 days ago", "aurora 29 days ago"]
+        row = audit.recent(store, limit=1, actions=["expire"])[0]
+        assert (row.actor, row.count, row.detail["scope"]) == ("system", 2, "exchanges")
+        # Nothing due: nothing written, nothing audited.
+        assert episodes.expire_exchanges(store, config, now) == 0
+        assert len(audit.recent(store, actions=["expire"])) == 1
+        # The limit is the setting's: a shorter TTL expires more.
+        assert episodes.expire_exchanges(store, config.with_changes(episodic_ttl_days=1), now) == 1
+        assert store.execute("SELECT count(*) FROM exchanges").get == 1
+    finally:
+        service.close()
+
+
+def test_a_thread_reads_back_page_by_page(service: MemoryService) -> None:
+    me = in_thread(service, "Project X")
+    for n in range(5):
+        episodes.log_exchange(service, me, "user", f"line {n}")
+    tid = continuity.session_thread(service, me)
+    first = episodes.thread_exchanges(service, "main", tid, limit=3)
+    assert [e.text for e in first] == ["line 4", "line 3", "line 2"]
+    rest = episodes.thread_exchanges(service, "main", tid, limit=3, before=first[-1].id)
+    assert [e.text for e in rest] == ["line 1", "line 0"]
+    assert episodes.thread_exchanges(service, "main", None) == []

@@ -1,0 +1,211 @@
+"""The continuity methods over the protocol dispatcher (no socket)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import continuity, rpc_continuity
+from core.auth import load_or_create_token
+from core.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
+from core.paths import DataDir
+from core.protocol import Connection, Dispatcher
+from core.service import MemoryService
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "continuity.md"
+METHODS = (
+    "exchange_log",
+    "exchange_search",
+    "thread_list",
+    "thread_open",
+    "handoff_read",
+    "handoff_write",
+)
+
+
+def call(conn: Connection, method: str, params: Any = None) -> dict[str, Any]:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 7, "method": method}
+    if params is not None:
+        message["params"] = params
+    reply = conn.handle_line(json.dumps(message).encode())
+    assert reply.frame is not None
+    decoded: dict[str, Any] = json.loads(reply.frame)
+    return decoded
+
+
+def ok(conn: Connection, method: str, params: Any = None) -> Any:
+    reply = call(conn, method, params)
+    assert "result" in reply, reply
+    return reply["result"]
+
+
+def fails(conn: Connection, method: str, params: Any, code: int) -> dict[str, Any]:
+    reply = call(conn, method, params)
+    assert "error" in reply, reply
+    assert reply["error"]["code"] == code, reply
+    data: dict[str, Any] = reply["error"].get("data") or {}
+    return data
+
+
+@pytest.fixture
+def token(data_dir: DataDir) -> str:
+    return load_or_create_token(data_dir.token_file)
+
+
+@pytest.fixture
+def dispatcher(service: MemoryService, token: str) -> Dispatcher:
+    d = Dispatcher(service)
+    if d.method("exchange_log") is None:  # until the Dispatcher registers them itself
+        rpc_continuity.register(d)
+    return d
+
+
+def connect(dispatcher: Dispatcher, token: str) -> Connection:
+    conn = dispatcher.connect()
+    ok(conn, "hello", {"token": token, "group": "main", "client": "unit"})
+    return conn
+
+
+@pytest.fixture
+def conn(dispatcher: Dispatcher, token: str) -> Connection:
+    return connect(dispatcher, token)
+
+
+def test_methods_need_a_session(dispatcher: Dispatcher) -> None:
+    fresh = dispatcher.connect()
+    for name in METHODS:
+        assert fails(fresh, name, {}, Unauthorized.rpc_code)["code"] == "unauthorized"
+
+
+def test_thread_open_creates_then_reopens(conn: Connection) -> None:
+    opened = ok(conn, "thread_open", {"title": "Project X"})
+    assert opened["created"] is True and opened["handoff"] is None
+    tid = opened["thread"]["id"]
+    assert conn.caller.thread_id == tid  # the connection's session is now in the thread
+    again = ok(conn, "thread_open", {"title": "project x"})
+    assert again["created"] is False and again["thread"]["id"] == tid
+    assert ok(conn, "thread_open", {"id": tid})["thread"]["title"] == "Project X"
+    listed = ok(conn, "thread_list")
+    assert listed["current"] == tid and [t["id"] for t in listed["threads"]] == [tid]
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "rule"),
+    [
+        ({}, "title", "oneOf"),
+        ({"title": "a", "id": "thr-0123456789ab"}, "title", "oneOf"),
+        ({"id": "nope"}, "id", "pattern"),
+        ({"title": ""}, "title", "minLength"),
+        ({"title": "two\nlines"}, "title", "pattern"),
+        ({"title": 3}, "title", "type"),
+        ({"title": "x", "extra": 1}, "extra", "additionalProperties"),
+    ],
+)
+def test_thread_open_params(
+    conn: Connection, params: dict[str, Any], field: str, rule: str
+) -> None:
+    data = fails(conn, "thread_open", params, InvalidParams.rpc_code)
+    assert (data["field"], data["rule"]) == (field, rule)
+
+
+def test_unknown_thread_id_is_not_found(conn: Connection) -> None:
+    data = fails(conn, "thread_open", {"id": "thr-0123456789ab"}, NotFound.rpc_code)
+    assert data["code"] == "not_found"
+    fails(conn, "handoff_read", {"thread": "Nowhere"}, NotFound.rpc_code)
+
+
+def test_exchange_log_and_search(conn: Connection) -> None:
+    ok(conn, "thread_open", {"title": "Project X"})
+    logged = ok(conn, "exchange_log", {"speaker": "user", "text": "Use pnpm, not npm", "turn": "1"})
+    assert set(logged) == {"id", "session_id", "thread_id", "created_at", "redacted"}
+    ok(conn, "exchange_log", {"speaker": "assistant", "text": "Switched to pnpm", "turn": "1"})
+    results = ok(conn, "exchange_search", {"query": "pnpm", "limit": 5})["results"]
+    assert {r["speaker"] for r in results} == {"user", "assistant"}
+    assert all(r["same_thread"] and r["thread_title"] == "Project X" for r in results)
+    assert set(results[0]) >= {"session_id", "thread_id", "created_at", "relevance_score"}
+    only = ok(conn, "exchange_search", {"query": "pnpm", "speaker": "user", "thread": "Project X"})
+    assert [r["text"] for r in only["results"]] == ["Use pnpm, not npm"]
+    # FTS syntax is searched as words, never an error.
+    ok(conn, "exchange_search", {"query": 'NOT "( pnpm*'})
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "code", "field"),
+    [
+        ("exchange_log", {"speaker": "bot", "text": "x"}, InvalidParams.rpc_code, "speaker"),
+        ("exchange_log", {"speaker": "user"}, InvalidParams.rpc_code, "text"),
+        ("exchange_log", {"speaker": "user", "text": "x" * 20_001}, TooLarge.rpc_code, "text"),
+        ("exchange_search", {"limit": 51}, InvalidParams.rpc_code, "limit"),
+        ("exchange_search", {"limit": True}, InvalidParams.rpc_code, "limit"),
+        ("exchange_search", {"query": "x" * 501}, InvalidParams.rpc_code, "query"),
+        ("thread_list", {"limit": "5"}, InvalidParams.rpc_code, "limit"),
+        ("handoff_read", {}, InvalidParams.rpc_code, "thread"),
+        ("handoff_write", {"markdown": "x"}, InvalidParams.rpc_code, "thread"),
+    ],
+)
+def test_bad_params_name_the_field(
+    conn: Connection, method: str, params: dict[str, Any], code: int, field: str
+) -> None:
+    assert fails(conn, method, params, code)["field"] == field
+
+
+def test_handoff_write_read_and_conflict(conn: Connection) -> None:
+    tid = ok(conn, "thread_open", {"title": "Project X"})["thread"]["id"]
+    written = ok(conn, "handoff_write", {"markdown": "# Plan\n\n- [ ] ship it", "base_version": 0})
+    assert written == {
+        "thread_id": tid,
+        "version": 1,
+        "compaction_count": 1,
+        "created": True,
+        "redacted": 0,
+    }
+    read = ok(conn, "handoff_read", {"thread": "Project X"})
+    assert read["handoff"]["markdown"] == "# Plan\n\n- [ ] ship it"
+    assert read["open_threads"] == ["ship it"] and read["session_handoff"] is None
+    data = fails(
+        conn,
+        "handoff_write",
+        {"thread": tid, "markdown": "stale", "base_version": 0},
+        Conflict.rpc_code,
+    )
+    assert data["current_version"] == 1
+    ok(conn, "handoff_write", {"thread": tid, "markdown": "second"})
+    assert ok(conn, "handoff_read", {"version": 1})["handoff"]["version"] == 1
+    fails(conn, "handoff_read", {"version": 9}, NotFound.rpc_code)
+    big = "é" * 40_000  # 80,000 bytes of UTF-8
+    assert fails(conn, "handoff_write", {"markdown": big}, TooLarge.rpc_code)["field"] == "markdown"
+    assert ok(conn, "handoff_read")["handoff"]["markdown"] == "second"
+
+
+def test_session_handoff_reaches_the_next_session_once(dispatcher: Dispatcher, token: str) -> None:
+    first = connect(dispatcher, token)
+    ok(first, "thread_open", {"title": "Project X"})
+    # What the lead's session_end does with a handoff.
+    continuity.end_session_with_handoff(
+        first.service, first.caller, "Stopped mid-refactor. I will finish the parser."
+    )
+    first.session = None
+
+    second = connect(dispatcher, token)
+    entered = ok(second, "thread_open", {"title": "Project X"})
+    assert entered["session_handoff"]["markdown"].startswith("Stopped mid-refactor")
+    assert entered["open_threads"] == ["I will finish the parser."]
+    # The session that took it can read it again; the next one does not get it.
+    again = ok(second, "handoff_read", {"thread": "Project X"})
+    assert again["session_handoff"]["id"] == entered["session_handoff"]["id"]
+    third = connect(dispatcher, token)
+    assert ok(third, "thread_open", {"title": "Project X"})["session_handoff"] is None
+
+
+def test_every_method_is_documented() -> None:
+    text = DOCS.read_text(encoding="utf-8")
+    for name in METHODS:
+        assert f"### `{name}`" in text, f"docs/continuity.md does not document {name}"
+    for code in (-32602, -32001, -32002, -32004, -32005, -32006):
+        assert f"`{code}`" in text
+    commands = set(re.findall(r"`ambry (\w+)", text))
+    assert {"threads", "handoff", "exchanges", "brief"} <= commands
