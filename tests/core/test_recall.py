@@ -139,3 +139,17 @@ def test_cli_brief_and_ingest(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert data["brief_count"] == 2 and "markdown" in data
     assert main(["--data-dir", d, "ingest", str(tmp_path / "missing.txt")]) == 1
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_brief_past_its_time_budget_is_a_timeout_error(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    from core.briefing import build_group_brief
+    from core.errors import Timeout
+
+    for i in range(50):
+        service.store(operator, {"type": "fact", "content": f"fact {i}"})
+    with pytest.raises(Timeout, match="longer than"):
+        build_group_brief(service.store_for("main"), service.config, utc_now(), budget_seconds=0)
+    # The store works normally afterwards.
+    assert service.brief(agent).brief_count == 50
