@@ -46,7 +46,9 @@ def _timed(fn: object, runs: int) -> list[float]:
 
 def hashing(root: Path, runs: int) -> dict[str, object]:
     from core import attachments as att
-    from core.attachments import SourceCheck, SourceState
+    from core import verification
+    from core.receipts import SourceState
+    from core.verification import SourceCheck
 
     size = att.MAX_ATTACHMENT_BYTES
     data = os.urandom(size)
@@ -57,13 +59,13 @@ def hashing(root: Path, runs: int) -> dict[str, object]:
     text.write_bytes((words * (size // len(words) + 1))[:size])
     sha = hashlib.sha256(data).hexdigest()
     check = SourceCheck("att_bench", str(binary), sha, size, SourceState.VERIFIED)
-    assert att.check_source(check).state is SourceState.VERIFIED
+    assert verification.check_source(check).state is SourceState.VERIFIED
     return {
         "file_bytes": size,
         # The ceiling: SHA-256 over bytes already in memory.
         "sha256_in_memory": _rate(size, _timed(lambda: hashlib.sha256(data).digest(), runs)),
         # Verification: stat, open, chunked read and hash.
-        "verify_one_file": _rate(size, _timed(lambda: att.check_source(check), runs)),
+        "verify_one_file": _rate(size, _timed(lambda: verification.check_source(check), runs)),
         # Attaching a binary file: the same plus type sniffing.
         "inspect_binary": _rate(size, _timed(lambda: att.inspect_file(str(binary)), runs)),
         # A text file also pays for decoding, redaction and the excerpt (first 200,000 chars).
@@ -73,6 +75,7 @@ def hashing(root: Path, runs: int) -> dict[str, object]:
 
 def verifying(root: Path, n: int) -> dict[str, object]:
     from core import attachments as att
+    from core import receipts, verification
     from core.model import Actor
     from core.paths import DataDir
     from core.service import MemoryService
@@ -111,13 +114,13 @@ def verifying(root: Path, n: int) -> dict[str, object]:
 
         store = svc.store_for("bench")
         t = time.perf_counter()
-        checks = att.pending_checks(store)
+        checks = verification.pending_checks(store)
         plan_s = time.perf_counter() - t
         t = time.perf_counter()
-        results = att.check_sources(checks)
+        results = verification.check_sources(checks)
         check_s = time.perf_counter() - t
         t = time.perf_counter()
-        att.record_checks(svc, caller, results)
+        verification.record_checks(svc, caller, results)
         record_s = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -125,10 +128,10 @@ def verifying(root: Path, n: int) -> dict[str, object]:
         verify_all_s = time.perf_counter() - t
 
         t = time.perf_counter()
-        att.receipt_brief_section(store, None)
+        receipts.receipt_brief_section(store, None)
         brief_s = time.perf_counter() - t
         t = time.perf_counter()
-        att.list_receipts(store, limit=n)
+        receipts.list_receipts(store, limit=n)
         list_s = time.perf_counter() - t
     finally:
         svc.close()

@@ -27,11 +27,12 @@ from core import audit
 from core.audit import Action
 from core.changes import Changes
 from core.config import Config
-from core.continuity import screen, session_thread, strip_controls
 from core.errors import InvalidParams, TooLarge
 from core.fts import match_expression, query_terms
 from core.model import Actor, iso, utc_now
+from core.screening import screen, strip_controls
 from core.store import GroupStore
+from core.threads import session_thread
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService

@@ -12,10 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.config import Config
+from core.credentials import credential_statement
 from core.errors import InvalidParams, Refused
 from core.model import Actor, Source, SourceType, Status, Trust
 from core.sanitize import neutralize
-from core.secrets import credential_statement, redact
+from core.secrets import redact
 
 #: Trust when the caller names a source type but no trust (seed 001's table).
 DEFAULT_TRUST: dict[SourceType, Trust] = {

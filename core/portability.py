@@ -27,6 +27,7 @@ from core import audit
 from core.audit import Action
 from core.changes import Changes
 from core.config import atomic_write
+from core.credentials import credential_statement
 from core.curation import require_operator
 from core.errors import Conflict, InvalidParams
 from core.model import (
@@ -42,7 +43,7 @@ from core.model import (
     iso,
     utc_now,
 )
-from core.secrets import credential_statement, redact
+from core.secrets import redact
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService

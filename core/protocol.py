@@ -563,12 +563,12 @@ def _ingest_text(conn: Connection, params: dict[str, Any]) -> Any:
 
 
 def _session_end(conn: Connection, params: dict[str, Any]) -> Any:
-    from core import continuity
+    from core import session_handoffs
 
-    # The handoff's size limit (64 KiB of UTF-8) is checked by continuity: TooLarge.
+    # The handoff's size limit (64 KiB of UTF-8) is checked by session_handoffs: TooLarge.
     args = check_string_params("session_end", params, (StringParam("handoff"),))
     caller = conn.caller
-    stored = continuity.end_session_with_handoff(conn.service, caller, args.get("handoff"))
+    stored = session_handoffs.end_session_with_handoff(conn.service, caller, args.get("handoff"))
     conn.session = None
     return {"session_id": caller.session_id, "ended": True, "handoff_stored": stored is not None}
 

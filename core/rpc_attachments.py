@@ -12,6 +12,7 @@ from typing import Any, Final
 from core import attachments
 from core.errors import InvalidParams
 from core.protocol import Connection, Dispatcher, StringParam, check_string_params
+from core.receipts import get_receipt, list_receipts
 
 #: Longest observation accepted; what is kept is a shorter one-line excerpt.
 MAX_OBSERVATION_INPUT: Final = 4 * attachments.MAX_OBSERVATION_CHARS
@@ -51,7 +52,7 @@ def _attachment_verify(conn: Connection, params: dict[str, Any]) -> Any:
     )
     caller = conn.caller
     result = attachments.verify(conn.service, caller, args["id"])
-    receipt = attachments.get_receipt(conn.service.store_for(caller.group), args["id"])
+    receipt = get_receipt(conn.service.store_for(caller.group), args["id"])
     return {**result.to_dict(), "state_line": receipt.state_line}
 
 
@@ -70,7 +71,7 @@ def _attachment_list(conn: Connection, params: dict[str, Any]) -> Any:
         )
     args = check_string_params("attachment_list", rest, (StringParam("thread", max_length=200),))
     store = conn.service.store_for(conn.caller.group)
-    receipts = attachments.list_receipts(store, args.get("thread"), limit)
+    receipts = list_receipts(store, args.get("thread"), limit)
     return {"receipts": [r.to_dict() for r in receipts]}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core import continuity, episodes
+from core import continuity, episodes, handoff_text, handoffs, session_handoffs, threads
 from core.errors import InvalidParams
 from core.protocol import StringParam, check_string_params
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 #: Longest ``query`` accepted by ``exchange_search``, in characters.
 MAX_QUERY_CHARS = 500
 #: Longest ``thread`` reference: a title, with room for whitespace that cleaning strips.
-MAX_REF_CHARS = continuity.MAX_TITLE_CHARS + 50
+MAX_REF_CHARS = threads.MAX_TITLE_CHARS + 50
 
 
 def _ints(
@@ -45,8 +45,8 @@ def _ints(
 def _thread_id(conn: Connection, ref: str | None) -> str | None:
     """The id of the thread ``ref`` names, else the session's current thread."""
     if ref is not None:
-        return continuity.find_thread(conn.service, conn.caller.group, ref).id
-    return continuity.session_thread(conn.service, conn.caller)
+        return threads.find_thread(conn.service, conn.caller.group, ref).id
+    return threads.session_thread(conn.service, conn.caller)
 
 
 def _exchange_log(conn: Connection, params: dict[str, Any]) -> Any:
@@ -92,10 +92,10 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
 def _thread_list(conn: Connection, params: dict[str, Any]) -> Any:
     ints, rest = _ints("thread_list", params, {"limit": (1, 500)})
     check_string_params("thread_list", rest, ())
-    threads = continuity.list_threads(conn.service, conn.caller.group, ints.get("limit", 100))
+    listed = threads.list_threads(conn.service, conn.caller.group, ints.get("limit", 100))
     return {
-        "threads": [t.to_dict() for t in threads],
-        "current": continuity.session_thread(conn.service, conn.caller),
+        "threads": [t.to_dict() for t in listed],
+        "current": threads.session_thread(conn.service, conn.caller),
     }
 
 
@@ -114,7 +114,7 @@ def _thread_open(conn: Connection, params: dict[str, Any]) -> Any:
             field="title",
             rule="oneOf",
         )
-    if "id" in args and not continuity.THREAD_ID.fullmatch(args["id"]):
+    if "id" in args and not threads.THREAD_ID.fullmatch(args["id"]):
         raise InvalidParams(
             "thread_open: id must look like thr- and 12 hex digits", field="id", rule="pattern"
         )
@@ -140,18 +140,18 @@ def _handoff_read(conn: Connection, params: dict[str, Any]) -> Any:
             rule="required",
         )
     service, caller = conn.service, conn.caller
-    thread = continuity.get_thread(service, caller.group, thread_id)
-    handoff = continuity.read_handoff(service, caller.group, thread_id, ints.get("version"))
-    continuity.audit_handoff_read(service, caller, thread_id, handoff)
+    thread = threads.get_thread(service, caller.group, thread_id)
+    handoff = handoffs.read_handoff(service, caller.group, thread_id, ints.get("version"))
+    handoffs.audit_handoff_read(service, caller, thread_id, handoff)
     delivered = None
-    if continuity.session_thread(service, caller) == thread_id:
-        delivered = continuity.delivered_session_handoff(service, caller)
+    if threads.session_thread(service, caller) == thread_id:
+        delivered = session_handoffs.delivered_session_handoff(service, caller)
     texts = [h.markdown for h in (delivered, handoff) if h is not None]
     return {
         "thread": thread.to_dict(),
         "handoff": None if handoff is None else handoff.to_dict(),
         "session_handoff": None if delivered is None else delivered.to_dict(),
-        "open_threads": continuity.extract_open_threads(*texts),
+        "open_threads": handoff_text.extract_open_threads(*texts),
     }
 
 
@@ -173,7 +173,7 @@ def _handoff_write(conn: Connection, params: dict[str, Any]) -> Any:
             field="thread",
             rule="required",
         )
-    outcome = continuity.write_handoff(
+    outcome = handoffs.write_handoff(
         conn.service,
         conn.caller,
         thread_id,

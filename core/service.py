@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from core import attachments, audit, continuity, policy
+from core import attachments, audit, continuity, policy, receipts
 from core.audit import Action
 from core.brief import MemoryBrief
 from core.briefing import build_group_brief, refresh_decay
@@ -620,11 +620,11 @@ class MemoryService:
     @staticmethod
     def _with_receipt_states(store: GroupStore, results: list[SearchResult]) -> list[SearchResult]:
         """State plainly, next to a result, whether the files it cites are still as recorded."""
-        cited = {r.id: attachments.cited_ids(r.content) for r in results}
+        cited = {r.id: receipts.cited_ids(r.content) for r in results}
         wanted = {i for ids in cited.values() for i in ids}
         if not wanted:
             return results
-        states = attachments.receipt_states(store, wanted)
+        states = receipts.receipt_states(store, wanted)
         return [
             replace(r, receipts={i: states[i] for i in cited[r.id] if i in states} or None)
             for r in results
@@ -671,11 +671,11 @@ class MemoryService:
         """What the brief adds after the memories: the caller's thread and its files."""
         store = self.store_for(caller.group)
         sections = continuity.session_brief_sections(self, caller)
-        recent = attachments.list_receipts(store, caller.thread_id, BRIEF_RECEIPTS)
+        recent = receipts.list_receipts(store, caller.thread_id, BRIEF_RECEIPTS)
         if recent:
             # A handful of files: checking them now beats citing a stale state.
             attachments.verify_all(self, caller, ids=[r.id for r in recent])
-            section = attachments.receipt_brief_section(store, caller.thread_id, BRIEF_RECEIPTS)
+            section = receipts.receipt_brief_section(store, caller.thread_id, BRIEF_RECEIPTS)
             if section is not None:
                 sections.append(section)
         return sections

@@ -6,16 +6,25 @@ import argparse
 import sys
 
 from core import attachments
-from core.attachments import Receipt, SourceState, human_size
 from core.cli import Context, command, fail
 from core.errors import InvalidParams
+from core.receipts import (
+    Link,
+    Receipt,
+    SourceState,
+    get_receipt,
+    get_receipts,
+    human_size,
+    links,
+    list_receipts,
+)
 
 
 def _summary(r: Receipt) -> str:
     return f"{r.id}  {r.filename} ({r.kind}, {human_size(r.size)}, {r.mime_type})"
 
 
-def _details(r: Receipt, links: list[attachments.Link]) -> str:
+def _details(r: Receipt, links: list[Link]) -> str:
     lines = [
         _summary(r),
         f"  sha256 {r.sha256}",
@@ -94,9 +103,7 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> int:
         ids=[args.id] if args.id else None,
         progress=progress if show_progress else None,
     )
-    receipts = attachments.get_receipts(
-        ctx.service.store_for(ctx.group), [v.receipt_id for v in results]
-    )
+    receipts = get_receipts(ctx.service.store_for(ctx.group), [v.receipt_id for v in results])
     lines = []
     for v in results:
         r = receipts.get(v.receipt_id)
@@ -125,14 +132,14 @@ def _list_args(p: argparse.ArgumentParser) -> None:
 def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
     if args.id:
-        receipt = attachments.get_receipt(store, args.id)
-        found = attachments.links(store, args.id)
+        receipt = get_receipt(store, args.id)
+        found = links(store, args.id)
         data = {**receipt.to_dict(), "links": [link.to_dict() for link in found]}
         ctx.emit(data, _details(receipt, found))
         return 0
     if args.limit < 1:
         raise InvalidParams("--limit must be at least 1", field="limit")
-    receipts = attachments.list_receipts(store, args.thread, args.limit)
+    receipts = list_receipts(store, args.thread, args.limit)
     text = "\n".join(f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in receipts)
     ctx.emit([r.to_dict() for r in receipts], text or "no attachment receipts")
     return 0

@@ -10,10 +10,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from core import continuity, episodes
+from core import episodes, handoff_text, handoffs, threads
 from core.cli import Context, _common, command, fail
-from core.continuity import Thread, ThreadHandoff
 from core.errors import InvalidParams, NotFound
+from core.handoffs import ThreadHandoff
+from core.threads import Thread
 
 _Subs = argparse._SubParsersAction  # the type add_subparsers returns
 
@@ -79,25 +80,25 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     match args.action:
         case None | "list":
-            threads = continuity.list_threads(service, ctx.group, max(1, args.limit))
-            text = "\n".join(map(_format_thread, threads)) or "no threads yet"
-            ctx.emit([t.to_dict() for t in threads], text)
+            listed = threads.list_threads(service, ctx.group, max(1, args.limit))
+            text = "\n".join(map(_format_thread, listed)) or "no threads yet"
+            ctx.emit([t.to_dict() for t in listed], text)
         case "open":
-            thread, created = continuity.open_thread(service, ctx.caller, title=args.title)
+            thread, created = threads.open_thread(service, ctx.caller, title=args.title)
             note = "created" if created else "exists"
             ctx.emit({**thread.to_dict(), "created": created}, f"{thread.id}  ({note})")
         case "rename":
-            found = continuity.find_thread(service, ctx.group, args.thread)
-            thread = continuity.rename_thread(service, ctx.caller, found.id, args.title)
+            found = threads.find_thread(service, ctx.group, args.thread)
+            thread = threads.rename_thread(service, ctx.caller, found.id, args.title)
             ctx.emit(thread.to_dict(), f"renamed {thread.id} to {thread.title!r}")
         case "delete":
-            thread = continuity.find_thread(service, ctx.group, args.thread)
+            thread = threads.find_thread(service, ctx.group, args.thread)
             if not args.yes and not _confirm(
                 f"Delete thread {thread.title!r} and its {thread.handoff_version or 0} "
                 "handoff versions? Its exchanges stay. [y/N] "
             ):
                 return fail("not deleted (confirm, or pass --yes)")
-            continuity.delete_thread(service, ctx.caller, thread.id)
+            threads.delete_thread(service, ctx.caller, thread.id)
             ctx.emit({"deleted": thread.id}, f"deleted {thread.id}")
     return 0
 
@@ -155,7 +156,7 @@ def _read_text(name: str) -> str:
 
 
 def _current(ctx: Context, thread: Thread, version: int | None) -> ThreadHandoff:
-    handoff = continuity.read_handoff(ctx.service, ctx.group, thread.id, version)
+    handoff = handoffs.read_handoff(ctx.service, ctx.group, thread.id, version)
     if handoff is None:
         raise NotFound(f"thread {thread.title!r} has no handoff yet", field="thread")
     return handoff
@@ -165,9 +166,9 @@ def _current(ctx: Context, thread: Thread, version: int | None) -> ThreadHandoff
 def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     if args.action == "write" and args.create:
-        thread, _ = continuity.open_thread(service, ctx.caller, title=args.thread)
+        thread, _ = threads.open_thread(service, ctx.caller, title=args.thread)
     else:
-        thread = continuity.find_thread(service, ctx.group, args.thread)
+        thread = threads.find_thread(service, ctx.group, args.thread)
     match args.action:
         case "show":
             handoff = _current(ctx, thread, args.version)
@@ -176,7 +177,7 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
             else:
                 print(handoff.markdown)
         case "write":
-            outcome = continuity.write_handoff(
+            outcome = handoffs.write_handoff(
                 service,
                 ctx.caller,
                 thread.id,
@@ -189,7 +190,7 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
             ctx.emit(outcome.to_dict(), f"{thread.id} handoff v{outcome.handoff.version}{note}")
         case "export":
             path = Path(args.path).expanduser()
-            handoff = continuity.export_handoff(
+            handoff = handoffs.export_handoff(
                 service, ctx.caller, thread.id, path, version=args.version
             )
             ctx.emit(
@@ -197,13 +198,13 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
                 f"wrote version {handoff.version} to {path}",
             )
         case "history":
-            versions = continuity.handoff_history(service, ctx.group, thread.id)
+            versions = handoffs.handoff_history(service, ctx.group, thread.id)
             ctx.emit(
                 [h.to_dict() for h in versions],
                 "\n".join(map(_format_version, versions)) or "no handoff yet",
             )
         case "restore":
-            outcome = continuity.restore_handoff(service, ctx.caller, thread.id, args.version)
+            outcome = handoffs.restore_handoff(service, ctx.caller, thread.id, args.version)
             text = (
                 f"restored v{args.version} as v{outcome.handoff.version}"
                 if outcome.created
@@ -213,7 +214,7 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
         case "diff":
             old = _current(ctx, thread, args.old)
             new = _current(ctx, thread, args.new)
-            diff = continuity.handoff_diff(old, new)
+            diff = handoff_text.handoff_diff(old, new)
             ctx.emit(
                 {"old": old.version, "new": new.version, "diff": diff},
                 diff or f"v{old.version} and v{new.version} are the same",
@@ -240,7 +241,7 @@ def _exchanges_args(p: argparse.ArgumentParser) -> None:
 def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     thread_id = None
     if args.thread:
-        thread_id = continuity.find_thread(ctx.service, ctx.group, args.thread).id
+        thread_id = threads.find_thread(ctx.service, ctx.group, args.thread).id
     hits = episodes.search_exchanges(
         ctx.service,
         ctx.caller,

@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from core import continuity
+from core import threads
 from core.cli import Context, command
 from core.errors import InvalidParams
 
@@ -30,7 +30,7 @@ def _brief_args(p: argparse.ArgumentParser) -> None:
 def cmd_brief(ctx: Context, args: argparse.Namespace) -> int:
     caller = ctx.caller
     if args.thread:
-        thread = continuity.find_thread(ctx.service, ctx.group, args.thread)
+        thread = threads.find_thread(ctx.service, ctx.group, args.thread)
         caller = replace(caller, thread_id=thread.id)
     brief = ctx.service.brief(caller)
     if ctx.as_json or args.format == "json":

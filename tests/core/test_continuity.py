@@ -19,18 +19,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import core.commands.continuity  # noqa: F401  (registers the commands)
-from core import audit, continuity, episodes
+from core import (
+    audit,
+    continuity,
+    episodes,
+    handoff_text,
+    handoffs,
+    screening,
+    session_handoffs,
+    threads,
+)
 from core.brief import build_brief
 from core.cli import main
 from core.config import Config
-from core.continuity import (
-    MAX_HANDOFF_BYTES,
-    MAX_OPEN_THREAD_CHARS,
-    MAX_OPEN_THREADS,
-    extract_open_threads,
-    fenced,
-    inline_safe,
-)
 from core.errors import (
     Conflict,
     Forbidden,
@@ -39,6 +40,14 @@ from core.errors import (
     Refused,
     StorageError,
     TooLarge,
+)
+from core.handoff_text import (
+    MAX_HANDOFF_BYTES,
+    MAX_OPEN_THREAD_CHARS,
+    MAX_OPEN_THREADS,
+    extract_open_threads,
+    fenced,
+    inline_safe,
 )
 from core.model import Actor, utc_now
 from core.paths import DataDir
@@ -53,7 +62,7 @@ def new_agent(service: MemoryService, group: str = "main") -> Caller:
 
 
 def thread_of(service: MemoryService, caller: Caller, title: str = "Project X") -> str:
-    thread, _ = continuity.open_thread(service, caller, title=title)
+    thread, _ = threads.open_thread(service, caller, title=title)
     return thread.id
 
 
@@ -67,17 +76,17 @@ def audit_actions(service: MemoryService) -> list[str]:
 def test_open_creates_once_and_finds_titles_case_insensitively(
     service: MemoryService, agent: Caller
 ) -> None:
-    first, created = continuity.open_thread(service, agent, title="  Straße   Umbau ")
+    first, created = threads.open_thread(service, agent, title="  Straße   Umbau ")
     assert created and first.title == "Straße Umbau"
-    assert continuity.THREAD_ID.fullmatch(first.id)
-    again, created = continuity.open_thread(service, agent, title="STRASSE umbau")
+    assert threads.THREAD_ID.fullmatch(first.id)
+    again, created = threads.open_thread(service, agent, title="STRASSE umbau")
     assert not created and again.id == first.id
-    assert continuity.find_thread(service, "main", "straße UMBAU").id == first.id
-    assert continuity.find_thread(service, "main", first.id).id == first.id
+    assert threads.find_thread(service, "main", "straße UMBAU").id == first.id
+    assert threads.find_thread(service, "main", first.id).id == first.id
     with pytest.raises(NotFound):
-        continuity.find_thread(service, "main", "Other")
+        threads.find_thread(service, "main", "Other")
     with pytest.raises(NotFound):
-        continuity.find_thread(service, "main", "thr-000000000000")
+        threads.find_thread(service, "main", "thr-000000000000")
     assert "thread_create" in audit_actions(service)
 
 
@@ -98,17 +107,17 @@ def test_bad_titles_are_refused_with_the_rule(
     service: MemoryService, agent: Caller, title: Any, rule: str
 ) -> None:
     with pytest.raises(InvalidParams) as err:
-        continuity.open_thread(service, agent, title=title)
+        threads.open_thread(service, agent, title=title)
     assert err.value.rule == rule and err.value.field == "title"
-    assert continuity.list_threads(service, "main") == []
+    assert threads.list_threads(service, "main") == []
 
 
 def test_a_title_stating_a_credential_is_refused_and_audited(
     service: MemoryService, agent: Caller
 ) -> None:
     with pytest.raises(Refused):
-        continuity.open_thread(service, agent, title="my password is hunter2")
-    assert continuity.list_threads(service, "main") == []
+        threads.open_thread(service, agent, title="my password is hunter2")
+    assert threads.list_threads(service, "main") == []
     assert "refused" in audit_actions(service)
 
 
@@ -117,14 +126,14 @@ def test_thread_list_is_most_recent_first_with_counts(
 ) -> None:
     old = thread_of(service, agent, "Old")
     new = thread_of(service, agent, "New")
-    continuity.write_handoff(service, agent, old, "# state\n\nsomething")
-    continuity.set_session_thread(service, agent, old)
+    handoffs.write_handoff(service, agent, old, "# state\n\nsomething")
+    threads.set_session_thread(service, agent, old)
     episodes.log_exchange(service, agent, "user", "hello there")
-    threads = continuity.list_threads(service, "main")
-    assert [t.id for t in threads] == [old, new]
-    assert threads[0].handoff_version == 1 and threads[0].exchange_count == 1
-    assert threads[0].compaction_count == 1
-    assert threads[1].handoff_version is None and threads[1].to_dict()["exchange_count"] == 0
+    listed = threads.list_threads(service, "main")
+    assert [t.id for t in listed] == [old, new]
+    assert listed[0].handoff_version == 1 and listed[0].exchange_count == 1
+    assert listed[0].compaction_count == 1
+    assert listed[1].handoff_version is None and listed[1].to_dict()["exchange_count"] == 0
 
 
 def test_rename_and_delete_are_for_the_person(
@@ -133,22 +142,22 @@ def test_rename_and_delete_are_for_the_person(
     tid = thread_of(service, agent)
     other = thread_of(service, agent, "Other")
     with pytest.raises(Forbidden):
-        continuity.rename_thread(service, agent, tid, "New name")
+        threads.rename_thread(service, agent, tid, "New name")
     with pytest.raises(Forbidden):
-        continuity.delete_thread(service, agent, tid)
+        threads.delete_thread(service, agent, tid)
     with pytest.raises(Conflict):
-        continuity.rename_thread(service, operator, tid, "OTHER")
-    assert continuity.rename_thread(service, operator, tid, "New name").title == "New name"
+        threads.rename_thread(service, operator, tid, "OTHER")
+    assert threads.rename_thread(service, operator, tid, "New name").title == "New name"
     # Deleting keeps the exchanges (unfiled) and the sessions, drops the handoffs.
-    continuity.set_session_thread(service, agent, tid)
+    threads.set_session_thread(service, agent, tid)
     episodes.log_exchange(service, agent, "user", "remember the deploy window")
-    continuity.write_handoff(service, agent, tid, "notes")
-    continuity.delete_thread(service, operator, tid)
+    handoffs.write_handoff(service, agent, tid, "notes")
+    threads.delete_thread(service, operator, tid)
     store = service.store_for("main")
     assert store.execute("SELECT count(*) FROM thread_handoffs").get == 0
     assert store.execute("SELECT thread_id FROM exchanges").get is None
-    assert continuity.session_thread(service, agent) is None
-    assert [t.id for t in continuity.list_threads(service, "main")] == [other]
+    assert threads.session_thread(service, agent) is None
+    assert [t.id for t in threads.list_threads(service, "main")] == [other]
 
 
 # -- thread handoffs ---------------------------------------------------------------------
@@ -156,85 +165,85 @@ def test_rename_and_delete_are_for_the_person(
 
 def test_overwrite_then_restore_a_version(service: MemoryService, agent: Caller) -> None:
     tid = thread_of(service, agent)
-    first = continuity.write_handoff(service, agent, tid, "# Plan\n\nfirst draft")
-    second = continuity.write_handoff(service, agent, tid, "# Plan\n\nsecond draft")
+    first = handoffs.write_handoff(service, agent, tid, "# Plan\n\nfirst draft")
+    second = handoffs.write_handoff(service, agent, tid, "# Plan\n\nsecond draft")
     assert (first.handoff.version, second.handoff.version) == (1, 2)
-    current = continuity.read_handoff(service, "main", tid)
+    current = handoffs.read_handoff(service, "main", tid)
     assert current is not None and current.markdown == "# Plan\n\nsecond draft"
     # Reading never consumes a thread handoff.
-    assert continuity.read_handoff(service, "main", tid) == current
+    assert handoffs.read_handoff(service, "main", tid) == current
 
-    restored = continuity.restore_handoff(service, agent, tid, 1)
+    restored = handoffs.restore_handoff(service, agent, tid, 1)
     assert restored.created and restored.handoff.version == 3
     assert restored.handoff.markdown == "# Plan\n\nfirst draft"
     # A restore is a version too, so it can be undone the same way.
-    history = continuity.handoff_history(service, "main", tid)
+    history = handoffs.handoff_history(service, "main", tid)
     assert [h.version for h in history] == [3, 2, 1]
     assert history[1].markdown == "# Plan\n\nsecond draft"
-    assert continuity.restore_handoff(service, agent, tid, 3).created is False
-    diff = continuity.handoff_diff(history[1], history[0])
+    assert handoffs.restore_handoff(service, agent, tid, 3).created is False
+    diff = handoff_text.handoff_diff(history[1], history[0])
     assert "-second draft" in diff and "+first draft" in diff
     assert "handoff_restore" in audit_actions(service)
     with pytest.raises(NotFound):
-        continuity.restore_handoff(service, agent, tid, 9)
+        handoffs.restore_handoff(service, agent, tid, 9)
 
 
 def test_compaction_count_and_unchanged_writes(
     service: MemoryService, agent: Caller, operator: Caller
 ) -> None:
     tid = thread_of(service, agent)
-    assert continuity.write_handoff(service, agent, tid, "a").handoff.compaction_count == 1
-    assert continuity.write_handoff(service, agent, tid, "b").handoff.compaction_count == 2
+    assert handoffs.write_handoff(service, agent, tid, "a").handoff.compaction_count == 1
+    assert handoffs.write_handoff(service, agent, tid, "b").handoff.compaction_count == 2
     # The person's edit is not a compaction; the count carries forward.
-    edit = continuity.write_handoff(service, operator, tid, "b, edited")
+    edit = handoffs.write_handoff(service, operator, tid, "b, edited")
     assert edit.handoff.compaction_count == 2 and edit.handoff.author == "operator"
-    same = continuity.write_handoff(service, agent, tid, "b, edited\n\n")
+    same = handoffs.write_handoff(service, agent, tid, "b, edited\n\n")
     assert not same.created and same.handoff.version == 3
 
 
 def test_base_version_refuses_a_lost_update(service: MemoryService, agent: Caller) -> None:
     tid = thread_of(service, agent)
-    continuity.write_handoff(service, agent, tid, "one", base_version=0)
+    handoffs.write_handoff(service, agent, tid, "one", base_version=0)
     with pytest.raises(Conflict) as err:
-        continuity.write_handoff(service, agent, tid, "stale edit", base_version=0)
+        handoffs.write_handoff(service, agent, tid, "stale edit", base_version=0)
     assert err.value.data["current_version"] == 1
-    handoff = continuity.read_handoff(service, "main", tid)
+    handoff = handoffs.read_handoff(service, "main", tid)
     assert handoff is not None and handoff.markdown == "one"
-    assert continuity.write_handoff(service, agent, tid, "two", base_version=1).created
+    assert handoffs.write_handoff(service, agent, tid, "two", base_version=1).created
 
 
 def test_old_versions_are_pruned_past_the_limit(
     service: MemoryService, agent: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(continuity, "MAX_HANDOFF_VERSIONS", 3)
+    monkeypatch.setattr(handoffs, "MAX_HANDOFF_VERSIONS", 3)
     tid = thread_of(service, agent)
     for n in range(5):
-        continuity.write_handoff(service, agent, tid, f"version text {n}")
-    assert [h.version for h in continuity.handoff_history(service, "main", tid)] == [5, 4, 3]
+        handoffs.write_handoff(service, agent, tid, f"version text {n}")
+    assert [h.version for h in handoffs.handoff_history(service, "main", tid)] == [5, 4, 3]
     with pytest.raises(NotFound):
-        continuity.read_handoff(service, "main", tid, 1)
+        handoffs.read_handoff(service, "main", tid, 1)
 
 
 def test_handoff_limits_redaction_and_refusal_keep_the_last_good_text(
     service: MemoryService, agent: Caller
 ) -> None:
     tid = thread_of(service, agent)
-    continuity.write_handoff(service, agent, tid, "good text")
+    handoffs.write_handoff(service, agent, tid, "good text")
     # The limit is in bytes: 22,000 three-byte characters are over 64 KiB.
     with pytest.raises(TooLarge) as err:
-        continuity.write_handoff(service, agent, tid, "€" * 22_000)
+        handoffs.write_handoff(service, agent, tid, "€" * 22_000)
     assert err.value.data["limit"] == MAX_HANDOFF_BYTES
     with pytest.raises(Refused):
-        continuity.write_handoff(service, agent, tid, "note: the password is hunter2")
+        handoffs.write_handoff(service, agent, tid, "note: the password is hunter2")
     with pytest.raises(InvalidParams):
-        continuity.write_handoff(service, agent, tid, " \n\t ")
-    handoff = continuity.read_handoff(service, "main", tid)
+        handoffs.write_handoff(service, agent, tid, " \n\t ")
+    handoff = handoffs.read_handoff(service, "main", tid)
     assert handoff is not None and handoff.markdown == "good text"
 
     key = "sk-proj-" + "Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF"
-    out = continuity.write_handoff(service, agent, tid, f"deploy\r\nwith {key}\x1b[31m\n")
+    out = handoffs.write_handoff(service, agent, tid, f"deploy\r\nwith {key}\x1b[31m\n")
     assert out.redacted and out.to_dict()["redacted"] == 1
-    stored = continuity.read_handoff(service, "main", tid)
+    stored = handoffs.read_handoff(service, "main", tid)
     assert stored is not None and key not in stored.markdown
     assert stored.markdown == "deploy\nwith [SECRET_REDACTED][31m"
     rows = audit.recent(service.store_for("main"), limit=50)
@@ -246,7 +255,7 @@ def test_export_writes_the_file_and_an_interrupted_export_leaves_the_old_one(
     service: MemoryService, operator: Caller, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tid = thread_of(service, operator)
-    continuity.write_handoff(service, operator, tid, "# Plan\n\nthe new text")
+    handoffs.write_handoff(service, operator, tid, "# Plan\n\nthe new text")
     target = tmp_path / "export" / "HANDOFF.md"
     target.parent.mkdir()
     target.write_text("the old text\n", encoding="utf-8")
@@ -258,21 +267,21 @@ def test_export_writes_the_file_and_an_interrupted_export_leaves_the_old_one(
     with monkeypatch.context() as patch:
         patch.setattr(os, "replace", crash_before_rename)
         with pytest.raises(StorageError, match="unchanged"):
-            continuity.export_handoff(service, operator, tid, target)
+            handoffs.export_handoff(service, operator, tid, target)
     assert target.read_text(encoding="utf-8") == "the old text\n"
     assert [p.name for p in target.parent.iterdir()] == ["HANDOFF.md"]  # no temp file left
 
-    continuity.export_handoff(service, operator, tid, target)
+    handoffs.export_handoff(service, operator, tid, target)
     assert target.read_text(encoding="utf-8") == "# Plan\n\nthe new text\n"
     assert target.stat().st_mode & 0o777 == 0o644  # an existing file keeps its mode
     fresh = tmp_path / "export" / "new.md"
-    continuity.export_handoff(service, operator, tid, fresh, version=1)
+    handoffs.export_handoff(service, operator, tid, fresh, version=1)
     assert fresh.stat().st_mode & 0o777 == 0o600
     # Through a symlink, the file it points to is replaced and the link stays.
     link = tmp_path / "link.md"
     link.symlink_to(fresh)
-    continuity.write_handoff(service, operator, tid, "third text")
-    continuity.export_handoff(service, operator, tid, link)
+    handoffs.write_handoff(service, operator, tid, "third text")
+    handoffs.export_handoff(service, operator, tid, link)
     assert link.is_symlink() and fresh.read_text(encoding="utf-8") == "third text\n"
     assert "handoff_export" in audit_actions(service)
 
@@ -282,7 +291,7 @@ def test_export_without_a_handoff_is_not_found(
 ) -> None:
     tid = thread_of(service, operator)
     with pytest.raises(NotFound):
-        continuity.export_handoff(service, operator, tid, tmp_path / "x.md")
+        handoffs.export_handoff(service, operator, tid, tmp_path / "x.md")
     assert not (tmp_path / "x.md").exists()
 
 
@@ -295,12 +304,12 @@ def test_session_handoff_is_delivered_exactly_once(
     first = new_agent(service)
     tid = continuity.enter_thread(service, first, "Project X").thread
     assert tid is not None
-    stored = continuity.end_session_with_handoff(service, first, "Left off at step 3.")
+    stored = session_handoffs.end_session_with_handoff(service, first, "Left off at step 3.")
     assert stored is not None and stored.thread_id == tid.id
 
     # The person's sessions only peek; they never consume what was left for the agent.
-    assert continuity.take_session_handoff(service, operator) is None
-    peeked = continuity.peek_session_handoff(service, "main", tid.id)
+    assert session_handoffs.take_session_handoff(service, operator) is None
+    peeked = session_handoffs.peek_session_handoff(service, "main", tid.id)
     assert peeked is not None and peeked.consumed_by is None
 
     # Another thread's session, and an unthreaded one, do not get it.
@@ -315,52 +324,52 @@ def test_session_handoff_is_delivered_exactly_once(
     assert entry.session_handoff.markdown == "Left off at step 3."
     assert entry.session_handoff.consumed_by == second.session_id
     # It stays readable by the session that took it, and only by that one.
-    assert continuity.delivered_session_handoff(service, second) == entry.session_handoff
+    assert session_handoffs.delivered_session_handoff(service, second) == entry.session_handoff
     third = new_agent(service)
     assert continuity.enter_thread(service, third, "project x").session_handoff is None
-    assert continuity.delivered_session_handoff(service, third) is None
-    assert continuity.latest_session_handoff(service, "main", tid.id) is not None
+    assert session_handoffs.delivered_session_handoff(service, third) is None
+    assert session_handoffs.latest_session_handoff(service, "main", tid.id) is not None
     assert "handoff_deliver" in audit_actions(service)
 
 
 def test_the_newest_of_several_pending_handoffs_is_delivered(service: MemoryService) -> None:
     a, b = new_agent(service), new_agent(service)
-    continuity.end_session_with_handoff(service, a, "from a")
-    continuity.end_session_with_handoff(service, b, "from b")
-    got = continuity.take_session_handoff(service, new_agent(service))
+    session_handoffs.end_session_with_handoff(service, a, "from a")
+    session_handoffs.end_session_with_handoff(service, b, "from b")
+    got = session_handoffs.take_session_handoff(service, new_agent(service))
     assert got is not None and got.markdown == "from b"
-    assert continuity.take_session_handoff(service, new_agent(service)) is None
+    assert session_handoffs.take_session_handoff(service, new_agent(service)) is None
 
 
 def test_session_end_handoff_rules(service: MemoryService) -> None:
     doomed = new_agent(service)
     with pytest.raises(Refused):
-        continuity.end_session_with_handoff(service, doomed, "the api key is abc123xyz")
+        session_handoffs.end_session_with_handoff(service, doomed, "the api key is abc123xyz")
     store = service.store_for("main")
     state = "SELECT end_state FROM sessions WHERE id = ?"
     # Refused before ending, so the agent can fix the handoff and end again.
     assert store.execute(state, (doomed.session_id,)).get == "open"
-    assert continuity.end_session_with_handoff(service, doomed, "  \n") is None
+    assert session_handoffs.end_session_with_handoff(service, doomed, "  \n") is None
     assert store.execute(state, (doomed.session_id,)).get == "ended"
     assert store.execute("SELECT count(*) FROM session_handoffs").get == 0
     with pytest.raises(Conflict):
-        continuity.write_session_handoff(service, doomed, "too late")
+        session_handoffs.write_session_handoff(service, doomed, "too late")
 
 
 RACER = textwrap.dedent(
     """
     import pathlib, sys, time
-    from core import continuity
+    from core import session_handoffs, threads
     from core.model import Actor, utc_now
     from core.paths import DataDir
     from core.service import MemoryService
     svc = MemoryService(DataDir(pathlib.Path(sys.argv[1])))
     me = svc.open_session("main", Actor.AGENT, "racer")
-    continuity.set_session_thread(svc, me, sys.argv[2])
+    threads.set_session_thread(svc, me, sys.argv[2])
     start = float(sys.argv[3])
     while time.time() < start:
         time.sleep(0.001)
-    got = continuity.take_session_handoff(svc, me)
+    got = session_handoffs.take_session_handoff(svc, me)
     print("got" if got else "none", flush=True)
     svc.close()
     """
@@ -374,7 +383,7 @@ def test_racing_sessions_in_separate_processes_get_it_once(tmp_path: Path) -> No
         leaving = new_agent(svc)
         thread = continuity.enter_thread(svc, leaving, "Race").thread
         assert thread is not None
-        continuity.end_session_with_handoff(svc, leaving, "only one of you gets this")
+        session_handoffs.end_session_with_handoff(svc, leaving, "only one of you gets this")
     finally:
         svc.close()
     start = time.time() + 2.0
@@ -399,7 +408,7 @@ def test_racing_sessions_in_separate_processes_get_it_once(tmp_path: Path) -> No
 KILLED = textwrap.dedent(
     """
     import pathlib, sys
-    from core import continuity, episodes
+    from core import continuity, episodes, handoffs
     from core.model import Actor, utc_now
     from core.paths import DataDir
     from core.service import MemoryService
@@ -412,7 +421,7 @@ KILLED = textwrap.dedent(
         episodes.log_exchange(svc, me, "user", f"turn {i} about the migration")
         print("exchange", i, flush=True)  # acknowledged only after the commit
         text = f"# Plan\\n\\nstep {i} done\\n\\n- [ ] step {i + 1}\\n" + "padding " * 2000
-        continuity.write_handoff(svc, me, entry.thread.id, text)
+        handoffs.write_handoff(svc, me, entry.thread.id, text)
         print("handoff", i, flush=True)
         i += 1
     """
@@ -426,8 +435,8 @@ def test_a_session_killed_mid_conversation_leaves_the_last_good_handoff(tmp_path
         before = new_agent(svc)
         thread = continuity.enter_thread(svc, before, "Project X").thread
         assert thread is not None
-        continuity.write_handoff(svc, before, thread.id, "# Plan\n\nthe first good plan")
-        continuity.end_session_with_handoff(svc, before, "handed to the next session")
+        handoffs.write_handoff(svc, before, thread.id, "# Plan\n\nthe first good plan")
+        session_handoffs.end_session_with_handoff(svc, before, "handed to the next session")
     finally:
         svc.close()
 
@@ -440,7 +449,7 @@ def test_a_session_killed_mid_conversation_leaves_the_last_good_handoff(tmp_path
     )
     assert proc.stdout is not None
     logged: list[int] = []
-    handoffs: list[int] = []
+    written: list[int] = []
     for line in proc.stdout:
         kind, _, value = line.strip().partition(" ")
         if kind == "took":
@@ -448,8 +457,8 @@ def test_a_session_killed_mid_conversation_leaves_the_last_good_handoff(tmp_path
         elif kind == "exchange":
             logged.append(int(value))
         elif kind == "handoff":
-            handoffs.append(int(value))
-            if len(handoffs) == 20:
+            written.append(int(value))
+            if len(written) == 20:
                 os.kill(proc.pid, signal.SIGKILL)
                 break
     proc.communicate(timeout=30)
@@ -465,10 +474,10 @@ def test_a_session_killed_mid_conversation_leaves_the_last_good_handoff(tmp_path
         assert handoff is not None
         # The current text is one whole write, at least as new as the last acknowledged.
         step = int(handoff.markdown.split("step ")[1].split()[0])
-        assert step >= handoffs[-1]
+        assert step >= written[-1]
         assert handoff.markdown.startswith(f"# Plan\n\nstep {step} done\n\n- [ ] step {step + 1}")
         assert handoff.markdown.endswith("padding")
-        history = continuity.handoff_history(svc, "main", thread.id)
+        history = handoffs.handoff_history(svc, "main", thread.id)
         assert history[-1].markdown == "# Plan\n\nthe first good plan"
         # Everything it logged is still there, and still searchable.
         texts = {e.text for e in episodes.thread_exchanges(svc, "main", thread.id, limit=10_000)}
@@ -559,7 +568,7 @@ MARKDOWNISH = st.text(
 @settings(max_examples=300, deadline=None)
 @given(MARKDOWNISH)
 def test_a_fenced_handoff_cannot_break_the_brief(body: str) -> None:
-    body = continuity.strip_controls(body)
+    body = screening.strip_controls(body)
     sections = [("Thread handoff: X", f"_note_\n\n{fenced(body)}"), ("Sentinel", "the end")]
     brief = build_brief(
         [], entry_count=0, config=NOW_CONFIG, now=utc_now(), extra_sections=sections
@@ -576,7 +585,7 @@ def test_a_fenced_handoff_cannot_break_the_brief(body: str) -> None:
 @settings(max_examples=200, deadline=None)
 @given(MARKDOWNISH, st.integers(min_value=200, max_value=600))
 def test_a_cut_handoff_still_cannot_open_a_heading(body: str, limit: int) -> None:
-    body = continuity.strip_controls(body) + "\nfiller line" * 40
+    body = screening.strip_controls(body) + "\nfiller line" * 40
     config = Config(max_brief_chars=limit)
     sections = [("Thread handoff: X", fenced(body)), ("Sentinel", "the end")]
     brief = build_brief([], entry_count=0, config=config, now=utc_now(), extra_sections=sections)
@@ -605,10 +614,10 @@ def test_brief_sections_for_a_session(service: MemoryService) -> None:
     leaving = new_agent(service)
     tid = continuity.enter_thread(service, leaving, "Project X").thread
     assert tid is not None
-    continuity.write_handoff(
+    handoffs.write_handoff(
         service, leaving, tid.id, "## Status\n\n<!-- hidden\n- [ ] finish the importer"
     )
-    continuity.end_session_with_handoff(service, leaving, "# Last time\n\nTODO: answer Dana")
+    session_handoffs.end_session_with_handoff(service, leaving, "# Last time\n\nTODO: answer Dana")
 
     # The person's preview shows what the next agent session would get, without taking it.
     preview = continuity.preview_brief_sections(service, "main", "project x")
@@ -617,7 +626,7 @@ def test_brief_sections_for_a_session(service: MemoryService) -> None:
         "Open threads",
         "Thread handoff: Project X",
     ]
-    assert continuity.peek_session_handoff(service, "main", tid.id) is not None
+    assert session_handoffs.peek_session_handoff(service, "main", tid.id) is not None
 
     # So does any person's session put in the thread (ambry brief --thread).
     person = replace(service.open_session("main", Actor.OPERATOR, "cli"), thread_id=tid.id)
@@ -626,7 +635,7 @@ def test_brief_sections_for_a_session(service: MemoryService) -> None:
     arriving = continuity.enter_thread(service, new_agent(service), "Project X").caller
     sections = continuity.session_brief_sections(service, arriving)
     assert sections == preview
-    assert continuity.peek_session_handoff(service, "main", tid.id) is None
+    assert session_handoffs.peek_session_handoff(service, "main", tid.id) is None
     body = dict(sections)
     assert body["Open threads"] == "- TODO: answer Dana\n- finish the importer"
     assert "by the agent; 1 compaction" in body["Thread handoff: Project X"]
@@ -639,7 +648,7 @@ def test_brief_sections_for_a_session(service: MemoryService) -> None:
         ("h3", "Thread handoff: Project X"),
     ]
     assert continuity.continuity_brief_sections(service, "main", None, None) == []
-    continuity.delete_thread(service, person, tid.id)
+    threads.delete_thread(service, person, tid.id)
     assert continuity.session_brief_sections(service, arriving) == []
 
 
@@ -665,7 +674,7 @@ def test_cli_threads_and_handoffs(
     assert run(capsys, *d, "threads")[1].strip() == "no threads yet"
     code, out, _ = run(capsys, *d, "threads", "open", "Project X")
     tid = out.split()[0]
-    assert code == 0 and continuity.THREAD_ID.fullmatch(tid) and "(created)" in out
+    assert code == 0 and threads.THREAD_ID.fullmatch(tid) and "(created)" in out
 
     source = tmp_path / "plan.md"
     source.write_text("# Plan\n\n- [ ] first step\n", encoding="utf-8")

@@ -20,7 +20,7 @@ def test_every_cli_command_is_documented() -> None:
     assert missing == []
 
 
-@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md")) + ["README.md"])
+@pytest.mark.parametrize("page", [*sorted(p.name for p in DOCS.glob("*.md")), "README.md"])
 def test_relative_links_point_at_files(page: str) -> None:
     path = ROOT / page if page == "README.md" else DOCS / page
     text = path.read_text(encoding="utf-8")

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import audit, continuity, episodes
+from core import audit, continuity, episodes, threads
 from core.config import Config
 from core.episodes import MAX_EXCHANGE_CHARS, Speaker
 from core.errors import InvalidParams, Refused, TooLarge
@@ -34,7 +34,7 @@ def test_a_turn_is_filed_under_its_session_and_thread(service: MemoryService) ->
         Speaker.USER,
         "t-1",
     )
-    assert logged.to_dict()["thread_id"] == e.thread_id == continuity.session_thread(service, me)
+    assert logged.to_dict()["thread_id"] == e.thread_id == threads.session_thread(service, me)
     row = audit.recent(service.store_for("main"), limit=1)[0]
     assert row.action == "exchange_log" and row.size == len("Let's use pnpm")
     assert "pnpm" not in json.dumps(row.to_dict())
@@ -101,7 +101,7 @@ def test_search_ranks_the_current_thread_first(service: MemoryService) -> None:
     ranked = episodes.find_exchanges(service.store_for("main"), "deploy")
     assert ranked[0].exchange.thread_title == "Other" and ranked[0].relevance_score == 1.0
     # Another thread can be favoured explicitly; speakers can be filtered.
-    favoured = continuity.find_thread(service, "main", "other").id
+    favoured = threads.find_thread(service, "main", "other").id
     hits = episodes.search_exchanges(service, me, "deploy", thread_id=favoured)
     assert hits[0].exchange.thread_title == "Other"
     hits = episodes.search_exchanges(service, me, "deploy", speaker=Speaker.ASSISTANT)
@@ -172,7 +172,7 @@ def test_a_thread_reads_back_page_by_page(service: MemoryService) -> None:
     me = in_thread(service, "Project X")
     for n in range(5):
         episodes.log_exchange(service, me, "user", f"line {n}")
-    tid = continuity.session_thread(service, me)
+    tid = threads.session_thread(service, me)
     first = episodes.thread_exchanges(service, "main", tid, limit=3)
     assert [e.text for e in first] == ["line 4", "line 3", "line 2"]
     rest = episodes.thread_exchanges(service, "main", tid, limit=3, before=first[-1].id)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core import continuity, rpc_continuity
+from core import rpc_continuity, session_handoffs
 from core.auth import load_or_create_token
 from core.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
 from core.paths import DataDir
@@ -185,7 +185,7 @@ def test_session_handoff_reaches_the_next_session_once(dispatcher: Dispatcher, t
     first = connect(dispatcher, token)
     ok(first, "thread_open", {"title": "Project X"})
     # What the lead's session_end does with a handoff.
-    continuity.end_session_with_handoff(
+    session_handoffs.end_session_with_handoff(
         first.service, first.caller, "Stopped mid-refactor. I will finish the parser."
     )
     first.session = None

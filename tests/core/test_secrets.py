@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.credentials import credential_statement
 from core.secrets import (
     REPLACEMENT,
     Finding,
     Redaction,
     Tier,
-    credential_statement,
     redact,
     scan,
 )
