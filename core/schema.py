@@ -219,6 +219,33 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX idx_receipt_turns_receipt ON attachment_receipt_turns(receipt_id, linked_at);
     CREATE INDEX idx_receipt_turns_thread ON attachment_receipt_turns(thread_id, linked_at);
     """,
+    # 3 -> 4: the count of current entries, kept by triggers (the brief's header needs it).
+    """
+    CREATE TABLE entry_stats (
+        id      INTEGER PRIMARY KEY CHECK (id = 1),
+        current INTEGER NOT NULL
+    );
+    INSERT INTO entry_stats (id, current) VALUES (1, (
+        SELECT count(*) FROM memory_entries WHERE superseded_by IS NULL AND status = 'active'
+    ));
+    CREATE TRIGGER entry_stats_ai AFTER INSERT ON memory_entries
+        WHEN new.superseded_by IS NULL AND new.status = 'active'
+    BEGIN
+        UPDATE entry_stats SET current = current + 1 WHERE id = 1;
+    END;
+    CREATE TRIGGER entry_stats_ad AFTER DELETE ON memory_entries
+        WHEN old.superseded_by IS NULL AND old.status = 'active'
+    BEGIN
+        UPDATE entry_stats SET current = current - 1 WHERE id = 1;
+    END;
+    CREATE TRIGGER entry_stats_au AFTER UPDATE OF superseded_by, status ON memory_entries
+    BEGIN
+        UPDATE entry_stats SET current = current
+            + (new.superseded_by IS NULL AND new.status = 'active')
+            - (old.superseded_by IS NULL AND old.status = 'active')
+        WHERE id = 1;
+    END;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

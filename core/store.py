@@ -140,7 +140,6 @@ class GroupStore:
         self.conn: apsw.Connection = open_database(path)
         self._df_cache: dict[str, tuple[int, float]] = {}
         self._total_cache: tuple[int, float] = (0, -DF_CACHE_SECONDS)
-        self._count_cache: tuple[tuple[int, int], int] = ((-1, -1), 0)
         with mapped_errors(path):
             path.chmod(0o600)
 
@@ -444,17 +443,8 @@ class GroupStore:
         return int(self.execute(f"SELECT count(*) FROM memory_entries e WHERE {where}", params).get)
 
     def current_count(self) -> int:
-        """Active, not superseded entries; recounted only when the database changed."""
-        key = (self.data_version(), self.conn.total_changes())
-        if self._count_cache[0] != key:
-            count = int(
-                self.execute(
-                    "SELECT count(*) FROM memory_entries "
-                    "WHERE superseded_by IS NULL AND status = 'active'"
-                ).get
-            )
-            self._count_cache = (key, count)
-        return self._count_cache[1]
+        """Active, not superseded entries (kept by triggers, so this costs nothing)."""
+        return int(self.execute("SELECT current FROM entry_stats WHERE id = 1").get)
 
     def total(self) -> int:
         return int(self.execute("SELECT count(*) FROM memory_entries").get)

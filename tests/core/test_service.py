@@ -240,3 +240,29 @@ def test_small_stores_rank_every_match(service: MemoryService, operator: Caller)
     # "dog" is in 20% of entries, "luna" in none: nothing may be dropped.
     assert service.store_for("main").plan(["dog", "luna"]) == (["dog", "luna"], True)
     assert [r.id for r in service.search(operator, {"query": "dog luna"})] == [dog]
+
+
+def test_the_current_count_follows_every_kind_of_change(
+    service: MemoryService, operator: Caller
+) -> None:
+    from core import curation
+    from core.curation import Decision
+
+    store = service.store_for("main")
+
+    def expected() -> int:
+        return int(
+            store.execute(
+                "SELECT count(*) FROM memory_entries WHERE superseded_by IS NULL "
+                "AND status = 'active'"
+            ).get
+        )
+
+    a = _store(service, operator, "one")
+    _store(service, operator, "two", supersedes=a)
+    c = _store(service, operator, "three")
+    store.update_fields(c, status="candidate")
+    curation.review(service, operator, [c], Decision.ACCEPT)
+    service.delete(operator, c)
+    _store(service, operator, "one")  # a duplicate of nothing current: a new entry
+    assert store.current_count() == expected() == 2
