@@ -40,7 +40,8 @@ class Config:
         return parse_config({**self.to_dict(), **changes})
 
 
-_BOUNDS: dict[str, tuple[float, float]] = {
+#: The allowed range of each numeric setting (the settings view uses it too).
+BOUNDS: dict[str, tuple[float, float]] = {
     "max_brief_entries": (1, 1000),
     "max_brief_chars": (200, 200_000),
     "brief_token_budget": (50, 100_000),
@@ -73,8 +74,8 @@ def parse_config(raw: dict[str, Any]) -> Config:
             raise InvalidParams(
                 f"setting {key!r} must be a {type(default).__name__}", field=key, rule="type"
             )
-        if key in _BOUNDS:
-            low, high = _BOUNDS[key]
+        if key in BOUNDS:
+            low, high = BOUNDS[key]
             if not low <= value <= high:
                 raise InvalidParams(
                     f"setting {key!r} must be between {low} and {high}", field=key, rule="range"

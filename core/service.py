@@ -31,11 +31,14 @@ from core.crypto import (
 )
 from core.episodes import expire_exchanges
 from core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited, Refused
-from core.fts import build_match, query_terms
+from core.fts import query_terms, words
 from core.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.manifest import validate_args
 from core.model import (
+    MAX_CONTENT_CHARS,
     MAX_SEARCH_LIMIT,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
     Actor,
     EntryFilter,
     EntryType,
@@ -133,6 +136,26 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     return tuple(seen.values())
 
 
+def check_limits(content: str, tags: Iterable[str]) -> None:
+    """The entry limits, for every caller (the manifest checks them for agents too)."""
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidParams(
+            f"content must be at most {MAX_CONTENT_CHARS} characters (it has {len(content)})",
+            field="content",
+            rule="maxLength",
+        )
+    tags = list(tags)
+    if len(tags) > MAX_TAGS:
+        raise InvalidParams(f"at most {MAX_TAGS} tags", field="tags", rule="maxItems")
+    for i, tag in enumerate(tags):
+        if len(tag) > MAX_TAG_CHARS:
+            raise InvalidParams(
+                f"tag {tag[:20]!r}… must be at most {MAX_TAG_CHARS} characters",
+                field=f"tags.{i}",
+                rule="maxLength",
+            )
+
+
 def relevance_scores(bm25_scores: list[float]) -> list[float]:
     """Map bm25 scores (lower is better) onto 0..1 relative to the best match.
 
@@ -181,6 +204,11 @@ class MemoryService:
     def add_listener(self, fn: Callable[[Changes], None]) -> None:
         """Call ``fn`` with the change record of every mutation made through this service."""
         self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[Changes], None]) -> None:
+        """Stop calling ``fn``; unknown listeners are ignored (a view may close twice)."""
+        if fn in self._listeners:
+            self._listeners.remove(fn)
 
     def _emit(self, changes: Changes) -> Changes:
         for fn in list(self._listeners):
@@ -337,6 +365,7 @@ class MemoryService:
         content = request.content.strip()
         if not content:
             raise InvalidParams("content must not be empty", field="content", rule="minLength")
+        check_limits(content, request.tags)
         source = request.source or policy.resolve_source(
             caller.actor, request.claimed_type, request.claimed_trust
         )
@@ -395,6 +424,10 @@ class MemoryService:
                 )
         changes = Changes(group=store.group, entries=True, audit=True)
         duplicate = store.find_duplicate(key, entry_type) if dedup else None
+        if duplicate is not None and target is not None and duplicate.id == target.id:
+            # Same text as the entry it replaces: an edit of tags (or nothing), which
+            # still makes a new version so history is kept.
+            duplicate = None
         if duplicate is not None:
             self._check_rate(store, caller, "stores", self.config.rate_stores_per_session)
             # Seeing the same memory again is evidence for it (seed 002 reinforcement).
@@ -598,6 +631,7 @@ class MemoryService:
             audit.record(
                 store, Action.SEARCH, caller.actor, session_id=caller.session_id, count=len(results)
             )
+        self._emit(Changes(group=store.group, audit=True))
         return results
 
     def search_entries(
@@ -635,8 +669,11 @@ class MemoryService:
         store = self.store_for(group)
         if not query.strip():
             return store.ids(flt)
-        match = build_match(query, prefix_last=True)
-        return store.ids(flt, match) if match else []
+        terms = query_terms(query)
+        typed = words(query)
+        # The word being typed matches as a prefix, once it is long enough to narrow.
+        prefix = bool(terms) and terms[-1] == typed[-1] and len(terms[-1]) >= 2
+        return store.browse_ids(flt, terms, prefix_last=prefix)
 
     # -- brief, decay, markers, pins ----------------------------------------
 
@@ -665,6 +702,7 @@ class MemoryService:
                 count=result.brief_count,
                 size=result.char_count,
             )
+        self._emit(Changes(group=store.group, audit=True))
         return result
 
     def brief_sections(self, caller: Caller) -> list[tuple[str, str]]:

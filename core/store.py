@@ -358,7 +358,7 @@ class GroupStore:
                 return [(entry_from_row(r), float(r[_N_COLUMNS])) for r in rows]
             window *= 8
 
-    def plan(self, terms: list[str]) -> tuple[list[str], bool]:
+    def plan(self, terms: list[str], *, prefix_last: bool = False) -> tuple[list[str], bool]:
         """Which terms to search with, and whether to rank every match.
 
         - If the terms match at most :data:`EXACT_RANK_LIMIT` entries in all,
@@ -373,20 +373,24 @@ class GroupStore:
         """
         total = self._cached_total()
         cap = max(EXACT_RANK_LIMIT, int(COMMON_FRACTION * total)) + 1
-        freqs = {t: self.doc_freq(t, cap) for t in terms}
+        last = len(terms) - 1
+        freqs = {
+            t: self.doc_freq(match_expression([t], prefix_last=prefix_last and i == last), cap)
+            for i, t in enumerate(terms)
+        }
         if sum(freqs.values()) <= EXACT_RANK_LIMIT:
             return terms, True
         rare = [t for t in terms if 0 < freqs[t] <= COMMON_FRACTION * total]
         kept = rare or terms
         return kept, sum(freqs[t] for t in kept) <= EXACT_RANK_LIMIT
 
-    def doc_freq(self, term: str, cap: int) -> int:
-        """Entries containing ``term``, counted up to ``cap``, cached.
+    def doc_freq(self, expression: str, cap: int) -> int:
+        """Entries matching one quoted term ``expression``, counted up to ``cap``, cached.
 
         The figure only steers :meth:`plan`, so a count up to a minute old is fine.
         """
         now = time.monotonic()
-        hit = self._df_cache.get(term)
+        hit = self._df_cache.get(expression)
         if hit is not None and now - hit[1] < DF_CACHE_SECONDS and hit[0] < cap:
             return hit[0]
         if len(self._df_cache) > 50_000:
@@ -394,10 +398,10 @@ class GroupStore:
         count = int(
             self.execute(
                 "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT ?)",
-                (match_expression([term]), cap),
+                (expression, cap),
             ).get
         )
-        self._df_cache[term] = (count, now)
+        self._df_cache[expression] = (count, now)
         return count
 
     def _cached_total(self) -> int:
@@ -433,8 +437,28 @@ class GroupStore:
             )
             return [r[0] for r in self.execute(sql, params)]
         sql = (
-            "SELECT e.id FROM memory_fts JOIN memory_entries e ON e.seq = memory_fts.rowid "
-            f"WHERE memory_fts MATCH ? AND {where} ORDER BY memory_fts.rank"
+            "SELECT e.id FROM memory_fts CROSS JOIN memory_entries e "
+            f"ON e.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} "
+            "ORDER BY memory_fts.rank"
+        )
+        return [r[0] for r in self.execute(sql, (match, *params))]
+
+    def browse_ids(self, flt: EntryFilter, terms: list[str], *, prefix_last: bool) -> list[str]:
+        """Ids of every entry matching ``terms`` for the browser, planned like :meth:`search`.
+
+        Best match first when the matches are few enough to rank
+        (:meth:`plan`); otherwise newest first, which is instant at any size.
+        """
+        if not terms:
+            return []
+        kept, exact = self.plan(terms, prefix_last=prefix_last)
+        match = match_expression(kept, prefix_last=prefix_last and kept[-1] == terms[-1])
+        where, params = _where(flt)
+        order = "f.rank" if exact else "f.rowid DESC"
+        sql = (
+            "SELECT e.id FROM memory_fts AS f "
+            f"CROSS JOIN memory_entries e ON e.seq = f.rowid "
+            f"WHERE f.memory_fts MATCH ? AND {where} ORDER BY {order}"
         )
         return [r[0] for r in self.execute(sql, (match, *params))]
 

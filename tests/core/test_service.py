@@ -266,3 +266,16 @@ def test_the_current_count_follows_every_kind_of_change(
     service.delete(operator, c)
     _store(service, operator, "one")  # a duplicate of nothing current: a new entry
     assert store.current_count() == expected() == 2
+
+
+def test_browsing_a_common_word_lists_every_match_newest_first(
+    service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core import store as store_module
+
+    monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 5)
+    ids = [_store(service, operator, f"Standup notes for day {i}") for i in range(12)]
+    listed = service.list_ids("main", EntryFilter(), "standu")
+    assert listed == ids[::-1]  # all of them, none dropped
+    assert service.list_ids("main", EntryFilter(), "day 7") != []
+    assert service.list_ids("main", EntryFilter(), "s") == []  # too short to narrow

@@ -1,0 +1,124 @@
+"""Fixtures for the desktop tests: real widgets over real stores, headless."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from core.model import Actor, EntryType, Source, SourceType, Trust
+from core.paths import DataDir
+from core.service import Caller, MemoryService, StoreRequest
+from desktop import messages
+from desktop.app import load_style
+from desktop.main_window import MainWindow
+from desktop.ops import Executor
+from desktop.watch import AppState
+
+#: The offscreen platform cannot pass size hints to a window manager (there is
+#: none) and says so at warning level for every top-level window shown.
+OFFSCREEN_NOISE = r"This plugin does not support propagateSizeHints\(\)"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.qt_log_ignore(OFFSCREEN_NOISE))
+
+
+@dataclass
+class Dialogs:
+    """Stands in for questions to the person: records them, answers as told."""
+
+    answer: bool = True
+    text: str | None = None
+    asked: list[str] = field(default_factory=list)
+
+    def confirm(self, _parent: object, _title: str, question: str, _action: str) -> bool:
+        self.asked.append(question)
+        return self.answer
+
+    def ask_text(self, _parent: object, _title: str, label: str) -> str | None:
+        self.asked.append(label)
+        return self.text
+
+
+@pytest.fixture(autouse=True)
+def dialogs(monkeypatch: pytest.MonkeyPatch) -> Dialogs:
+    fake = Dialogs()
+    monkeypatch.setattr(messages, "confirm", fake.confirm)
+    monkeypatch.setattr(messages, "ask_text", fake.ask_text)
+    return fake
+
+
+@pytest.fixture
+def shown(qtbot: QtBot) -> list[tuple[str, str]]:
+    """Every message sent through the messages bridge during the test."""
+    seen: list[tuple[str, str]] = []
+    messages.bridge.shown.connect(lambda level, text: seen.append((level, text)))
+    return seen
+
+
+@pytest.fixture
+def state(qtbot: QtBot, service: MemoryService, data_dir: DataDir) -> Iterator[AppState]:
+    app_state = AppState(service, data_dir, "main")
+    yield app_state
+    app_state.close()
+
+
+@pytest.fixture
+def executor(service: MemoryService, data_dir: DataDir) -> Iterator[Executor]:
+    ex = Executor(data_dir, service.config, "test-query")
+    yield ex
+    ex.close()
+
+
+@pytest.fixture
+def window(
+    qtbot: QtBot, qapp: object, state: AppState, executor: Executor, tmp_path: Path
+) -> Iterator[MainWindow]:
+    qapp.setStyleSheet(load_style())  # type: ignore[attr-defined]
+    win = MainWindow(state, executor, None, tmp_path / "agent.sock", "not started in tests")
+    qtbot.addWidget(win)
+    win.show()
+    # Shortcuts only reach the active window.
+    win.activateWindow()
+    qtbot.waitActive(win)
+    win.start()
+    yield win
+    win.close()
+
+
+def add(
+    service: MemoryService,
+    caller: Caller,
+    content: str,
+    entry_type: EntryType = EntryType.FACT,
+    tags: tuple[str, ...] = (),
+    *,
+    low_trust: bool = False,
+) -> str:
+    """Store one entry; returns its id."""
+    source = Source(SourceType.WEB_CONTENT, Trust.LOW) if low_trust else None
+    request = StoreRequest(entry_type, content, tags, source=source)
+    return service.store_entries(caller, [request])[0].entry.id
+
+
+@pytest.fixture
+def filled(service: MemoryService, operator: Caller) -> dict[str, str]:
+    """A few entries of different types and tags, by a short name."""
+    return {
+        "luna": add(service, operator, "Has a dog named Luna", EntryType.FACT, ("pets",)),
+        "tea": add(service, operator, "Prefers green tea", EntryType.PREFERENCE, ("food",)),
+        "tests": add(service, operator, "Run the tests first", EntryType.INSTRUCTION, ("work",)),
+        "office": add(service, operator, "Works in the Lyon office", EntryType.FACT, ("work",)),
+    }
+
+
+@pytest.fixture
+def agent_caller(service: MemoryService) -> Caller:
+    return service.open_session("main", Actor.AGENT, "test-agent")

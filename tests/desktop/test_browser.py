@@ -1,0 +1,224 @@
+"""The memory browser against a real store: search, filters, edit, delete and undo."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from core.model import EntryType
+from core.service import Caller, MemoryService
+from desktop.browser.state import StatusFilter
+from desktop.main_window import MainWindow
+from tests.desktop.conftest import Dialogs, add
+
+
+def listed(window: MainWindow) -> list[str]:
+    model = window.browser.model
+    return [model.id_at(r) for r in range(model.rowCount())]
+
+
+def select(qtbot: QtBot, window: MainWindow, entry_id: str) -> None:
+    qtbot.waitUntil(lambda: entry_id in listed(window))
+    window.browser.open_entry(entry_id)
+    qtbot.waitUntil(lambda: window.browser.editor.entry is not None)
+
+
+def test_lists_entries_newest_first(
+    qtbot: QtBot, filled: dict[str, str], window: MainWindow
+) -> None:
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 4)
+    assert listed(window)[0] == filled["office"]
+    assert window.browser.count_label.text() == "4 memories"
+    assert window.memories.currentWidget() is window.browser
+
+
+def test_typing_filters_rows(qtbot: QtBot, filled: dict[str, str], window: MainWindow) -> None:
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 4)
+    qtbot.keyClicks(window.browser.filters.search, "lun")
+    qtbot.waitUntil(lambda: listed(window) == [filled["luna"]])
+    assert window.browser.count_label.text() == "1 memory match"
+    window.browser.filters.search.clear()
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == 4)
+
+
+def test_type_tag_and_behavioral_filters(
+    qtbot: QtBot, filled: dict[str, str], window: MainWindow
+) -> None:
+    bar = window.browser.filters
+    qtbot.waitUntil(lambda: bar.tag_box.count() == 4)  # All tags + food, pets, work
+    bar.type_box.setCurrentIndex(bar.type_box.findData(EntryType.FACT))
+    qtbot.waitUntil(lambda: set(listed(window)) == {filled["luna"], filled["office"]})
+    bar.tag_box.setCurrentIndex(bar.tag_box.findData("work"))
+    qtbot.waitUntil(lambda: listed(window) == [filled["office"]])
+    bar.type_box.setCurrentIndex(0)
+    bar.behavioral_box.setCurrentIndex(bar.behavioral_box.findData(True))
+    qtbot.waitUntil(lambda: listed(window) == [filled["tests"]])
+
+
+def test_status_filter_shows_candidates_and_superseded(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    filled: dict[str, str],
+    window: MainWindow,
+) -> None:
+    web = add(service, operator, "A page says the API changes", low_trust=True)
+    bar = window.browser.filters
+    bar.set_status(StatusFilter.CANDIDATE)
+    qtbot.waitUntil(lambda: listed(window) == [web])
+    bar.set_status(StatusFilter.SUPERSEDED)
+    qtbot.waitUntil(lambda: listed(window) == [])
+    bar.set_status(StatusFilter.STALE)
+    qtbot.waitUntil(lambda: listed(window) == [])
+    bar.set_status(StatusFilter.ACTIVE)
+    qtbot.waitUntil(lambda: len(listed(window)) == 4)
+
+
+def test_editing_supersedes_and_keeps_history(
+    qtbot: QtBot, service: MemoryService, filled: dict[str, str], window: MainWindow
+) -> None:
+    old = filled["luna"]
+    select(qtbot, window, old)
+    editor = window.browser.editor
+    editor.content.setPlainText("Has a dog named Luna Belle")
+    assert editor.save_button.isEnabled()
+    qtbot.mouseClick(editor.save_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: old not in listed(window) and len(listed(window)) == 4)
+    new = listed(window)[0]
+    assert service.get("main", new).content == "Has a dog named Luna Belle"
+    assert service.get("main", old).superseded_by == new
+    assert [e.id for e in service.history("main", new)] == [old, new]
+    qtbot.waitUntil(lambda: window.browser.selected_ids() == [new])
+    editor.history_button.click()
+    text = window.browser.history_dialog.view.toPlainText()
+    assert "Version 2" in text and "Luna Belle" in text and "Version 1" in text
+    window.browser.history_dialog.close()
+
+
+def test_editing_type_supersedes(
+    qtbot: QtBot, service: MemoryService, filled: dict[str, str], window: MainWindow
+) -> None:
+    old = filled["office"]
+    select(qtbot, window, old)
+    editor = window.browser.editor
+    editor.type_box.setCurrentIndex(editor.type_box.findData(EntryType.CONTEXT))
+    editor.save_button.click()
+    qtbot.waitUntil(lambda: old not in listed(window))
+    current = service.get("main", service.get("main", old).superseded_by or "")
+    assert current.type is EntryType.CONTEXT
+    assert current.content == "Works in the Lyon office"
+
+
+def test_editing_tags_supersedes(
+    qtbot: QtBot, service: MemoryService, filled: dict[str, str], window: MainWindow
+) -> None:
+    old = filled["tea"]
+    select(qtbot, window, old)
+    window.browser.editor.tags.setText("food, drinks")
+    window.browser.editor.save_button.click()
+    qtbot.waitUntil(lambda: old not in listed(window))
+    assert service.get("main", listed(window)[0]).tags == ("food", "drinks")
+
+
+def test_new_memory_with_ctrl_n(qtbot: QtBot, service: MemoryService, window: MainWindow) -> None:
+    qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    editor = window.browser.editor
+    assert editor.is_new and window.memories.currentWidget() is window.browser
+    qtbot.keyClicks(editor.content, "Lives in Lyon")
+    editor.tags.setText("home")
+    editor.save_button.click()
+    qtbot.waitUntil(lambda: len(listed(window)) == 1)
+    entry = service.get("main", listed(window)[0])
+    assert (entry.content, entry.tags, entry.source.type.value) == (
+        "Lives in Lyon",
+        ("home",),
+        "operator",
+    )
+
+
+def test_delete_asks_and_undo_restores(
+    qtbot: QtBot,
+    service: MemoryService,
+    filled: dict[str, str],
+    window: MainWindow,
+    dialogs: Dialogs,
+) -> None:
+    target = filled["tea"]
+    select(qtbot, window, target)
+    dialogs.answer = False
+    window.browser.editor.delete_button.click()
+    assert len(dialogs.asked) == 1 and "Delete this memory?" in dialogs.asked[0]
+    assert target in listed(window)
+
+    dialogs.answer = True
+    window.browser.table.setFocus()
+    qtbot.keyClick(window.browser.table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: target not in listed(window))
+    assert service.store_for("main").get(target) is None
+    # The next row takes the deleted one's place, for a keyboard flow.
+    qtbot.waitUntil(lambda: window.browser.selected_ids() == [filled["luna"]])
+    assert window.browser.undo_action.isEnabled()
+
+    qtbot.keyClick(window.browser.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: target in listed(window))
+    assert service.get("main", target).content == "Prefers green tea"
+    assert window.browser.selected_ids() == [target]
+    assert not window.browser.undo_action.isEnabled()
+
+
+def test_bulk_accept_and_delete(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    filled: dict[str, str],
+    window: MainWindow,
+) -> None:
+    web = add(service, operator, "A page says the API changes", low_trust=True)
+    qtbot.waitUntil(lambda: len(listed(window)) == 5)
+    window.browser.table.selectAll()
+    editor = window.browser.editor
+    assert editor.bulk_title.text() == "5 memories selected"
+    assert editor.bulk_accept_button.text() == "Accept 1 candidate"
+    editor.bulk_accept_button.click()
+    qtbot.waitUntil(lambda: service.get("main", web).status.value == "active")
+
+    window.browser.table.selectAll()
+    editor.bulk_delete_button.click()
+    qtbot.waitUntil(lambda: listed(window) == [])
+    qtbot.waitUntil(lambda: window.memories.currentWidget() is window.empty)
+    window.browser.undo()
+    qtbot.waitUntil(lambda: len(listed(window)) == 5)
+
+
+def test_bulk_tag_adds_a_version_per_entry(
+    qtbot: QtBot, service: MemoryService, filled: dict[str, str], window: MainWindow
+) -> None:
+    qtbot.waitUntil(lambda: len(listed(window)) == 4)
+    window.browser.table.selectAll()
+    editor = window.browser.editor
+    editor.bulk_tag.setText("reviewed")
+    editor.bulk_tag_button.click()
+    qtbot.waitUntil(lambda: not set(filled.values()) & set(listed(window)), timeout=2000)
+    entries = service.store_for("main").get_many(listed(window)).values()
+    assert len(entries) == 4 and all("reviewed" in e.tags for e in entries)
+
+
+def test_pin_toggles(
+    qtbot: QtBot, service: MemoryService, filled: dict[str, str], window: MainWindow
+) -> None:
+    select(qtbot, window, filled["tests"])
+    window.browser.editor.pin_button.click()
+    qtbot.waitUntil(lambda: service.get("main", filled["tests"]).pinned)
+    row = window.browser.model.row_of(filled["tests"])
+    assert row is not None
+    qtbot.waitUntil(lambda: window.browser.model.index(row, 6).data() == "active · pinned")
+
+
+def test_ctrl_f_focuses_search(qtbot: QtBot, window: MainWindow) -> None:
+    window.go(window.nav.currentRow() + 2)  # away from Memories
+    window.activateWindow()
+    window.find_action.trigger()
+    assert window.pages.currentWidget() is window.memories
+    assert window.browser.filters.search.hasFocus() or window.focusWidget() is (
+        window.browser.filters.search
+    )

@@ -1,0 +1,86 @@
+"""The review inbox: candidates, accept/reject/defer, keys, and the brief."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from core.model import Status
+from core.service import Caller, MemoryService
+from desktop.main_window import MainWindow, Nav
+from tests.desktop.conftest import add
+
+
+def candidate_ids(window: MainWindow) -> list[str]:
+    model = window.review.model
+    return [model.id_at(r) for r in range(model.rowCount())]
+
+
+def test_accepting_a_candidate_moves_it_to_the_brief(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    add(service, operator, "Prefers tabs over spaces")
+    web = add(service, operator, "The billing API drops XML next year", low_trust=True)
+    qtbot.waitUntil(lambda: window.nav.item(Nav.REVIEW).text() == "Review (1)")
+
+    window.go(Nav.BRIEF)
+    assert "billing API" not in window.brief.raw_view.toPlainText()
+    assert "Prefers tabs" in window.brief.raw_view.toPlainText()
+
+    window.go(Nav.REVIEW)
+    assert candidate_ids(window) == [web]
+    detail = window.review.detail.toPlainText()
+    assert "low-trust source" in detail and "web (low trust)" in detail
+    qtbot.keyClick(window.review.table, Qt.Key.Key_A)
+    assert service.get("main", web).status is Status.ACTIVE
+    qtbot.waitUntil(lambda: window.review.stack.currentWidget() is window.review.nothing)
+    assert window.nav.item(Nav.REVIEW).text() == "Review"
+
+    window.go(Nav.BRIEF)
+    qtbot.waitUntil(lambda: "billing API drops XML" in window.brief.raw_view.toPlainText())
+    assert window.brief.brief is not None and window.brief.brief.brief_count == 2
+
+
+def test_reject_deletes_and_defer_moves_to_the_end(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    first = add(service, operator, "A forum says the server is in Oslo", low_trust=True)
+    second = add(service, operator, "A page claims Luna is a cat", low_trust=True)
+    third = add(service, operator, "A blog says tea is bad", low_trust=True)
+    window.go(Nav.REVIEW)
+    qtbot.waitUntil(lambda: candidate_ids(window) == [first, second, third])
+    assert window.review.selected_ids() == [first]
+
+    qtbot.keyClick(window.review.table, Qt.Key.Key_D)
+    qtbot.waitUntil(lambda: candidate_ids(window) == [second, third, first])
+    assert window.review.selected_ids() == [second]
+
+    qtbot.keyClick(window.review.table, Qt.Key.Key_R)
+    assert service.store_for("main").get(second) is None
+    assert candidate_ids(window) == [third, first]
+    assert window.review.selected_ids() == [third]
+
+
+def test_bulk_accept_from_the_inbox(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    ids = [add(service, operator, f"Web claim number {i}", low_trust=True) for i in range(3)]
+    window.go(Nav.REVIEW)
+    qtbot.waitUntil(lambda: len(candidate_ids(window)) == 3)
+    window.review.table.selectAll()
+    window.review.accept_button.click()
+    assert all(service.get("main", i).status is Status.ACTIVE for i in ids)
+    assert window.review.stack.currentWidget() is window.review.nothing
+
+
+def test_agent_candidate_appears_while_the_inbox_is_open(
+    qtbot: QtBot, service: MemoryService, agent_caller: Caller, window: MainWindow
+) -> None:
+    window.go(Nav.REVIEW)
+    assert window.review.stack.currentWidget() is window.review.nothing
+    service.store(
+        agent_caller,
+        {"type": "fact", "content": "Docs say v2 is out", "source": {"type": "web_content"}},
+    )
+    qtbot.waitUntil(lambda: len(candidate_ids(window)) == 1)
+    assert window.review.selected_ids() == candidate_ids(window)
