@@ -46,7 +46,8 @@ def draw(size: int) -> QImage:
         door = QPainterPath()
         door.addRoundedRect(
             QRectF(left, body.top() + inset, door_w, body.height() - 2 * inset),
-            s * 0.025, s * 0.025,
+            s * 0.025,
+            s * 0.025,
         )
         p.fillPath(door, AMBER)
     if size >= 24:

@@ -17,17 +17,17 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
-from PySide6.QtCore import QEventLoop, QTimer  # noqa: E402, TID251 (a GUI script)
-from PySide6.QtWidgets import QApplication  # noqa: E402, TID251
+from PySide6.QtCore import QEventLoop, QTimer
+from PySide6.QtWidgets import QApplication
 
-from core.model import Actor, EntryFilter  # noqa: E402
-from core.paths import DataDir  # noqa: E402
-from core.service import MemoryService  # noqa: E402
-from desktop.app import app_icon, load_style  # noqa: E402
-from desktop.empty_state import load_examples  # noqa: E402
-from desktop.main_window import MainWindow, Nav  # noqa: E402
-from desktop.ops import Executor  # noqa: E402
-from desktop.watch import AppState  # noqa: E402
+from core.model import Actor, EntryFilter
+from core.paths import DataDir
+from core.service import MemoryService
+from desktop.app import app_icon, load_style
+from desktop.empty_state import load_examples
+from desktop.main_window import MainWindow, Nav
+from desktop.ops import Executor
+from desktop.watch import AppState
 
 SIZE = (1360, 820)
 
