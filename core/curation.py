@@ -14,8 +14,7 @@ from core import audit
 from core.audit import Action
 from core.changes import Changes
 from core.errors import Conflict, Forbidden, NotFound
-from core.model import Actor, EntryFilter, MemoryEntry, Privacy, Status, iso, utc_now
-from core.store import NewRow
+from core.model import Actor, EntryFilter, MemoryEntry, Status, iso, utc_now
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -150,16 +149,14 @@ def delete_many(
 
 def restore(service: MemoryService, caller: Caller, entries: Sequence[MemoryEntry]) -> Changes:
     """Put deleted entries back exactly as they were (undo), all or none."""
-    from core.service import content_key
-
     require_operator(caller, "restoring memories")
     store = service.store_for(caller.group)
     with store.transaction():
         for entry in entries:
             if store.get(entry.id) is not None:
                 raise Conflict(f"{entry.id} already exists; nothing to restore")
-            text = entry.content if entry.privacy is Privacy.PUBLIC else ""
-            store.insert(NewRow(entry, search_text=text, content_key=content_key(entry.content)))
+            # Re-sealed from the clear text, so the dedup key is the right one again.
+            store.insert(service.row_for(service.readable(entry, reveal=True)))
         audit.record(
             store,
             Action.RESTORE,

@@ -30,7 +30,7 @@ from core.config import Config
 from core.errors import InvalidParams, TooLarge
 from core.fts import match_expression, query_terms
 from core.model import Actor, iso, utc_now
-from core.screening import screen, strip_controls
+from core.screening import audit_redacted, screen, strip_controls
 from core.store import GroupStore
 from core.threads import session_thread
 
@@ -206,16 +206,7 @@ def log_exchange(
             speaker=who.value,
             thread=thread_id,
         )
-        if redacted:
-            audit.record(
-                store,
-                Action.SECRET_REDACTED,
-                caller.actor,
-                session_id=caller.session_id,
-                count=len(redacted),
-                patterns=sorted(set(redacted)),
-                exchange=seq,
-            )
+        audit_redacted(store, caller, redacted, exchange=seq)
         row = store.execute(
             f"SELECT {_COLUMNS} FROM exchanges e LEFT JOIN threads t ON t.id = e.thread_id "
             "WHERE e.seq = ?",

@@ -14,7 +14,7 @@ import base64
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -374,9 +374,6 @@ def _import_entry(
     report: ImportReport,
     where: str,
 ) -> None:
-    from core.crypto import encrypt, keyed_hash
-    from core.service import content_key, normalise_content
-    from core.store import NewRow
 
     entry_id = rec["id"]
     if "sealed" in rec:
@@ -418,19 +415,7 @@ def _import_entry(
         review_reason=rec.get("review_reason"),
         last_seen_at=rec.get("last_seen_at"),
     )
-    if entry.privacy is Privacy.PUBLIC:
-        store.insert(NewRow(entry, search_text=content, content_key=content_key(content)))
-    else:
-        key = service._data_key(create=True)
-        assert key is not None
-        sealed = encrypt(key, content, entry_id)
-        store.insert(
-            NewRow(
-                replace(entry, content=sealed),
-                search_text="",
-                content_key=keyed_hash(key, normalise_content(content)),
-            )
-        )
+    store.insert(service.row_for(entry))
     report.entries += 1
 
 

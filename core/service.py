@@ -398,15 +398,7 @@ class MemoryService:
         entry_type, content, tags = request.entry_type, request.content, request.tags
         supersedes, source = request.supersedes, request.source
         assert source is not None, "requests are prepared before they are written"
-        entry_id = new_entry_id()
-        sealed: str | None = None
-        if request.privacy is Privacy.PUBLIC:
-            key = content_key(content)
-        else:
-            data_key = self._data_key(create=True)
-            assert data_key is not None
-            key = keyed_hash(data_key, normalise_content(content))
-            sealed = encrypt(data_key, content, entry_id)
+        key = self.dedup_key(request.privacy, content)
         target: MemoryEntry | None = None
         if supersedes is not None:
             target = store.get(supersedes)
@@ -461,7 +453,7 @@ class MemoryService:
             self._check_rate(store, caller, "supersedes", self.config.rate_supersedes_per_session)
         candidate = request.status is Status.CANDIDATE
         entry = MemoryEntry(
-            id=entry_id,
+            id=new_entry_id(),
             type=entry_type,
             content=content,
             tags=tags,
@@ -477,11 +469,7 @@ class MemoryService:
             provenance=Provenance(caller.session_id, store.group, now, now),
             last_seen_at=now,
         )
-        if sealed is None:
-            store.insert(NewRow(entry, search_text=content, content_key=key))
-        else:
-            # Only tags stay searchable; the content is ciphertext at rest.
-            store.insert(NewRow(replace(entry, content=sealed), search_text="", content_key=key))
+        store.insert(self.row_for(entry))
         audit.record(
             store,
             Action.STORE,
@@ -602,6 +590,25 @@ class MemoryService:
         if key is None:
             return replace(entry, content=LOCKED_MASK)
         return replace(entry, content=decrypt(key, entry.content, entry.id))
+
+    def dedup_key(self, privacy: Privacy, content: str) -> str:
+        """The key duplicates are found by: a plain hash, or a keyed one for encrypted text."""
+        if privacy is Privacy.PUBLIC:
+            return content_key(content)
+        data_key = self._data_key(create=True)
+        assert data_key is not None
+        return keyed_hash(data_key, normalise_content(content))
+
+    def row_for(self, entry: MemoryEntry) -> NewRow:
+        """What the store writes for ``entry`` (plaintext content): sealed unless public."""
+        key = self.dedup_key(entry.privacy, entry.content)
+        if entry.privacy is Privacy.PUBLIC:
+            return NewRow(entry, search_text=entry.content, content_key=key)
+        data_key = self._data_key(create=True)
+        assert data_key is not None
+        # Only tags stay searchable; the content is ciphertext at rest.
+        sealed = encrypt(data_key, entry.content, entry.id)
+        return NewRow(replace(entry, content=sealed), search_text="", content_key=key)
 
     def _data_key(self, *, create: bool) -> bytes | None:
         if self._key is None:
