@@ -28,6 +28,7 @@ from core.audit import Action
 from core.changes import Changes
 from core.config import atomic_write
 from core.credentials import credential_statement
+from core.crypto import KeyUnavailable
 from core.curation import require_operator
 from core.errors import Conflict, InvalidParams
 from core.model import (
@@ -183,6 +184,15 @@ def export(
             field="passphrase",
         )
     store = service.store_for(caller.group)
+    if include_private and service._data_key(create=False) is None:
+        has_private = store.execute(
+            "SELECT 1 FROM memory_entries WHERE privacy != 'public' LIMIT 1"
+        ).fetchone()
+        if has_private:
+            raise KeyUnavailable(
+                "the key that decrypts private entries is not in the OS keyring on this "
+                "machine; nothing was exported"
+            )
     summary = ExportSummary(str(path))
     salt = os.urandom(16)
     file_key = _kdf(passphrase, salt) if include_private and passphrase else None
@@ -345,6 +355,7 @@ def import_file(
                 f"nothing imported: {len(report.conflicts)} record(s) conflict with what is "
                 f"stored (first: {report.conflicts[0]}); resolve them or import into another "
                 "group with --group",
+                count=len(report.conflicts),
                 conflicts=report.conflicts[:20],
             )
         audit.record(

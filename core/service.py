@@ -575,6 +575,7 @@ class MemoryService:
                 session_id=caller.session_id,
                 entry_ids=[entry_id],
             )
+        self._emit(Changes(group=store.group, audit=True))
         return entry
 
     def readable(self, entry: MemoryEntry, *, reveal: bool = False) -> MemoryEntry:

@@ -166,3 +166,18 @@ def test_private_data_dir_scan_after_export(data_dir: DataDir) -> None:
     portability.export(svc, op, out)
     assert out.stat().st_mode & 0o077 == 0
     svc.close()
+
+
+def test_export_with_private_entries_refuses_without_their_key(
+    service: MemoryService, operator: Caller, tmp_path: Path, memory_keyring: object
+) -> None:
+    from core.crypto import KeyUnavailable
+
+    service.store(operator, {"type": "fact", "content": "private", "privacy": "private"})
+    memory_keyring.passwords.clear()  # type: ignore[attr-defined]
+    fresh = MemoryService(service.data_dir)  # no key cached
+    op = fresh.open_session("main", Actor.OPERATOR)
+    with pytest.raises(KeyUnavailable, match="nothing was exported"):
+        portability.export(fresh, op, tmp_path / "x.jsonl", include_private=True, passphrase="pw")
+    assert not (tmp_path / "x.jsonl").exists()
+    fresh.close()
