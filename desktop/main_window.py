@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from core.errors import AmbryError
 from desktop import messages
+from desktop.attachments_view import AttachmentsPage
 from desktop.audit_view import AuditPage
 from desktop.brief_view import BriefPage
 from desktop.browser.actions import MemoryActions, plural
@@ -33,6 +34,7 @@ from desktop.messages import Level
 from desktop.ops import Executor
 from desktop.review import ReviewPage
 from desktop.settings_view import SettingsPage
+from desktop.threads_view import ThreadsPage
 from desktop.watch import AppState
 
 if TYPE_CHECKING:
@@ -48,8 +50,10 @@ class Nav(IntEnum):
     MEMORIES = 0
     REVIEW = 1
     BRIEF = 2
-    AUDIT = 3
-    SETTINGS = 4
+    ATTACHMENTS = 3
+    THREADS = 4
+    AUDIT = 5
+    SETTINGS = 6
 
     @property
     def label(self) -> str:
@@ -116,10 +120,20 @@ class MainWindow(QMainWindow):
         self.memories.addWidget(self.empty)
         self.review = ReviewPage(state, self.commands)
         self.brief = BriefPage(state)
+        self.attachments = AttachmentsPage(state, executor)
+        self.threads = ThreadsPage(state)
         self.audit = AuditPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
         self.pages = QStackedWidget()
-        for page in (self.memories, self.review, self.brief, self.audit, self.settings):
+        for page in (
+            self.memories,
+            self.review,
+            self.brief,
+            self.attachments,
+            self.threads,
+            self.audit,
+            self.settings,
+        ):
             self.pages.addWidget(page)
         self.banner = Banner()
 

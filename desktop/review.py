@@ -150,7 +150,7 @@ class ReviewPage(QWidget):
         return button
 
     def _load(self, ids: list[str]) -> dict[str, MemoryEntry]:
-        return self._state.service.store_for(self._state.group).get_many(ids)
+        return self._state.service.entries(self._state.group, ids)
 
     # -- refreshing --------------------------------------------------------------
 

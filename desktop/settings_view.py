@@ -1,4 +1,4 @@
-"""Settings: where the data lives, limits, rates, forgetting, and the agent token.
+"""Settings: where the data lives, export and import, limits, rates, forgetting, the token.
 
 Every field of :class:`core.config.Config` gets an editor here; the values are
 checked by ``core.config`` (the one place that knows the bounds), saved to
@@ -35,6 +35,7 @@ from core import config as config_module
 from core.config import Config
 from core.errors import AmbryError
 from desktop import messages
+from desktop.data_view import DataPanel
 from desktop.ops import Executor
 from desktop.watch import AppState
 
@@ -126,10 +127,12 @@ class SettingsPage(QWidget):
         body = QWidget(self)
         grid = QGridLayout(body)
         grid.addWidget(self._data_box(body), 0, 0, 1, 2)
+        self.data_panel = DataPanel(state, body)
+        grid.addWidget(self.data_panel, 1, 0, 1, 2)
         boxes = [self._config_box(title, rows, body) for title, rows in SECTIONS]
         boxes.append(self._token_box(socket_path, body))
         for i, box in enumerate(boxes):
-            grid.addWidget(box, 1 + i // 2, i % 2)
+            grid.addWidget(box, 2 + i // 2, i % 2)
         grid.setRowStretch(grid.rowCount(), 1)
         grid.setColumnStretch(0, 1)
         grid.setColumnStretch(1, 1)

@@ -8,8 +8,7 @@ from collections.abc import Sequence
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
 
 from core.model import MemoryEntry
-from desktop.browser.editor import local_time
-from desktop.browser.values import source_text
+from desktop.browser.values import local_time, source_text
 
 
 def history_html(chain: Sequence[MemoryEntry], selected: str) -> str:

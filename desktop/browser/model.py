@@ -26,7 +26,8 @@ from PySide6.QtCore import (
 )
 from PySide6.QtGui import QBrush, QColor
 
-from core.model import MemoryEntry, utc_now
+from core.model import MemoryEntry, Privacy, utc_now
+from desktop.browser.privacy import lock_icon, privacy_tooltip
 from desktop.browser.values import MEMORY_COLUMNS, Column, RowView
 
 #: Reads entries by id; ids it does not return are gone from the store.
@@ -116,18 +117,27 @@ class IdListModel(QAbstractTableModel):
             Qt.ItemDataRole.DisplayRole,
             Qt.ItemDataRole.ToolTipRole,
             Qt.ItemDataRole.ForegroundRole,
+            Qt.ItemDataRole.DecorationRole,
         ):
             return None
         row = self._row(index.row())
         if role == Qt.ItemDataRole.ForegroundRole:
             return _MUTED if row is None or row.muted else None
+        if role == Qt.ItemDataRole.DecorationRole:
+            # The privacy marker sits in front of the content it applies to.
+            if row is None or column.key != "content":
+                return None
+            return lock_icon(row.entry.privacy)
         if row is None:
             return _GONE_TEXT if column.key == "content" else ""
         if role == Qt.ItemDataRole.ToolTipRole:
             if column.key != "content":
                 return None
             # Plain-text tooltips do not wrap by themselves.
-            return textwrap.fill(row.entry.content[:1000], 80)
+            text = textwrap.fill(row.entry.content[:1000], 80)
+            if row.entry.privacy is Privacy.PUBLIC:
+                return text
+            return f"{privacy_tooltip(row.entry.privacy)}\n\n{text}"
         return row.cells[index.column()]
 
     def flags(self, index: AnyIndex) -> Qt.ItemFlag:

@@ -71,3 +71,18 @@ class BrowserQuery:
     @property
     def is_default(self) -> bool:
         return self == BrowserQuery()
+
+    def describe(self) -> str:
+        """The search and filters in words (``“lyon”, type fact, tag work``); empty if none."""
+        parts: list[str] = []
+        if self.text:
+            parts.append(f"“{self.text}”")
+        if self.entry_type is not None:
+            parts.append(f"type {self.entry_type.value}")
+        if self.tag is not None:
+            parts.append(f"tag {self.tag}")
+        if self.behavioral is not None:
+            parts.append("behavioral" if self.behavioral else "not behavioral")
+        if self.status is not StatusFilter.CURRENT:
+            parts.append(f"status {self.status.label.lower()}")
+        return ", ".join(parts)

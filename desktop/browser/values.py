@@ -6,7 +6,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.model import MemoryEntry, SourceType, Status, Trust, parse_iso
+from core.model import EntryType, MemoryEntry, Privacy, SourceType, Status, Trust, parse_iso
+from core.service import LOCKED_MASK, SECRET_MASK
 
 #: A column: its header and how to turn an entry into its text at a given time.
 Cell = Callable[[MemoryEntry, datetime], str]
@@ -37,6 +38,73 @@ class RowView:
             cells=tuple(c.cell(entry, now) for c in columns),
             muted=entry.is_superseded or entry.stale,
         )
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What the person asks the editor to save.
+
+    ``content`` is ``None`` when the text stays hidden (a secret not revealed):
+    the new version keeps the stored content, which never reaches the screen.
+    """
+
+    entry_type: EntryType
+    content: str | None
+    tags: tuple[str, ...]
+    privacy: Privacy = Privacy.PUBLIC
+
+
+def is_masked(entry: MemoryEntry) -> bool:
+    """A secret whose content reads as the mask: it needs an explicit reveal."""
+    return entry.privacy is Privacy.SECRET and entry.content == SECRET_MASK
+
+
+def is_locked(entry: MemoryEntry) -> bool:
+    """Encrypted content that cannot be read here (no keyring, or no key in it)."""
+    return entry.privacy is not Privacy.PUBLIC and entry.content == LOCKED_MASK
+
+
+def privacy_help(privacy: Privacy) -> str:
+    """One sentence on what a privacy level means, for the editor."""
+    match privacy:
+        case Privacy.PUBLIC:
+            return "Plain text: searchable and in the brief."
+        case Privacy.PRIVATE:
+            return (
+                "Encrypted on disk; only its tags are searchable. In the brief only if "
+                "Settings includes private memories."
+            )
+        case Privacy.SECRET:
+            return (
+                "Encrypted, never given to agents, and hidden here until you click "
+                "Reveal (each reveal is in the audit log)."
+            )
+
+
+def parse_tags(text: str) -> tuple[str, ...]:
+    """Comma-separated tags as the person typed them, blanks dropped."""
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def local_time(timestamp: str | None) -> str:
+    if not timestamp:
+        return "—"
+    return parse_iso(timestamp).astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def info_text(entry: MemoryEntry) -> str:
+    """Where an entry came from and how sure Ambry is of it, for the detail pane."""
+    stored = entry.confidence
+    lines = [
+        f"Source: {source_text(entry)}",
+        f"Confidence: {confidence_of(entry):.2f} now ({stored:.2f} when last seen)",
+        f"Created {local_time(entry.provenance.created_at)}, "
+        f"last seen {local_time(entry.last_seen_at)}",
+        f"Id: {entry.id}",
+    ]
+    if entry.review_reason:
+        lines.insert(0, f"Awaiting review: {entry.review_reason}")
+    return "\n".join(lines)
 
 
 def one_line(text: str, limit: int = 300) -> str:

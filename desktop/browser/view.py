@@ -8,8 +8,10 @@ from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
+    QPushButton,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -27,6 +29,7 @@ from desktop.browser.history import HistoryDialog
 from desktop.browser.model import IdListModel
 from desktop.browser.query import ListQuery, Request
 from desktop.browser.state import BrowserQuery
+from desktop.browser.values import Draft
 from desktop.ops import Executor
 from desktop.watch import AppState
 
@@ -80,6 +83,12 @@ class BrowserPage(QWidget):
         self.runner = ListQuery(executor, self)
         self.count_label = QLabel(self)
         self.count_label.setObjectName("hint")
+        self.delete_matching_button = QPushButton("Delete all matching…", self)
+        self.delete_matching_button.setObjectName("danger")
+        self.delete_matching_button.setToolTip(
+            "Delete every memory the search and filters match (asks first, Ctrl+Z undoes)"
+        )
+        self.delete_matching_button.setEnabled(False)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.table)
@@ -92,7 +101,11 @@ class BrowserPage(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.filters)
         layout.addWidget(splitter, 1)
-        layout.addWidget(self.count_label)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.count_label)
+        bottom.addWidget(self.delete_matching_button)
+        bottom.addStretch(1)
+        layout.addLayout(bottom)
 
         self._add_actions()
         self.filters.changed.connect(self._on_query)
@@ -107,6 +120,8 @@ class BrowserPage(QWidget):
         self.editor.accept_requested.connect(self._accept)
         self.editor.tag_requested.connect(self.commands.add_tag)
         self.editor.open_requested.connect(self.open_entry)
+        self.editor.reveal_requested.connect(self.reveal)
+        self.delete_matching_button.clicked.connect(self.delete_matching)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(self._on_group)
 
@@ -158,7 +173,8 @@ class BrowserPage(QWidget):
     # -- queries -----------------------------------------------------------------
 
     def _load(self, ids: list[str]) -> dict[str, MemoryEntry]:
-        return self._state.service.store_for(self._state.group).get_many(ids)
+        # Readable entries: private ones decrypted, secret ones masked.
+        return self._state.service.entries(self._state.group, ids)
 
     def start(self) -> None:
         """List the current group (call once the window is up)."""
@@ -223,6 +239,7 @@ class BrowserPage(QWidget):
         noun = "memory" if total == 1 else "memories"
         found = "" if self._query.is_default else " match"
         self.count_label.setText(f"{total:,} {noun}{found}")
+        self.delete_matching_button.setEnabled(total > 0)
 
     # -- selection ---------------------------------------------------------------
 
@@ -292,7 +309,7 @@ class BrowserPage(QWidget):
         entry = self.editor.entry
         if entry is None or (ids and entry.id not in ids):
             return
-        fresh = self._state.service.store_for(self._state.group).get(entry.id)
+        fresh = self.commands.read(entry.id)
         if fresh is None:
             self.editor.show_nothing("This memory was deleted.")
         else:
@@ -318,19 +335,13 @@ class BrowserPage(QWidget):
         if self.model.row_of(entry_id) is not None:
             self._select([entry_id])
             return
-        entry = self._state.service.store_for(self._state.group).get(entry_id)
+        entry = self.commands.read(entry_id)
         if entry is not None:
             self.table.clearSelection()
             self.editor.show_entry(entry)
 
-    def _save(
-        self,
-        original: MemoryEntry | None,
-        entry_type: EntryType,
-        content: str,
-        tags: tuple[str, ...],
-    ) -> None:
-        saved = self.commands.save(original, entry_type, content, tags)
+    def _save(self, original: MemoryEntry | None, draft: Draft) -> None:
+        saved = self.commands.save(original, draft)
         if saved is not None:
             self.editor.show_entry(saved)
             self._select_ids = [saved.id]
@@ -341,6 +352,20 @@ class BrowserPage(QWidget):
             # Keep the keyboard flow: the row after the deleted ones gets selected.
             self._select_row = (min(rows), set(ids)) if rows else None
             self.editor.show_nothing()
+
+    def reveal(self, entry_id: str) -> None:
+        """Show a secret's text in the editor (until another entry is shown)."""
+        entry = self.commands.reveal(entry_id)
+        if entry is not None:
+            self.editor.show_revealed(entry)
+
+    def delete_matching(self) -> None:
+        """Delete everything the current search and filters match, after asking.
+
+        The editor learns from the change record whether its entry went; a new
+        memory being written there stays.
+        """
+        self.commands.delete_matching(self._query, self)
 
     def undo(self) -> None:
         self._select_ids = self.commands.undo()

@@ -20,6 +20,7 @@ sys.path.insert(0, str(HERE.parents[1]))
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
+from core import attachments, continuity, episodes, handoffs, session_handoffs
 from core.model import Actor, EntryFilter
 from core.paths import DataDir
 from core.service import MemoryService
@@ -50,6 +51,103 @@ def agent_activity(service: MemoryService) -> None:
     service.search(agent, {"query": "deploy schedule", "limit": 5})
     service.brief(agent)
     service.end_session(agent)
+
+
+HANDOFF_V1 = """# Website redesign
+
+Status: the new header is built; nothing is deployed yet.
+
+## Next steps
+- move the blog templates to the new layout
+- [ ] ask Dana about the font licence
+"""
+
+HANDOFF_V2 = """# Website redesign
+
+Status: the new header is live on **staging**; the blog templates are half moved.
+
+## Done
+- [x] header and navigation on the new grid
+- [x] colour tokens agreed with Dana
+
+## Next steps
+- finish moving the blog templates (`templates/blog/*.html`)
+- [ ] ask Dana about the font licence before launch
+- I will run the Lighthouse audit on staging once the images are compressed.
+
+## Notes
+The old `/news` URLs must redirect to `/blog`; see `redirects.csv`.
+"""
+
+SESSION_NOTE = """Stopped halfway through `templates/blog/list.html`: the pagination partial
+still uses the old grid classes. TODO: rerun the visual diff after fixing it."""
+
+
+def write(path: Path, data: bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        path.write_text(data, encoding="utf-8")
+    else:
+        path.write_bytes(data)
+    return path
+
+
+def thread_activity(service: MemoryService) -> str:
+    """Two threads; one with three handoff versions, turns and a session note."""
+    agent = service.open_session("main", Actor.AGENT, "claude-code")
+    entry = continuity.enter_thread(service, agent, "Tax return 2026")
+    handoffs.write_handoff(
+        service, entry.caller, entry.thread.id, "# Tax return 2026\n\n- [ ] find the 2025 receipts"
+    )
+    service.end_session(agent)
+    agent = service.open_session("main", Actor.AGENT, "claude-code")
+    entry = continuity.enter_thread(service, agent, "Website redesign")
+    caller, thread_id = entry.caller, entry.thread.id
+    handoffs.write_handoff(service, caller, thread_id, HANDOFF_V1)
+    turns = [
+        ("user", "Can you move the blog list page to the new grid?"),
+        ("assistant", "Moved the list page; the pagination partial still needs the new classes."),
+        ("tool", "visual-diff: 3 pages changed, 1 above threshold (blog/list)"),
+        ("user", "Leave the pagination for tomorrow and write down where you stopped."),
+    ]
+    for i, (speaker, text) in enumerate(turns):
+        episodes.log_exchange(service, caller, speaker, text, f"t{i // 2 + 1}")
+    handoffs.write_handoff(service, caller, thread_id, HANDOFF_V2.replace("**staging**", "staging"))
+    session_handoffs.end_session_with_handoff(service, caller, SESSION_NOTE)
+    person = service.open_session("main", Actor.OPERATOR, "desktop")
+    handoffs.write_handoff(service, person, thread_id, HANDOFF_V2)
+    service.end_session(person)
+    return thread_id
+
+
+def attachment_activity(service: MemoryService, home: Path, thread_id: str) -> None:
+    """Receipts of every kind and state: verified, changed and missing."""
+    docs = home / "Documents" / "website"
+    plan = write(docs / "launch-plan.md", "# Launch plan\n\nShip the redesign on 14 May.\n")
+    brand = write(docs / "brand-guide.pdf", b"%PDF-1.7\n" + bytes(range(256)) * 700)
+    shot = write(
+        home / "Pictures" / "header-staging.png",
+        b"\x89PNG\r\n\x1a\n" + bytes(200) + bytes(range(256)) * 300,
+    )
+    redirects = write(
+        docs / "redirects.csv", "from,to\n/news,/blog\n/news/2024,/blog/2024\n/about-us,/about\n"
+    )
+    notes = write(home / "Downloads" / "meeting-notes.txt", "Dana: font licence pending.\n")
+    agent = service.open_session("main", Actor.AGENT, "claude-code")
+    caller = continuity.enter_thread(service, agent, thread_id).caller
+    seen = [
+        (notes, "Dana still has to confirm the font licence."),
+        (shot, "Header renders correctly on staging at 1440 px."),
+        (brand, "Primary colour is amber #C27C0E; headings use the serif face."),
+        (redirects, "Three redirects; /news goes to /blog."),
+        (plan, "Launch is planned for 14 May."),
+    ]
+    for path, observation in seen:
+        attachments.attach(service, caller, str(path), observation=observation)
+    service.end_session(agent)
+    plan.write_text("# Launch plan\n\nShip the redesign on 21 May.\n", encoding="utf-8")
+    notes.unlink()
+    attachments.verify_all(service, service.open_session("main", Actor.OPERATOR, "desktop"))
 
 
 def shoot(window: MainWindow, app: QApplication, name: str) -> None:
@@ -103,6 +201,18 @@ def main() -> int:
         shoot(window, app, "audit")
         window.go(Nav.SETTINGS)
         shoot(window, app, "settings")
+
+        # Added last, so the brief and audit above show the memories alone.
+        thread_id = thread_activity(service)
+        attachment_activity(service, Path(tmp) / "ana", thread_id)
+        window.go(Nav.ATTACHMENTS)
+        window.attachments.select(
+            [r.id for r in window.attachments.model.records() if r.filename == "launch-plan.md"]
+        )
+        shoot(window, app, "attachments")
+        window.go(Nav.THREADS)
+        window.threads.select(thread_id)
+        shoot(window, app, "threads")
 
         window.close()
         state.close()

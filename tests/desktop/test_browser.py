@@ -177,13 +177,13 @@ def test_bulk_accept_and_delete(
     qtbot.waitUntil(lambda: len(listed(window)) == 5)
     window.browser.table.selectAll()
     editor = window.browser.editor
-    assert editor.bulk_title.text() == "5 memories selected"
-    assert editor.bulk_accept_button.text() == "Accept 1 candidate"
-    editor.bulk_accept_button.click()
+    assert editor.bulk.title.text() == "5 memories selected"
+    assert editor.bulk.accept_button.text() == "Accept 1 candidate"
+    editor.bulk.accept_button.click()
     qtbot.waitUntil(lambda: service.get("main", web).status.value == "active")
 
     window.browser.table.selectAll()
-    editor.bulk_delete_button.click()
+    editor.bulk.delete_button.click()
     qtbot.waitUntil(lambda: listed(window) == [])
     qtbot.waitUntil(lambda: window.memories.currentWidget() is window.empty)
     window.browser.undo()
@@ -196,8 +196,8 @@ def test_bulk_tag_adds_a_version_per_entry(
     qtbot.waitUntil(lambda: len(listed(window)) == 4)
     window.browser.table.selectAll()
     editor = window.browser.editor
-    editor.bulk_tag.setText("reviewed")
-    editor.bulk_tag_button.click()
+    editor.bulk.tag.setText("reviewed")
+    editor.bulk.tag_button.click()
     qtbot.waitUntil(lambda: not set(filled.values()) & set(listed(window)), timeout=2000)
     entries = service.store_for("main").get_many(listed(window)).values()
     assert len(entries) == 4 and all("reviewed" in e.tags for e in entries)

@@ -1,0 +1,205 @@
+"""The threads page: handoffs rendered, edited with a conflict check, restored; threads managed."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from core import continuity, episodes, handoffs, session_handoffs, threads
+from core.model import Actor
+from core.service import Caller, MemoryService
+from desktop.main_window import MainWindow, Nav
+from desktop.threads_view import Tab, ThreadsPage
+from tests.desktop.conftest import Dialogs
+
+HANDOFF = """# Website redesign
+
+Status: header live on staging.
+
+## Next steps
+- move the blog templates
+- [ ] ask Dana about the font licence
+"""
+
+
+@pytest.fixture
+def thread_id(service: MemoryService, agent_caller: Caller) -> str:
+    """A thread with one handoff version by an agent and two exchanges."""
+    entry = continuity.enter_thread(service, agent_caller, "Website redesign")
+    assert entry.thread is not None
+    handoffs.write_handoff(service, entry.caller, entry.thread.id, HANDOFF)
+    episodes.log_exchange(service, entry.caller, "user", "Move the blog list page.", "t1")
+    episodes.log_exchange(service, entry.caller, "assistant", "Moved; pagination left.", "t1")
+    return entry.thread.id
+
+
+def open_page(qtbot: QtBot, window: MainWindow, thread_id: str) -> ThreadsPage:
+    window.go(Nav.THREADS)
+    page = window.threads
+    qtbot.waitUntil(lambda: page.model.row_of(thread_id) is not None)
+    page.select(thread_id)
+    return page
+
+
+def current(service: MemoryService, thread_id: str) -> handoffs.ThreadHandoff:
+    handoff = handoffs.read_handoff(service, "main", thread_id)
+    assert handoff is not None
+    return handoff
+
+
+def test_thread_list_and_its_handoff(
+    qtbot: QtBot,
+    service: MemoryService,
+    agent_caller: Caller,
+    window: MainWindow,
+    thread_id: str,
+    qtmodeltester: object,
+) -> None:
+    page = open_page(qtbot, window, thread_id)
+    for model in (page.model, page.history.model, page.exchanges):
+        qtmodeltester.check(model)  # type: ignore[attr-defined]
+    row = [page.model.index(0, c).data() for c in range(page.model.columnCount())]
+    assert row[0] == "Website redesign" and row[2:] == ["v1", "2"]
+    assert page.title.text() == "Website redesign"
+    rendered = page.handoff.rendered.toPlainText()
+    assert "Website redesign" in rendered and "# Website" not in rendered  # markdown, rendered
+    assert "by an agent" in page.handoff.meta.text()
+    opened = page.handoff.open_view.toPlainText()
+    assert "move the blog templates" in opened and "ask Dana about the font licence" in opened
+    assert "No session of this thread has left a note." in page.handoff.session_view.toPlainText()
+    assert page.exchanges.rowCount() == 2
+    assert page.exchanges.index(0, 2).data() == "Moved; pagination left."
+
+    # The last session's note, once the agent leaves one.
+    caller = continuity.enter_thread(service, agent_caller, thread_id).caller
+    session_handoffs.end_session_with_handoff(service, caller, "Stopped at the pagination.")
+    qtbot.waitUntil(lambda: "Stopped at the pagination." in page.handoff.session_view.toPlainText())
+    assert "waiting for the thread's next agent session" in page.handoff.session_view.toPlainText()
+
+
+def test_edit_saves_a_new_version(
+    qtbot: QtBot, service: MemoryService, window: MainWindow, thread_id: str
+) -> None:
+    page = open_page(qtbot, window, thread_id)
+    pane = page.handoff
+    pane.rendered.setFocus()
+    qtbot.keyClick(pane.rendered, Qt.Key.Key_E, Qt.KeyboardModifier.ControlModifier)
+    assert pane.editing and pane.base_version == 1
+    assert pane.editor.toPlainText() == HANDOFF.rstrip()
+    assert not page.table.isEnabled()  # one thread at a time while editing
+    pane.editor.setPlainText(HANDOFF.replace("staging", "production"))
+    qtbot.keyClick(pane.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert not pane.editing and page.table.isEnabled()
+    saved = current(service, thread_id)
+    assert saved.version == 2 and saved.author == Actor.OPERATOR.value
+    assert "header live on production" in saved.markdown
+    assert "header live on production" in pane.rendered.toPlainText()
+    qtbot.waitUntil(lambda: page.model.index(0, 2).data() == "v2")
+    assert page.tabs.tabText(Tab.HISTORY) == "History (2)"
+
+
+def test_conflict_on_a_stale_base_version(
+    qtbot: QtBot,
+    service: MemoryService,
+    agent_caller: Caller,
+    window: MainWindow,
+    thread_id: str,
+) -> None:
+    page = open_page(qtbot, window, thread_id)
+    pane = page.handoff
+    pane.edit_button.click()
+    mine = HANDOFF + "\n- my own note\n"
+    pane.editor.setPlainText(mine)
+    # An agent writes while the person edits: the editor is left alone.
+    handoffs.write_handoff(service, agent_caller, thread_id, "# Website redesign\n\nAgent's text.")
+    qtbot.waitUntil(lambda: page.model.index(0, 2).data() == "v2")
+    assert pane.editor.toPlainText() == mine
+
+    pane.save_button.click()
+    assert pane.conflict.isVisible()
+    assert "an agent saved version 2" in pane.conflict_text.text()
+    assert "you started from version 1" in pane.conflict_text.text()
+    assert pane.editing and pane.editor.toPlainText() == mine  # nothing lost
+    assert current(service, thread_id).version == 2  # and nothing overwritten
+
+    pane.reload_button.click()
+    assert not pane.conflict.isVisible()
+    assert pane.base_version == 2
+    assert "Agent's text." in pane.editor.toPlainText()
+    pane.editor.appendPlainText("- merged by hand")
+    pane.save_button.click()
+    assert current(service, thread_id).version == 3
+    assert current(service, thread_id).markdown.endswith("- merged by hand")
+
+
+def test_restore_an_older_version(
+    qtbot: QtBot,
+    service: MemoryService,
+    agent_caller: Caller,
+    window: MainWindow,
+    thread_id: str,
+    dialogs: Dialogs,
+) -> None:
+    handoffs.write_handoff(service, agent_caller, thread_id, "# Website redesign\n\nRewritten.")
+    page = open_page(qtbot, window, thread_id)
+    page.tabs.setCurrentIndex(Tab.HISTORY)
+    history = page.history
+    assert history.model.rowCount() == 2
+    assert not history.restore_button.isEnabled()  # the current version is selected
+    history.table.selectRow(1)
+    diff = history.diff_view.toPlainText()
+    assert "Version 1 is the oldest kept" in diff
+    history.table.selectRow(0)
+    assert "+Rewritten." in history.diff_view.toPlainText()
+    assert "-Status: header live on staging." in history.diff_view.toPlainText()
+    history.table.selectRow(1)
+    history.compare_box.setCurrentIndex(1)  # against the current version
+    assert "+++ version 2" in history.diff_view.toPlainText()
+
+    dialogs.answer = False
+    history.restore_button.click()
+    assert len(dialogs.asked) == 1 and "version 1" in dialogs.asked[0]
+    assert current(service, thread_id).version == 2
+
+    dialogs.answer = True
+    history.restore_button.click()
+    restored = current(service, thread_id)
+    assert restored.version == 3 and restored.markdown == HANDOFF.rstrip()
+    assert history.model.rowCount() == 3
+    assert "header live on staging" in page.handoff.rendered.toPlainText()
+
+
+def test_rename_and_delete_ask_first(
+    qtbot: QtBot,
+    service: MemoryService,
+    window: MainWindow,
+    thread_id: str,
+    dialogs: Dialogs,
+) -> None:
+    page = open_page(qtbot, window, thread_id)
+    dialogs.text = "Website relaunch"
+    page.rename_button.click()
+    qtbot.waitUntil(lambda: page.title.text() == "Website relaunch")
+    assert threads.get_thread(service, "main", thread_id).title == "Website relaunch"
+
+    dialogs.answer = False
+    page.table.setFocus()
+    qtbot.keyClick(page.table, Qt.Key.Key_Delete)
+    assert "Delete the thread “Website relaunch” and 1 handoff version?" in dialogs.asked[-1]
+    assert "2 exchanges stay" in dialogs.asked[-1]
+    assert page.model.rowCount() == 1
+
+    dialogs.answer = True
+    page.delete_button.click()
+    qtbot.waitUntil(lambda: page.model.rowCount() == 0)
+    assert threads.list_threads(service, "main") == []
+    assert page.stack.currentIndex() == 1  # the empty state
+    assert page.title.text() == ""
+
+
+def test_empty_state(qtbot: QtBot, window: MainWindow) -> None:
+    window.go(Nav.THREADS)
+    page = window.threads
+    assert page.stack.currentIndex() == 1
+    assert page.handoff.edit_button.isEnabled() is False
