@@ -28,6 +28,7 @@ from desktop.app import app_icon, load_style
 from desktop.empty_state import load_examples
 from desktop.main_window import MainWindow, Nav
 from desktop.ops import Executor
+from desktop.server import AgentServer
 from desktop.watch import AppState
 
 SIZE = (1360, 820)
@@ -170,8 +171,10 @@ def main() -> int:
         service = MemoryService(data_dir)
         state = AppState(service, data_dir, "main")
         executor = Executor(data_dir, service.config, "screenshots")
-        socket_path = Path("/run/user/1000/ambry/agent.sock")  # the usual Linux default
-        window = MainWindow(state, executor, None, socket_path, "screenshot mode")
+        # A real server on a short temporary path, as the app runs one.
+        server = AgentServer(service, data_dir, Path(tmp) / "agent.sock")
+        server.start()
+        window = MainWindow(state, executor, server, server.path)
         window.resize(*SIZE)
         window.show()
         window.start()
@@ -215,6 +218,7 @@ def main() -> int:
         shoot(window, app, "threads")
 
         window.close()
+        server.stop()
         state.close()
         executor.close()
         service.close()
