@@ -130,6 +130,19 @@ def _where(flt: EntryFilter, alias: str = "e") -> tuple[str, list[Any]]:
     return (" AND ".join(clauses) or "1"), params
 
 
+def _filtered(flt: EntryFilter) -> tuple[str, str, list[Any]]:
+    """FROM clause, WHERE clause and parameters for a listing without text search.
+
+    With a tag filter the rows are found through the tag index (a tag is far
+    more selective than a date order), whatever the planner's statistics say.
+    """
+    where, params = _where(flt)
+    if not flt.tags:
+        return "memory_entries e", where, params
+    source = "memory_tags t CROSS JOIN memory_entries e ON e.seq = t.entry_seq"
+    return source, f"t.tag = ? AND {where}", [flt.tags[0], *params]
+
+
 class GroupStore:
     """One group's database: entries, sessions and the audit log live here."""
 
@@ -419,9 +432,9 @@ class GroupStore:
         )
 
     def recent(self, flt: EntryFilter, limit: int, offset: int = 0) -> list[MemoryEntry]:
-        where, params = _where(flt)
+        source, where, params = _filtered(flt)
         rows = self.execute(
-            f"SELECT {_E_COLUMNS} FROM memory_entries e WHERE {where} "
+            f"SELECT {_E_COLUMNS} FROM {source} WHERE {where} "
             "ORDER BY e.created_at DESC, e.seq DESC LIMIT ? OFFSET ?",
             (*params, limit, offset),
         )
@@ -429,13 +442,11 @@ class GroupStore:
 
     def ids(self, flt: EntryFilter, match: str | None = None) -> list[str]:
         """Ordered ids of every matching entry (the browser loads rows lazily)."""
-        where, params = _where(flt)
         if match is None:
-            sql = (
-                f"SELECT e.id FROM memory_entries e WHERE {where} "
-                "ORDER BY e.created_at DESC, e.seq DESC"
-            )
+            source, where, params = _filtered(flt)
+            sql = f"SELECT e.id FROM {source} WHERE {where} ORDER BY e.created_at DESC, e.seq DESC"
             return [r[0] for r in self.execute(sql, params)]
+        where, params = _where(flt)
         sql = (
             "SELECT e.id FROM memory_fts CROSS JOIN memory_entries e "
             f"ON e.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} "
