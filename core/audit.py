@@ -79,6 +79,12 @@ class AuditRecord:
         }
 
 
+INSERT_SQL = (
+    "INSERT INTO audit_log (at, action, actor, session_id, entry_ids, count, size, detail) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
 def record(
     store: GroupStore,
     action: Action,
@@ -88,23 +94,28 @@ def record(
     entry_ids: Iterable[str] = (),
     count: int | None = None,
     size: int | None = None,
+    read: bool = False,
     **detail: Any,
 ) -> None:
-    """Append one audit row. ``detail`` holds names and reasons, never content."""
-    store.execute(
-        "INSERT INTO audit_log (at, action, actor, session_id, entry_ids, count, size, detail) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            iso(utc_now()),
-            action.value,
-            actor.value,
-            session_id,
-            json.dumps(list(entry_ids)),
-            count,
-            size,
-            json.dumps({k: v for k, v in detail.items() if v is not None}, sort_keys=True),
-        ),
+    """Append one audit row. ``detail`` holds names and reasons, never content.
+
+    A ``read`` (search, brief) is not part of a write transaction: it goes to
+    :meth:`GroupStore.audit_read`, which may batch it (see there).
+    """
+    row = (
+        iso(utc_now()),
+        action.value,
+        actor.value,
+        session_id,
+        json.dumps(list(entry_ids)),
+        count,
+        size,
+        json.dumps({k: v for k, v in detail.items() if v is not None}, sort_keys=True),
     )
+    if read:
+        store.audit_read(row)
+    else:
+        store.execute(INSERT_SQL, row)
 
 
 def recent(

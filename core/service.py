@@ -198,6 +198,7 @@ class MemoryService:
         self._stores: dict[str, GroupStore] = {}
         self._listeners: list[Callable[[Changes], None]] = []
         self._key: bytes | None = None
+        self._defer_reads = False
 
     # -- plumbing ------------------------------------------------------------
 
@@ -222,6 +223,7 @@ class MemoryService:
         if store is None:
             self.data_dir.ensure()
             store = GroupStore(self.data_dir.group_db(group), group)
+            store.defer_reads = self._defer_reads
             self._stores[group] = store
             self._purge_superseded(store)
             expired = expire_exchanges(store, self.config, utc_now())
@@ -229,6 +231,22 @@ class MemoryService:
                 log.info("expired %d exchanges in group %s", expired, group)
             self.refresh_decay(group)
         return store
+
+    def defer_read_audit(self, on: bool = True) -> None:
+        """Batch the audit rows of reads until :meth:`flush_read_audit` (servers use this)."""
+        self._defer_reads = on
+        for store in self._stores.values():
+            store.defer_reads = on
+
+    def flush_read_audit(self) -> int:
+        """Write every pending read-audit row; returns how many."""
+        written = 0
+        for store in self._stores.values():
+            count = store.flush_reads()
+            if count:
+                written += count
+                self._emit(Changes(group=store.group, audit=True))
+        return written
 
     def close(self) -> None:
         for store in self._stores.values():
@@ -635,10 +653,14 @@ class MemoryService:
             caller.group, args.get("query") or "", flt, int(args["limit"])
         )
         store = self.store_for(caller.group)
-        with store.relaxed_transaction():
-            audit.record(
-                store, Action.SEARCH, caller.actor, session_id=caller.session_id, count=len(results)
-            )
+        audit.record(
+            store,
+            Action.SEARCH,
+            caller.actor,
+            session_id=caller.session_id,
+            count=len(results),
+            read=True,
+        )
         self._emit(Changes(group=store.group, audit=True))
         return results
 
@@ -701,15 +723,15 @@ class MemoryService:
         validate_args("memory_brief", args or {})
         result = self.build_brief(caller.group, extra_sections=self.brief_sections(caller))
         store = self.store_for(caller.group)
-        with store.relaxed_transaction():
-            audit.record(
-                store,
-                Action.BRIEF,
-                caller.actor,
-                session_id=caller.session_id,
-                count=result.brief_count,
-                size=result.char_count,
-            )
+        audit.record(
+            store,
+            Action.BRIEF,
+            caller.actor,
+            session_id=caller.session_id,
+            count=result.brief_count,
+            size=result.char_count,
+            read=True,
+        )
         self._emit(Changes(group=store.group, audit=True))
         return result
 

@@ -7,6 +7,7 @@ that opened it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import time
@@ -40,14 +41,28 @@ ENTRY_COLUMNS = (
 )
 _N_COLUMNS = 20
 #: Rank every match when the query's terms match at most this many entries.
-EXACT_RANK_LIMIT = 2000
+EXACT_RANK_LIMIT = 1000
 #: Otherwise rank this many of the most recent matches.
-RECENT_WINDOW = 1000
+RECENT_WINDOW = 500
 #: A term in more than this fraction of entries is dropped if rarer terms remain.
 COMMON_FRACTION = 0.10
 DF_CACHE_SECONDS = 60.0
+#: A deferred read-audit row is written within this many seconds or rows.
+READ_AUDIT_MAX_WAIT = 2.0
+READ_AUDIT_MAX_ROWS = 200
 
 _E_COLUMNS = ", ".join(f"e.{c.strip()}" for c in ENTRY_COLUMNS.split(","))
+
+
+# Plain dict lookups: calling an enum class per column is the costliest part of a row.
+_TYPES = {t.value: t for t in EntryType}
+_STATUSES = {s.value: s for s in Status}
+_PRIVACY = {p.value: p for p in Privacy}
+
+
+@functools.cache
+def _source(source_type: str, trust: str) -> Source:
+    return Source(SourceType(source_type), Trust(trust))
 
 
 def entry_from_row(row: Sequence[Any]) -> MemoryEntry:
@@ -75,17 +90,17 @@ def entry_from_row(row: Sequence[Any]) -> MemoryEntry:
     ) = row[:_N_COLUMNS]
     return MemoryEntry(
         id=id_,
-        type=EntryType(type_),
+        type=_TYPES[type_],
         content=content,
-        tags=tuple(json.loads(tags)),
-        status=Status(status),
+        tags=() if tags == "[]" else tuple(json.loads(tags)),
+        status=_STATUSES[status],
         review_reason=reason,
         superseded_by=sup_by,
         superseded_at=sup_at,
         confidence=float(confidence),
         pinned=bool(pinned),
-        privacy=Privacy(privacy),
-        source=Source(SourceType(source_type), Trust(trust)),
+        privacy=_PRIVACY[privacy],
+        source=_source(source_type, trust),
         provenance=Provenance(session_id, group, created, updated),
         last_seen_at=last_seen,
         effective_confidence=float(effective),
@@ -152,11 +167,16 @@ class GroupStore:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.conn: apsw.Connection = open_database(path)
         self._df_cache: dict[str, tuple[int, float]] = {}
+        #: Batch read-audit rows (see :meth:`audit_read`); off unless a server asks.
+        self.defer_reads = False
+        self._pending_reads: list[tuple[Any, ...]] = []
+        self._reads_since = time.monotonic()
         self._total_cache: tuple[int, float] = (0, -DF_CACHE_SECONDS)
         with mapped_errors(path):
             path.chmod(0o600)
 
     def close(self) -> None:
+        self.flush_reads()
         try:
             # Keeps planner statistics fresh; cheap, and skipped when nothing changed.
             self.conn.execute("PRAGMA optimize")
@@ -166,21 +186,54 @@ class GroupStore:
 
     def transaction(self) -> Any:
         """A write transaction; the write is durable when the block exits."""
+        self.flush_reads()
         return write_transaction(self.conn, self.path)
 
     @contextlib.contextmanager
-    def relaxed_transaction(self) -> Iterator[None]:
+    def relaxed_transaction(self, *, flush: bool = True) -> Iterator[None]:
         """A write transaction without the fsync, for read-side audit rows.
 
         It survives the process being killed (the WAL is in the OS cache) but not
         a power cut; entries themselves always use :meth:`transaction`.
         """
+        if flush:
+            self.flush_reads()
         self.execute("PRAGMA synchronous = NORMAL")
         try:
-            with self.transaction():
+            with write_transaction(self.conn, self.path):
                 yield
         finally:
             self.execute("PRAGMA synchronous = FULL")
+
+    def audit_read(self, row: tuple[Any, ...]) -> None:
+        """Write the audit row of a read now, or, with ``defer_reads``, soon.
+
+        A server that answers before it writes sets ``defer_reads`` and calls
+        :meth:`flush_reads` once its replies are out, so the row costs the agent
+        no latency. Rows wait at most :data:`READ_AUDIT_MAX_WAIT` seconds or
+        :data:`READ_AUDIT_MAX_ROWS` rows, are written before any write
+        transaction, and on close.
+        """
+        self._pending_reads.append(row)
+        if (
+            not self.defer_reads
+            or len(self._pending_reads) >= READ_AUDIT_MAX_ROWS
+            or time.monotonic() - self._reads_since >= READ_AUDIT_MAX_WAIT
+        ):
+            self.flush_reads()
+        elif len(self._pending_reads) == 1:
+            self._reads_since = time.monotonic()
+
+    def flush_reads(self) -> int:
+        """Write the pending read-audit rows in one transaction; returns how many."""
+        rows, self._pending_reads = self._pending_reads, []
+        if rows:
+            from core.audit import INSERT_SQL
+
+            with self.relaxed_transaction(flush=False):
+                self.conn.executemany(INSERT_SQL, rows)
+        self._reads_since = time.monotonic()
+        return len(rows)
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         with mapped_errors(self.path):

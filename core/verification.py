@@ -183,6 +183,6 @@ def record_checks(
             session_id=caller.session_id,
             entry_ids=moved,
             count=len(results),
-            **counts,
+            states=dict(counts),
         )
     return service._emit(Changes(group=store.group, attachments=True, audit=True))

@@ -57,6 +57,8 @@ MAX_QUEUED_FRAMES = 64
 READ_BUFFER_BYTES = 256 * 1024
 #: Unsent reply bytes per client above which its requests wait.
 MAX_UNSENT_BYTES = 4 * 1024 * 1024
+#: How long after the last reply the audit rows of reads are written.
+AUDIT_FLUSH_MS = 50
 #: How long a connection being closed gets to take its last reply.
 CLOSE_GRACE_MS = 2000
 #: sun_path is 104 bytes on macOS and 108 on Linux, including the final NUL.
@@ -129,6 +131,12 @@ class AgentServer(QObject):
         self._pump_timer.setSingleShot(True)
         self._pump_timer.setInterval(0)
         self._pump_timer.timeout.connect(self._pump)
+        # Audit rows of reads are written once the replies are out (see GroupStore.audit_read).
+        service.defer_read_audit(True)
+        self._audit_timer = QTimer(self)
+        self._audit_timer.setSingleShot(True)
+        self._audit_timer.setInterval(AUDIT_FLUSH_MS)
+        self._audit_timer.timeout.connect(self._flush_audit)
 
     # -- public --------------------------------------------------------------
 
@@ -197,6 +205,8 @@ class AgentServer(QObject):
             with contextlib.suppress(FileNotFoundError):
                 self._path.unlink()
         self._release_lock()
+        self._audit_timer.stop()
+        self._flush_audit()
 
     # -- listening -------------------------------------------------------------
 
@@ -360,6 +370,14 @@ class AgentServer(QObject):
                 self._finish(client)
         if self._ready:
             self._pump_timer.start()
+        elif not self._audit_timer.isActive():
+            self._audit_timer.start()
+
+    def _flush_audit(self) -> None:
+        try:
+            self._service.flush_read_audit()
+        except AmbryError as exc:  # a full disk: the next write reports it to its caller
+            log.warning("could not write the audit rows of reads: %s", exc)
 
     def _run(self, client: _Client, line: bytes) -> None:
         group_before = client.conn.group

@@ -431,7 +431,7 @@ def test_verify_all_reports_progress_and_records_one_audit_row(
     assert sum(s is SourceState.VERIFIED for s in states.values()) == 4
     row = audit.recent(service.store_for("main"), actions=["verify"])[0]
     assert row.count == 6 and sorted(row.entry_ids) == sorted([ids[1], ids[2]])
-    assert row.detail == {"changed": 1, "missing": 1, "unreadable": 0, "verified": 4}
+    assert row.detail == {"states": {"changed": 1, "missing": 1, "unreadable": 0, "verified": 4}}
 
     stopped = att.verify_all(
         service,

@@ -158,3 +158,28 @@ def test_audit_rows_never_hold_content_or_queries(service: MemoryService, agent:
     assert {"store", "search", "brief"} <= {
         r.action for r in audit.recent(service.store_for("main"), limit=100)
     }
+
+
+def test_deferred_read_audit_rows_are_written_before_writes_and_on_close(
+    data_dir: DataDir,
+) -> None:
+    svc = MemoryService(data_dir)
+    svc.defer_read_audit(True)
+    agent = svc.open_session("main", Actor.AGENT)
+    store = svc.store_for("main")
+
+    def searches() -> int:
+        return len(audit.recent(store, actions=["search"], limit=100))
+
+    svc.search(agent, {"query": "anything"})
+    assert searches() == 0  # waiting for the reply to go out
+    svc.store(agent, {"type": "fact", "content": "a write flushes reads first"})
+    assert searches() == 1
+    svc.search(agent, {"query": "again"})
+    assert svc.flush_read_audit() == 1 and searches() == 2
+    svc.brief(agent)
+    svc.close()
+    reopened = MemoryService(data_dir)
+    rows = audit.recent(reopened.store_for("main"), actions=["brief", "search"], limit=10)
+    assert [r.action for r in rows][:1] == ["brief"]
+    reopened.close()
