@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,9 @@ from core.secrets import redact
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
 
+#: ``progress(done, total)``, called every :data:`PROGRESS_EVERY` records and at the end.
+Progress = Callable[[int, int], None]
+PROGRESS_EVERY = 200
 FORMAT = "ambry-export"
 VERSION = 1
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
@@ -175,6 +178,7 @@ def export(
     *,
     include_private: bool = False,
     passphrase: str | None = None,
+    progress: Progress | None = None,
 ) -> ExportSummary:
     """Write the group to ``path`` atomically."""
     require_operator(caller, "export")
@@ -197,7 +201,10 @@ def export(
     salt = os.urandom(16)
     file_key = _kdf(passphrase, salt) if include_private and passphrase else None
     lines: list[str] = []
-    for (entry_id,) in store.execute("SELECT id FROM memory_entries ORDER BY seq").fetchall():
+    ids = [r[0] for r in store.execute("SELECT id FROM memory_entries ORDER BY seq")]
+    for done, entry_id in enumerate(ids, 1):
+        if progress is not None and (done % PROGRESS_EVERY == 0 or done == len(ids)):
+            progress(done, len(ids))
         raw = store.get(entry_id)
         assert raw is not None
         if raw.privacy is not Privacy.PUBLIC:
@@ -305,7 +312,12 @@ def _check(validator: Draft202012Validator, value: Any, where: str) -> None:
 
 
 def import_file(
-    service: MemoryService, caller: Caller, path: Path, *, passphrase: str | None = None
+    service: MemoryService,
+    caller: Caller,
+    path: Path,
+    *,
+    passphrase: str | None = None,
+    progress: Progress | None = None,
 ) -> ImportReport:
     """Validate every line, then import everything in one transaction, or nothing.
 
@@ -344,8 +356,11 @@ def import_file(
     store = service.store_for(caller.group)
     report = ImportReport()
     now = iso(utc_now())
+    total = len(records) - 1
     with store.transaction():
-        for number, rec in records[1:]:
+        for done, (number, rec) in enumerate(records[1:], 1):
+            if progress is not None and (done % PROGRESS_EVERY == 0 or done == total):
+                progress(done, total)
             if rec["kind"] == "entry":
                 _import_entry(service, store, rec, file_key, report, f"line {number}")
             else:

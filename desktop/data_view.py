@@ -6,8 +6,9 @@ window stays responsive. Each job gets a fresh :class:`~desktop.ops.Executor`,
 closed when the job ends: the browser's query thread interrupts whatever it
 runs when the person types, and that must never be an import.
 
-Core reports no progress while it works, so the panel shows a busy bar and
-what it is doing, then a summary. Import writes everything or nothing
+The worker reports progress through a queued signal (emitted on the worker
+thread, delivered on the GUI thread); the bar is busy until the first report,
+then counts records, and a summary follows. Import writes everything or nothing
 (``core.portability``), so a failed import leaves the group as it was. The
 questions and summaries are in :mod:`desktop.data_dialogs`.
 """
@@ -103,6 +104,8 @@ class DataPanel(QGroupBox):
     """
 
     finished = Signal(bool, str)
+    #: Emitted from the worker thread; Qt queues it to this object's (the GUI) thread.
+    progressed = Signal(int, int)
 
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__("Your data", parent)
@@ -123,8 +126,9 @@ class DataPanel(QGroupBox):
         )
         import_hint.setObjectName("hint")
         self.progress = QProgressBar(self)
-        self.progress.setRange(0, 0)  # core gives no progress: a busy bar
+        self.progress.setRange(0, 0)  # busy until the worker's first report
         self.progress.setTextVisible(False)
+        self.progressed.connect(self._on_progress)
         self.progress.setMaximumWidth(160)
         self.status = QLabel(self)
         self.result = QLabel(self)
@@ -191,7 +195,12 @@ class DataPanel(QGroupBox):
             if include:
                 check_key(service, group)
             return portability.export(
-                service, caller, path, include_private=include, passphrase=passphrase
+                service,
+                caller,
+                path,
+                include_private=include,
+                passphrase=passphrase,
+                progress=self.progressed.emit,
             )
 
         self._run(
@@ -249,7 +258,7 @@ class DataPanel(QGroupBox):
             as_operator(
                 group,
                 lambda svc, caller: portability.import_file(
-                    svc, caller, path, passphrase=passphrase
+                    svc, caller, path, passphrase=passphrase, progress=self.progressed.emit
                 ),
             ),
             imported,
@@ -286,7 +295,13 @@ class DataPanel(QGroupBox):
 
         executor.submit(group, task, succeeded, failed)
 
+    def _on_progress(self, done: int, total: int) -> None:
+        if self._job is not None and total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+
     def _set_busy(self, status: str | None) -> None:
+        self.progress.setRange(0, 0)
         self.progress.setVisible(status is not None)
         self.status.setVisible(status is not None)
         self.status.setText(status or "")

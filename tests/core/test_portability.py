@@ -181,3 +181,18 @@ def test_export_with_private_entries_refuses_without_their_key(
         portability.export(fresh, op, tmp_path / "x.jsonl", include_private=True, passphrase="pw")
     assert not (tmp_path / "x.jsonl").exists()
     fresh.close()
+
+
+def test_export_and_import_report_progress(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    for i in range(450):
+        service.store(operator, {"type": "fact", "content": f"fact {i}"})
+    seen: list[tuple[int, int]] = []
+    out = tmp_path / "e.jsonl"
+    portability.export(service, operator, out, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(200, 450), (400, 450), (450, 450)]
+    seen.clear()
+    other = service.open_session("other", Actor.OPERATOR)
+    portability.import_file(service, other, out, progress=lambda d, t: seen.append((d, t)))
+    assert seen[-1] == (450, 450)

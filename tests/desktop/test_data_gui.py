@@ -244,3 +244,22 @@ def test_export_without_keyring_refuses_instead_of_writing_placeholders(
         keyring.set_keyring(previous)
     assert not ok and text.startswith("Not exported:") and "keyring" in text
     assert not files.save_path.exists()
+
+
+def test_export_progress_reaches_the_total(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    panel: DataPanel,
+    files: FileDialogs,
+    tmp_path: Path,
+) -> None:
+    for i in range(250):
+        service.store(operator, {"type": "fact", "content": f"progress fact {i}"})
+    reports: list[tuple[int, int]] = []
+    panel.progressed.connect(lambda done, total: reports.append((done, total)))
+    files.save_path = tmp_path / "big.jsonl"
+    ok, _ = run_job(qtbot, panel, "export_button")
+    assert ok
+    qtbot.waitUntil(lambda: bool(reports) and reports[-1][0] == reports[-1][1])
+    assert reports[-1][1] >= 250
