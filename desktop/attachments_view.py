@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -43,6 +42,7 @@ from desktop.attachments_model import (
     source_folder,
 )
 from desktop.browser.actions import plural
+from desktop.lazy_page import LazyPage
 from desktop.ops import Executor
 from desktop.placeholder import placeholder
 from desktop.record_model import record_table
@@ -84,7 +84,7 @@ def summary_text(checks: Sequence[SourceCheck]) -> str:
     return f"{plural(len(checks), 'receipt')}  ·  {found}"
 
 
-class AttachmentsPage(QWidget):
+class AttachmentsPage(LazyPage):
     """The current group's receipts with their states; attach, verify and inspect them.
 
     Args:
@@ -97,8 +97,6 @@ class AttachmentsPage(QWidget):
         super().__init__(parent)
         self._state = state
         self._executor = executor
-        self._stale = True
-        self._reload = True
         #: Dialogs and the file manager go through these, so tests need neither.
         self.choose_file: Callable[[QWidget], str | None] = choose_file
         self.open_folder: Callable[[Path], None] = open_folder
@@ -181,24 +179,10 @@ class AttachmentsPage(QWidget):
         if changes.group == self._state.group and (changes.attachments or changes.threads):
             self._invalidate(reload=False)
 
-    def _invalidate(self, *, reload: bool) -> None:
-        """Reload now if the page is on screen, else when it is next shown."""
-        self._stale = True
-        self._reload = self._reload or reload
-        if self.isVisible():
-            self.refresh()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        if self._stale:
-            self.refresh()
-        super().showEvent(event)
-
     def refresh(self) -> None:
-        self._stale = False
         keep = self.selected_ids()
         store = self._state.service.store_for(self._state.group)
-        if self._reload:
-            self._reload = False
+        if self._begin_refresh():
             self.model.load(
                 lambda loaded, limit: receipts.list_receipts(store, None, limit, len(loaded))
             )

@@ -6,15 +6,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -25,11 +21,15 @@ from core.changes import Changes
 from core.model import Actor
 from core.store import GroupStore
 from desktop.browser.editor import local_time
+from desktop.lazy_page import LazyPage
+from desktop.tables import FlatTableModel, Header, list_table
 from desktop.watch import AppState
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
-HEADERS = ("Time", "Action", "Actor", "Session", "Entries", "Count", "Size", "Details")
+HEADERS = tuple(
+    Header(h) for h in ("Time", "Action", "Actor", "Session", "Entries", "Count", "Size", "Details")
+)
 
 
 def _entries_text(ids: Sequence[str]) -> str:
@@ -56,7 +56,7 @@ def cells(record: AuditRecord) -> tuple[str, ...]:
     )
 
 
-class AuditModel(QAbstractTableModel):
+class AuditModel(FlatTableModel):
     """The newest audit rows first, a page at a time (``fetchMore``).
 
     Args:
@@ -74,22 +74,11 @@ class AuditModel(QAbstractTableModel):
         self._cells: list[tuple[str, ...]] = []
         self._more = False
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._records)
+    def shown_rows(self) -> int:
+        return len(self._records)
 
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if (
-            role == Qt.ItemDataRole.DisplayRole
-            and orientation is Qt.Orientation.Horizontal
-            and 0 <= section < len(HEADERS)
-        ):
-            return HEADERS[section]
-        return None
+    def header_columns(self) -> Sequence[Header]:
+        return HEADERS
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._records):
@@ -99,15 +88,6 @@ class AuditModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole and index.column() == 4:
             return "\n".join(self._records[index.row()].entry_ids) or None
         return None
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return (
-            Qt.ItemFlag.ItemIsEnabled
-            | Qt.ItemFlag.ItemIsSelectable
-            | Qt.ItemFlag.ItemNeverHasChildren
-        )
 
     def canFetchMore(self, parent: AnyIndex) -> bool:
         return not parent.isValid() and self._more
@@ -161,7 +141,7 @@ class AuditModel(QAbstractTableModel):
         self.endInsertRows()
 
 
-class AuditPage(QWidget):
+class AuditPage(LazyPage):
     """The audit log of the current group, filtered by action and actor.
 
     Args:
@@ -177,8 +157,6 @@ class AuditPage(QWidget):
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._stale = True
-        self._reload = True
         self.model = AuditModel(self)
         self.action_box = QComboBox(self)
         self.action_box.setAccessibleName("Action filter")
@@ -190,18 +168,8 @@ class AuditPage(QWidget):
         self.actor_box.addItem("Everyone", None)
         for actor in Actor:
             self.actor_box.addItem(actor.value, actor.value)
-        self.table = QTableView(self)
-        self.table.setObjectName("auditTable")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 10)
+        self.table = list_table(self.model, "auditTable", self)
         header = self.table.horizontalHeader()
-        header.setSectionsClickable(False)
         header.setStretchLastSection(True)
         char = self.table.fontMetrics().averageCharWidth()
         for column, width in enumerate((17, 15, 9, 17, 14, 6, 6)):
@@ -231,21 +199,8 @@ class AuditPage(QWidget):
         if changes.group == self._state.group and changes.audit:
             self._invalidate(reload=False)
 
-    def _invalidate(self, *, reload: bool) -> None:
-        self._stale = True
-        self._reload = self._reload or reload
-        if self.isVisible():
-            self.refresh()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        if self._stale:
-            self.refresh()
-        super().showEvent(event)
-
     def refresh(self) -> None:
-        self._stale = False
-        if self._reload:
-            self._reload = False
+        if self._begin_refresh():
             action = self.action_box.currentData()
             self.model.load(
                 self._state.service.store_for(self._state.group),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 from PySide6.QtCore import QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QShowEvent
+from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QFormLayout,
@@ -30,6 +30,7 @@ from core.changes import Changes
 from core.config import Config
 from core.errors import AmbryError
 from desktop import messages
+from desktop.lazy_page import LazyPage
 from desktop.settings_view import LIMIT_FIELDS, bounds
 from desktop.watch import AppState
 
@@ -72,7 +73,7 @@ def counts_text(brief: MemoryBrief) -> str:
     return text
 
 
-class BriefPage(QWidget):
+class BriefPage(LazyPage):
     """Shows the current group's brief with its counts and adjustable limits.
 
     Args:
@@ -88,7 +89,6 @@ class BriefPage(QWidget):
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._stale = True
         self.brief: MemoryBrief | None = None
         self.counts = QLabel(self)
         self.counts.setObjectName("counts")
@@ -176,18 +176,8 @@ class BriefPage(QWidget):
         ):
             self._invalidate()
 
-    def _invalidate(self) -> None:
-        self._stale = True
-        if self.isVisible():
-            self.refresh()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        if self._stale:
-            self.refresh()
-        super().showEvent(event)
-
     def refresh(self) -> None:
-        self._stale = False
+        self._begin_refresh()
         brief = self._state.service.build_brief(self._state.group)
         self.brief = brief
         self.counts.setText(counts_text(brief))

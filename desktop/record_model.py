@@ -20,9 +20,11 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+from PySide6.QtWidgets import QHeaderView, QTableView
+
+from desktop.tables import FlatTableModel, list_table
 
 T = TypeVar("T")
 AnyIndex = QModelIndex | QPersistentModelIndex
@@ -50,7 +52,7 @@ class Column(Generic[T]):
     width: int = 10
 
 
-class RecordModel(QAbstractTableModel, Generic[T]):
+class RecordModel(FlatTableModel, Generic[T]):
     """Records in the order a fetch function reads them, a page at a time.
 
     Args:
@@ -77,23 +79,11 @@ class RecordModel(QAbstractTableModel, Generic[T]):
 
     # -- Qt overrides ------------------------------------------------------------
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._rows)
+    def shown_rows(self) -> int:
+        return len(self._rows)
 
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.columns)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation is not Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
-            return None
-        column = self.columns[section]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return column.header
-        if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
-            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        return None
+    def header_columns(self) -> Sequence[Column[T]]:
+        return self.columns
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= len(self._rows):
@@ -114,15 +104,6 @@ class RecordModel(QAbstractTableModel, Generic[T]):
     def extra_data(self, record: T, column: int, role: int) -> Any:
         """Other roles (colours, badges); subclasses answer those they show."""
         return None
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return (
-            Qt.ItemFlag.ItemIsEnabled
-            | Qt.ItemFlag.ItemIsSelectable
-            | Qt.ItemFlag.ItemNeverHasChildren
-        )
 
     def canFetchMore(self, parent: AnyIndex) -> bool:
         return not parent.isValid() and self._more
@@ -189,18 +170,8 @@ class RecordModel(QAbstractTableModel, Generic[T]):
 
 def record_table(model: RecordModel[Any], name: str, parent: Any = None) -> QTableView:
     """A table over ``model`` styled like the app's other lists, columns sized to fit."""
-    table = QTableView(parent)
-    table.setObjectName(name)
-    table.setModel(model)
-    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    table.setShowGrid(False)
-    table.setWordWrap(False)
-    table.setAlternatingRowColors(True)
-    table.verticalHeader().hide()
-    table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 10)
+    table = list_table(model, name, parent)
     header = table.horizontalHeader()
-    header.setSectionsClickable(False)
     header.setHighlightSections(False)
     char = table.fontMetrics().averageCharWidth()
     # Headers are bold and padded: never narrower than the header's own text.

@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSplitter,
     QStackedWidget,
-    QTableView,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -34,6 +33,8 @@ from desktop.browser.actions import MemoryActions
 from desktop.browser.editor import local_time
 from desktop.browser.model import IdListModel
 from desktop.browser.values import CANDIDATE_COLUMNS, source_text
+from desktop.lazy_page import LazyPage
+from desktop.tables import list_table
 from desktop.watch import AppState
 
 _INTRO = (
@@ -54,7 +55,7 @@ def candidate_html(entry: MemoryEntry) -> str:
     )
 
 
-class ReviewPage(QWidget):
+class ReviewPage(LazyPage):
     """Candidates with their reason and source; accept, reject or defer them.
 
     Args:
@@ -75,21 +76,10 @@ class ReviewPage(QWidget):
         self._state = state
         self._commands = commands
         self._count = -1
-        self._stale = True
         self.model = IdListModel(self._load, CANDIDATE_COLUMNS, self)
-        self.table = QTableView(self)
-        self.table.setObjectName("reviewTable")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table = list_table(self.model, "reviewTable", self)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.setAlternatingRowColors(True)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 10)
         header = self.table.horizontalHeader()
-        header.setSectionsClickable(False)
         char = self.table.fontMetrics().averageCharWidth()
         widths = {"type": 11, "reason": 34, "source": 12, "age": 6}
         for column, spec in enumerate(self.model.columns):
@@ -158,12 +148,9 @@ class ReviewPage(QWidget):
         if changes.group == self._state.group and (changes.review or changes.entries):
             self._invalidate()
 
-    def _invalidate(self) -> None:
-        """Reload now if the page is on screen, else when it is next shown."""
-        self._stale = True
-        if self.isVisible():
-            self.refresh()
-        else:
+    def _invalidate(self, *, reload: bool = False) -> None:
+        super()._invalidate(reload=reload)
+        if not self.isVisible():
             self.recount()
 
     def recount(self) -> None:
@@ -172,7 +159,7 @@ class ReviewPage(QWidget):
         self._set_count(store.count(EntryFilter(statuses=(Status.CANDIDATE,))))
 
     def refresh(self) -> None:
-        self._stale = False
+        self._begin_refresh()
         entries = curation.candidates(self._state.service, self._state.group)
         ids = [e.id for e in entries]
         if not self.model.update(ids):
@@ -191,8 +178,6 @@ class ReviewPage(QWidget):
             self.count_changed.emit(count)
 
     def showEvent(self, event: QShowEvent) -> None:
-        if self._stale:
-            self.refresh()
         super().showEvent(event)
         # A, R and D work at once, without a click into the list first.
         self.table.setFocus()

@@ -10,7 +10,7 @@ thread are the person's actions; agents cannot do either.
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel, Qt
-from PySide6.QtGui import QAction, QKeySequence, QShowEvent
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -31,6 +31,7 @@ from desktop.browser.actions import plural
 from desktop.browser.editor import local_time
 from desktop.handoff_history import HistoryPane
 from desktop.handoff_view import HandoffPane
+from desktop.lazy_page import LazyPage
 from desktop.placeholder import placeholder
 from desktop.record_model import record_table
 from desktop.threads_model import exchanges_model, fetch_exchanges, fetch_threads, threads_model
@@ -53,7 +54,7 @@ class Tab:
     EXCHANGES = 2
 
 
-class ThreadsPage(QWidget):
+class ThreadsPage(LazyPage):
     """The current group's threads and the selected thread's handoff, history and turns.
 
     Args:
@@ -64,8 +65,6 @@ class ThreadsPage(QWidget):
     def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._stale = True
-        self._reload = True
         self._shown_id: str | None = None
         self._refreshing = False
         self.model = threads_model(self)
@@ -152,26 +151,13 @@ class ThreadsPage(QWidget):
             self.handoff.discard()
         self._invalidate(reload=True)
 
-    def _invalidate(self, *, reload: bool) -> None:
-        """Reload now if the page is on screen, else when it is next shown."""
-        self._stale = True
-        self._reload = self._reload or reload
-        if self.isVisible():
-            self.refresh()
-
-    def showEvent(self, event: QShowEvent) -> None:
-        if self._stale:
-            self.refresh()
-        super().showEvent(event)
-
     def refresh(self) -> None:
-        self._stale = False
+        reload = self._begin_refresh()
         keep = self._shown_id
         # A reset drops the selection and selecting again changes it: show the result once.
         self._refreshing = True
         try:
-            if self._reload:
-                self._reload = False
+            if reload:
                 keep = None
                 self.model.load(fetch_threads(self._state.service, self._state.group))
             else:

@@ -18,17 +18,13 @@ import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from PySide6.QtCore import (
-    QAbstractTableModel,
-    QModelIndex,
-    QPersistentModelIndex,
-    Qt,
-)
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QBrush, QColor
 
 from core.model import MemoryEntry, Privacy, utc_now
 from desktop.browser.privacy import lock_icon, privacy_tooltip
 from desktop.browser.values import MEMORY_COLUMNS, Column, RowView
+from desktop.tables import FlatTableModel
 
 #: Reads entries by id; ids it does not return are gone from the store.
 Loader = Callable[[list[str]], dict[str, MemoryEntry]]
@@ -52,7 +48,7 @@ def _runs(positions: list[int]) -> list[tuple[int, int]]:
     return runs
 
 
-class IdListModel(QAbstractTableModel):
+class IdListModel(FlatTableModel):
     """Ordered ids, with rows loaded lazily through ``loader``.
 
     Args:
@@ -85,23 +81,11 @@ class IdListModel(QAbstractTableModel):
 
     # -- Qt overrides ------------------------------------------------------------
 
-    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else self._shown
+    def shown_rows(self) -> int:
+        return self._shown
 
-    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self._columns)
-
-    def headerData(
-        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
-    ) -> Any:
-        if orientation is not Qt.Orientation.Horizontal or not 0 <= section < len(self._columns):
-            return None
-        column = self._columns[section]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return column.header
-        if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
-            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-        return None
+    def header_columns(self) -> Sequence[Column]:
+        return self._columns
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or index.row() >= self._shown:
@@ -139,15 +123,6 @@ class IdListModel(QAbstractTableModel):
                 return text
             return f"{privacy_tooltip(row.entry.privacy)}\n\n{text}"
         return row.cells[index.column()]
-
-    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
-        if not index.isValid():
-            return Qt.ItemFlag.NoItemFlags
-        return (
-            Qt.ItemFlag.ItemIsEnabled
-            | Qt.ItemFlag.ItemIsSelectable
-            | Qt.ItemFlag.ItemNeverHasChildren
-        )
 
     def canFetchMore(self, parent: AnyIndex) -> bool:
         return not parent.isValid() and self._shown < len(self._ids)

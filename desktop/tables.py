@@ -1,0 +1,93 @@
+"""What the app's flat, read-only tables share: their model base and their look."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QAbstractTableModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+AnyIndex = QModelIndex | QPersistentModelIndex
+
+
+class HeaderColumn(Protocol):
+    """What a column's header needs: its text, and whether it holds numbers."""
+
+    @property
+    def header(self) -> str: ...
+
+    @property
+    def numeric(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Header:
+    """A plain column header, for a model that computes its cells itself."""
+
+    header: str
+    numeric: bool = False
+
+
+class FlatTableModel(QAbstractTableModel):
+    """Selectable rows with no children, under headers from :meth:`header_columns`.
+
+    Subclasses keep their own rows and say how many are shown (:meth:`shown_rows`).
+    """
+
+    def shown_rows(self) -> int:
+        raise NotImplementedError
+
+    def header_columns(self) -> Sequence[HeaderColumn]:
+        raise NotImplementedError
+
+    def rowCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else self.shown_rows()
+
+    def columnCount(self, parent: AnyIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.header_columns())
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        columns = self.header_columns()
+        if orientation is not Qt.Orientation.Horizontal or not 0 <= section < len(columns):
+            return None
+        column = columns[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return column.header
+        if role == Qt.ItemDataRole.TextAlignmentRole and column.numeric:
+            return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+        return None
+
+    def flags(self, index: AnyIndex) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return (
+            Qt.ItemFlag.ItemIsEnabled
+            | Qt.ItemFlag.ItemIsSelectable
+            | Qt.ItemFlag.ItemNeverHasChildren
+        )
+
+
+def list_table(model: QAbstractItemModel, name: str, parent: QWidget | None = None) -> QTableView:
+    """A table over ``model`` in the app's list style: whole rows, no grid, fixed row heights."""
+    table = QTableView(parent)
+    table.setObjectName(name)
+    table.setModel(model)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setShowGrid(False)
+    table.setWordWrap(False)
+    table.setAlternatingRowColors(True)
+    table.verticalHeader().hide()
+    table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+    table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 10)
+    table.horizontalHeader().setSectionsClickable(False)
+    return table
