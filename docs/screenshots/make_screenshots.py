@@ -24,6 +24,7 @@ from core import attachments, continuity, episodes, handoffs, session_handoffs
 from core.model import Actor, EntryFilter
 from core.paths import DataDir
 from core.service import MemoryService
+from desktop import empty_state
 from desktop.app import app_icon, load_style
 from desktop.empty_state import load_examples
 from desktop.main_window import MainWindow, Nav
@@ -160,6 +161,8 @@ def shoot(window: MainWindow, app: QApplication, name: str) -> None:
 
 
 def main() -> int:
+    # Show the command as a person who installed Ambry has it, not this checkout's path.
+    empty_state.ambry_command = lambda: "ambry"
     app = QApplication(sys.argv[:1])
     app.setStyle("Fusion")
     app.setStyleSheet(load_style())
