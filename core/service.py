@@ -57,6 +57,7 @@ from core.model import (
     utc_now,
 )
 from core.paths import DataDir, validate_group
+from core.screening import audit_redacted
 from core.store import GroupStore, NewRow
 
 log = logging.getLogger(__name__)
@@ -500,16 +501,7 @@ class MemoryService:
             status=request.status.value,
             reason=request.review_reason,
         )
-        if request.redacted:
-            audit.record(
-                store,
-                Action.SECRET_REDACTED,
-                caller.actor,
-                session_id=caller.session_id,
-                entry_ids=[entry.id],
-                count=len(request.redacted),
-                patterns=sorted(set(request.redacted)),
-            )
+        audit_redacted(store, caller, request.redacted, entry_ids=[entry.id])
         if request.neutralized:
             audit.record(
                 store,
