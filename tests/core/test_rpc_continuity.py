@@ -184,7 +184,7 @@ def test_handoff_write_read_and_conflict(conn: Connection) -> None:
 def test_session_handoff_reaches_the_next_session_once(dispatcher: Dispatcher, token: str) -> None:
     first = connect(dispatcher, token)
     ok(first, "thread_open", {"title": "Project X"})
-    # What the lead's session_end does with a handoff.
+    # What the protocol's session_end does with a handoff.
     session_handoffs.end_session_with_handoff(
         first.service, first.caller, "Stopped mid-refactor. I will finish the parser."
     )
