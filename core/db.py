@@ -12,7 +12,6 @@ import contextlib
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import apsw
 import apsw.bestpractice
@@ -180,12 +179,3 @@ def write_transaction(conn: apsw.Connection, path: Path) -> Iterator[apsw.Connec
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-
-
-def row_dicts(cursor: Any) -> Iterator[dict[str, Any]]:
-    """Rows of an executed cursor as dicts keyed by column name."""
-    names: list[str] | None = None
-    for row in cursor:
-        if names is None:
-            names = [d[0] for d in cursor.get_description()]
-        yield dict(zip(names, row, strict=True))

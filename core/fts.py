@@ -177,8 +177,23 @@ def build_match(text: str, *, prefix_last: bool = False) -> str | None:
     ranks higher but one matching only some is still found. With
     ``prefix_last`` the final word also matches as a prefix (search as you type).
     """
-    terms = query_terms(text)
+    terms, typing = typed_terms(text)
     if not terms:
         return None
-    last = words(text)[-1]
-    return match_expression(terms, prefix_last=prefix_last and terms[-1] == last)
+    return match_expression(terms, prefix_last=prefix_last and typing)
+
+
+#: A word being typed matches as a prefix only once it is this long (shorter narrows nothing).
+MIN_PREFIX = 2
+
+
+def typed_terms(text: str) -> tuple[list[str], bool]:
+    """:func:`query_terms` of ``text``, and whether its last one is the word being typed.
+
+    The last term is still being typed when it is the text's last word (not a
+    dropped stopword) and at least :data:`MIN_PREFIX` characters long.
+    """
+    terms = query_terms(text)
+    if not terms:
+        return terms, False
+    return terms, terms[-1] == words(text)[-1] and len(terms[-1]) >= MIN_PREFIX

@@ -31,7 +31,7 @@ from core.crypto import (
 )
 from core.episodes import expire_exchanges
 from core.errors import Conflict, Forbidden, InvalidParams, NotFound, RateLimited, Refused
-from core.fts import query_terms, words
+from core.fts import query_terms, typed_terms
 from core.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.manifest import validate_args
 from core.model import (
@@ -691,11 +691,8 @@ class MemoryService:
         store = self.store_for(group)
         if not query.strip():
             return store.ids(flt)
-        terms = query_terms(query)
-        typed = words(query)
-        # The word being typed matches as a prefix, once it is long enough to narrow.
-        prefix = bool(terms) and terms[-1] == typed[-1] and len(terms[-1]) >= 2
-        return store.browse_ids(flt, terms, prefix_last=prefix)
+        terms, typing = typed_terms(query)
+        return store.browse_ids(flt, terms, prefix_last=typing)
 
     # -- brief, decay, markers, pins ----------------------------------------
 
