@@ -218,6 +218,27 @@ def test_replies_are_one_utf8_line_even_with_lone_surrogates() -> None:
     assert json.loads(raw)["id"] == "\ud800é"
 
 
+ANY_TEXT = st.text(st.characters(exclude_categories=()))  # lone surrogates included
+WIRE_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()  # past 64 bits too
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | ANY_TEXT,
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(ANY_TEXT, children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(WIRE_VALUES)
+def test_every_reply_is_one_line_that_decodes_to_what_was_sent(value: object) -> None:
+    raw = encode_frame({"jsonrpc": "2.0", "id": 1, "result": value})
+    assert raw.endswith(b"\n") and raw.count(b"\n") == 1
+    assert json.loads(raw)["result"] == value
+
+
 # -- hello and sessions ------------------------------------------------------------
 
 
