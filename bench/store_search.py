@@ -30,6 +30,7 @@ def run_size(n: int, query_count: int) -> dict[str, object]:
     from core.model import Actor, EntryFilter
     from core.paths import DataDir
     from core.service import MemoryService
+    from core.store import BM25
 
     with tempfile.TemporaryDirectory() as tmp:
         svc = MemoryService(DataDir(Path(tmp)))
@@ -64,7 +65,8 @@ def run_size(n: int, query_count: int) -> dict[str, object]:
             t = time.perf_counter()
             if match:
                 store.conn.execute(
-                    "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rank LIMIT 20",
+                    "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+                    f"ORDER BY {BM25} LIMIT 20",
                     (match,),
                 ).fetchall()
             floor.append(time.perf_counter() - t)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -102,8 +104,28 @@ def record(
     A ``read`` (search, brief) is not part of a write transaction: it goes to
     :meth:`GroupStore.audit_read`, which may batch it (see there).
     """
-    row = (
-        iso(utc_now()),
+    row = functools.partial(
+        _row, utc_now(), action, actor, session_id, tuple(entry_ids), count, size, detail
+    )
+    if read:
+        # Formatted when written: a deferred read pays only for taking the time.
+        store.audit_read(row)
+    else:
+        store.execute(INSERT_SQL, row())
+
+
+def _row(
+    at: datetime,
+    action: Action,
+    actor: Actor,
+    session_id: str | None,
+    entry_ids: tuple[str, ...],
+    count: int | None,
+    size: int | None,
+    detail: dict[str, Any],
+) -> tuple[Any, ...]:
+    return (
+        iso(at),
         action.value,
         actor.value,
         session_id,
@@ -112,10 +134,6 @@ def record(
         size,
         json.dumps({k: v for k, v in detail.items() if v is not None}, sort_keys=True),
     )
-    if read:
-        store.audit_read(row)
-    else:
-        store.execute(INSERT_SQL, row)
 
 
 def recent(

@@ -122,8 +122,10 @@ def build_group_brief(
             f"SELECT {ENTRY_COLUMNS} FROM memory_entries INDEXED BY idx_entries_brief "
             "WHERE superseded_by IS NULL AND status = 'active' AND stale = 0 "
             f"AND privacy IN ({marks}) "
-            "ORDER BY behavioral DESC, effective_confidence DESC, updated_at DESC, id LIMIT ?",
-            (*(p.value for p in privacy), prefetch_limit(config)),
+            "ORDER BY behavioral DESC, effective_confidence DESC, updated_at DESC, id "
+            # An integer, not bound: see the note on LIMIT in core.store.
+            f"LIMIT {int(prefetch_limit(config))}",
+            tuple(p.value for p in privacy),
         ).fetchall()
         entry_count = store.current_count()
     entries = [entry_from_row(r) for r in rows]

@@ -157,7 +157,9 @@ class MemoryEntry:
         }
 
 
-@dataclass(frozen=True)
+# Not frozen: a search builds twenty of these per call, and a frozen dataclass
+# costs three times as much to build. Nothing keeps or mutates them.
+@dataclass(slots=True)
 class SearchResult:
     """Seed 000's SearchResult, with status fields a person needs to judge it."""
 

@@ -268,6 +268,8 @@ def receipt_states(store: GroupStore, ids: Iterable[str]) -> dict[str, str]:
 
 def cited_ids(text: str) -> list[str]:
     """The receipt ids a text mentions (``att_`` and 16 hex digits), in order, once each."""
+    if "att_" not in text:  # most texts cite nothing; skip the regex
+        return []
     return list(dict.fromkeys(RECEIPT_ID.findall(text)))
 
 

@@ -58,7 +58,7 @@ from core.model import (
 )
 from core.paths import DataDir, validate_group
 from core.screening import audit_redacted
-from core.store import GroupStore, NewRow
+from core.store import GroupStore, Hit, NewRow, decode_tags
 
 log = logging.getLogger(__name__)
 
@@ -170,18 +170,22 @@ def relevance_scores(bm25_scores: list[float]) -> list[float]:
     return [round(s / best, 4) for s in strengths]
 
 
-def to_search_result(entry: MemoryEntry, score: float) -> SearchResult:
+_BEHAVIORAL_TYPES = frozenset(t.value for t in EntryType if t.behavioral)
+
+
+def to_search_result(hit: Hit, content: str, score: float) -> SearchResult:
+    """A search result from its stored columns and its readable ``content``."""
     return SearchResult(
-        id=entry.id,
-        type=entry.type.value,
-        content=entry.content,
-        behavioral=entry.behavioral,
-        tags=list(entry.tags),
-        created_at=entry.provenance.created_at,
+        id=hit.id,
+        type=hit.type,
+        content=content,
+        behavioral=hit.type in _BEHAVIORAL_TYPES,
+        tags=list(decode_tags(hit.tags)),
+        created_at=hit.created_at,
         relevance_score=score,
-        status=entry.status.value,
-        superseded_by=entry.superseded_by,
-        trust=entry.source.trust.value,
+        status=hit.status,
+        superseded_by=hit.superseded_by,
+        trust=hit.trust,
     )
 
 
@@ -590,17 +594,24 @@ class MemoryService:
 
     def readable(self, entry: MemoryEntry, *, reveal: bool = False) -> MemoryEntry:
         """``entry`` with its content decrypted where allowed, else a plain-words mask."""
-        if entry.privacy is Privacy.PUBLIC or not is_encrypted(entry.content):
-            return entry
-        if entry.privacy is Privacy.SECRET and not reveal:
-            return replace(entry, content=SECRET_MASK)
+        content = self.readable_content(entry.id, entry.privacy, entry.content, reveal=reveal)
+        return entry if content is entry.content else replace(entry, content=content)
+
+    def readable_content(
+        self, entry_id: str, privacy: str, content: str, *, reveal: bool = False
+    ) -> str:
+        """Stored ``content`` decrypted where allowed, else a plain-words mask."""
+        if privacy == Privacy.PUBLIC or not is_encrypted(content):
+            return content
+        if privacy == Privacy.SECRET and not reveal:
+            return SECRET_MASK
         try:
             key = self._data_key(create=False)
         except KeyUnavailable:
             key = None
         if key is None:
-            return replace(entry, content=LOCKED_MASK)
-        return replace(entry, content=decrypt(key, entry.content, entry.id))
+            return LOCKED_MASK
+        return decrypt(key, content, entry_id)
 
     def dedup_key(self, privacy: Privacy, content: str) -> str:
         """The key duplicates are found by: a plain hash, or a keyed one for encrypted text."""
@@ -662,15 +673,16 @@ class MemoryService:
         """Search without auditing (the GUI's browsing uses this)."""
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
         store = self.store_for(group)
-        if not query.strip():
-            results = [to_search_result(self.readable(e), 0.0) for e in store.recent(flt, limit)]
-        else:
+        if query.strip():
             hits = store.search(query_terms(query), flt, limit)
-            scores = relevance_scores([s for _, s in hits])
-            results = [
-                to_search_result(self.readable(e), r)
-                for (e, _), r in zip(hits, scores, strict=True)
-            ]
+            scores = relevance_scores([h.score for h in hits])
+        else:
+            hits = store.recent_hits(flt, limit)
+            scores = [0.0] * len(hits)
+        results = [
+            to_search_result(h, self.readable_content(h.id, h.privacy, h.content), score)
+            for h, score in zip(hits, scores, strict=True)
+        ]
         return self._with_receipt_states(store, results)
 
     @staticmethod
