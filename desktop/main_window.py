@@ -262,7 +262,7 @@ class MainWindow(QMainWindow):
         name: str | None = self.group_box.itemText(index)
         if name == _NEW_GROUP:
             name = messages.ask_text(self, "New group", "Name (letters, digits, '_' or '-'):")
-        if name:
+        if name and name != self.state.group and self._may_leave("Switch group"):
             try:
                 self.state.set_group(name)
             except AmbryError as exc:
@@ -304,10 +304,23 @@ class MainWindow(QMainWindow):
         self.review.recount()
         self.state.start_polling()
 
+    def _unsaved(self) -> str | None:
+        """What leaving the current group now would lose, in words; None if nothing."""
+        if self.browser.editor.is_dirty():
+            return "your changes to this memory"
+        if self.threads.handoff.is_dirty():
+            return "your edit of this thread's handoff"
+        return None
+
+    def _may_leave(self, action: str) -> bool:
+        """Whether to go on with ``action`` (the button's verb) when it drops unsaved edits."""
+        unsaved = self._unsaved()
+        return unsaved is None or messages.confirm(
+            self, "Unsaved changes", f"{action} without saving {unsaved}?", action
+        )
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        if self.browser.editor.is_dirty() and not messages.confirm(
-            self, "Unsaved changes", "Quit without saving your changes to this memory?", "Quit"
-        ):
+        if not self._may_leave("Quit"):
             event.ignore()
             return
         messages.bridge.shown.disconnect(self._on_message)

@@ -146,7 +146,8 @@ class ThreadsPage(LazyPage):
             self._invalidate(reload=False)
 
     def _on_group(self, _group: str) -> None:
-        # The edit belonged to the other group's thread; its text cannot be saved here.
+        # The edit belonged to the other group's thread and cannot be saved here; the
+        # window asked before switching if it had changes.
         if self.handoff.editing:
             self.handoff.discard()
         self._invalidate(reload=True)

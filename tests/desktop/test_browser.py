@@ -136,6 +136,19 @@ def test_new_memory_with_ctrl_n(qtbot: QtBot, service: MemoryService, window: Ma
     )
 
 
+def test_switching_group_asks_before_dropping_a_new_memory(
+    qtbot: QtBot, window: MainWindow, dialogs: Dialogs
+) -> None:
+    qtbot.keyClick(window, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
+    editor = window.browser.editor
+    qtbot.keyClicks(editor.content, "Half-typed thought")
+    dialogs.answer, dialogs.text = False, "work"
+    window.group_box.activated.emit(window.group_box.count() - 1)
+    assert dialogs.asked[-1] == "Switch group without saving your changes to this memory?"
+    assert window.state.group == "main"
+    assert editor.is_new and editor.content.toPlainText() == "Half-typed thought"
+
+
 def test_delete_asks_and_undo_restores(
     qtbot: QtBot,
     service: MemoryService,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent
 from pytestqt.qtbot import QtBot
 
 from core import continuity, episodes, handoffs, session_handoffs, threads
@@ -203,3 +204,40 @@ def test_empty_state(qtbot: QtBot, window: MainWindow) -> None:
     page = window.threads
     assert page.stack.currentIndex() == 1
     assert page.handoff.edit_button.isEnabled() is False
+
+
+def test_switching_group_asks_before_dropping_a_handoff_edit(
+    qtbot: QtBot, window: MainWindow, thread_id: str, dialogs: Dialogs
+) -> None:
+    page = open_page(qtbot, window, thread_id)
+    pane = page.handoff
+    pane.edit_button.click()
+    mine = HANDOFF + "\n- not saved yet\n"
+    pane.editor.setPlainText(mine)
+    box = window.group_box
+    dialogs.text = "work"
+
+    dialogs.answer = False  # keep editing
+    box.activated.emit(box.count() - 1)
+    assert window.state.group == "main" and box.currentText() == "main"
+    assert pane.editing and pane.editor.toPlainText() == mine
+    assert "Switch group without saving your edit of this thread's handoff?" in dialogs.asked
+
+    dialogs.answer = True
+    box.activated.emit(box.count() - 1)
+    assert window.state.group == "work" and not pane.editing
+
+
+def test_quitting_asks_before_dropping_a_handoff_edit(
+    qtbot: QtBot, window: MainWindow, thread_id: str, dialogs: Dialogs
+) -> None:
+    pane = open_page(qtbot, window, thread_id).handoff
+    pane.edit_button.click()
+    assert window._may_leave("Quit") and not dialogs.asked  # nothing changed: nothing to lose
+
+    pane.editor.setPlainText("# Website redesign\n\nRewritten before quitting.")
+    dialogs.answer = False
+    event = QCloseEvent()
+    window.closeEvent(event)
+    assert not event.isAccepted() and pane.editing
+    assert dialogs.asked == ["Quit without saving your edit of this thread's handoff?"]
