@@ -225,11 +225,36 @@ def attach(
         TooLarge: over :data:`MAX_ATTACHMENT_BYTES`.
         Conflict: another file's hash shares the 64-bit id (practically never).
     """
+    _check_turn(turn)
+    return record_receipt(
+        service, caller, inspect_file(path), thread=thread, turn=turn, observation=observation
+    )
+
+
+def _check_turn(turn: str | None) -> None:
     if turn is not None and len(turn) > MAX_TURN_CHARS:
         raise InvalidParams(
             f"turn must be at most {MAX_TURN_CHARS} characters", field="turn", rule="maxLength"
         )
-    facts = inspect_file(path)
+
+
+def record_receipt(
+    service: MemoryService,
+    caller: Caller,
+    facts: FileFacts,
+    *,
+    thread: str | None = None,
+    turn: str | None = None,
+    observation: str = "",
+) -> AttachOutcome:
+    """:func:`attach` for a file already inspected (the desktop hashes off the GUI thread).
+
+    Raises:
+        NotFound: no thread ``thread``.
+        InvalidParams: ``turn`` too long.
+        Conflict: another file's hash shares the 64-bit id (practically never).
+    """
+    _check_turn(turn)
     obs, obs_redacted, obs_neutralized = prepare_observation(observation)
     store = service.store_for(caller.group)
     rid, now = facts.receipt_id, iso(utc_now())

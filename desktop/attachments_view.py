@@ -283,9 +283,8 @@ class AttachmentsPage(LazyPage):
 
         def record(facts: FileFacts) -> None:
             try:
-                # attach() inspects the file again: cheap now that its pages are cached.
-                outcome = attachments.attach(
-                    self._state.service, self._state.operator(group), facts.path
+                outcome = attachments.record_receipt(
+                    self._state.service, self._state.operator(group), facts
                 )
             except AmbryError as exc:
                 messages.report(exc)

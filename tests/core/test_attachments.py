@@ -87,6 +87,18 @@ def test_receipt_records_the_file_and_its_hash(
     assert r.link_count == 1 and out.link.session_id == operator.session_id
 
 
+def test_an_inspected_file_is_recorded_as_it_was_hashed(
+    service: MemoryService, operator: Caller, files: Path
+) -> None:
+    # The desktop hashes on a worker and records on the GUI thread, without reading again.
+    path = write(files / "draft.txt", "first draft\n")
+    facts = att.inspect_file(str(path))
+    path.unlink()
+    out = att.record_receipt(service, operator, facts, observation="read before it went")
+    assert out.created and out.receipt.sha256 == facts.sha256
+    assert att.verify(service, operator, out.receipt.id).state is SourceState.MISSING
+
+
 def test_same_bytes_twice_make_one_receipt_with_two_links(
     service: MemoryService, operator: Caller, files: Path
 ) -> None:
