@@ -9,7 +9,9 @@ synthetic entries, and talks to it with ``core.client`` over its Unix socket:
 * requests per second (``memory_search``) with 1 and 8 clients, each client
   its own process so client-side Python does not share one GIL;
 * the same search called in-process on the service, and a round trip that never
-  reaches the service (an unknown method), to show what the socket itself adds.
+  reaches the service (an unknown method), to show what the socket itself adds;
+* seconds from launching ``ambry mcp`` (on the same 10K group) to its answer to
+  ``initialize``: MCP clients give up on slow servers. Target <= 1 s.
 
 Rate limits are raised in the run's own config.json so thousands of stores fit
 in one session. Target: search round trip p50 <= 1 ms.
@@ -181,6 +183,45 @@ def throughput(sock: Path, data: DataDir, clients: int, seconds: float) -> dict[
     }
 
 
+def mcp_initialize(data: DataDir, launches: int = 5) -> dict[str, object]:
+    """Seconds from launching ``ambry mcp`` to its answer to ``initialize`` (target <= 1 s)."""
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "1"},
+        },
+    }
+    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root)}
+    ambry = Path(sys.executable).with_name("ambry")
+    timings = []
+    for _ in range(launches):
+        t = time.perf_counter()
+        proc = subprocess.Popen(
+            [str(ambry), "--group", GROUP, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(request).encode() + b"\n")
+        proc.stdin.flush()
+        reply = json.loads(proc.stdout.readline())
+        timings.append(time.perf_counter() - t)
+        assert "result" in reply, reply
+        proc.stdin.close()  # EOF: the bridge ends its session and exits
+        proc.wait(timeout=30)
+    return {
+        "launches": launches,
+        "p50_s": round(pct(timings, 0.5), 3),
+        "max_s": round(max(timings), 3),
+        "target_le_1s": pct(timings, 0.5) <= 1.0,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--entries", type=int, default=10_000)
@@ -204,6 +245,7 @@ def main() -> None:
                 figures.update(round_trips(client, args.round_trips))
                 client.end_session()
             figures["throughput_search"] = [throughput(sock, data, n, args.seconds) for n in (1, 8)]
+            figures["mcp_initialize"] = mcp_initialize(data)
         finally:
             server.terminate()
             server.wait(timeout=30)

@@ -10,12 +10,13 @@ import functools
 import json
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
-
-import jsonschema
-from jsonschema import Draft202012Validator
+from typing import TYPE_CHECKING, Any
 
 from core.errors import InvalidParams, NotFound
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema import Draft202012Validator
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,15 @@ class Tool:
     name: str
     description: str
     schema: dict[str, Any]
-    validator: Draft202012Validator
+
+    @functools.cached_property
+    def validator(self) -> Draft202012Validator:
+        """Built at the first call: jsonschema takes 50 ms to import, and ``ambry mcp``
+        must answer ``initialize`` quickly. The schemas are checked by a test."""
+        from jsonschema import Draft202012Validator
+
+        Draft202012Validator.check_schema(self.schema)
+        return Draft202012Validator(self.schema)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -43,13 +52,8 @@ def load_manifest() -> dict[str, Tool]:
     raw = json.loads(read_resource("manifest.json"))
     tools: dict[str, Tool] = {}
     for item in raw["tools"]:
-        schema = item["arguments_schema"]
-        Draft202012Validator.check_schema(schema)
         tools[item["name"]] = Tool(
-            name=item["name"],
-            description=item["description"],
-            schema=schema,
-            validator=Draft202012Validator(schema),
+            name=item["name"], description=item["description"], schema=item["arguments_schema"]
         )
     return tools
 
@@ -105,7 +109,9 @@ def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
         raise NotFound(f"unknown tool {tool_name!r}; known: {', '.join(sorted(tools))}")
     if args is None:
         args = {}
-    error = jsonschema.exceptions.best_match(tool.validator.iter_errors(args))
+    from jsonschema.exceptions import best_match
+
+    error = best_match(tool.validator.iter_errors(args))
     if error is not None:
         field = _field_name(error)
         raise InvalidParams(

@@ -11,6 +11,7 @@ so the file never holds them in clear.
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -21,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
-from jsonschema import Draft202012Validator
 
 from core import audit
 from core.audit import Action
@@ -47,6 +47,8 @@ from core.model import (
 from core.secrets import redact
 
 if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
     from core.service import Caller, MemoryService
 
 #: ``progress(done, total)``, called every :data:`PROGRESS_EVERY` records and at the end.
@@ -63,69 +65,65 @@ _ROW_KINDS: dict[str, tuple[str, str]] = {
     "receipt_link": ("attachment_receipt_turns", "id"),
 }
 
-_ENTRY_SCHEMA = Draft202012Validator(
-    {
-        "type": "object",
-        "required": [
-            "kind",
-            "id",
-            "type",
-            "tags",
-            "status",
-            "privacy",
-            "source",
-            "provenance",
-            "confidence",
-        ],
-        "properties": {
-            "kind": {"const": "entry"},
-            "id": {"type": "string", "pattern": "^mem-[0-9a-f-]{36}$"},
-            "type": {"enum": list(ENTRY_TYPES)},
-            "content": {"type": "string", "maxLength": 2000},
-            "sealed": {"type": "string"},
-            "tags": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 50}},
-            "status": {"enum": [s.value for s in Status]},
-            "privacy": {"enum": [p.value for p in Privacy]},
-            "superseded_by": {"type": ["string", "null"]},
-            "superseded_at": {"type": ["string", "null"]},
-            "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-            "pinned": {"type": "boolean"},
-            "review_reason": {"type": ["string", "null"]},
-            "last_seen_at": {"type": ["string", "null"]},
-            "source": {
-                "type": "object",
-                "required": ["type", "trust"],
-                "properties": {
-                    "type": {"enum": [s.value for s in SourceType]},
-                    "trust": {"enum": [t.value for t in Trust]},
-                },
-            },
-            "provenance": {
-                "type": "object",
-                "required": ["session_id", "group", "created_at", "updated_at"],
-                "properties": {
-                    k: {"type": "string"}
-                    for k in ("session_id", "group", "created_at", "updated_at")
-                },
+_ENTRY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "kind",
+        "id",
+        "type",
+        "tags",
+        "status",
+        "privacy",
+        "source",
+        "provenance",
+        "confidence",
+    ],
+    "properties": {
+        "kind": {"const": "entry"},
+        "id": {"type": "string", "pattern": "^mem-[0-9a-f-]{36}$"},
+        "type": {"enum": list(ENTRY_TYPES)},
+        "content": {"type": "string", "maxLength": 2000},
+        "sealed": {"type": "string"},
+        "tags": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 50}},
+        "status": {"enum": [s.value for s in Status]},
+        "privacy": {"enum": [p.value for p in Privacy]},
+        "superseded_by": {"type": ["string", "null"]},
+        "superseded_at": {"type": ["string", "null"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "pinned": {"type": "boolean"},
+        "review_reason": {"type": ["string", "null"]},
+        "last_seen_at": {"type": ["string", "null"]},
+        "source": {
+            "type": "object",
+            "required": ["type", "trust"],
+            "properties": {
+                "type": {"enum": [s.value for s in SourceType]},
+                "trust": {"enum": [t.value for t in Trust]},
             },
         },
-        "oneOf": [{"required": ["content"]}, {"required": ["sealed"]}],
-    }
-)
-_ROW_SCHEMA = Draft202012Validator(
-    {
-        "type": "object",
-        "required": ["kind", "row"],
-        "properties": {"kind": {"enum": list(_ROW_KINDS)}, "row": {"type": "object"}},
-    }
-)
-_HEADER_SCHEMA = Draft202012Validator(
-    {
-        "type": "object",
-        "required": ["format", "version"],
-        "properties": {"format": {"const": FORMAT}, "version": {"type": "integer"}},
-    }
-)
+        "provenance": {
+            "type": "object",
+            "required": ["session_id", "group", "created_at", "updated_at"],
+            "properties": {
+                k: {"type": "string"} for k in ("session_id", "group", "created_at", "updated_at")
+            },
+        },
+    },
+    "oneOf": [{"required": ["content"]}, {"required": ["sealed"]}],
+}
+_ROW_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["kind", "row"],
+    "properties": {"kind": {"enum": list(_ROW_KINDS)}, "row": {"type": "object"}},
+}
+_HEADER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["format", "version"],
+    "properties": {"format": {"const": FORMAT}, "version": {"type": "integer"}},
+}
+
+
+_SCHEMAS = {"entry": _ENTRY_SCHEMA, "row": _ROW_SCHEMA, "header": _HEADER_SCHEMA}
 
 
 def _kdf(passphrase: str, salt: bytes) -> bytes:
@@ -304,8 +302,17 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, value
 
 
-def _check(validator: Draft202012Validator, value: Any, where: str) -> None:
-    error = next(iter(validator.iter_errors(value)), None)
+@functools.cache
+def _validator(record: str) -> Draft202012Validator:
+    # Imported here: jsonschema takes 50 ms to import, which an import pays, not every command.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(_SCHEMAS[record])
+
+
+def _check(record: str, value: Any, where: str) -> None:
+    """Raise InvalidParams naming the first field of ``value`` that breaks ``record``'s schema."""
+    error = next(iter(_validator(record).iter_errors(value)), None)
     if error is not None:
         at = ".".join(str(p) for p in error.absolute_path) or "record"
         raise InvalidParams(f"{where}: {at}: {error.message}")
@@ -330,7 +337,7 @@ def import_file(
     if not records:
         raise InvalidParams(f"{path.name} is empty")
     number, header = records[0]
-    _check(_HEADER_SCHEMA, header, f"{path.name} line {number} (header)")
+    _check("header", header, f"{path.name} line {number} (header)")
     if header["version"] > VERSION:
         raise InvalidParams(
             f"{path.name} was written by a newer Ambry (format v{header['version']}); "
@@ -341,7 +348,7 @@ def import_file(
     for number, rec in records[1:]:
         where = f"{path.name} line {number}"
         if rec.get("kind") == "entry":
-            _check(_ENTRY_SCHEMA, rec, where)
+            _check("entry", rec, where)
             if "sealed" in rec and file_key is None:
                 if not encryption or not passphrase:
                     raise InvalidParams(
@@ -351,7 +358,7 @@ def import_file(
                     )
                 file_key = _kdf(passphrase, base64.b64decode(encryption["salt"]))
         else:
-            _check(_ROW_SCHEMA, rec, where)
+            _check("row", rec, where)
 
     store = service.store_for(caller.group)
     report = ImportReport()

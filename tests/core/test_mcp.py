@@ -167,10 +167,11 @@ def test_sigterm_ends_the_session_gracefully(tmp_path: Path) -> None:
 
 def test_nothing_heavy_is_imported_before_it_is_needed() -> None:
     # The CLI and the bridge module load neither Qt nor the MCP SDK; `ambry mcp`
-    # imports the SDK only once it runs, and never Qt.
+    # imports the SDK only once it runs, and never Qt. jsonschema waits for the
+    # first call that validates, after `initialize` has been answered.
     probe = (
         "import sys, core.cli, core.commands, core.mcp_bridge, core.client; "
-        "print(sorted(m for m in ('mcp', 'PySide6', 'anyio') if m in sys.modules))"
+        "print(sorted(m for m in ('mcp', 'PySide6', 'anyio', 'jsonschema') if m in sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60

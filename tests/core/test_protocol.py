@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from core import errors
 from core.auth import load_or_create_token, read_token, regenerate_token, token_matches
@@ -18,6 +19,7 @@ from core.cli import main as cli_main
 from core.client import RemoteError, error_from_reply
 from core.config import Config
 from core.errors import InvalidGroup, InvalidParams, NotFound, RateLimited, Unauthorized
+from core.manifest import load_manifest
 from core.paths import DataDir
 from core.protocol import (
     MAX_FAILED_HELLOS,
@@ -237,6 +239,12 @@ def test_every_reply_is_one_line_that_decodes_to_what_was_sent(value: object) ->
     raw = encode_frame({"jsonrpc": "2.0", "id": 1, "result": value})
     assert raw.endswith(b"\n") and raw.count(b"\n") == 1
     assert json.loads(raw)["result"] == value
+
+
+def test_every_manifest_schema_is_a_valid_json_schema() -> None:
+    for tool in load_manifest().values():
+        Draft202012Validator.check_schema(tool.schema)
+        assert tool.validator.schema is tool.schema
 
 
 # -- hello and sessions ------------------------------------------------------------
