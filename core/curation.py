@@ -43,14 +43,16 @@ def candidates(service: MemoryService, group: str) -> list[MemoryEntry]:
     """Entries awaiting review: fresh ones first (oldest first), deferred ones last."""
     store = service.store_for(group)
     flt = EntryFilter(statuses=(Status.CANDIDATE,))
-    entries = store.recent(flt, 10_000)
+    # Newest first, reversed: oldest first, and entries stored in the same
+    # millisecond stay in the order they were stored.
+    entries = store.recent(flt, 10_000)[::-1]
     deferred = {
         r[0]
         for r in store.execute(
             "SELECT id FROM memory_entries WHERE status = 'candidate' AND deferred_at IS NOT NULL"
         )
     }
-    entries.sort(key=lambda e: (e.id in deferred, e.provenance.created_at))
+    entries.sort(key=lambda e: e.id in deferred)  # stable: the order above holds within each
     return entries
 
 

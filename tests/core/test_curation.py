@@ -36,6 +36,16 @@ def test_review_accept_reject_defer(service: MemoryService, operator: Caller) ->
     assert actions == ["review_reject", "review_accept", "review_defer"]
 
 
+def test_candidates_stored_in_the_same_millisecond_keep_their_order(
+    service: MemoryService, operator: Caller
+) -> None:
+    ids = [_candidate(service, operator, f"Seen at the same instant {i}") for i in range(4)]
+    store = service.store_for("main")
+    with store.transaction():
+        store.execute("UPDATE memory_entries SET created_at = '2026-01-01T00:00:00.000Z'")
+    assert [e.id for e in curation.candidates(service, "main")] == ids
+
+
 def test_agents_cannot_curate(service: MemoryService, operator: Caller, agent: Caller) -> None:
     c = _candidate(service, operator, "Candidate")
     with pytest.raises(Forbidden):
