@@ -305,7 +305,7 @@ def record_receipt(
         link = Link(link_id, rid, thread, caller.session_id, turn, facts.path, obs, now)
         _audit_attach(store, caller, facts, existing is None, obs_redacted, obs_neutralized)
         receipt = get_receipt(store, rid)
-    changes = service._emit(Changes(group=store.group, attachments=True, audit=True))
+    changes = service.emit(Changes(group=store.group, attachments=True, audit=True))
     return AttachOutcome(receipt, existing is None, link, changes)
 
 

@@ -92,7 +92,7 @@ def review(
                 entry_ids=[entry_id],
                 reason=entry.review_reason,
             )
-    return service._emit(
+    return service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
         )
@@ -141,7 +141,7 @@ def delete_many(
             entry_ids=list(entry_ids),
             count=len(entry_ids),
         )
-    changes = service._emit(
+    changes = service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
         )
@@ -167,7 +167,7 @@ def restore(service: MemoryService, caller: Caller, entries: Sequence[MemoryEntr
             entry_ids=[e.id for e in entries],
             count=len(entries),
         )
-    return service._emit(
+    return service.emit(
         Changes(
             group=store.group,
             entries=True,

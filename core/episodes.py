@@ -212,7 +212,7 @@ def log_exchange(
             "WHERE e.seq = ?",
             (seq,),
         ).fetchone()
-    service._emit(Changes(group=store.group, threads=True, audit=True))
+    service.emit(Changes(group=store.group, threads=True, audit=True))
     return LoggedExchange(_exchange(row), redacted)
 
 

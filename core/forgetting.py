@@ -86,7 +86,7 @@ def forget(service: MemoryService, caller: Caller, plan: ForgetPlan) -> Changes:
             count=len(plan.entries),
             exchanges=len(plan.exchange_ids),
         )
-    return service._emit(
+    return service.emit(
         Changes(group=store.group, entries=True, review=True, audit=True, threads=True)
     )
 
@@ -131,7 +131,7 @@ def clear(service: MemoryService, caller: Caller, scope: Scope) -> dict[str, int
             scope=scope.value,
             tables=counts,
         )
-    service._emit(
+    service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, threads=True, attachments=True
         )

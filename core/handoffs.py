@@ -205,7 +205,7 @@ def write_handoff(
             version=handoff.version,
         )
         audit_redacted(store, caller, redacted, thread=thread_id)
-    service._emit(Changes(group=store.group, threads=True, audit=True))
+    service.emit(Changes(group=store.group, threads=True, audit=True))
     return HandoffWrite(handoff, True, redacted)
 
 
@@ -231,7 +231,7 @@ def restore_handoff(
             version=handoff.version,
             restored=version,
         )
-    service._emit(Changes(group=store.group, threads=True, audit=True))
+    service.emit(Changes(group=store.group, threads=True, audit=True))
     return HandoffWrite(handoff, True)
 
 
@@ -291,5 +291,5 @@ def export_handoff(
             thread=thread_id,
             version=handoff.version,
         )
-    service._emit(Changes(group=store.group, audit=True))
+    service.emit(Changes(group=store.group, audit=True))
     return handoff

@@ -29,6 +29,7 @@ from core.model import (
     iso,
     utc_now,
 )
+from core.writing import check_rate, prepare, write_entry, writing
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -91,7 +92,7 @@ def ingest_text(service: MemoryService, caller: Caller, text: str) -> IngestResu
     refused = 0
     malformed = parsed.malformed
     changes = Changes(group=store.group, entries=True, audit=True)
-    with service._writing(store, caller):
+    with writing(service, store, caller):
         for marker in parsed.markers:
             try:
                 request = service.parse_store_args(
@@ -101,19 +102,19 @@ def ingest_text(service: MemoryService, caller: Caller, text: str) -> IngestResu
                 malformed += 1
                 continue
             try:
-                prepared = service._prepare(caller, replace(request, source=source))
+                prepared = prepare(service, caller, replace(request, source=source))
             except Refused:
                 refused += 1
                 continue
             match = _existing(store, marker, prepared.content)
             if match is not None:
-                service._check_rate(store, caller, "stores", service.config.rate_stores_per_session)
+                check_rate(store, caller, "stores", service.config.rate_stores_per_session)
                 current = effective_confidence(match, now_dt, service.config)
                 store.reinforce(match.id, reinforce(current), now)
                 reinforced.append(match.id)
                 continue
             # Matching above is aware of category and service; plain content dedup is not.
-            outcome = service._write_entry(store, caller, prepared, now, dedup=False)
+            outcome = write_entry(service, store, caller, prepared, now, dedup=False)
             (stored if outcome.created else reinforced).append(outcome.entry.id)
             changes = changes | outcome.changes
         audit.record(
@@ -128,7 +129,7 @@ def ingest_text(service: MemoryService, caller: Caller, text: str) -> IngestResu
             reinforced=len(reinforced),
         )
     ids = tuple(dict.fromkeys([*stored, *reinforced]))
-    changes = service._emit(replace(changes, entry_ids=ids))
+    changes = service.emit(replace(changes, entry_ids=ids))
     return IngestResult(
         markers=len(parsed.markers),
         stored=tuple(stored),

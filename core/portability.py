@@ -391,7 +391,7 @@ def import_file(
             refused=len(report.refused),
             at=now,
         )
-    service._emit(
+    service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, threads=True, attachments=True
         )

@@ -63,7 +63,7 @@ def screen(
                 reason=reason,
                 field=field,
             )
-        service._emit(Changes(group=store.group, audit=True))
+        service.emit(Changes(group=store.group, audit=True))
         raise Refused(
             f"not stored: {field} {reason}. Ambry never keeps credentials; remove the "
             "value (a note of where it lives is fine) and try again",

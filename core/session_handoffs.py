@@ -92,7 +92,7 @@ def write_session_handoff(service: MemoryService, caller: Caller, markdown: str)
             thread=thread_id,
         )
         audit_redacted(store, caller, redacted, thread=thread_id)
-    service._emit(Changes(group=store.group, threads=True, audit=True))
+    service.emit(Changes(group=store.group, threads=True, audit=True))
     return _session_handoff(written[0])
 
 
@@ -149,7 +149,7 @@ def take_session_handoff(service: MemoryService, caller: Caller) -> SessionHando
             )
     if not rows:
         return None
-    service._emit(Changes(group=store.group, threads=True, audit=True))
+    service.emit(Changes(group=store.group, threads=True, audit=True))
     newest = max(rows, key=lambda r: (r[4], r[0]))
     return _session_handoff(newest)
 

@@ -208,7 +208,7 @@ def open_thread(
         )
         audit_redacted(store, caller, redacted, thread=new_id)
         thread = require_thread(store, new_id)
-    service._emit(Changes(group=store.group, threads=True, audit=True))
+    service.emit(Changes(group=store.group, threads=True, audit=True))
     return thread, True
 
 
@@ -240,7 +240,7 @@ def rename_thread(service: MemoryService, caller: Caller, thread_id: str, title:
         )
         audit_redacted(store, caller, redacted, thread=thread_id)
         thread = require_thread(store, thread_id)
-    service._emit(Changes(group=store.group, threads=True, audit=True))
+    service.emit(Changes(group=store.group, threads=True, audit=True))
     return thread
 
 
@@ -269,7 +269,7 @@ def delete_thread(service: MemoryService, caller: Caller, thread_id: str) -> Cha
             count=versions,
             thread=thread_id,
         )
-    return service._emit(Changes(group=store.group, threads=True, sessions=True, audit=True))
+    return service.emit(Changes(group=store.group, threads=True, sessions=True, audit=True))
 
 
 # -- sessions and threads --------------------------------------------------------------
@@ -311,5 +311,5 @@ def set_session_thread(service: MemoryService, caller: Caller, thread_id: str | 
         audit.record(
             store, Action.THREAD_OPEN, caller.actor, session_id=caller.session_id, thread=thread_id
         )
-    service._emit(Changes(group=store.group, threads=True, sessions=True, audit=True))
+    service.emit(Changes(group=store.group, threads=True, sessions=True, audit=True))
     return replace(caller, thread_id=thread_id)

@@ -185,4 +185,4 @@ def record_checks(
             count=len(results),
             states=dict(counts),
         )
-    return service._emit(Changes(group=store.group, attachments=True, audit=True))
+    return service.emit(Changes(group=store.group, attachments=True, audit=True))

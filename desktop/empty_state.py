@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from core.errors import AmbryError
 from core.model import EntryType, Source, SourceType, Trust
 from core.paths import DataDir, resolve_data_dir
-from core.service import StoreRequest
+from core.writing import StoreRequest
 from desktop import messages
 from desktop.watch import AppState
 

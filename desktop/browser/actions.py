@@ -22,7 +22,7 @@ from core.crypto import KeyUnavailable
 from core.curation import Decision
 from core.errors import AmbryError, NotFound
 from core.model import MemoryEntry, Status
-from core.service import StoreRequest
+from core.writing import StoreRequest
 from desktop import messages
 from desktop.browser.state import BrowserQuery
 from desktop.browser.values import Draft, is_locked

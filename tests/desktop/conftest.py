@@ -11,7 +11,8 @@ from pytestqt.qtbot import QtBot
 
 from core.model import Actor, EntryType, Source, SourceType, Trust
 from core.paths import DataDir
-from core.service import Caller, MemoryService, StoreRequest
+from core.service import Caller, MemoryService
+from core.writing import StoreRequest
 from desktop import messages
 from desktop.app import load_style
 from desktop.main_window import MainWindow

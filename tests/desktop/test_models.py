@@ -7,7 +7,8 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from core.model import EntryFilter, EntryType, MemoryEntry
-from core.service import Caller, MemoryService, StoreRequest
+from core.service import Caller, MemoryService
+from core.writing import StoreRequest
 from desktop.audit_view import AuditModel
 from desktop.browser.model import ID_ROLE, IdListModel
 from desktop.browser.values import CANDIDATE_COLUMNS

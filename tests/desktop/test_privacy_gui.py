@@ -12,7 +12,8 @@ from pytestqt.qtbot import QtBot
 
 from core.crypto import is_encrypted
 from core.model import EntryType, Privacy
-from core.service import SECRET_MASK, Caller, MemoryService, StoreRequest
+from core.service import SECRET_MASK, Caller, MemoryService
+from core.writing import StoreRequest
 from desktop.main_window import MainWindow
 from tests.desktop.conftest import Dialogs, add
 from tests.desktop.test_browser import listed, select
