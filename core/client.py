@@ -32,8 +32,8 @@ from typing import Any
 from core import errors
 from core.auth import read_token
 from core.errors import AmbryError, InvalidParams, TooLarge
+from core.framing import MAX_FRAME_BYTES, FrameBuffer, RequestId, encode_frame
 from core.paths import DEFAULT_GROUP, DataDir, default_socket_path, resolve_data_dir
-from core.protocol import MAX_FRAME_BYTES, FrameBuffer, RequestId, encode_frame
 
 #: Seconds to wait for the server before a call fails with ``Timeout``.
 DEFAULT_TIMEOUT = 30.0

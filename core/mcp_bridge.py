@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from core import __version__
 from core.errors import AmbryError
+from core.framing import check_unicode
 from core.manifest import load_manifest
 from core.model import Actor
-from core.protocol import MEMORY_TOOLS, check_unicode, run_tool
+from core.protocol import MEMORY_TOOLS, run_tool
 
 if TYPE_CHECKING:
     from anyio import CancelScope

@@ -36,15 +36,9 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from core.auth import load_or_create_token
 from core.errors import AmbryError, RateLimited, StorageError
+from core.framing import FrameBuffer, FrameTooLarge, error_frame, too_large_frame
 from core.paths import DataDir, default_socket_path
-from core.protocol import (
-    Connection,
-    Dispatcher,
-    FrameBuffer,
-    FrameTooLarge,
-    error_frame,
-    too_large_frame,
-)
+from core.protocol import Connection, Dispatcher
 from core.service import MemoryService
 
 log = logging.getLogger(__name__)

@@ -19,20 +19,17 @@ from core.cli import main as cli_main
 from core.client import RemoteError, error_from_reply
 from core.config import Config
 from core.errors import InvalidGroup, InvalidParams, NotFound, RateLimited, Unauthorized
-from core.manifest import load_manifest
-from core.paths import DataDir
-from core.protocol import (
-    MAX_FAILED_HELLOS,
-    Connection,
-    Dispatcher,
+from core.framing import (
     ErrorCode,
     FrameBuffer,
     FrameTooLarge,
     RpcError,
     encode_frame,
     parse_request,
-    run_tool,
 )
+from core.manifest import load_manifest
+from core.paths import DataDir
+from core.protocol import MAX_FAILED_HELLOS, Connection, Dispatcher, run_tool
 from core.service import MemoryService
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"

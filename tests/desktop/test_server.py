@@ -31,9 +31,9 @@ from core.auth import read_token
 from core.client import AmbryClient, ServerUnavailable
 from core.config import Config
 from core.errors import StorageError
+from core.framing import MAX_FRAME_BYTES, FrameBuffer
 from core.model import EntryFilter
 from core.paths import DataDir
-from core.protocol import MAX_FRAME_BYTES, FrameBuffer
 from core.service import MemoryService
 from desktop.server import AgentServer
 
