@@ -1,8 +1,9 @@
 """A small blocking client for the agent socket.
 
-It needs nothing beyond the standard library and Ambry's own path rules (the
-same socket and token locations the server uses), so an agent, a script or a
-test can talk to a running Ambry in a few lines::
+It uses the standard library's sockets, Ambry's own path rules (the same
+socket and token locations the server uses) and wire format
+(:mod:`core.framing`), and never loads Qt or the MCP SDK, so an agent, a script
+or a test can talk to a running Ambry in a few lines::
 
     with AmbryClient() as ambry:
         ambry.hello(group="main", client="my-agent")
