@@ -14,7 +14,7 @@ from core import audit
 from core.audit import Action
 from core.changes import Changes
 from core.errors import Conflict, Forbidden, NotFound
-from core.model import Actor, EntryFilter, MemoryEntry, Status, iso, utc_now
+from core.model import Actor, MemoryEntry, Status, iso, utc_now
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -39,21 +39,23 @@ def require_operator(caller: Caller, what: str) -> None:
         raise Forbidden(f"{what} is for the person, in the app or the CLI, not for an agent")
 
 
-def candidates(service: MemoryService, group: str) -> list[MemoryEntry]:
-    """Entries awaiting review: fresh ones first (oldest first), deferred ones last."""
-    store = service.store_for(group)
-    flt = EntryFilter(statuses=(Status.CANDIDATE,))
-    # Newest first, reversed: oldest first, and entries stored in the same
-    # millisecond stay in the order they were stored.
-    entries = store.recent(flt, 10_000)[::-1]
-    deferred = {
+def candidate_ids(store: GroupStore) -> list[str]:
+    """Every entry awaiting review: fresh ones first, deferred ones last, each in
+    the order they were stored (entries stored in the same millisecond included)."""
+    return [
         r[0]
         for r in store.execute(
-            "SELECT id FROM memory_entries WHERE status = 'candidate' AND deferred_at IS NOT NULL"
+            "SELECT id FROM memory_entries WHERE status = 'candidate' AND superseded_by IS NULL "
+            "ORDER BY deferred_at IS NOT NULL, created_at, seq"
         )
-    }
-    entries.sort(key=lambda e: e.id in deferred)  # stable: the order above holds within each
-    return entries
+    ]
+
+
+def candidates(service: MemoryService, group: str) -> list[MemoryEntry]:
+    """The entries of :func:`candidate_ids`, readable (private content decrypted)."""
+    ids = candidate_ids(service.store_for(group))
+    found = service.entries(group, ids)
+    return [found[i] for i in ids if i in found]
 
 
 def review(

@@ -160,8 +160,8 @@ class ReviewPage(LazyPage):
 
     def refresh(self) -> None:
         self._begin_refresh()
-        entries = curation.candidates(self._state.service, self._state.group)
-        ids = [e.id for e in entries]
+        # Only ids: the model loads the rows it shows.
+        ids = curation.candidate_ids(self._state.service.store_for(self._state.group))
         if not self.model.update(ids):
             self.model.reset(ids)
         self.model.refresh_rows()

@@ -46,6 +46,17 @@ def test_candidates_stored_in_the_same_millisecond_keep_their_order(
     assert [e.id for e in curation.candidates(service, "main")] == ids
 
 
+def test_private_candidates_are_listed_readable(
+    service: MemoryService, operator: Caller, memory_keyring: object
+) -> None:
+    text = "Private note awaiting review"
+    entry_id = service.store(
+        operator, {"type": "fact", "content": text, "privacy": "private"}
+    ).entry.id
+    service.store_for("main").update_fields(entry_id, status="candidate")
+    assert [e.content for e in curation.candidates(service, "main")] == [text]
+
+
 def test_agents_cannot_curate(service: MemoryService, operator: Caller, agent: Caller) -> None:
     c = _candidate(service, operator, "Candidate")
     with pytest.raises(Forbidden):
