@@ -138,7 +138,8 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     if args.limit < 1 or args.offset < 0:
         raise InvalidParams("--limit must be ≥ 1 and --offset ≥ 0", field="limit")
     flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
-    entries = ctx.service.store_for(ctx.group).recent(flt, args.limit, args.offset)
+    stored = ctx.service.store_for(ctx.group).recent(flt, args.limit, args.offset)
+    entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked
     ctx.emit(
         [e.to_dict() for e in entries], "\n".join(format_entry(e) for e in entries) or "no memories"
     )

@@ -95,3 +95,17 @@ def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         main(["--data-dir", str(tmp_path), "store", "--type", "opinion", "x"])
     assert info.value.code == 2
     assert "error:" in capsys.readouterr().err
+
+
+def test_list_shows_private_entries_decrypted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], memory_keyring: object
+) -> None:
+    d = str(tmp_path)
+    code, _, _ = run(
+        capsys, "--data-dir", d, "store", "Sees a physio on Mondays", "--privacy", "private"
+    )
+    assert code == 0
+    code, out, _ = run(capsys, "--data-dir", d, "list")
+    assert code == 0 and "Sees a physio on Mondays" in out
+    code, out, _ = run(capsys, "--data-dir", d, "list", "--json")
+    assert [e["content"] for e in json.loads(out)] == ["Sees a physio on Mondays"]
