@@ -21,7 +21,6 @@ cannot open the Windows named pipe the server listens on there.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import socket
 from collections import deque
@@ -33,7 +32,7 @@ from typing import Any
 from core import errors
 from core.auth import read_token
 from core.errors import AmbryError, InvalidParams, TooLarge
-from core.framing import MAX_FRAME_BYTES, FrameBuffer, RequestId, encode_frame
+from core.framing import MAX_FRAME_BYTES, FrameBuffer, RequestId, decode_json, encode_frame
 from core.paths import DEFAULT_GROUP, DataDir, default_socket_path, resolve_data_dir
 
 #: Seconds to wait for the server before a call fails with ``Timeout``.
@@ -299,7 +298,7 @@ class AmbryClient:
             if not data:
                 raise ServerUnavailable("the server closed the connection")
             self._replies.extend(self._frames.feed(data))
-        reply = json.loads(self._replies.popleft())
+        reply = decode_json(self._replies.popleft())
         if not isinstance(reply, dict):
             raise RemoteError(-32603, "the server sent something that is not a reply")
         return reply

@@ -59,6 +59,12 @@ def storage_error(exc: BaseException, path: Path) -> StorageError:
     return StorageError(f"{path}: {hint} ({type(exc).__name__}: {exc})")
 
 
+#: Page cache per connection, in KiB, filled only as pages are read. SQLite's
+#: default is 2 MB, while a 10,000-entry group is 13 MB: searches kept re-reading
+#: pages from the OS. 32 MB made search 9 % faster at 10K entries, 24 % at 100K.
+PAGE_CACHE_KIB = 32 * 1024
+
+
 @contextlib.contextmanager
 def mapped_errors(path: Path) -> Iterator[None]:
     """Re-raise environment errors from SQLite as :class:`StorageError`."""
@@ -78,6 +84,7 @@ def _configure(conn: apsw.Connection) -> None:
     conn.execute("PRAGMA synchronous = FULL")
     # Deleted content (for example a redacted secret) is overwritten, not left in free pages.
     conn.execute("PRAGMA secure_delete = ON")
+    conn.execute(f"PRAGMA cache_size = -{PAGE_CACHE_KIB}")
 
 
 def _read_header(conn: apsw.Connection) -> tuple[int, int]:

@@ -24,6 +24,7 @@ from core.framing import (
     FrameBuffer,
     FrameTooLarge,
     RpcError,
+    decode_json,
     encode_frame,
     parse_request,
 )
@@ -236,6 +237,29 @@ def test_every_reply_is_one_line_that_decodes_to_what_was_sent(value: object) ->
     raw = encode_frame({"jsonrpc": "2.0", "id": 1, "result": value})
     assert raw.endswith(b"\n") and raw.count(b"\n") == 1
     assert json.loads(raw)["result"] == value
+
+
+@given(WIRE_VALUES)
+def test_frames_are_read_exactly_as_the_json_module_reads_them(value: object) -> None:
+    escaped = json.dumps(value)  # lone surrogates and all as ASCII escapes
+    assert decode_json(escaped.encode()) == json.loads(escaped)
+    raw = json.dumps(value, ensure_ascii=False).encode("utf-8", "backslashreplace")
+    assert decode_json(raw) == json.loads(raw)
+
+
+@given(st.integers(min_value=2**62) | st.integers(max_value=-(2**62)) | st.integers(), st.text())
+def test_big_integers_stay_integers(number: int, text: str) -> None:
+    frame = json.dumps({"id": number, "result": [number, text, -number]}).encode()
+    assert decode_json(frame) == json.loads(frame)
+    assert type(decode_json(frame)["id"]) is int
+
+
+@pytest.mark.parametrize(
+    "text", [b"NaN", b"[Infinity]", b'{"a": -Infinity}', b"[1,]", b"", b'"\\x"', b"\xff"]
+)
+def test_what_json_refuses_is_refused(text: bytes) -> None:
+    with pytest.raises(ValueError):
+        decode_json(text)
 
 
 def test_every_manifest_schema_is_a_valid_json_schema() -> None:
