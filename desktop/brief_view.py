@@ -8,7 +8,6 @@ agent socket at once.
 
 from __future__ import annotations
 
-from markdown_it import MarkdownIt
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
@@ -31,14 +30,12 @@ from core.config import Config
 from core.errors import AmbryError
 from desktop import messages
 from desktop.lazy_page import LazyPage
+from desktop.markdown import render_markdown
 from desktop.settings_view import LIMIT_FIELDS, bounds
 from desktop.watch import AppState
 
 #: Spin box edits within this interval are saved once.
 SAVE_DELAY_MS = 300
-
-# Raw HTML in memory content must never render: it is shown as text.
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False})
 
 _DOCUMENT_CSS = """
 h2 { font-size: 15pt; margin-bottom: 4px; }
@@ -47,10 +44,6 @@ blockquote { color: #7a5a00; background: #fff7e0; margin: 4px 0; padding: 4px 8p
 li { margin-bottom: 3px; }
 p { margin: 4px 0; }
 """
-
-
-def render_markdown(markdown: str) -> str:
-    return str(_MARKDOWN.render(markdown))
 
 
 def limit_name(limit: BriefLimit) -> str:

@@ -33,8 +33,8 @@ from core.handoff_text import inline_safe
 from core.handoffs import ThreadHandoff, read_handoff, write_handoff
 from core.session_handoffs import latest_session_handoff
 from desktop import messages
-from desktop.brief_view import render_markdown
 from desktop.browser.editor import local_time
+from desktop.markdown import render_markdown
 from desktop.threads_model import author_text
 from desktop.watch import AppState
 
