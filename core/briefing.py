@@ -20,7 +20,8 @@ from core.confidence import EFFECTIVE_CONFIDENCE_SQL
 from core.config import Config
 from core.errors import Timeout
 from core.model import MemoryEntry, Privacy, iso, parse_iso
-from core.store import ENTRY_COLUMNS, GroupStore, entry_from_row
+from core.rows import ENTRY_COLUMNS, entry_from_row
+from core.store import GroupStore
 
 #: Decay moves in whole weeks, so refreshing more often than this changes nothing useful.
 DECAY_REFRESH_INTERVAL = timedelta(hours=1)

@@ -48,7 +48,8 @@ from core.model import (
     utc_now,
 )
 from core.paths import DataDir, validate_group
-from core.store import GroupStore, Hit, NewRow, decode_tags
+from core.rows import Hit, NewRow, decode_tags
+from core.store import GroupStore
 from core.writing import (
     StoreOutcome,
     StoreRequest,

@@ -7,14 +7,12 @@ that opened it.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import apsw
 
@@ -24,22 +22,20 @@ from core.model import (
     EntryFilter,
     EntryType,
     MemoryEntry,
-    Privacy,
-    Provenance,
-    Source,
-    SourceType,
-    Status,
-    Trust,
+)
+from core.rows import (
+    E_COLUMNS,
+    ENTRY_COLUMNS,
+    HIT_COLUMNS,
+    Hit,
+    NewRow,
+    entry_from_row,
+    filtered_source,
+    where_clause,
 )
 
 log = logging.getLogger(__name__)
 
-ENTRY_COLUMNS = (
-    "id, type, content, tags, status, review_reason, superseded_by, superseded_at, "
-    "confidence, pinned, privacy, source_type, trust, session_id, group_name, "
-    "created_at, updated_at, last_seen_at, effective_confidence, stale"
-)
-_N_COLUMNS = 20
 #: Rank every match when the query's terms match at most this many entries.
 EXACT_RANK_LIMIT = 1000
 #: Otherwise rank this many of the most recent matches.
@@ -59,139 +55,6 @@ BM25 = "bm25(memory_fts, 1.0, 0.75)"
 #: A deferred read-audit row is written within this many seconds or rows.
 READ_AUDIT_MAX_WAIT = 2.0
 READ_AUDIT_MAX_ROWS = 200
-
-_E_COLUMNS = ", ".join(f"e.{c.strip()}" for c in ENTRY_COLUMNS.split(","))
-
-
-class Hit(NamedTuple):
-    """The columns a search result shows, as stored (a slimmer read than a whole entry).
-
-    Searching is the hot path of an agent's turn; decoding twenty whole entries
-    costs more than the query that found them, so search reads only these.
-    """
-
-    id: str
-    type: str
-    content: str
-    tags: str
-    created_at: str
-    status: str
-    superseded_by: str | None
-    trust: str
-    privacy: str
-    score: float
-
-
-_HIT_COLUMNS = ", ".join(f"e.{name}" for name in Hit._fields[:-1])
-
-
-# Plain dict lookups: calling an enum class per column is the costliest part of a row.
-_TYPES = {t.value: t for t in EntryType}
-_STATUSES = {s.value: s for s in Status}
-_PRIVACY = {p.value: p for p in Privacy}
-
-
-@functools.cache
-def _source(source_type: str, trust: str) -> Source:
-    return Source(SourceType(source_type), Trust(trust))
-
-
-def decode_tags(stored: str) -> tuple[str, ...]:
-    """The tags column (a JSON array) as a tuple; most entries have none."""
-    return () if stored == "[]" else tuple(json.loads(stored))
-
-
-def entry_from_row(row: Sequence[Any]) -> MemoryEntry:
-    (
-        id_,
-        type_,
-        content,
-        tags,
-        status,
-        reason,
-        sup_by,
-        sup_at,
-        confidence,
-        pinned,
-        privacy,
-        source_type,
-        trust,
-        session_id,
-        group,
-        created,
-        updated,
-        last_seen,
-        effective,
-        stale,
-    ) = row[:_N_COLUMNS]
-    return MemoryEntry(
-        id=id_,
-        type=_TYPES[type_],
-        content=content,
-        tags=decode_tags(tags),
-        status=_STATUSES[status],
-        review_reason=reason,
-        superseded_by=sup_by,
-        superseded_at=sup_at,
-        confidence=float(confidence),
-        pinned=bool(pinned),
-        privacy=_PRIVACY[privacy],
-        source=_source(source_type, trust),
-        provenance=Provenance(session_id, group, created, updated),
-        last_seen_at=last_seen,
-        effective_confidence=float(effective),
-        stale=bool(stale),
-    )
-
-
-@dataclass(frozen=True)
-class NewRow:
-    """Everything the store needs to insert an entry."""
-
-    entry: MemoryEntry
-    search_text: str
-    content_key: str
-
-
-def _where(flt: EntryFilter, alias: str = "e") -> tuple[str, list[Any]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if flt.statuses:
-        clauses.append(f"{alias}.status IN ({', '.join('?' * len(flt.statuses))})")
-        params.extend(s.value for s in flt.statuses)
-    if flt.only_superseded:
-        clauses.append(f"{alias}.superseded_by IS NOT NULL")
-    elif not flt.include_superseded:
-        clauses.append(f"{alias}.superseded_by IS NULL")
-    if flt.types:
-        clauses.append(f"{alias}.type IN ({', '.join('?' * len(flt.types))})")
-        params.extend(t.value for t in flt.types)
-    if flt.privacy:
-        clauses.append(f"{alias}.privacy IN ({', '.join('?' * len(flt.privacy))})")
-        params.extend(p.value for p in flt.privacy)
-    if flt.stale is not None:
-        clauses.append(f"{alias}.stale = ?")
-        params.append(int(flt.stale))
-    if flt.behavioral is not None:
-        clauses.append(f"{alias}.behavioral = ?")
-        params.append(int(flt.behavioral))
-    for tag in flt.tags:
-        clauses.append(f"{alias}.seq IN (SELECT entry_seq FROM memory_tags WHERE tag = ?)")
-        params.append(tag)
-    return (" AND ".join(clauses) or "1"), params
-
-
-def _filtered(flt: EntryFilter) -> tuple[str, str, list[Any]]:
-    """FROM clause, WHERE clause and parameters for a listing without text search.
-
-    With a tag filter the rows are found through the tag index (a tag is far
-    more selective than a date order), whatever the planner's statistics say.
-    """
-    where, params = _where(flt)
-    if not flt.tags:
-        return "memory_entries e", where, params
-    source = "memory_tags t CROSS JOIN memory_entries e ON e.seq = t.entry_seq"
-    return source, f"t.tag = ? AND {where}", [flt.tags[0], *params]
 
 
 class GroupStore:
@@ -410,7 +273,7 @@ class GroupStore:
                     UNION ALL
                     SELECT m.id, back.depth + 1 FROM memory_entries m
                     JOIN back ON m.superseded_by = back.id WHERE back.depth < 1000)
-                SELECT {_E_COLUMNS} FROM back JOIN memory_entries e ON e.id = back.id
+                SELECT {E_COLUMNS} FROM back JOIN memory_entries e ON e.id = back.id
                 ORDER BY back.depth DESC""",
             (entry_id,),
         )
@@ -441,12 +304,12 @@ class GroupStore:
             return []
         kept, exact = self.plan(terms)
         match = match_expression(kept)
-        where, params = _where(flt)
+        where, params = where_clause(flt)
         order = "score" if exact else "rowid DESC"
         window = max(4 * limit, 64) if exact else RECENT_WINDOW
         while True:
             rows = self.execute(
-                f"SELECT {_HIT_COLUMNS}, f.score FROM ("
+                f"SELECT {HIT_COLUMNS}, f.score FROM ("
                 f"  SELECT rowid, {BM25} AS score FROM memory_fts WHERE memory_fts MATCH ?"
                 f"  ORDER BY {order} LIMIT {int(window)}) AS f "
                 # CROSS JOIN pins the order: rank in the index first, then look rows up.
@@ -520,16 +383,16 @@ class GroupStore:
         )
 
     def recent(self, flt: EntryFilter, limit: int, offset: int = 0) -> list[MemoryEntry]:
-        return [entry_from_row(r) for r in self._recent_rows(_E_COLUMNS, flt, limit, offset)]
+        return [entry_from_row(r) for r in self._recent_rows(E_COLUMNS, flt, limit, offset)]
 
     def recent_hits(self, flt: EntryFilter, limit: int) -> list[Hit]:
         """:meth:`recent` read as search results (score 0)."""
-        return [Hit._make(r) for r in self._recent_rows(f"{_HIT_COLUMNS}, 0.0", flt, limit)]
+        return [Hit._make(r) for r in self._recent_rows(f"{HIT_COLUMNS}, 0.0", flt, limit)]
 
     def _recent_rows(
         self, columns: str, flt: EntryFilter, limit: int, offset: int = 0
     ) -> Iterable[Sequence[Any]]:
-        source, where, params = _filtered(flt)
+        source, where, params = filtered_source(flt)
         rows: Iterable[Sequence[Any]] = self.execute(
             f"SELECT {columns} FROM {source} WHERE {where} "
             "ORDER BY e.created_at DESC, e.seq DESC LIMIT ? OFFSET ?",
@@ -540,10 +403,10 @@ class GroupStore:
     def ids(self, flt: EntryFilter, match: str | None = None) -> list[str]:
         """Ordered ids of every matching entry (the browser loads rows lazily)."""
         if match is None:
-            source, where, params = _filtered(flt)
+            source, where, params = filtered_source(flt)
             sql = f"SELECT e.id FROM {source} WHERE {where} ORDER BY e.created_at DESC, e.seq DESC"
             return [r[0] for r in self.execute(sql, params)]
-        where, params = _where(flt)
+        where, params = where_clause(flt)
         sql = (
             "SELECT e.id FROM memory_fts CROSS JOIN memory_entries e "
             f"ON e.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} "
@@ -561,7 +424,7 @@ class GroupStore:
             return []
         kept, exact = self.plan(terms, prefix_last=prefix_last)
         match = match_expression(kept, prefix_last=prefix_last and kept[-1] == terms[-1])
-        where, params = _where(flt)
+        where, params = where_clause(flt)
         order = BM25 if exact else "f.rowid DESC"
         sql = (
             "SELECT e.id FROM memory_fts AS f "
@@ -571,7 +434,7 @@ class GroupStore:
         return [r[0] for r in self.execute(sql, (match, *params))]
 
     def count(self, flt: EntryFilter) -> int:
-        where, params = _where(flt)
+        where, params = where_clause(flt)
         return int(self.execute(f"SELECT count(*) FROM memory_entries e WHERE {where}", params).get)
 
     def current_count(self) -> int:
