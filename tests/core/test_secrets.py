@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.credentials import credential_statement
+from core.secret_rules import Tier
 from core.secrets import (
     REPLACEMENT,
     Finding,
     Redaction,
-    Tier,
     redact,
     scan,
 )
