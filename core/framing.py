@@ -111,9 +111,9 @@ class FrameBuffer:
 def encode_frame(message: dict[str, Any]) -> bytes:
     """One line of UTF-8 JSON.
 
-    orjson writes it: for a page of search results that is ten times faster
-    than the json module, and a tenth of a search's round trip. What orjson
-    refuses goes through the json module instead: a lone surrogate (legal in a
+    orjson writes it: a page of twenty search results takes 5 µs, against
+    53 µs with the json module. What orjson refuses goes through the json
+    module instead: a lone surrogate (legal in a
     JSON string escape, illegal in UTF-8) goes out as a ``\\udXXX`` escape,
     which decodes back to the same string, and an integer past 64 bits as
     itself. (orjson writes a NaN as null; Ambry produces none.)
