@@ -14,7 +14,8 @@ from core import audit
 from core.audit import Action
 from core.changes import Changes
 from core.errors import Conflict, Forbidden, NotFound
-from core.model import Actor, MemoryEntry, Status, iso, utc_now
+from core.model import Actor, EntryFilter, MemoryEntry, Status, iso, utc_now
+from core.rows import where_clause
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -42,11 +43,14 @@ def require_operator(caller: Caller, what: str) -> None:
 def candidate_ids(store: GroupStore) -> list[str]:
     """Every entry awaiting review: fresh ones first, deferred ones last, each in
     the order they were stored (entries stored in the same millisecond included)."""
+    # The same filter as the inbox badge's count, so the two always agree.
+    where, params = where_clause(EntryFilter(statuses=(Status.CANDIDATE,)))
     return [
         r[0]
         for r in store.execute(
-            "SELECT id FROM memory_entries WHERE status = 'candidate' AND superseded_by IS NULL "
-            "ORDER BY deferred_at IS NOT NULL, created_at, seq"
+            f"SELECT e.id FROM memory_entries e WHERE {where} "
+            "ORDER BY e.deferred_at IS NOT NULL, e.created_at, e.seq",
+            params,
         )
     ]
 
