@@ -22,9 +22,9 @@ setup_path()
 def run_size(n: int) -> dict[str, object]:
     from _corpus import memories
 
-    from core.model import Actor
-    from core.paths import DataDir
+    from core.model.entries import Actor
     from core.service import MemoryService
+    from core.storage.paths import DataDir
 
     with tempfile.TemporaryDirectory() as tmp:
         svc = MemoryService(DataDir(Path(tmp)))

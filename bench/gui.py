@@ -38,10 +38,10 @@ def build_data(root: Path, entries: int) -> None:
     from _corpus import memories
     from _util import fill
 
-    from core.config import Config
-    from core.model import Actor
-    from core.paths import DataDir
+    from core.model.config import Config
+    from core.model.entries import Actor
     from core.service import MemoryService
+    from core.storage.paths import DataDir
 
     marker = root / f".bench-{entries}"
     if marker.exists():
@@ -65,7 +65,7 @@ def measure(
     from PySide6.QtCore import QEvent, QObject, QTimer
     from PySide6.QtTest import QTest
 
-    from desktop.app import launch, make_app
+    from desktop.shell.app import launch, make_app
 
     app = make_app()
     running = launch(argparse.Namespace(data_dir=str(data), group="main", verbose=False))

@@ -1,6 +1,6 @@
 """Episodic recall on LoCoMo (development split): how often the evidence turns come back.
 
-Each conversation's turns are logged as exchanges (``core.episodes``) in a fresh
+Each conversation's turns are logged as exchanges (``core.continuity.episodes``) in a fresh
 group; each question is searched with ``find_exchanges`` and scored against its
 evidence turns: recall@5, recall@10 and any-hit@10, by category, beside the
 reference lexical baseline in ../shared/data/README.md. Evaluation only: the
@@ -44,10 +44,10 @@ def evidence_ids(raw: list[str], known: set[str]) -> list[str]:
 
 
 def run(data_path: Path) -> dict[str, object]:
-    from core.episodes import find_exchanges, log_exchange
-    from core.model import Actor
-    from core.paths import DataDir
+    from core.continuity.episodes import find_exchanges, log_exchange
+    from core.model.entries import Actor
     from core.service import MemoryService
+    from core.storage.paths import DataDir
 
     samples = json.loads(data_path.read_text(encoding="utf-8"))
     per_cat: dict[int, list[tuple[float, float, float]]] = defaultdict(list)

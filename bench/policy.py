@@ -43,12 +43,12 @@ def realistic_mix(count: int, seed: int = 5) -> list[tuple[str, str]]:
 
 
 def main() -> None:
-    from core import policy
-    from core.config import Config
-    from core.errors import Refused
-    from core.model import Actor, SourceType
-    from core.paths import DataDir
+    from core.model.config import Config
+    from core.model.entries import Actor, SourceType
+    from core.model.errors import Refused
+    from core.policy import write_policy as policy
     from core.service import MemoryService
+    from core.storage.paths import DataDir
     from tests.core.secret_vectors import corpus_scores
 
     config = Config()

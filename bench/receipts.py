@@ -45,10 +45,10 @@ def _timed(fn: object, runs: int) -> list[float]:
 
 
 def hashing(root: Path, runs: int) -> dict[str, object]:
-    from core import attachments as att
-    from core import verification
-    from core.receipts import SourceState
-    from core.verification import SourceCheck
+    from core.attachments import attach as att
+    from core.attachments import verification
+    from core.attachments.receipts import SourceState
+    from core.attachments.verification import SourceCheck
 
     size = att.MAX_ATTACHMENT_BYTES
     data = os.urandom(size)
@@ -74,11 +74,11 @@ def hashing(root: Path, runs: int) -> dict[str, object]:
 
 
 def verifying(root: Path, n: int) -> dict[str, object]:
-    from core import attachments as att
-    from core import receipts, verification
-    from core.model import Actor
-    from core.paths import DataDir
+    from core.attachments import attach as att
+    from core.attachments import receipts, verification
+    from core.model.entries import Actor
     from core.service import MemoryService
+    from core.storage.paths import DataDir
 
     sizes = [1024, 8 * 1024, 64 * 1024, 256 * 1024]
     folder = root / "sources"

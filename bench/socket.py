@@ -3,7 +3,7 @@
 Usage: python bench/socket.py [--entries 10000] [--round-trips 500] [--seconds 3]
 
 Runs a real ``ambry serve`` subprocess on a temporary data dir seeded with
-synthetic entries, and talks to it with ``core.client`` over its Unix socket:
+synthetic entries, and talks to it with ``core.agent.client`` over its Unix socket:
 
 * round trip p50/p95 of ``memory_search`` and ``memory_store`` from one client;
 * requests per second (``memory_search``) with 1 and 8 clients, each client
@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 # This file is named socket.py: take its folder off the import path so that
-# `import socket` (in the stdlib and in core.client) finds the real module.
+# `import socket` (in the stdlib and in core.agent.client) finds the real module.
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
@@ -39,11 +39,11 @@ import time  # noqa: E402
 
 from _corpus import memories, queries  # noqa: E402
 
-from core.client import AmbryClient  # noqa: E402
-from core.config import Config, save_config  # noqa: E402
-from core.model import Actor, EntryFilter  # noqa: E402
-from core.paths import DataDir  # noqa: E402
+from core.agent.client import AmbryClient  # noqa: E402
+from core.model.config import Config, save_config  # noqa: E402
+from core.model.entries import Actor, EntryFilter  # noqa: E402
 from core.service import MemoryService  # noqa: E402
+from core.storage.paths import DataDir  # noqa: E402
 
 GROUP = "bench"
 

@@ -26,11 +26,11 @@ setup_path()
 def run_size(n: int, query_count: int) -> dict[str, object]:
     from _corpus import memories, queries
 
-    from core.fts import build_match
-    from core.model import Actor, EntryFilter
-    from core.paths import DataDir
+    from core.model.entries import Actor, EntryFilter
     from core.service import MemoryService
-    from core.store import BM25
+    from core.storage.fts import build_match
+    from core.storage.paths import DataDir
+    from core.storage.store import BM25
 
     with tempfile.TemporaryDirectory() as tmp:
         svc = MemoryService(DataDir(Path(tmp)))

@@ -12,27 +12,26 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from core import attachments, audit, continuity, receipts
-from core.audit import Action
-from core.brief import MemoryBrief
-from core.briefing import build_group_brief, refresh_decay
-from core.changes import Changes
-from core.confidence import effective_confidence
-from core.config import Config
-from core.crypto import (
-    KeyUnavailable,
-    decrypt,
-    encrypt,
-    is_encrypted,
-    keyed_hash,
-    load_key,
+from core.attachments import attach as attachments
+from core.attachments import receipts
+from core.continuity import context as continuity
+from core.continuity.episodes import expire_exchanges
+from core.memory.confidence import effective_confidence
+from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
+from core.memory.writing import (
+    StoreOutcome,
+    StoreRequest,
+    check_rate,
+    clean_tags,
+    content_key,
+    normalise_content,
+    prepare,
+    write_entry,
+    writing,
 )
-from core.episodes import expire_exchanges
-from core.errors import Forbidden, InvalidParams, NotFound
-from core.fts import query_terms, typed_terms
-from core.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
-from core.manifest import validate_args
-from core.model import (
+from core.model.changes import Changes
+from core.model.config import Config
+from core.model.entries import (
     MAX_SEARCH_LIMIT,
     Actor,
     EntryFilter,
@@ -47,20 +46,24 @@ from core.model import (
     parse_iso,
     utc_now,
 )
-from core.paths import DataDir, validate_group
-from core.rows import Hit, NewRow, decode_tags
-from core.store import GroupStore
-from core.writing import (
-    StoreOutcome,
-    StoreRequest,
-    check_rate,
-    clean_tags,
-    content_key,
-    normalise_content,
-    prepare,
-    write_entry,
-    writing,
+from core.model.errors import Forbidden, InvalidParams, NotFound
+from core.policy.manifest import validate_args
+from core.recall.brief import MemoryBrief
+from core.recall.briefing import build_group_brief, refresh_decay
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.crypto import (
+    KeyUnavailable,
+    decrypt,
+    encrypt,
+    is_encrypted,
+    keyed_hash,
+    load_key,
 )
+from core.storage.fts import query_terms, typed_terms
+from core.storage.paths import DataDir, validate_group
+from core.storage.rows import Hit, NewRow, decode_tags
+from core.storage.store import GroupStore
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from core.config import Config
-from core.model import Actor
-from core.paths import DataDir
+from core.model.config import Config
+from core.model.entries import Actor
 from core.service import Caller, MemoryService
+from core.storage.paths import DataDir
 
 
 @pytest.fixture(autouse=True)

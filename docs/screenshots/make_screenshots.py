@@ -20,17 +20,19 @@ sys.path.insert(0, str(HERE.parents[1]))
 from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 
-from core import attachments, continuity, episodes, handoffs, session_handoffs
-from core.model import Actor, EntryFilter
-from core.paths import DataDir
+from core.attachments import attach as attachments
+from core.continuity import context as continuity
+from core.continuity import episodes, handoffs, session_handoffs
+from core.model.entries import Actor, EntryFilter
 from core.service import MemoryService
-from desktop import empty_state
-from desktop.app import app_icon, load_style
-from desktop.empty_state import load_examples
-from desktop.main_window import MainWindow, Nav
-from desktop.ops import Executor
-from desktop.server import AgentServer
-from desktop.watch import AppState
+from core.storage.paths import DataDir
+from desktop.memories import empty_state
+from desktop.memories.empty_state import load_examples
+from desktop.server.agent_server import AgentServer
+from desktop.shell.app import app_icon, load_style
+from desktop.shell.main_window import MainWindow, Nav
+from desktop.widgets.ops import Executor
+from desktop.widgets.watch import AppState
 
 SIZE = (1360, 820)
 

@@ -15,7 +15,7 @@ import string
 import uuid
 from dataclasses import dataclass
 
-from core.secrets import redact
+from core.policy.secrets import redact
 
 _rng = random.Random(0xA3B7)
 
@@ -515,7 +515,7 @@ def _recalled(case: Case) -> bool:
 
 
 def corpus_scores() -> dict[str, float | int]:
-    """Score :func:`core.secrets.redact` on this corpus.
+    """Score :func:`core.policy.secrets.redact` on this corpus.
 
     Returns:
         Counts, recall over :data:`SECRETS` (value gone and pattern reported), the

@@ -18,17 +18,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import core.commands.attachments  # noqa: F401  (registers the CLI commands)
-from core import attachments as att
-from core import audit, filetypes, receipts, verification
-from core.changes import Changes
-from core.cli import main as cli_main
-from core.errors import InvalidParams, NotFound, TooLarge
-from core.filetypes import Kind
-from core.model import iso, utc_now
-from core.receipts import SourceState
+import core.cli.attachments  # noqa: F401  (registers the CLI commands)
+from core.attachments import attach as att
+from core.attachments import filetypes, receipts, verification
+from core.attachments.filetypes import Kind
+from core.attachments.receipts import SourceState
+from core.attachments.verification import SourceCheck
+from core.cli.main import main as cli_main
+from core.model.changes import Changes
+from core.model.entries import iso, utc_now
+from core.model.errors import InvalidParams, NotFound, TooLarge
 from core.service import Caller, MemoryService
-from core.verification import SourceCheck
+from core.storage import audit
 
 # Fake, well-formed credentials (see tests/core/secret_vectors.py): never real ones.
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

@@ -9,16 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.brief import (
-    BRIEF_PREFETCH,
-    BriefLimit,
-    MemoryBrief,
-    build_brief,
-    prefetch_limit,
-    single_line,
-)
-from core.config import Config
-from core.model import (
+from core.model.config import Config
+from core.model.entries import (
     EntryType,
     MemoryEntry,
     Privacy,
@@ -28,6 +20,14 @@ from core.model import (
     Status,
     Trust,
     iso,
+)
+from core.recall.brief import (
+    BRIEF_PREFETCH,
+    BriefLimit,
+    MemoryBrief,
+    build_brief,
+    prefetch_limit,
+    single_line,
 )
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)

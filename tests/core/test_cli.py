@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import main
+from core.cli.main import main
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.confidence import (
+from core.memory.confidence import (
     EFFECTIVE_CONFIDENCE_SQL,
     INITIAL_CONFIDENCE,
     decayed,
@@ -17,8 +17,8 @@ from core.confidence import (
     is_stale,
     reinforce,
 )
-from core.config import Config
-from core.model import (
+from core.model.config import Config
+from core.model.entries import (
     EntryType,
     MemoryEntry,
     Privacy,

@@ -18,21 +18,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core.commands.continuity  # noqa: F401  (registers the commands)
-from core import (
-    audit,
-    continuity,
-    episodes,
-    handoff_text,
-    handoffs,
-    screening,
-    session_handoffs,
-    threads,
+import core.cli.continuity  # noqa: F401  (registers the commands)
+from core.cli.main import main
+from core.continuity import context as continuity
+from core.continuity import episodes, handoff_text, handoffs, session_handoffs, threads
+from core.continuity.handoff_text import (
+    MAX_HANDOFF_BYTES,
+    MAX_OPEN_THREAD_CHARS,
+    MAX_OPEN_THREADS,
+    extract_open_threads,
+    fenced,
+    inline_safe,
 )
-from core.brief import build_brief
-from core.cli import main
-from core.config import Config
-from core.errors import (
+from core.model.config import Config
+from core.model.entries import Actor, utc_now
+from core.model.errors import (
     Conflict,
     Forbidden,
     InvalidParams,
@@ -41,17 +41,11 @@ from core.errors import (
     StorageError,
     TooLarge,
 )
-from core.handoff_text import (
-    MAX_HANDOFF_BYTES,
-    MAX_OPEN_THREAD_CHARS,
-    MAX_OPEN_THREADS,
-    extract_open_threads,
-    fenced,
-    inline_safe,
-)
-from core.model import Actor, utc_now
-from core.paths import DataDir
+from core.policy import screening
+from core.recall.brief import build_brief
 from core.service import Caller, MemoryService
+from core.storage import audit
+from core.storage.paths import DataDir
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW_CONFIG = Config(max_brief_chars=200_000, brief_token_budget=100_000)
@@ -359,9 +353,10 @@ def test_session_end_handoff_rules(service: MemoryService) -> None:
 RACER = textwrap.dedent(
     """
     import pathlib, sys, time
-    from core import session_handoffs, threads
-    from core.model import Actor, utc_now
-    from core.paths import DataDir
+    from core.continuity import session_handoffs
+    from core.continuity import threads
+    from core.model.entries import Actor, utc_now
+    from core.storage.paths import DataDir
     from core.service import MemoryService
     svc = MemoryService(DataDir(pathlib.Path(sys.argv[1])))
     me = svc.open_session("main", Actor.AGENT, "racer")
@@ -408,9 +403,11 @@ def test_racing_sessions_in_separate_processes_get_it_once(tmp_path: Path) -> No
 KILLED = textwrap.dedent(
     """
     import pathlib, sys
-    from core import continuity, episodes, handoffs
-    from core.model import Actor, utc_now
-    from core.paths import DataDir
+    from core.continuity import context as continuity
+    from core.continuity import episodes
+    from core.continuity import handoffs
+    from core.model.entries import Actor, utc_now
+    from core.storage.paths import DataDir
     from core.service import MemoryService
     svc = MemoryService(DataDir(pathlib.Path(sys.argv[1])))
     me = svc.open_session("main", Actor.AGENT, "doomed")

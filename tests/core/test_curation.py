@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from core import audit, curation
-from core.curation import Decision
-from core.errors import Conflict, Forbidden, NotFound
-from core.model import EntryFilter, Status
+from core.memory import curation
+from core.memory.curation import Decision
+from core.model.entries import EntryFilter, Status
+from core.model.errors import Conflict, Forbidden, NotFound
 from core.service import Caller, MemoryService
+from core.storage import audit
 
 
 def _candidate(service: MemoryService, operator: Caller, text: str) -> str:

@@ -6,11 +6,11 @@ from pathlib import Path
 import apsw
 import pytest
 
-from core import db, schema
-from core.errors import SchemaTooNew, StorageError
-from core.model import Actor
-from core.paths import DataDir
+from core.model.entries import Actor
+from core.model.errors import SchemaTooNew, StorageError
 from core.service import MemoryService
+from core.storage import db, schema
+from core.storage.paths import DataDir
 
 
 def _digest(path: Path) -> str:

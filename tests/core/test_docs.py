@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import _COMMANDS, build_parser
+from core.cli.main import _COMMANDS, build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"

@@ -9,15 +9,15 @@ import sys
 import textwrap
 from pathlib import Path
 
-from core.model import Actor
-from core.paths import DataDir
+from core.model.entries import Actor
 from core.service import MemoryService
+from core.storage.paths import DataDir
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from core.model import Actor
-    from core.paths import DataDir
+    from core.model.entries import Actor
+    from core.storage.paths import DataDir
     from core.service import MemoryService
     svc = MemoryService(DataDir(__import__("pathlib").Path(sys.argv[1])))
     who = svc.open_session("main", Actor.OPERATOR, sys.argv[2])

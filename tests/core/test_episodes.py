@@ -9,13 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core import audit, continuity, episodes, threads
-from core.config import Config
-from core.episodes import MAX_EXCHANGE_CHARS, Speaker
-from core.errors import InvalidParams, Refused, TooLarge
-from core.model import Actor, utc_now
-from core.paths import DataDir
+from core.continuity import context as continuity
+from core.continuity import episodes, threads
+from core.continuity.episodes import MAX_EXCHANGE_CHARS, Speaker
+from core.model.config import Config
+from core.model.entries import Actor, utc_now
+from core.model.errors import InvalidParams, Refused, TooLarge
 from core.service import Caller, MemoryService
+from core.storage import audit
+from core.storage.paths import DataDir
 
 
 def in_thread(service: MemoryService, title: str) -> Caller:

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.fts import build_match, words
 from core.service import Caller, MemoryService
+from core.storage.fts import build_match, words
 
 HOSTILE = [
     "NOT",
@@ -68,4 +68,4 @@ def test_stopwords_dropped_only_when_something_else_is_left() -> None:
 @given(query=st.text(max_size=500))
 def test_any_text_never_raises(service: MemoryService, operator: Caller, query: str) -> None:
     service.search(operator, {"query": query})
-    service.list_ids("main", __import__("core.model").model.EntryFilter(), query)
+    service.list_ids("main", __import__("core.model.entries").model.entries.EntryFilter(), query)

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.markers import (
+from core.memory.markers import (
     Category,
     Marker,
     jaccard,

@@ -16,10 +16,10 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import TextContent, TextResourceContents
 
-from core.manifest import load_manifest
-from core.model import EntryFilter
-from core.paths import DataDir
+from core.model.entries import EntryFilter
+from core.policy.manifest import load_manifest
 from core.service import MemoryService
+from core.storage.paths import DataDir
 
 AMBRY = Path(sys.executable).with_name("ambry")
 
@@ -170,7 +170,7 @@ def test_nothing_heavy_is_imported_before_it_is_needed() -> None:
     # imports the SDK only once it runs, and never Qt. jsonschema waits for the
     # first call that validates, after `initialize` has been answered.
     probe = (
-        "import sys, core.cli, core.commands, core.mcp_bridge, core.client; "
+        "import sys, core.cli.main, core.cli.commands, core.agent.mcp_bridge, core.agent.client; "
         "print(sorted(m for m in ('mcp', 'PySide6', 'anyio', 'jsonschema') if m in sys.modules))"
     )
     out = subprocess.run(

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import InvalidGroup
-from core.paths import DataDir, default_socket_path, resolve_data_dir, validate_group
+from core.model.errors import InvalidGroup
+from core.storage.paths import DataDir, default_socket_path, resolve_data_dir, validate_group
 
 
 @pytest.mark.parametrize("name", ["main", "work_2", "A-b", "x" * 64])

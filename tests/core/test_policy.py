@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from core import audit, curation
-from core.config import Config
-from core.curation import Decision
-from core.errors import InvalidParams, Refused
-from core.model import Actor, Status
-from core.paths import DataDir
+from core.memory import curation
+from core.memory.curation import Decision
+from core.model.config import Config
+from core.model.entries import Actor, Status
+from core.model.errors import InvalidParams, Refused
 from core.service import Caller, MemoryService
+from core.storage import audit
+from core.storage.paths import DataDir
 
 SECRETS = [
     "sk-ant-api03-Zq8vN2kLmP4rT7wX1yB5cD9fG3hJ6kM0nQ2sU4vW8xY1zA3bC5dE7fG9hJ_kLmN",

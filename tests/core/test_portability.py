@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from core import audit, forgetting, portability
-from core.cli import main
-from core.errors import Conflict, InvalidParams
-from core.forgetting import Scope
-from core.model import Actor
-from core.paths import DataDir
+from core.cli.main import main
+from core.memory import forgetting
+from core.memory.forgetting import Scope
+from core.model.entries import Actor
+from core.model.errors import Conflict, InvalidParams
+from core.portability import transfer as portability
 from core.service import Caller, MemoryService
+from core.storage import audit
+from core.storage.paths import DataDir
 
 
 def _fill(service: MemoryService, who: Caller) -> dict[str, str]:
@@ -171,7 +173,7 @@ def test_private_data_dir_scan_after_export(data_dir: DataDir) -> None:
 def test_export_with_private_entries_refuses_without_their_key(
     service: MemoryService, operator: Caller, tmp_path: Path, memory_keyring: object
 ) -> None:
-    from core.crypto import KeyUnavailable
+    from core.storage.crypto import KeyUnavailable
 
     service.store(operator, {"type": "fact", "content": "private", "privacy": "private"})
     memory_keyring.passwords.clear()  # type: ignore[attr-defined]

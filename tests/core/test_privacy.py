@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from core import audit
-from core.config import Config
-from core.crypto import KeyUnavailable
-from core.errors import Forbidden
-from core.model import Actor, Privacy
-from core.paths import DataDir
+from core.model.config import Config
+from core.model.entries import Actor, Privacy
+from core.model.errors import Forbidden
 from core.service import SECRET_MASK, Caller, MemoryService
+from core.storage import audit
+from core.storage.crypto import KeyUnavailable
+from core.storage.paths import DataDir
 
 PRIVATE_TEXT = "Blood type is AB negative, diagnosed hypothyroid in March"
 SECRET_TEXT = "Safe deposit box 4471 is at the Rue Clerc branch"
@@ -88,7 +88,7 @@ def test_without_a_keyring_private_writes_fail_clearly_and_public_ones_work(
 def test_the_key_is_bound_to_the_entry(
     service: MemoryService, operator: Caller, memory_keyring: object
 ) -> None:
-    from core.crypto import DecryptionFailed
+    from core.storage.crypto import DecryptionFailed
 
     a = service.store(operator, {"type": "fact", "content": "first", "privacy": "private"})
     b = service.store(operator, {"type": "fact", "content": "second", "privacy": "private"})
@@ -102,7 +102,7 @@ def test_the_key_is_bound_to_the_entry(
 def test_undoing_the_delete_of_a_private_entry_restores_it_whole(
     service: MemoryService, operator: Caller, memory_keyring: object
 ) -> None:
-    from core import curation
+    from core.memory import curation
 
     e = service.store(operator, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"})
     _, deleted = curation.delete_many(service, operator, [e.entry.id])

@@ -13,13 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from core import errors
-from core.auth import load_or_create_token, read_token, regenerate_token, token_matches
-from core.cli import main as cli_main
-from core.client import RemoteError, error_from_reply
-from core.config import Config
-from core.errors import InvalidGroup, InvalidParams, NotFound, RateLimited, Unauthorized
-from core.framing import (
+from core.agent.auth import load_or_create_token, read_token, regenerate_token, token_matches
+from core.agent.client import RemoteError, error_from_reply
+from core.agent.framing import (
     ErrorCode,
     FrameBuffer,
     FrameTooLarge,
@@ -28,10 +24,14 @@ from core.framing import (
     encode_frame,
     parse_request,
 )
-from core.manifest import load_manifest
-from core.paths import DataDir
-from core.protocol import MAX_FAILED_HELLOS, Connection, Dispatcher, run_tool
+from core.agent.protocol import MAX_FAILED_HELLOS, Connection, Dispatcher, run_tool
+from core.cli.main import main as cli_main
+from core.model import errors
+from core.model.config import Config
+from core.model.errors import InvalidGroup, InvalidParams, NotFound, RateLimited, Unauthorized
+from core.policy.manifest import load_manifest
 from core.service import MemoryService
+from core.storage.paths import DataDir
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from core import audit
-from core.briefing import refresh_decay
-from core.cli import main
-from core.config import Config
-from core.errors import Forbidden
-from core.model import Actor, iso, utc_now
-from core.paths import DataDir
+from core.cli.main import main
+from core.model.config import Config
+from core.model.entries import Actor, iso, utc_now
+from core.model.errors import Forbidden
+from core.recall.briefing import refresh_decay
 from core.service import Caller, MemoryService
+from core.storage import audit
+from core.storage.paths import DataDir
 
 
 def _age(service: MemoryService, entry_id: str, days: int) -> None:
@@ -144,8 +144,8 @@ def test_cli_brief_and_ingest(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 def test_brief_past_its_time_budget_is_a_timeout_error(
     service: MemoryService, agent: Caller, operator: Caller
 ) -> None:
-    from core.briefing import build_group_brief
-    from core.errors import Timeout
+    from core.model.errors import Timeout
+    from core.recall.briefing import build_group_brief
 
     for i in range(50):
         service.store(operator, {"type": "fact", "content": f"fact {i}"})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core import attachments
-from core.protocol import Dispatcher
+from core.agent.protocol import Dispatcher
+from core.attachments import attach as attachments
 from core.service import Caller, MemoryService
 
 

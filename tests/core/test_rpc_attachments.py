@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from core.auth import load_or_create_token
-from core.errors import InvalidParams, NotFound, TooLarge, Unauthorized
-from core.paths import DataDir
-from core.protocol import Connection, Dispatcher
+from core.agent.auth import load_or_create_token
+from core.agent.protocol import Connection, Dispatcher
+from core.model.errors import InvalidParams, NotFound, TooLarge, Unauthorized
 from core.service import MemoryService
+from core.storage.paths import DataDir
 
 
 def call(conn: Connection, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -9,12 +9,13 @@ from typing import Any
 
 import pytest
 
-from core import rpc_continuity, session_handoffs
-from core.auth import load_or_create_token
-from core.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
-from core.paths import DataDir
-from core.protocol import Connection, Dispatcher
+from core.agent import rpc_continuity
+from core.agent.auth import load_or_create_token
+from core.agent.protocol import Connection, Dispatcher
+from core.continuity import session_handoffs
+from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
 from core.service import MemoryService
+from core.storage.paths import DataDir
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "continuity.md"
 METHODS = (

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.sanitize import Marker, neutralize
+from core.policy.sanitize import Marker, neutralize
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.credentials import credential_statement
-from core.secret_rules import Tier
-from core.secrets import (
+from core.policy.credentials import credential_statement
+from core.policy.secret_rules import Tier
+from core.policy.secrets import (
     REPLACEMENT,
     Finding,
     Redaction,

@@ -4,12 +4,12 @@ from datetime import timedelta
 
 import pytest
 
-from core import audit
-from core.config import Config
-from core.errors import Conflict, InvalidParams, NotFound, RateLimited
-from core.model import Actor, EntryFilter, iso, utc_now
-from core.paths import DataDir
+from core.model.config import Config
+from core.model.entries import Actor, EntryFilter, iso, utc_now
+from core.model.errors import Conflict, InvalidParams, NotFound, RateLimited
 from core.service import Caller, MemoryService
+from core.storage import audit
+from core.storage.paths import DataDir
 
 
 def _store(svc: MemoryService, who: Caller, content: str, **extra: object) -> str:
@@ -200,7 +200,7 @@ def test_listing_for_the_browser(service: MemoryService, operator: Caller) -> No
 def test_large_match_sets_are_ranked_in_a_recent_window_without_dropping_filtered_hits(
     service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core import store as store_module
+    from core.storage import store as store_module
 
     monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 5)
     monkeypatch.setattr(store_module, "RECENT_WINDOW", 8)
@@ -223,7 +223,7 @@ def test_large_match_sets_are_ranked_in_a_recent_window_without_dropping_filtere
 def test_very_common_terms_give_way_to_rarer_ones(
     service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core import store as store_module
+    from core.storage import store as store_module
 
     monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 20)
     for i in range(30):
@@ -245,8 +245,8 @@ def test_small_stores_rank_every_match(service: MemoryService, operator: Caller)
 def test_the_current_count_follows_every_kind_of_change(
     service: MemoryService, operator: Caller
 ) -> None:
-    from core import curation
-    from core.curation import Decision
+    from core.memory import curation
+    from core.memory.curation import Decision
 
     store = service.store_for("main")
 
@@ -271,7 +271,7 @@ def test_the_current_count_follows_every_kind_of_change(
 def test_browsing_a_common_word_lists_every_match_newest_first(
     service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core import store as store_module
+    from core.storage import store as store_module
 
     monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 5)
     ids = [_store(service, operator, f"Standup notes for day {i}") for i in range(12)]

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from core.model import Actor, EntryType, Source, SourceType, Trust
-from core.paths import DataDir
+from core.memory.writing import StoreRequest
+from core.model.entries import Actor, EntryType, Source, SourceType, Trust
 from core.service import Caller, MemoryService
-from core.writing import StoreRequest
-from desktop import messages
-from desktop.app import load_style
-from desktop.main_window import MainWindow
-from desktop.ops import Executor
-from desktop.watch import AppState
+from core.storage.paths import DataDir
+from desktop.shell.app import load_style
+from desktop.shell.main_window import MainWindow
+from desktop.widgets import messages
+from desktop.widgets.ops import Executor
+from desktop.widgets.watch import AppState
 
 #: The offscreen platform cannot pass size hints to a window manager (there is
 #: none) and says so at warning level for every top-level window shown.

@@ -7,8 +7,9 @@ import argparse
 import pytest
 from pytestqt.qtbot import QtBot
 
-from core.errors import NotFound
-from desktop import app, messages
+from core.model.errors import NotFound
+from desktop.shell import app
+from desktop.widgets import messages
 
 
 def test_no_display_says_so_in_one_line(

@@ -8,12 +8,12 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from core import attachments
-from core.receipts import list_receipts
+from core.attachments import attach as attachments
+from core.attachments.receipts import list_receipts
 from core.service import Caller, MemoryService
-from desktop import verifier
-from desktop.attachments_view import AttachmentsPage
-from desktop.main_window import MainWindow, Nav
+from desktop.attachments import verifier
+from desktop.attachments.view import AttachmentsPage
+from desktop.shell.main_window import MainWindow, Nav
 
 
 def badges(page: AttachmentsPage) -> dict[str, str]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from core.model import EntryType
+from core.model.entries import EntryType
 from core.service import Caller, MemoryService
-from desktop.browser.state import StatusFilter
-from desktop.main_window import MainWindow
+from desktop.memories.state import StatusFilter
+from desktop.shell.main_window import MainWindow
 from tests.desktop.conftest import Dialogs, add
 
 

@@ -13,10 +13,10 @@ from keyring.backends import fail
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
 from pytestqt.qtbot import QtBot
 
-from core.model import EntryFilter, Privacy
+from core.model.entries import EntryFilter, Privacy
 from core.service import SECRET_MASK, Caller, MemoryService
-from desktop.data_view import DataPanel
-from desktop.main_window import MainWindow, Nav
+from desktop.settings.data_view import DataPanel
+from desktop.shell.main_window import MainWindow, Nav
 from tests.desktop.conftest import add
 from tests.desktop.test_browser import listed
 from tests.desktop.test_privacy_gui import store

@@ -10,15 +10,15 @@ import pytest
 from PySide6.QtCore import QItemSelectionModel
 from pytestqt.qtbot import QtBot
 
-from core.client import AmbryClient
-from core.config import Config
-from core.model import Actor
-from core.paths import DataDir
+from core.agent.client import AmbryClient
+from core.model.config import Config
+from core.model.entries import Actor
 from core.service import Caller, MemoryService
-from desktop.main_window import MainWindow
-from desktop.ops import Executor
-from desktop.server import AgentServer
-from desktop.watch import AppState
+from core.storage.paths import DataDir
+from desktop.server.agent_server import AgentServer
+from desktop.shell.main_window import MainWindow
+from desktop.widgets.ops import Executor
+from desktop.widgets.watch import AppState
 from tests.desktop.conftest import add
 
 

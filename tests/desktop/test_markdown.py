@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from desktop.markdown import render_markdown
+from desktop.widgets.markdown import render_markdown
 
 
 def test_task_list_items_show_as_boxes() -> None:

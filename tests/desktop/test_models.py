@@ -6,12 +6,12 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from core.model import EntryFilter, EntryType, MemoryEntry
+from core.memory.writing import StoreRequest
+from core.model.entries import EntryFilter, EntryType, MemoryEntry
 from core.service import Caller, MemoryService
-from core.writing import StoreRequest
-from desktop.audit_view import AuditModel
-from desktop.browser.model import ID_ROLE, IdListModel
-from desktop.browser.values import CANDIDATE_COLUMNS
+from desktop.audit.view import AuditModel
+from desktop.memories.model import ID_ROLE, IdListModel
+from desktop.memories.values import CANDIDATE_COLUMNS
 
 
 def fill(service: MemoryService, caller: Caller, count: int) -> list[str]:

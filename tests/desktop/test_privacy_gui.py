@@ -10,11 +10,11 @@ from keyring.backends import fail
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from core.crypto import is_encrypted
-from core.model import EntryType, Privacy
+from core.memory.writing import StoreRequest
+from core.model.entries import EntryType, Privacy
 from core.service import SECRET_MASK, Caller, MemoryService
-from core.writing import StoreRequest
-from desktop.main_window import MainWindow
+from core.storage.crypto import is_encrypted
+from desktop.shell.main_window import MainWindow
 from tests.desktop.conftest import Dialogs, add
 from tests.desktop.test_browser import listed, select
 

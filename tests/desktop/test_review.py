@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from core.model import Status
+from core.model.entries import Status
 from core.service import Caller, MemoryService
-from desktop.main_window import MainWindow, Nav
+from desktop.shell.main_window import MainWindow, Nav
 from tests.desktop.conftest import add
 
 

@@ -26,16 +26,16 @@ import pytest
 from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
-import desktop.server
-from core.auth import read_token
-from core.client import AmbryClient, ServerUnavailable
-from core.config import Config
-from core.errors import StorageError
-from core.framing import MAX_FRAME_BYTES, FrameBuffer
-from core.model import EntryFilter
-from core.paths import DataDir
+import desktop.server.agent_server
+from core.agent.auth import read_token
+from core.agent.client import AmbryClient, ServerUnavailable
+from core.agent.framing import MAX_FRAME_BYTES, FrameBuffer
+from core.model.config import Config
+from core.model.entries import EntryFilter
+from core.model.errors import StorageError
 from core.service import MemoryService
-from desktop.server import AgentServer
+from core.storage.paths import DataDir
+from desktop.server.agent_server import AgentServer
 
 T = TypeVar("T")
 AMBRY = Path(sys.executable).with_name("ambry")
@@ -306,7 +306,7 @@ def test_too_many_clients_are_told_so(
     run: Callable[..., Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(desktop.server, "MAX_CLIENTS", 1)
+    monkeypatch.setattr(desktop.server.agent_server, "MAX_CLIENTS", 1)
 
     def two() -> list[dict[str, Any]]:
         with client_for(server, data_dir) as first, raw_connect(server) as second:

@@ -7,11 +7,12 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent
 from pytestqt.qtbot import QtBot
 
-from core import continuity, episodes, handoffs, session_handoffs, threads
-from core.model import Actor
+from core.continuity import context as continuity
+from core.continuity import episodes, handoffs, session_handoffs, threads
+from core.model.entries import Actor
 from core.service import Caller, MemoryService
-from desktop.main_window import MainWindow, Nav
-from desktop.threads_view import Tab, ThreadsPage
+from desktop.shell.main_window import MainWindow, Nav
+from desktop.threads.view import Tab, ThreadsPage
 from tests.desktop.conftest import Dialogs
 
 HANDOFF = """# Website redesign

@@ -8,11 +8,11 @@ from pathlib import Path
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
-from core.config import load_config
-from core.model import EntryFilter, Status
-from core.paths import DataDir
+from core.model.config import load_config
+from core.model.entries import EntryFilter, Status
 from core.service import Caller, MemoryService
-from desktop.main_window import MainWindow, Nav
+from core.storage.paths import DataDir
+from desktop.shell.main_window import MainWindow, Nav
 from tests.desktop.conftest import Dialogs, add
 
 

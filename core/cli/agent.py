@@ -1,0 +1,67 @@
+"""``ambry serve``, ``ambry mcp`` and ``ambry token``: the ways an agent gets in.
+
+Qt and the MCP SDK are imported inside the handlers, so every other command
+(and ``ambry mcp`` itself, which never needs Qt) starts without loading them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.agent.auth import load_or_create_token, regenerate_token
+from core.cli.main import Context, command
+
+
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="socket to listen on (default: $AMBRY_SOCKET or <runtime dir>/ambry/agent.sock)",
+    )
+
+
+@command("serve", "Serve agents on the local socket without the GUI (Ctrl-C stops).")(_serve_args)
+def cmd_serve(ctx: Context, args: argparse.Namespace) -> int:
+    from desktop.server.agent_server import serve_headless
+
+    socket_path = Path(args.socket).expanduser().absolute() if args.socket else None
+    return int(serve_headless(ctx.service, ctx.service.data_dir, socket_path))
+
+
+def _mcp_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--client",
+        default="mcp",
+        metavar="NAME",
+        help="client name recorded with the session (default: mcp)",
+    )
+
+
+@command("mcp", "Serve the memory tools over MCP on stdin/stdout (for MCP clients).")(_mcp_args)
+def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
+    from core.agent.mcp_bridge import run_stdio
+
+    return run_stdio(ctx.service, ctx.group, args.client)
+
+
+def _token_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--regenerate",
+        action="store_true",
+        help="replace the token: new agent sessions need the new one, open ones keep working",
+    )
+
+
+@command("token", "Print where the agent token is (creating it), or replace it.")(_token_args)
+def cmd_token(ctx: Context, args: argparse.Namespace) -> int:
+    path = ctx.service.data_dir.token_file
+    ctx.service.data_dir.ensure()
+    if args.regenerate:
+        regenerate_token(path)
+        text = f"{path}\nnew token written; agents must read it again before their next hello"
+    else:
+        load_or_create_token(path)
+        text = str(path)
+    ctx.emit({"path": str(path), "regenerated": bool(args.regenerate)}, text)
+    return 0

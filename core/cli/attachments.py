@@ -1,0 +1,145 @@
+"""``ambry attach``, ``verify`` and ``attachments``: receipts for files, not copies."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.attachments import attach as attachments
+from core.attachments.receipts import (
+    Link,
+    Receipt,
+    SourceState,
+    get_receipt,
+    get_receipts,
+    human_size,
+    links,
+    list_receipts,
+)
+from core.cli.main import Context, command, fail
+from core.model.errors import InvalidParams
+
+
+def _summary(r: Receipt) -> str:
+    return f"{r.id}  {r.filename} ({r.kind}, {human_size(r.size)}, {r.mime_type})"
+
+
+def _details(r: Receipt, links: list[Link]) -> str:
+    lines = [
+        _summary(r),
+        f"  sha256 {r.sha256}",
+        f"  source {r.source_path}",
+        f"  {r.state_line}",
+        f"  first attached {r.created_at}, last attached {r.updated_at}, {r.link_count} link(s)",
+    ]
+    if r.excerpt:
+        lines.append(f"  excerpt: {r.excerpt}")
+    if r.observation:
+        lines.append(f"  last observation: {r.observation}")
+    for link in links:
+        where = ", ".join(
+            f"{name} {value}"
+            for name, value in (
+                ("thread", link.thread_id),
+                ("session", link.session_id),
+                ("turn", link.turn),
+            )
+            if value
+        )
+        lines.append(
+            f"  - {link.linked_at}  {link.source_path}" + (f"  ({where})" if where else "")
+        )
+    return "\n".join(lines)
+
+
+def _attach_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="the file (symlinks resolve to their target)")
+    p.add_argument("--thread", metavar="ID", help="the thread the file belongs to")
+    p.add_argument("--turn", metavar="ID", help="the conversation turn it was seen in")
+    p.add_argument("--observation", metavar="TEXT", default="", help="what was learnt from it")
+
+
+@command("attach", "Record a receipt for a file: its SHA-256, type and excerpt, not a copy.")(
+    _attach_args
+)
+def cmd_attach(ctx: Context, args: argparse.Namespace) -> int:
+    outcome = attachments.attach(
+        ctx.service,
+        ctx.caller,
+        args.path,
+        thread=args.thread,
+        turn=args.turn,
+        observation=args.observation,
+    )
+    r = outcome.receipt
+    verb = "new receipt" if outcome.created else f"already known; link {r.link_count} added"
+    ctx.emit(
+        outcome.to_dict(),
+        f"{_summary(r)}  ({verb})\n  sha256 {r.sha256}\n  source {r.source_path}",
+    )
+    return 0
+
+
+def _verify_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", nargs="?", help="the receipt (att_...); none: every receipt")
+    p.add_argument("--all", action="store_true", help="verify every receipt (the default)")
+
+
+@command("verify", "Hash the sources of receipts again: verified, changed, missing, unreadable.")(
+    _verify_args
+)
+def cmd_verify(ctx: Context, args: argparse.Namespace) -> int:
+    if args.id and args.all:
+        raise InvalidParams("give a receipt id or --all, not both", field="id")
+    show_progress = not ctx.as_json and sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        end = "\n" if done == total else ""
+        print(f"\rverifying {done}/{total}", end=end, file=sys.stderr, flush=True)
+
+    results = attachments.verify_all(
+        ctx.service,
+        ctx.caller,
+        ids=[args.id] if args.id else None,
+        progress=progress if show_progress else None,
+    )
+    receipts = get_receipts(ctx.service.store_for(ctx.group), [v.receipt_id for v in results])
+    lines = []
+    for v in results:
+        r = receipts.get(v.receipt_id)
+        name = f"  {r.filename}" if r else ""
+        why = f" ({v.reason})" if v.reason else ""
+        lines.append(f"{v.receipt_id}  {v.state:<10}{name}{why}")
+    gaps = [v for v in results if v.state is not SourceState.VERIFIED]
+    counts = {s: sum(1 for v in results if v.state is s) for s in SourceState}
+    summary = f"{len(results)} checked: " + ", ".join(f"{n} {s}" for s, n in counts.items())
+    ctx.emit(
+        {"results": [v.to_dict() for v in results], **{s.value: n for s, n in counts.items()}},
+        "\n".join([*lines, summary]) if results else "no attachment receipts",
+    )
+    if gaps:
+        return fail(f"{len(gaps)} of {len(results)} sources failed verification")
+    return 0
+
+
+def _list_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", nargs="?", help="show this receipt in full, with its links")
+    p.add_argument("--thread", metavar="ID", help="only receipts seen in this thread")
+    p.add_argument("--limit", type=int, default=50, help="at most N receipts (default 50)")
+
+
+@command("attachments", "List attachment receipts, most recently attached first.")(_list_args)
+def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
+    store = ctx.service.store_for(ctx.group)
+    if args.id:
+        receipt = get_receipt(store, args.id)
+        found = links(store, args.id)
+        data = {**receipt.to_dict(), "links": [link.to_dict() for link in found]}
+        ctx.emit(data, _details(receipt, found))
+        return 0
+    if args.limit < 1:
+        raise InvalidParams("--limit must be at least 1", field="limit")
+    receipts = list_receipts(store, args.thread, args.limit)
+    text = "\n".join(f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in receipts)
+    ctx.emit([r.to_dict() for r in receipts], text or "no attachment receipts")
+    return 0

@@ -1,0 +1,5 @@
+"""CLI commands; importing a module registers its commands with ``core.cli.main``."""
+
+from core.cli import agent, attachments, continuity, data, memory, recall, review
+
+__all__ = ["agent", "attachments", "continuity", "data", "memory", "recall", "review"]

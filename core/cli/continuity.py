@@ -1,0 +1,261 @@
+"""``ambry threads``, ``ambry handoff ...`` and ``ambry exchanges``.
+
+These are the person's tools: reads never consume a session handoff, and an
+edit of a handoff is kept as a new version like an agent's write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from core.cli.main import Context, _common, command, fail
+from core.continuity import episodes, handoff_text, handoffs, threads
+from core.continuity.handoffs import ThreadHandoff
+from core.continuity.threads import Thread
+from core.model.errors import InvalidParams, NotFound
+
+_Subs = argparse._SubParsersAction  # the type add_subparsers returns
+
+
+def _subcommands(p: argparse.ArgumentParser, *, required: bool) -> _Subs[argparse.ArgumentParser]:
+    # The same parser class, so a usage error exits 2 with one error line here too.
+    return p.add_subparsers(
+        dest="action", metavar="ACTION", parser_class=type(p), required=required
+    )
+
+
+def _sub(
+    subs: _Subs[argparse.ArgumentParser], name: str, help_text: str
+) -> argparse.ArgumentParser:
+    sub = subs.add_parser(name, help=help_text, description=help_text)
+    # Global options may follow the subcommand too, as with every other command.
+    _common(sub, suppress=True)
+    return sub
+
+
+def _thread_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("thread", metavar="THREAD", help="thread id (thr-...) or title")
+
+
+def _format_thread(t: Thread) -> str:
+    handoff = f"handoff v{t.handoff_version}" if t.handoff_version else "no handoff"
+    plural = "" if t.compaction_count == 1 else "s"
+    return (
+        f"{t.id}  {t.title}\n  updated {t.updated_at}, {handoff}, "
+        f"{t.compaction_count} compaction{plural}, {t.exchange_count} "
+        f"exchange{'' if t.exchange_count == 1 else 's'}"
+    )
+
+
+def _format_version(h: ThreadHandoff) -> str:
+    who = f" by {h.author}" if h.author else ""
+    return (
+        f"v{h.version}  {h.created_at}{who}  {len(h.markdown)} chars, "
+        f"{h.compaction_count} compactions"
+    )
+
+
+# -- ambry threads -------------------------------------------------------------------
+
+
+def _threads_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--limit", type=int, default=100, help="at most N threads (list)")
+    subs = _subcommands(p, required=False)
+    sub = _sub(subs, "list", "List threads, most recently active first (the default).")
+    sub.add_argument("--limit", type=int, default=argparse.SUPPRESS, help="at most N threads")
+    sub = _sub(subs, "open", "Create a thread (or find the one with this title).")
+    sub.add_argument("title", help="the thread's title (one line, ≤ 200 characters)")
+    sub = _sub(subs, "rename", "Give a thread a new title.")
+    _thread_arg(sub)
+    sub.add_argument("title", help="the new title")
+    sub = _sub(subs, "delete", "Delete a thread and its handoffs (its exchanges stay).")
+    _thread_arg(sub)
+    sub.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+
+@command("threads", "List threads, or open, rename or delete one.")(_threads_args)
+def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
+    service = ctx.service
+    match args.action:
+        case None | "list":
+            listed = threads.list_threads(service, ctx.group, max(1, args.limit))
+            text = "\n".join(map(_format_thread, listed)) or "no threads yet"
+            ctx.emit([t.to_dict() for t in listed], text)
+        case "open":
+            thread, created = threads.open_thread(service, ctx.caller, title=args.title)
+            note = "created" if created else "exists"
+            ctx.emit({**thread.to_dict(), "created": created}, f"{thread.id}  ({note})")
+        case "rename":
+            found = threads.find_thread(service, ctx.group, args.thread)
+            thread = threads.rename_thread(service, ctx.caller, found.id, args.title)
+            ctx.emit(thread.to_dict(), f"renamed {thread.id} to {thread.title!r}")
+        case "delete":
+            thread = threads.find_thread(service, ctx.group, args.thread)
+            if not args.yes and not _confirm(
+                f"Delete thread {thread.title!r} and its {thread.handoff_version or 0} "
+                "handoff versions? Its exchanges stay. [y/N] "
+            ):
+                return fail("not deleted (confirm, or pass --yes)")
+            threads.delete_thread(service, ctx.caller, thread.id)
+            ctx.emit({"deleted": thread.id}, f"deleted {thread.id}")
+    return 0
+
+
+def _confirm(question: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    print(question, end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().casefold() in ("y", "yes")
+
+
+# -- ambry handoff -------------------------------------------------------------------
+
+
+def _handoff_args(p: argparse.ArgumentParser) -> None:
+    subs = _subcommands(p, required=True)
+    sub = _sub(subs, "show", "Print a thread's handoff (the current version by default).")
+    _thread_arg(sub)
+    sub.add_argument("--version", type=int, metavar="N", help="an earlier version")
+    sub = _sub(subs, "write", "Replace a thread's handoff; the old text stays as a version.")
+    _thread_arg(sub)
+    sub.add_argument("file", metavar="FILE", help="markdown file ('-' reads standard input)")
+    sub.add_argument(
+        "--base-version",
+        type=int,
+        metavar="N",
+        help="refuse if the current version is no longer N (0: none yet)",
+    )
+    sub.add_argument("--create", action="store_true", help="create the thread if the title is new")
+    sub = _sub(subs, "export", "Write a thread's handoff to a file atomically.")
+    _thread_arg(sub)
+    sub.add_argument("path", metavar="PATH", help="the markdown file to write (replaced whole)")
+    sub.add_argument("--version", type=int, metavar="N", help="an earlier version")
+    sub = _sub(subs, "history", "List the kept versions of a thread's handoff, newest first.")
+    _thread_arg(sub)
+    sub = _sub(subs, "restore", "Make an earlier version current again (as a new version).")
+    _thread_arg(sub)
+    sub.add_argument("version", type=int, metavar="VERSION", help="the version to restore")
+    sub = _sub(subs, "diff", "Show what changed between two versions (default: to the current).")
+    _thread_arg(sub)
+    sub.add_argument("old", type=int, metavar="OLD", help="the earlier version")
+    sub.add_argument("new", type=int, nargs="?", metavar="NEW", help="the later version")
+
+
+def _read_text(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    path = Path(name)
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParams(f"{path} is not UTF-8 text (byte {exc.start})", field="file") from exc
+    except OSError as exc:
+        raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
+
+
+def _current(ctx: Context, thread: Thread, version: int | None) -> ThreadHandoff:
+    handoff = handoffs.read_handoff(ctx.service, ctx.group, thread.id, version)
+    if handoff is None:
+        raise NotFound(f"thread {thread.title!r} has no handoff yet", field="thread")
+    return handoff
+
+
+@command("handoff", "Show, write, export or restore a thread's handoff.")(_handoff_args)
+def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
+    service = ctx.service
+    if args.action == "write" and args.create:
+        thread, _ = threads.open_thread(service, ctx.caller, title=args.thread)
+    else:
+        thread = threads.find_thread(service, ctx.group, args.thread)
+    match args.action:
+        case "show":
+            handoff = _current(ctx, thread, args.version)
+            if ctx.as_json:
+                ctx.emit(handoff.to_dict(), "")
+            else:
+                print(handoff.markdown)
+        case "write":
+            outcome = handoffs.write_handoff(
+                service,
+                ctx.caller,
+                thread.id,
+                _read_text(args.file),
+                base_version=args.base_version,
+            )
+            note = "" if outcome.created else " (unchanged)"
+            if outcome.redacted:
+                note += f" ({len(outcome.redacted)} secrets redacted)"
+            ctx.emit(outcome.to_dict(), f"{thread.id} handoff v{outcome.handoff.version}{note}")
+        case "export":
+            path = Path(args.path).expanduser()
+            handoff = handoffs.export_handoff(
+                service, ctx.caller, thread.id, path, version=args.version
+            )
+            ctx.emit(
+                {"path": str(path), "version": handoff.version},
+                f"wrote version {handoff.version} to {path}",
+            )
+        case "history":
+            versions = handoffs.handoff_history(service, ctx.group, thread.id)
+            ctx.emit(
+                [h.to_dict() for h in versions],
+                "\n".join(map(_format_version, versions)) or "no handoff yet",
+            )
+        case "restore":
+            outcome = handoffs.restore_handoff(service, ctx.caller, thread.id, args.version)
+            text = (
+                f"restored v{args.version} as v{outcome.handoff.version}"
+                if outcome.created
+                else f"v{args.version} is already the current text (v{outcome.handoff.version})"
+            )
+            ctx.emit({**outcome.to_dict(), "restored": args.version}, text)
+        case "diff":
+            old = _current(ctx, thread, args.old)
+            new = _current(ctx, thread, args.new)
+            diff = handoff_text.handoff_diff(old, new)
+            ctx.emit(
+                {"old": old.version, "new": new.version, "diff": diff},
+                diff or f"v{old.version} and v{new.version} are the same",
+            )
+    return 0
+
+
+# -- ambry exchanges -----------------------------------------------------------------
+
+
+def _exchanges_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", nargs="*", help="words to search for (none: the most recent)")
+    p.add_argument("--thread", metavar="THREAD", help="rank this thread's turns first")
+    p.add_argument("--speaker", choices=[s.value for s in episodes.Speaker], help="only this one")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=episodes.DEFAULT_EXCHANGE_RESULTS,
+        help=f"at most N turns (≤ {episodes.MAX_EXCHANGE_RESULTS})",
+    )
+
+
+@command("exchanges", "Search the logged conversation turns (episodic memory).")(_exchanges_args)
+def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
+    thread_id = None
+    if args.thread:
+        thread_id = threads.find_thread(ctx.service, ctx.group, args.thread).id
+    hits = episodes.search_exchanges(
+        ctx.service,
+        ctx.caller,
+        " ".join(args.query),
+        thread_id=thread_id,
+        speaker=episodes.Speaker(args.speaker) if args.speaker else None,
+        limit=args.limit,
+    )
+
+    def line(hit: episodes.ExchangeHit) -> str:
+        e = hit.exchange
+        where = e.thread_title or "no thread"
+        text = " ".join(e.text.split())
+        return f"{e.created_at}  [{e.speaker}] ({where}, {e.session_id})\n  {text[:300]}"
+
+    ctx.emit([h.to_dict() for h in hits], "\n".join(map(line, hits)) or "no matching exchanges")
+    return 0

@@ -1,0 +1,157 @@
+"""``ambry export``, ``import``, ``forget`` and ``clear``."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+import sys
+from pathlib import Path
+
+from core.cli.main import Context, command, fail, format_entry
+from core.memory import forgetting
+from core.memory.forgetting import Scope
+from core.model.errors import InvalidParams
+from core.portability import transfer as portability
+
+
+def _confirm(question: str) -> bool:
+    """Ask on the terminal; without one, refuse rather than guess."""
+    if not sys.stdin.isatty():
+        raise InvalidParams(
+            "this deletes memories and needs confirmation: run it in a terminal or pass --yes"
+        )
+    answer = input(f"{question} [y/N] ").strip().lower()
+    return answer in ("y", "yes")
+
+
+def _passphrase(args: argparse.Namespace, *, twice: bool) -> str | None:
+    if args.passphrase_env:
+        value = os.environ.get(args.passphrase_env)
+        if not value:
+            raise InvalidParams(f"environment variable {args.passphrase_env} is empty or unset")
+        return value
+    if not sys.stdin.isatty():
+        return None
+    first = getpass.getpass("Passphrase: ")
+    if twice and getpass.getpass("Passphrase again: ") != first:
+        raise InvalidParams("the passphrases differ; nothing was exported")
+    return first
+
+
+def _export_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", type=Path, help="where to write the JSON Lines export")
+    p.add_argument(
+        "--include-private",
+        action="store_true",
+        help="also export private and secret entries, encrypted with a passphrase",
+    )
+    p.add_argument(
+        "--passphrase-env",
+        metavar="VAR",
+        help="read the passphrase from this environment variable (for scripts)",
+    )
+
+
+@command("export", "Export the group to a versioned JSON Lines file.")(_export_args)
+def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
+    phrase = _passphrase(args, twice=True) if args.include_private else None
+    summary = portability.export(
+        ctx.service, ctx.caller, args.file, include_private=args.include_private, passphrase=phrase
+    )
+    rows = ", ".join(f"{n} {k}s" for k, n in summary.rows.items() if n)
+    text = f"exported {summary.entries} entries" + (f", {rows}" if rows else "")
+    if summary.skipped_private:
+        text += (
+            f"; {summary.skipped_private} private/secret entries left out "
+            "(--include-private to export them encrypted)"
+        )
+    ctx.emit(summary.to_dict(), f"{text} to {args.file}")
+    return 0
+
+
+def _import_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", type=Path, help="a file written by `ambry export`")
+    p.add_argument(
+        "--passphrase-env",
+        metavar="VAR",
+        help="read the passphrase from this environment variable (for scripts)",
+    )
+
+
+@command("import", "Import an export file: every line is checked first, then all or nothing.")(
+    _import_args
+)
+def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
+    try:
+        report = portability.import_file(ctx.service, ctx.caller, args.file)
+    except InvalidParams as exc:
+        if exc.field != "passphrase":
+            raise
+        phrase = _passphrase(args, twice=False)
+        if phrase is None:
+            raise
+        report = portability.import_file(ctx.service, ctx.caller, args.file, passphrase=phrase)
+    rows = sum(report.rows.values())
+    text = (
+        f"imported {report.entries} entries and {rows} other records; "
+        f"{len(report.duplicates)} duplicates skipped"
+    )
+    if report.refused:
+        text += f"; {len(report.refused)} credential statements refused"
+    if report.redacted:
+        text += f"; {report.redacted} secrets redacted"
+    ctx.emit(report.to_dict(), text)
+    return 0
+
+
+def _forget_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("topic", nargs="+", help="words that every forgotten memory contains")
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+
+@command("forget", "Delete every memory and conversation turn about a topic.")(_forget_args)
+def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
+    plan = forgetting.plan_forget(ctx.service, ctx.group, " ".join(args.topic))
+    if not plan.entries and not plan.exchange_ids:
+        ctx.emit({**plan.to_dict(), "deleted": False}, "nothing matches; nothing was deleted")
+        return 0
+    if not ctx.as_json:
+        print(
+            f"This will delete {len(plan.entries)} memories and "
+            f"{len(plan.exchange_ids)} conversation turns:"
+        )
+        for entry in plan.entries:
+            print(format_entry(entry))
+    if not args.yes and not _confirm("Delete them?"):
+        return fail("cancelled; nothing was deleted")
+    forgetting.forget(ctx.service, ctx.caller, plan)
+    ctx.emit(
+        {**plan.to_dict(), "deleted": True},
+        f"forgot {len(plan.entries)} memories and {len(plan.exchange_ids)} turns",
+    )
+    return 0
+
+
+def _clear_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "scope",
+        choices=[s.value for s in Scope],
+        help="episodic: conversation turns; semantic: memories; all: everything",
+    )
+    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+
+@command("clear", "Delete a whole kind of memory (asks first; `all` asks twice).")(_clear_args)
+def cmd_clear(ctx: Context, args: argparse.Namespace) -> int:
+    scope = Scope(args.scope)
+    counts = forgetting.clear_counts(ctx.service, ctx.group, scope)
+    listing = ", ".join(f"{n} {t}" for t, n in counts.items())
+    if not args.yes:
+        if not _confirm(f"Delete {listing} from group {ctx.group}?"):
+            return fail("cancelled; nothing was deleted")
+        if scope is Scope.ALL and not _confirm("This cannot be undone. Really delete everything?"):
+            return fail("cancelled; nothing was deleted")
+    deleted = forgetting.clear(ctx.service, ctx.caller, scope)
+    ctx.emit({"scope": scope.value, "deleted": deleted}, f"deleted {listing}")
+    return 0

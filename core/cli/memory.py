@@ -1,0 +1,146 @@
+"""``ambry store``, ``search``, ``show``, ``delete``, ``history``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+
+from core.cli.main import Context, command, format_entry, format_result
+from core.model.entries import (
+    ENTRY_TYPES,
+    MAX_SEARCH_LIMIT,
+    EntryFilter,
+    EntryType,
+    Privacy,
+    SourceType,
+    Status,
+    Trust,
+)
+from core.model.errors import InvalidParams
+
+
+def _tags(text: str | None) -> list[str]:
+    return [t for t in (text or "").split(",") if t.strip()]
+
+
+def _store_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("content", help="the memory, as plain text ('-' reads standard input)")
+    p.add_argument("--type", default="fact", choices=ENTRY_TYPES, help="entry type (default fact)")
+    p.add_argument("--tags", metavar="A,B", help="comma-separated tags")
+    p.add_argument("--supersedes", metavar="ID", help="id of the entry this one replaces")
+    p.add_argument(
+        "--source",
+        choices=[t.value for t in SourceType],
+        default="operator",
+        help="where the memory came from (default operator: you)",
+    )
+    p.add_argument(
+        "--trust",
+        choices=[t.value for t in Trust],
+        help="trust of the source (default depends on --source; low goes to review)",
+    )
+    p.add_argument(
+        "--privacy",
+        choices=[v.value for v in Privacy],
+        default="public",
+        help="private/secret: encrypted at rest (needs an OS keyring)",
+    )
+
+
+@command("store", "Store a memory entry and print its id.")(_store_args)
+def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
+    content = sys.stdin.read() if args.content == "-" else args.content
+    tool_args: dict[str, object] = {"type": args.type, "content": content, "tags": _tags(args.tags)}
+    if args.supersedes:
+        tool_args["supersedes"] = args.supersedes
+    request = replace(
+        ctx.service.parse_store_args(tool_args),
+        claimed_type=SourceType(args.source),
+        claimed_trust=Trust(args.trust) if args.trust else None,
+        privacy=Privacy(args.privacy),
+    )
+    outcome = ctx.service.store_entries(ctx.caller, [request])[0]
+    note = "" if outcome.created else "  (already stored; existing entry kept)"
+    if outcome.entry.status is Status.CANDIDATE:
+        note += f"  (awaiting review: {outcome.entry.review_reason})"
+    ctx.emit({**outcome.entry.to_dict(), "created": outcome.created}, outcome.entry.id + note)
+    return 0
+
+
+def _search_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", nargs="*", help="words to search for (none: most recent)")
+    p.add_argument("--type", choices=ENTRY_TYPES, help="only this type")
+    p.add_argument("--tags", metavar="A,B", help="only entries with all these tags")
+    p.add_argument("--include-superseded", action="store_true", help="also superseded entries")
+    p.add_argument(
+        "--limit", type=int, default=20, help=f"at most N results (≤ {MAX_SEARCH_LIMIT})"
+    )
+
+
+@command("search", "Search memories (full text, ranked), or list the most recent.")(_search_args)
+def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
+    tool_args: dict[str, object] = {
+        "query": " ".join(args.query),
+        "limit": args.limit,
+        "include_superseded": args.include_superseded,
+    }
+    if args.type:
+        tool_args["type"] = args.type
+    if args.tags:
+        tool_args["tags"] = _tags(args.tags)
+    results = ctx.service.search(ctx.caller, tool_args)
+    text = "\n".join(format_result(r) for r in results) or "no matching memories"
+    ctx.emit([r.to_dict() for r in results], text)
+    return 0
+
+
+def _id_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="entry id (mem-...)")
+
+
+@command("show", "Print one memory entry.")(_id_arg)
+def cmd_show(ctx: Context, args: argparse.Namespace) -> int:
+    entry = ctx.service.get(ctx.group, args.id)
+    ctx.emit(entry.to_dict(), format_entry(entry))
+    return 0
+
+
+@command("reveal", "Print a secret entry in clear (audited).")(_id_arg)
+def cmd_reveal(ctx: Context, args: argparse.Namespace) -> int:
+    entry = ctx.service.reveal(ctx.caller, args.id)
+    ctx.emit(entry.to_dict(), format_entry(entry))
+    return 0
+
+
+@command("history", "Print the supersession chain of an entry, oldest first.")(_id_arg)
+def cmd_history(ctx: Context, args: argparse.Namespace) -> int:
+    chain = ctx.service.history(ctx.group, args.id)
+    ctx.emit([e.to_dict() for e in chain], "\n".join(format_entry(e) for e in chain))
+    return 0
+
+
+@command("delete", "Delete one memory entry by id (it names one entry, so no prompt).")(_id_arg)
+def cmd_delete(ctx: Context, args: argparse.Namespace) -> int:
+    ctx.service.delete(ctx.caller, args.id)
+    ctx.emit({"deleted": args.id}, f"deleted {args.id}")
+    return 0
+
+
+def _list_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--type", choices=ENTRY_TYPES, help="only this type")
+    p.add_argument("--limit", type=int, default=50, help="at most N entries")
+    p.add_argument("--offset", type=int, default=0, help="skip the first N entries")
+
+
+@command("list", "List current entries, newest first, a page at a time.")(_list_args)
+def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
+    if args.limit < 1 or args.offset < 0:
+        raise InvalidParams("--limit must be ≥ 1 and --offset ≥ 0", field="limit")
+    flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
+    stored = ctx.service.store_for(ctx.group).recent(flt, args.limit, args.offset)
+    entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked
+    ctx.emit(
+        [e.to_dict() for e in entries], "\n".join(format_entry(e) for e in entries) or "no memories"
+    )
+    return 0

@@ -1,0 +1,78 @@
+"""``ambry brief``, ``ingest``, ``pin``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from core.cli.main import Context, command
+from core.continuity import threads
+from core.model.errors import InvalidParams
+
+
+def _brief_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        default="markdown",
+        help="markdown (what the agent reads) or the structured MemoryBrief",
+    )
+    p.add_argument(
+        "--thread",
+        metavar="THREAD",
+        help="as an agent entering this thread (id or title) would get it",
+    )
+
+
+@command("brief", "Print the memory brief an agent receives at session start.")(_brief_args)
+def cmd_brief(ctx: Context, args: argparse.Namespace) -> int:
+    caller = ctx.caller
+    if args.thread:
+        thread = threads.find_thread(ctx.service, ctx.group, args.thread)
+        caller = replace(caller, thread_id=thread.id)
+    brief = ctx.service.brief(caller)
+    if ctx.as_json or args.format == "json":
+        ctx.as_json = True
+        ctx.emit(brief.to_dict(), "")
+    else:
+        print(brief.markdown)
+    return 0
+
+
+def _ingest_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", help="text with [MEMORY:category(:service)] lines ('-' for stdin)")
+
+
+@command("ingest", "Store or reinforce the [MEMORY:...] markers found in a text.")(_ingest_args)
+def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
+    if args.file == "-":
+        text = sys.stdin.read()
+    else:
+        path = Path(args.file)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
+    result = ctx.service.ingest_text(ctx.caller, text)
+    ctx.emit(
+        result.to_dict(),
+        f"{result.markers} markers: {len(result.stored)} stored, "
+        f"{len(result.reinforced)} reinforced, {result.refused} refused, "
+        f"{result.malformed} malformed lines ignored",
+    )
+    return 0
+
+
+def _pin_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="entry id (mem-...)")
+    p.add_argument("--off", action="store_true", help="unpin instead")
+
+
+@command("pin", "Pin an entry so it never goes stale (--off to unpin).")(_pin_args)
+def cmd_pin(ctx: Context, args: argparse.Namespace) -> int:
+    ctx.service.set_pinned(ctx.caller, args.id, not args.off)
+    state = "unpinned" if args.off else "pinned"
+    ctx.emit({"id": args.id, "pinned": not args.off}, f"{state} {args.id}")
+    return 0

@@ -1,0 +1,65 @@
+"""``ambry review`` and ``ambry audit``: the person's side of the write policy."""
+
+from __future__ import annotations
+
+import argparse
+
+from core.cli.main import Context, command, fail, format_entry
+from core.memory import curation
+from core.memory.curation import Decision
+from core.storage import audit
+
+
+def _review_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "action",
+        nargs="?",
+        default="list",
+        choices=["list", *[d.value for d in Decision]],
+        help="list candidates (default), or accept / reject / defer the given ids",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="candidate ids")
+
+
+@command("review", "List memories awaiting review, or accept/reject/defer them.")(_review_args)
+def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
+    if args.action == "list":
+        if args.ids:
+            return fail("review list takes no ids", 2)
+        pending = curation.candidates(ctx.service, ctx.group)
+        ctx.emit(
+            [e.to_dict() for e in pending],
+            "\n".join(format_entry(e) for e in pending) or "nothing awaits review",
+        )
+        return 0
+    if not args.ids:
+        return fail(f"review {args.action} needs at least one candidate id", 2)
+    decision = Decision(args.action)
+    curation.review(ctx.service, ctx.caller, args.ids, decision)
+    past = {"accept": "accepted", "reject": "rejected", "defer": "deferred"}[decision]
+    ctx.emit(
+        {"ids": args.ids, "decision": decision.value}, "\n".join(f"{past} {i}" for i in args.ids)
+    )
+    return 0
+
+
+def _audit_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--limit", type=int, default=50, help="at most N rows (newest first)")
+    p.add_argument("--action", action="append", default=[], help="only this action (repeatable)")
+    p.add_argument("--actor", choices=["agent", "operator", "system"], help="only this actor")
+
+
+@command("audit", "Show the audit log: what happened, never what was stored.")(_audit_args)
+def cmd_audit(ctx: Context, args: argparse.Namespace) -> int:
+    store = ctx.service.store_for(ctx.group)
+    rows = audit.recent(store, limit=max(1, args.limit), actions=args.action, actor=args.actor)
+
+    def line(r: audit.AuditRecord) -> str:
+        ids = " ".join(r.entry_ids[:3]) + (" …" if len(r.entry_ids) > 3 else "")
+        bits = [f"{k}={v}" for k, v in sorted(r.detail.items())]
+        if r.count is not None:
+            bits.insert(0, f"count={r.count}")
+        return f"{r.at}  {r.actor:<8} {r.action:<22} {ids}  {' '.join(bits)}".rstrip()
+
+    ctx.emit([r.to_dict() for r in rows], "\n".join(map(line, rows)) or "no audit records")
+    return 0

@@ -1,0 +1,295 @@
+"""Thread handoffs: one current markdown document per thread, with its history.
+
+Each write adds a version (the highest is current) and nothing consumes it on
+read, so an overwrite can be undone by restoring an earlier version, which
+itself becomes a new version. The last :data:`MAX_HANDOFF_VERSIONS` versions
+are kept. Session handoffs, delivered once, are in :mod:`core.continuity.session_handoffs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from core.continuity.handoff_text import clean_markdown
+from core.continuity.threads import require_thread
+from core.model.changes import Changes
+from core.model.config import atomic_write
+from core.model.entries import Actor, iso, utc_now
+from core.model.errors import Conflict, NotFound, StorageError
+from core.policy.screening import audit_redacted, screen
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.store import GroupStore
+
+if TYPE_CHECKING:
+    from core.service import Caller, MemoryService
+
+#: Versions kept per thread; older ones are pruned when a new one is written.
+MAX_HANDOFF_VERSIONS: Final = 100
+
+
+@dataclass(frozen=True)
+class ThreadHandoff:
+    """One version of a thread's handoff."""
+
+    thread_id: str
+    version: int
+    markdown: str
+    session_id: str | None
+    #: Actor of the session that wrote it (agent, operator, system), if known.
+    author: str | None
+    #: How many times an agent has rewritten the handoff up to this version.
+    compaction_count: int
+    created_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "version": self.version,
+            "markdown": self.markdown,
+            "session_id": self.session_id,
+            "author": self.author,
+            "compaction_count": self.compaction_count,
+            "created_at": self.created_at,
+        }
+
+
+@dataclass(frozen=True)
+class HandoffWrite:
+    """The outcome of writing or restoring a thread handoff."""
+
+    handoff: ThreadHandoff
+    #: False when the text equalled the current version, which was kept as is.
+    created: bool
+    #: Pattern names of the secrets replaced by ``[SECRET_REDACTED]``.
+    redacted: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.handoff.thread_id,
+            "version": self.handoff.version,
+            "compaction_count": self.handoff.compaction_count,
+            "created": self.created,
+            "redacted": len(self.redacted),
+        }
+
+
+# -- thread handoffs --------------------------------------------------------------------
+
+_HANDOFF_SELECT = """
+    SELECT h.thread_id, h.version, h.markdown, h.session_id, s.actor, h.compaction_count,
+           h.created_at
+    FROM thread_handoffs h LEFT JOIN sessions s ON s.id = h.session_id
+"""
+
+
+def _handoff(row: Sequence[Any]) -> ThreadHandoff:
+    return ThreadHandoff(row[0], int(row[1]), row[2], row[3], row[4], int(row[5]), row[6])
+
+
+def current_handoff(store: GroupStore, thread_id: str) -> ThreadHandoff | None:
+    row = store.execute(
+        _HANDOFF_SELECT + " WHERE h.thread_id = ? ORDER BY h.version DESC LIMIT 1", (thread_id,)
+    ).fetchone()
+    return None if row is None else _handoff(row)
+
+
+def read_handoff(
+    service: MemoryService, group: str, thread_id: str, version: int | None = None
+) -> ThreadHandoff | None:
+    """The current handoff (or ``version``) of a thread; None if it has none yet.
+
+    Raises:
+        NotFound: no such thread, or no such version (pruned or never written).
+    """
+    store = service.store_for(group)
+    require_thread(store, thread_id)
+    if version is None:
+        return current_handoff(store, thread_id)
+    row = store.execute(
+        _HANDOFF_SELECT + " WHERE h.thread_id = ? AND h.version = ?", (thread_id, version)
+    ).fetchone()
+    if row is None:
+        raise NotFound(
+            f"thread {thread_id} has no handoff version {version}; "
+            "list the versions with its history",
+            field="version",
+        )
+    return _handoff(row)
+
+
+def handoff_history(service: MemoryService, group: str, thread_id: str) -> list[ThreadHandoff]:
+    """Every kept version of a thread's handoff, newest first."""
+    store = service.store_for(group)
+    require_thread(store, thread_id)
+    rows = store.execute(
+        _HANDOFF_SELECT + " WHERE h.thread_id = ? ORDER BY h.version DESC", (thread_id,)
+    )
+    return [_handoff(r) for r in rows]
+
+
+def _insert_version(
+    store: GroupStore,
+    caller: Caller,
+    thread_id: str,
+    markdown: str,
+    current: ThreadHandoff | None,
+    *,
+    compaction: bool,
+) -> ThreadHandoff:
+    version = 1 if current is None else current.version + 1
+    count = (0 if current is None else current.compaction_count) + int(compaction)
+    now = iso(utc_now())
+    store.execute(
+        "INSERT INTO thread_handoffs (thread_id, version, markdown, session_id, "
+        "compaction_count, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        (thread_id, version, markdown, caller.session_id, count, now),
+    )
+    store.execute(
+        "DELETE FROM thread_handoffs WHERE thread_id = ? AND version <= ?",
+        (thread_id, version - MAX_HANDOFF_VERSIONS),
+    )
+    store.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
+    written = current_handoff(store, thread_id)
+    assert written is not None and written.version == version
+    return written
+
+
+def write_handoff(
+    service: MemoryService,
+    caller: Caller,
+    thread_id: str,
+    markdown: str,
+    *,
+    base_version: int | None = None,
+) -> HandoffWrite:
+    """Overwrite a thread's handoff, keeping the previous text as an earlier version.
+
+    An agent's write counts as one more compaction (the agent folded its context
+    into the handoff); the person's edits carry the count forward.
+
+    Args:
+        base_version: the version the writer started from (0: none yet). When
+            given and no longer current, the write is refused with
+            :class:`Conflict` instead of silently discarding the other edit.
+    """
+    store = service.store_for(caller.group)
+    text, redacted = screen(service, store, caller, clean_markdown(markdown), "markdown")
+    with store.transaction():
+        require_thread(store, thread_id)
+        current = current_handoff(store, thread_id)
+        at = 0 if current is None else current.version
+        if base_version is not None and base_version != at:
+            raise Conflict(
+                f"the handoff of thread {thread_id} is at version {at}, not {base_version}; "
+                "read it again, merge, and write with the new base_version",
+                field="base_version",
+                current_version=at,
+            )
+        if current is not None and current.markdown == text:
+            return HandoffWrite(current, False, redacted)
+        handoff = _insert_version(
+            store, caller, thread_id, text, current, compaction=caller.actor is Actor.AGENT
+        )
+        audit.record(
+            store,
+            Action.HANDOFF_WRITE,
+            caller.actor,
+            session_id=caller.session_id,
+            size=len(text),
+            kind="thread",
+            thread=thread_id,
+            version=handoff.version,
+        )
+        audit_redacted(store, caller, redacted, thread=thread_id)
+    service.emit(Changes(group=store.group, threads=True, audit=True))
+    return HandoffWrite(handoff, True, redacted)
+
+
+def restore_handoff(
+    service: MemoryService, caller: Caller, thread_id: str, version: int
+) -> HandoffWrite:
+    """Make an earlier version current again, as a new version (so it can be undone too)."""
+    store = service.store_for(caller.group)
+    with store.transaction():
+        old = read_handoff(service, caller.group, thread_id, version)
+        assert old is not None
+        current = current_handoff(store, thread_id)
+        if current is not None and current.markdown == old.markdown:
+            return HandoffWrite(current, False)
+        handoff = _insert_version(store, caller, thread_id, old.markdown, current, compaction=False)
+        audit.record(
+            store,
+            Action.HANDOFF_RESTORE,
+            caller.actor,
+            session_id=caller.session_id,
+            size=len(old.markdown),
+            thread=thread_id,
+            version=handoff.version,
+            restored=version,
+        )
+    service.emit(Changes(group=store.group, threads=True, audit=True))
+    return HandoffWrite(handoff, True)
+
+
+def audit_handoff_read(
+    service: MemoryService, caller: Caller, thread_id: str, handoff: ThreadHandoff | None
+) -> None:
+    """Record that the caller read a handoff (metadata only)."""
+    store = service.store_for(caller.group)
+    with store.relaxed_transaction():
+        audit.record(
+            store,
+            Action.HANDOFF_READ,
+            caller.actor,
+            session_id=caller.session_id,
+            thread=thread_id,
+            version=None if handoff is None else handoff.version,
+        )
+
+
+def export_handoff(
+    service: MemoryService,
+    caller: Caller,
+    thread_id: str,
+    path: Path,
+    *,
+    version: int | None = None,
+) -> ThreadHandoff:
+    """Write a handoff to a markdown file atomically: the old file or the new, never half.
+
+    A file that already exists keeps its permissions; a new one is owner-only. A
+    symlink is followed, so the file it points to is replaced, not the link.
+
+    Raises:
+        NotFound: the thread has no handoff (or no such version).
+        StorageError: the file cannot be written; the old one is untouched.
+    """
+    handoff = read_handoff(service, caller.group, thread_id, version)
+    if handoff is None:
+        raise NotFound(f"thread {thread_id} has no handoff to export yet", field="thread")
+    path = path.expanduser().resolve()
+    try:
+        mode = path.stat().st_mode & 0o777 if path.is_file() else 0o600
+        atomic_write(path, (handoff.markdown + "\n").encode("utf-8"), mode)
+    except OSError as exc:
+        raise StorageError(
+            f"{path}: cannot write the handoff ({exc.strerror or exc}); the old file, "
+            "if any, is unchanged"
+        ) from exc
+    store = service.store_for(caller.group)
+    with store.relaxed_transaction():
+        audit.record(
+            store,
+            Action.HANDOFF_EXPORT,
+            caller.actor,
+            session_id=caller.session_id,
+            size=len(handoff.markdown),
+            thread=thread_id,
+            version=handoff.version,
+        )
+    service.emit(Changes(group=store.group, audit=True))
+    return handoff

@@ -1,0 +1,184 @@
+"""What only the person may do: review candidates, bulk delete, undo a delete.
+
+These functions back the GUI and the CLI. None of them is reachable from the
+agent protocol, and each refuses an agent caller as well (defence in depth).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from core.model.changes import Changes
+from core.model.entries import Actor, EntryFilter, MemoryEntry, Status, iso, utc_now
+from core.model.errors import Conflict, Forbidden, NotFound
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.rows import where_clause
+
+if TYPE_CHECKING:
+    from core.service import Caller, MemoryService
+    from core.storage.store import GroupStore
+
+
+class Decision(StrEnum):
+    ACCEPT = "accept"
+    REJECT = "reject"
+    DEFER = "defer"
+
+
+_ACTIONS = {
+    Decision.ACCEPT: Action.REVIEW_ACCEPT,
+    Decision.REJECT: Action.REVIEW_REJECT,
+    Decision.DEFER: Action.REVIEW_DEFER,
+}
+
+
+def require_operator(caller: Caller, what: str) -> None:
+    if caller.actor is Actor.AGENT:
+        raise Forbidden(f"{what} is for the person, in the app or the CLI, not for an agent")
+
+
+def candidate_ids(store: GroupStore) -> list[str]:
+    """Every entry awaiting review: fresh ones first, deferred ones last, each in
+    the order they were stored (entries stored in the same millisecond included)."""
+    # The same filter as the inbox badge's count, so the two always agree.
+    where, params = where_clause(EntryFilter(statuses=(Status.CANDIDATE,)))
+    return [
+        r[0]
+        for r in store.execute(
+            f"SELECT e.id FROM memory_entries e WHERE {where} "
+            "ORDER BY e.deferred_at IS NOT NULL, e.created_at, e.seq",
+            params,
+        )
+    ]
+
+
+def candidates(service: MemoryService, group: str) -> list[MemoryEntry]:
+    """The entries of :func:`candidate_ids`, readable (private content decrypted)."""
+    ids = candidate_ids(service.store_for(group))
+    found = service.entries(group, ids)
+    return [found[i] for i in ids if i in found]
+
+
+def review(
+    service: MemoryService, caller: Caller, entry_ids: Sequence[str], decision: Decision
+) -> Changes:
+    """Accept (make active), reject (delete) or defer candidates, all or none."""
+    require_operator(caller, "reviewing memories")
+    store = service.store_for(caller.group)
+    now = iso(utc_now())
+    with store.transaction():
+        for entry_id in entry_ids:
+            entry = store.get(entry_id)
+            if entry is None:
+                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
+            if entry.status is not Status.CANDIDATE:
+                raise Conflict(f"{entry_id} is not awaiting review (it is {entry.status})")
+            match decision:
+                case Decision.ACCEPT:
+                    store.update_fields(
+                        entry_id,
+                        status=Status.ACTIVE.value,
+                        review_reason=None,
+                        deferred_at=None,
+                        updated_at=now,
+                    )
+                    _apply_pending_supersession(store, caller, entry_id, now)
+                case Decision.REJECT:
+                    store.delete(entry_id)
+                case Decision.DEFER:
+                    store.update_fields(entry_id, deferred_at=now)
+            audit.record(
+                store,
+                _ACTIONS[decision],
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[entry_id],
+                reason=entry.review_reason,
+            )
+    return service.emit(
+        Changes(
+            group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
+        )
+    )
+
+
+def _apply_pending_supersession(store: GroupStore, caller: Caller, entry_id: str, now: str) -> None:
+    """An accepted candidate now replaces the entry it meant to supersede, if still current."""
+    row = store.execute(
+        "SELECT pending_supersedes FROM memory_entries WHERE id = ?", (entry_id,)
+    ).fetchone()
+    if row is None or row[0] is None:
+        return
+    target = store.get(row[0])
+    store.execute("UPDATE memory_entries SET pending_supersedes = NULL WHERE id = ?", (entry_id,))
+    if target is None or target.superseded_by is not None:
+        return  # replaced or deleted meanwhile: the accepted entry simply stands
+    store.mark_superseded(target.id, entry_id, now)
+    audit.record(
+        store,
+        Action.SUPERSEDE,
+        caller.actor,
+        session_id=caller.session_id,
+        entry_ids=[target.id, entry_id],
+    )
+
+
+def delete_many(
+    service: MemoryService, caller: Caller, entry_ids: Sequence[str]
+) -> tuple[Changes, list[MemoryEntry]]:
+    """Delete entries in one transaction; returns them so the caller can offer undo."""
+    require_operator(caller, "bulk deletion")
+    store = service.store_for(caller.group)
+    found = store.get_many(entry_ids)
+    missing = [i for i in entry_ids if i not in found]
+    if missing:
+        raise NotFound(f"no entry {missing[0]} in group {store.group}", field="id")
+    with store.transaction():
+        for entry_id in entry_ids:
+            store.delete(entry_id)
+        audit.record(
+            store,
+            Action.DELETE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=list(entry_ids),
+            count=len(entry_ids),
+        )
+    changes = service.emit(
+        Changes(
+            group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
+        )
+    )
+    return changes, [found[i] for i in entry_ids]
+
+
+def restore(service: MemoryService, caller: Caller, entries: Sequence[MemoryEntry]) -> Changes:
+    """Put deleted entries back exactly as they were (undo), all or none."""
+    require_operator(caller, "restoring memories")
+    store = service.store_for(caller.group)
+    with store.transaction():
+        for entry in entries:
+            if store.get(entry.id) is not None:
+                raise Conflict(f"{entry.id} already exists; nothing to restore")
+            # Re-sealed from the clear text, so the dedup key is the right one again.
+            store.insert(service.row_for(service.readable(entry, reveal=True)))
+        audit.record(
+            store,
+            Action.RESTORE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[e.id for e in entries],
+            count=len(entries),
+        )
+    return service.emit(
+        Changes(
+            group=store.group,
+            entries=True,
+            review=True,
+            audit=True,
+            entry_ids=tuple(e.id for e in entries),
+        )
+    )

@@ -1,0 +1,139 @@
+"""Deleting on purpose: forget a topic, clear episodic or semantic memory, or all.
+
+Every deletion is audited as counts and ids only. The CLI and the app show what
+will go and ask for confirmation before calling these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+from core.memory.curation import require_operator
+from core.model.changes import Changes
+from core.model.entries import EntryFilter, MemoryEntry, Status
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.fts import match_expression, query_terms
+
+if TYPE_CHECKING:
+    from core.service import Caller, MemoryService
+
+
+class Scope(StrEnum):
+    EPISODIC = "episodic"
+    SEMANTIC = "semantic"
+    ALL = "all"
+
+
+@dataclass(frozen=True)
+class ForgetPlan:
+    """What ``forget`` would delete, shown to the person before anything goes."""
+
+    topic: str
+    entries: tuple[MemoryEntry, ...]
+    exchange_ids: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "entries": [e.to_dict() for e in self.entries],
+            "exchanges": len(self.exchange_ids),
+        }
+
+
+_EVERY_ENTRY = EntryFilter(statuses=(Status.ACTIVE, Status.CANDIDATE), include_superseded=True)
+
+
+def plan_forget(service: MemoryService, group: str, topic: str) -> ForgetPlan:
+    """Entries (any status, superseded too) and conversation turns that mention ``topic``.
+
+    Every word of the topic must appear (a narrower match than search, because
+    this deletes). Private entries match on their tags only.
+    """
+    terms = query_terms(topic)
+    store = service.store_for(group)
+    if not terms:
+        return ForgetPlan(topic, (), ())
+    match = " AND ".join(match_expression([t]) for t in terms)
+    ids = store.ids(_EVERY_ENTRY, match)
+    found = service.entries(group, ids)
+    exchanges = tuple(
+        int(r[0])
+        for r in store.execute(
+            "SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?", (match,)
+        )
+    )
+    return ForgetPlan(topic, tuple(found[i] for i in ids if i in found), exchanges)
+
+
+def forget(service: MemoryService, caller: Caller, plan: ForgetPlan) -> Changes:
+    """Delete what ``plan`` lists, in one transaction."""
+    require_operator(caller, "forgetting")
+    store = service.store_for(caller.group)
+    with store.transaction():
+        for entry in plan.entries:
+            store.delete(entry.id)
+        for seq in plan.exchange_ids:
+            store.execute("DELETE FROM exchanges WHERE seq = ?", (seq,))
+        audit.record(
+            store,
+            Action.FORGET,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[e.id for e in plan.entries],
+            count=len(plan.entries),
+            exchanges=len(plan.exchange_ids),
+        )
+    return service.emit(
+        Changes(group=store.group, entries=True, review=True, audit=True, threads=True)
+    )
+
+
+def clear_counts(service: MemoryService, group: str, scope: Scope) -> dict[str, int]:
+    """How much ``clear(scope)`` would delete, per table."""
+    store = service.store_for(group)
+    return {
+        table: int(store.execute(f"SELECT count(*) FROM {table}").get) for table in _TABLES[scope]
+    }
+
+
+_TABLES: dict[Scope, tuple[str, ...]] = {
+    Scope.EPISODIC: ("exchanges", "session_handoffs"),
+    Scope.SEMANTIC: ("memory_entries",),
+    Scope.ALL: (
+        "memory_entries",
+        "exchanges",
+        "session_handoffs",
+        "thread_handoffs",
+        "attachment_receipt_turns",
+        "attachment_receipts",
+        "threads",
+    ),
+}
+
+
+def clear(service: MemoryService, caller: Caller, scope: Scope) -> dict[str, int]:
+    """Delete a whole kind of memory; the audit log keeps the counts."""
+    require_operator(caller, "clearing memory")
+    store = service.store_for(caller.group)
+    counts = clear_counts(service, caller.group, scope)
+    with store.transaction():
+        for table in _TABLES[scope]:
+            store.execute(f"DELETE FROM {table}")
+        audit.record(
+            store,
+            Action.CLEAR,
+            caller.actor,
+            session_id=caller.session_id,
+            count=sum(counts.values()),
+            scope=scope.value,
+            tables=counts,
+        )
+    service.emit(
+        Changes(
+            group=store.group, entries=True, review=True, audit=True, threads=True, attachments=True
+        )
+    )
+    return counts

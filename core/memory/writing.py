@@ -1,0 +1,311 @@
+"""The write path: what a store request is, the policy's verdict on it, and how
+it is written (dedup, supersession, rate limits, audit).
+
+:class:`~core.service.MemoryService` runs these in one transaction per batch;
+marker ingestion (:mod:`core.memory.ingest`) runs them per marker. Nothing here is
+written outside a :func:`writing` transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from core.memory.confidence import effective_confidence, initial_confidence, reinforce
+from core.model.changes import Changes
+from core.model.entries import (
+    MAX_CONTENT_CHARS,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    Actor,
+    EntryType,
+    MemoryEntry,
+    Privacy,
+    Provenance,
+    Source,
+    SourceType,
+    Status,
+    Trust,
+    new_entry_id,
+    parse_iso,
+)
+from core.model.errors import Conflict, InvalidParams, RateLimited, Refused
+from core.policy import write_policy as policy
+from core.policy.screening import audit_redacted
+from core.storage import audit
+from core.storage.audit import Action
+
+if TYPE_CHECKING:
+    from core.service import Caller, MemoryService
+    from core.storage.store import GroupStore
+
+
+@dataclass(frozen=True)
+class StoreRequest:
+    """One entry to write; :func:`prepare` fills in the policy's verdict.
+
+    ``source`` is set by trusted internal callers; otherwise ``claimed_type`` and
+    ``claimed_trust`` (what the caller said) are resolved by the policy.
+    """
+
+    entry_type: EntryType
+    content: str
+    tags: tuple[str, ...] = ()
+    supersedes: str | None = None
+    source: Source | None = None
+    claimed_type: SourceType | None = None
+    claimed_trust: Trust | None = None
+    status: Status = Status.ACTIVE
+    review_reason: str | None = None
+    redacted: tuple[str, ...] = ()
+    neutralized: tuple[str, ...] = ()
+    privacy: Privacy = Privacy.PUBLIC
+
+
+@dataclass(frozen=True)
+class StoreOutcome:
+    entry: MemoryEntry
+    #: False when the content duplicated a current entry, which was returned instead.
+    created: bool
+    changes: Changes
+    superseded: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.entry.id,
+            "status": self.entry.status.value,
+            "created": self.created,
+            "superseded": self.superseded,
+            "review_reason": self.entry.review_reason,
+        }
+
+
+def normalise_content(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def content_key(text: str) -> str:
+    return hashlib.sha256(normalise_content(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Strip, collapse inner whitespace and drop empty or repeated (case-blind) tags."""
+    seen: dict[str, str] = {}
+    for tag in tags:
+        t = " ".join(tag.split())
+        if t and t.casefold() not in seen:
+            seen[t.casefold()] = t
+    return tuple(seen.values())
+
+
+def check_limits(content: str, tags: Iterable[str]) -> None:
+    """The entry limits, for every caller (the manifest checks them for agents too)."""
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidParams(
+            f"content must be at most {MAX_CONTENT_CHARS} characters (it has {len(content)})",
+            field="content",
+            rule="maxLength",
+        )
+    tags = list(tags)
+    if len(tags) > MAX_TAGS:
+        raise InvalidParams(f"at most {MAX_TAGS} tags", field="tags", rule="maxItems")
+    for i, tag in enumerate(tags):
+        if len(tag) > MAX_TAG_CHARS:
+            raise InvalidParams(
+                f"tag {tag[:20]!r}… must be at most {MAX_TAG_CHARS} characters",
+                field=f"tags.{i}",
+                rule="maxLength",
+            )
+
+
+@contextlib.contextmanager
+def writing(service: MemoryService, store: GroupStore, caller: Caller) -> Iterator[None]:
+    """A write transaction whose policy refusals are audited after the rollback."""
+    try:
+        with store.transaction():
+            yield
+    except (RateLimited, Refused) as exc:
+        action = Action.RATE_LIMITED if isinstance(exc, RateLimited) else Action.REFUSED
+        safe = {k: v for k, v in exc.data.items() if k in ("limit", "allowed", "reason")}
+        with store.transaction():
+            audit.record(store, action, caller.actor, session_id=caller.session_id, **safe)
+        service.emit(Changes(group=store.group, audit=True))
+        raise
+
+
+def check_rate(store: GroupStore, caller: Caller, counter: str, limit: int) -> None:
+    """Count one action against the agent session's budget, or refuse it."""
+    if caller.actor is not Actor.AGENT:
+        return
+    used = store.execute(
+        f"SELECT {counter} FROM sessions WHERE id = ?", (caller.session_id,)
+    ).fetchone()
+    if used is None:
+        raise InvalidParams(f"unknown session {caller.session_id}", field="session")
+    if used[0] >= limit:
+        raise RateLimited(
+            f"this session has used its {limit} {counter} (per-session limit); "
+            "start a new session or ask the person to raise the limit in settings",
+            limit=counter,
+            allowed=limit,
+        )
+    store.execute(
+        f"UPDATE sessions SET {counter} = {counter} + 1 WHERE id = ?", (caller.session_id,)
+    )
+
+
+def prepare(service: MemoryService, caller: Caller, request: StoreRequest) -> StoreRequest:
+    """Normalise a request and run the write policy on it (see core.policy.write_policy)."""
+    content = request.content.strip()
+    if not content:
+        raise InvalidParams("content must not be empty", field="content", rule="minLength")
+    check_limits(content, request.tags)
+    source = request.source or policy.resolve_source(
+        caller.actor, request.claimed_type, request.claimed_trust
+    )
+    verdict = policy.apply(caller.actor, content, clean_tags(request.tags), source, service.config)
+    if not verdict.content.strip("[]SECRT_DA "):
+        raise Refused(
+            "not stored: nothing is left once the secret is removed",
+            reason="only a secret",
+        )
+    return replace(
+        request,
+        content=verdict.content,
+        tags=verdict.tags,
+        source=verdict.source,
+        status=verdict.status,
+        review_reason=verdict.review_reason,
+        redacted=verdict.redacted,
+        neutralized=verdict.neutralized,
+    )
+
+
+def write_entry(
+    service: MemoryService,
+    store: GroupStore,
+    caller: Caller,
+    request: StoreRequest,
+    now: str,
+    *,
+    dedup: bool = True,
+) -> StoreOutcome:
+    entry_type, content, tags = request.entry_type, request.content, request.tags
+    supersedes, source = request.supersedes, request.source
+    assert source is not None, "requests are prepared before they are written"
+    key = service.dedup_key(request.privacy, content)
+    target: MemoryEntry | None = None
+    if supersedes is not None:
+        target = store.get(supersedes)
+        if target is None:
+            raise Conflict(
+                f"cannot supersede {supersedes}: no such entry in group {store.group}",
+                field="supersedes",
+            )
+        if target.superseded_by is not None:
+            raise Conflict(
+                f"cannot supersede {supersedes}: it was already superseded by "
+                f"{target.superseded_by}; supersede that entry instead",
+                field="supersedes",
+                current=target.superseded_by,
+            )
+    changes = Changes(group=store.group, entries=True, audit=True)
+    duplicate = store.find_duplicate(key, entry_type) if dedup else None
+    if duplicate is not None and target is not None and duplicate.id == target.id:
+        # Same text as the entry it replaces: an edit of tags (or nothing), which
+        # still makes a new version so history is kept.
+        duplicate = None
+    if duplicate is not None:
+        check_rate(store, caller, "stores", service.config.rate_stores_per_session)
+        # Seeing the same memory again is evidence for it (seed 002 reinforcement).
+        current = effective_confidence(duplicate, parse_iso(now), service.config)
+        store.reinforce(duplicate.id, reinforce(current), now)
+        superseded = None
+        if (
+            target is not None
+            and target.id != duplicate.id
+            and request.status is not Status.CANDIDATE
+        ):
+            check_rate(store, caller, "supersedes", service.config.rate_supersedes_per_session)
+            store.mark_superseded(target.id, duplicate.id, now)
+            superseded = target.id
+        audit.record(
+            store,
+            Action.DEDUP,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[duplicate.id, *([superseded] if superseded else [])],
+            size=len(content),
+        )
+        entry = store.get(duplicate.id)
+        assert entry is not None
+        return StoreOutcome(entry, False, replace(changes, entry_ids=(entry.id,)), superseded)
+
+    check_rate(store, caller, "stores", service.config.rate_stores_per_session)
+    if target is not None:
+        check_rate(store, caller, "supersedes", service.config.rate_supersedes_per_session)
+    candidate = request.status is Status.CANDIDATE
+    entry = MemoryEntry(
+        id=new_entry_id(),
+        type=entry_type,
+        content=content,
+        tags=tags,
+        status=request.status,
+        review_reason=request.review_reason,
+        superseded_by=None,
+        superseded_at=None,
+        confidence=initial_confidence(source.trust),
+        effective_confidence=initial_confidence(source.trust),
+        pinned=False,
+        privacy=request.privacy,
+        source=source,
+        provenance=Provenance(caller.session_id, store.group, now, now),
+        last_seen_at=now,
+    )
+    store.insert(service.row_for(entry))
+    audit.record(
+        store,
+        Action.STORE,
+        caller.actor,
+        session_id=caller.session_id,
+        entry_ids=[entry.id],
+        size=len(content),
+        type=entry_type.value,
+        trust=source.trust.value,
+        status=request.status.value,
+        reason=request.review_reason,
+    )
+    audit_redacted(store, caller, request.redacted, entry_ids=[entry.id])
+    if request.neutralized:
+        audit.record(
+            store,
+            Action.NEUTRALIZED,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[entry.id],
+            count=len(request.neutralized),
+            markers=sorted(set(request.neutralized)),
+        )
+    superseded = None
+    if target is not None and candidate:
+        # A write awaiting review must not hide a current memory yet.
+        store.execute(
+            "UPDATE memory_entries SET pending_supersedes = ? WHERE id = ?",
+            (target.id, entry.id),
+        )
+    elif target is not None:
+        store.mark_superseded(target.id, entry.id, now)
+        superseded = target.id
+        audit.record(
+            store,
+            Action.SUPERSEDE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[target.id, entry.id],
+        )
+    ids = (entry.id, *((superseded,) if superseded else ()))
+    changes = replace(changes, entry_ids=ids, review=candidate)
+    return StoreOutcome(entry, True, changes, superseded)

@@ -1,0 +1,126 @@
+"""Settings a person can change: limits, rates, decay constants.
+
+Stored as ``<data dir>/config.json``, written atomically. Only composition roots
+(the GUI, ``ambry serve``, ``ambry mcp``, the CLI) load it and pass it in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from core.model.errors import InvalidParams
+
+
+@dataclass(frozen=True)
+class Config:
+    max_brief_entries: int = 50
+    max_brief_chars: int = 10_000
+    brief_token_budget: int = 2_500
+    purge_superseded_days: int = 90
+    rate_stores_per_session: int = 20
+    rate_supersedes_per_session: int = 5
+    rate_deletes_per_session: int = 5
+    review_agent_writes: bool = False
+    include_private_in_brief: bool = False
+    decay_grace_days: int = 30
+    decay_per_week: float = 0.1
+    stale_threshold: float = 0.3
+    episodic_ttl_days: int = 90
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def with_changes(self, **changes: Any) -> Config:
+        return parse_config({**self.to_dict(), **changes})
+
+
+#: The allowed range of each numeric setting (the settings view uses it too).
+BOUNDS: dict[str, tuple[float, float]] = {
+    "max_brief_entries": (1, 1000),
+    "max_brief_chars": (200, 200_000),
+    "brief_token_budget": (50, 100_000),
+    "purge_superseded_days": (1, 36_500),
+    "rate_stores_per_session": (0, 1_000_000),
+    "rate_supersedes_per_session": (0, 1_000_000),
+    "rate_deletes_per_session": (0, 1_000_000),
+    "decay_grace_days": (0, 3650),
+    "decay_per_week": (0.0, 1.0),
+    "stale_threshold": (0.0, 1.0),
+    "episodic_ttl_days": (1, 365),
+}
+
+
+def parse_config(raw: dict[str, Any]) -> Config:
+    """Build a :class:`Config`, refusing unknown keys, wrong types and out-of-range values."""
+    known = {f.name: f for f in fields(Config)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key not in known:
+            raise InvalidParams(f"unknown setting {key!r}", field=key, rule="unknown")
+        default = getattr(Config, key)
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        else:
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok:
+            raise InvalidParams(
+                f"setting {key!r} must be a {type(default).__name__}", field=key, rule="type"
+            )
+        if key in BOUNDS:
+            low, high = BOUNDS[key]
+            if not low <= value <= high:
+                raise InvalidParams(
+                    f"setting {key!r} must be between {low} and {high}", field=key, rule="range"
+                )
+        values[key] = float(value) if isinstance(default, float) else value
+    return Config(**values)
+
+
+def load_config(path: Path) -> Config:
+    if not path.exists():
+        return Config()
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidParams(
+            f"{path}: cannot read settings ({exc}); fix or delete the file"
+        ) from exc
+    if not isinstance(raw, dict):
+        raise InvalidParams(f"{path}: settings must be a JSON object")
+    return parse_config(raw)
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write via a temp file in the same folder, fsync, rename: never half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if os.name == "posix":
+        # The rename itself is durable only once the directory entry is synced.
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def save_config(path: Path, config: Config) -> None:
+    atomic_write(path, (json.dumps(config.to_dict(), indent=2) + "\n").encode())

@@ -1,0 +1,93 @@
+"""Credential statements: prose that discloses a credential, such as "my password is hunter2".
+
+Redaction (:mod:`core.policy.secrets`) finds secrets by their shape; a password said
+in a sentence has none, so the sentence itself is recognised here and the
+caller refuses or holds the text instead of storing it. Talk *about*
+credentials ("use a password manager", "the password is required") passes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.policy.secrets import REPLACEMENT
+
+_STATEMENT = re.compile(
+    r"(?<![\w-])(?P<noun>password|passwd|passcode|passphrase|pin(?:[ \t]+(?:code|number))?"
+    r"|(?:api|secret|access|private)[ \t_-]?key|(?:(?:access|auth|api)[ \t_-]?)?token|secret"
+    r"|credentials?)"
+    r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[\w.@-]+)?"
+    r"(?:[ \t]+(?:is|was|are|=)|[ \t]*:)[ \t]+"
+    r"(?:(?:now|still|just|currently|actually|set[ \t]+to)[ \t]+)?"
+    r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
+    re.IGNORECASE,
+)
+_STATEMENT_NOUNS = ("pass", "pin", "key", "token", "secret", "credential")
+# Words that follow "the password is" in ordinary talk about passwords.
+_NOT_A_VALUE = frozenset(
+    """a an the in on at for from with without to of by not never no too very also still
+    always now being been here there this that it what which who how where when whatever
+    something anything nothing same different my your our their his her its mine yours
+    required optional mandatory needed necessary missing empty blank set unset stored saved
+    kept managed handled hidden masked encrypted hashed salted protected secure insecure
+    safe unsafe weak strong long short wrong right correct incorrect invalid valid expired
+    revoked rotated reset changed updated new old temporary random generated unique shared
+    personal private public secret sensitive case-sensitive compromised leaked known unknown
+    forgotten lost fine ok okay good bad great complex simple obvious easy hard ready active
+    inactive enabled disabled locked unlocked deprecated outdated configured defined
+    undefined null none present absent available unavailable sent passed used usually
+    generally typically only just probably please must should will can may might
+    does did""".split()
+)
+_UNITS = frozenset(
+    "characters chars character digits digit letters letter symbols long days hours minutes "
+    "weeks months years times attempts".split()
+)
+
+
+def _statement_reason(noun: str) -> str:
+    noun = noun.lower()
+    if noun.startswith("pass") and "phrase" in noun:
+        return "looks like a passphrase statement"
+    if noun.startswith("pass"):
+        return "looks like a password statement"
+    if noun.startswith("pin"):
+        return "looks like a PIN statement"
+    if noun.endswith("key"):
+        return "looks like an API key statement" if "api" in noun else "looks like a key statement"
+    if noun.endswith("token"):
+        return "looks like a token statement"
+    if noun.startswith("credential"):
+        return "looks like a credentials statement"
+    return "looks like a secret statement"
+
+
+def credential_statement(text: str) -> str | None:
+    """Recognise prose that discloses a credential, such as "my password is hunter2".
+
+    Redaction cannot find the secret in free prose reliably, so the caller should
+    refuse or hold such text instead of storing it. Talk *about* credentials ("use
+    a password manager", "the password is required") passes.
+
+    Args:
+        text: Any string.
+
+    Returns:
+        A short reason, or None if the text does not look like a disclosure.
+    """
+    lowered = text.lower()
+    if not any(noun in lowered for noun in _STATEMENT_NOUNS):
+        return None  # the regex costs ~50x more than these look-ups
+    for m in _STATEMENT.finditer(text):
+        value = m.group("value").strip("\"'.,;:!?()[]")
+        if not value or value.lower() in _NOT_A_VALUE or value == REPLACEMENT.strip("[]"):
+            continue
+        rest = (m.group("rest") or "").strip().lower()
+        if value.isalpha():
+            # A lone word closing the clause is the value; one that runs on is prose.
+            if rest and rest not in ("and", "but", "so", "btw"):
+                continue
+        elif value.isdigit() and rest in _UNITS:
+            continue  # "the PIN is 4 digits"
+        return _statement_reason(m.group("noun"))
+    return None

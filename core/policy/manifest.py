@@ -1,0 +1,124 @@
+"""The tool manifest (``resources/manifest.json``): the one source of tool schemas.
+
+Every agent call is validated here with jsonschema before the service sees it.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from dataclasses import dataclass
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from core.model.errors import InvalidParams, NotFound
+
+if TYPE_CHECKING:
+    import jsonschema
+    from jsonschema import Draft202012Validator
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    schema: dict[str, Any]
+
+    @functools.cached_property
+    def validator(self) -> Draft202012Validator:
+        """Built at the first call: jsonschema takes 50 ms to import, and ``ambry mcp``
+        must answer ``initialize`` quickly. The schemas are checked by a test."""
+        from jsonschema import Draft202012Validator
+
+        Draft202012Validator.check_schema(self.schema)
+        return Draft202012Validator(self.schema)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "arguments_schema": copy.deepcopy(self.schema),
+        }
+
+
+def read_resource(name: str) -> str:
+    """Text of a file under ``resources/`` (works from a wheel and frozen)."""
+    return resources.files("resources").joinpath(name).read_text(encoding="utf-8")
+
+
+@functools.cache
+def load_manifest() -> dict[str, Tool]:
+    raw = json.loads(read_resource("manifest.json"))
+    tools: dict[str, Tool] = {}
+    for item in raw["tools"]:
+        tools[item["name"]] = Tool(
+            name=item["name"], description=item["description"], schema=item["arguments_schema"]
+        )
+    return tools
+
+
+def _field_name(error: jsonschema.ValidationError) -> str:
+    path = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else ""
+        return f"{path}.{missing}".strip(".") or "(arguments)"
+    if error.validator == "additionalProperties":
+        return path or "(arguments)"
+    return path or "(arguments)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    rule = error.validator
+    value: Any = error.validator_value
+    match rule:
+        case "maxLength":
+            return f"must be at most {value} characters"
+        case "maxItems":
+            return f"must have at most {value} items"
+        case "maximum":
+            return f"must be at most {value}"
+        case "minimum":
+            return f"must be at least {value}"
+        case "enum":
+            return "must be one of " + ", ".join(map(str, value))
+        case "type":
+            kinds = value if isinstance(value, list) else [value]
+            return "must be of type " + " or ".join(kinds)
+        case "required":
+            return "is required"
+        case "additionalProperties":
+            schema: Any = error.schema
+            instance: Any = error.instance
+            extra = sorted(set(instance) - set(schema.get("properties", {})))
+            return "unknown argument(s): " + ", ".join(extra)
+        case _:
+            return error.message
+
+
+def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
+    """Validate ``args`` for ``tool_name``; return them with schema defaults filled in.
+
+    Raises:
+        NotFound: no such tool.
+        InvalidParams: naming the field and the rule it broke.
+    """
+    tools = load_manifest()
+    tool = tools.get(tool_name)
+    if tool is None:
+        raise NotFound(f"unknown tool {tool_name!r}; known: {', '.join(sorted(tools))}")
+    if args is None:
+        args = {}
+    from jsonschema.exceptions import best_match
+
+    error = best_match(tool.validator.iter_errors(args))
+    if error is not None:
+        field = _field_name(error)
+        raise InvalidParams(
+            f"{tool_name}: {field} {_describe(error)}", field=field, rule=str(error.validator)
+        )
+    filled = dict(args)
+    for name, prop in tool.schema.get("properties", {}).items():
+        if name not in filled and "default" in prop:
+            filled[name] = copy.deepcopy(prop["default"])
+    return filled

@@ -1,0 +1,89 @@
+"""Screening text on its way into storage: thread titles, handoffs and exchanges.
+
+Text that reaches storage goes through the same screening as memory entries: a
+credential statement is refused and definite or probable secrets are redacted,
+with the pattern names audited, never the values. Control characters other
+than tab and newline are dropped first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from core.model.changes import Changes
+from core.model.errors import InvalidParams, Refused
+from core.policy.credentials import credential_statement
+from core.policy.secrets import redact
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.store import GroupStore
+
+if TYPE_CHECKING:
+    from core.service import Caller, MemoryService
+
+# C0 and C1 controls other than tab and newline: terminal escapes and NULs have
+# no place in markdown and would be replayed by `ambry handoff show`.
+CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def strip_controls(text: str) -> str:
+    """``text`` with LF line ends and no control characters other than tab and newline."""
+    return CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+
+
+def check_unicode(text: str, field: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidParams(
+            f"{field} contains a lone surrogate (not valid Unicode text)",
+            field=field,
+            rule="unicode",
+        ) from None
+
+
+def screen(
+    service: MemoryService, store: GroupStore, caller: Caller, text: str, field: str
+) -> tuple[str, tuple[str, ...]]:
+    """Refuse a credential statement (audited), else redact secrets.
+
+    Returns:
+        The text to store and the pattern names that were redacted.
+    """
+    reason = credential_statement(text)
+    if reason is not None:
+        with store.transaction():
+            audit.record(
+                store,
+                Action.REFUSED,
+                caller.actor,
+                session_id=caller.session_id,
+                reason=reason,
+                field=field,
+            )
+        service.emit(Changes(group=store.group, audit=True))
+        raise Refused(
+            f"not stored: {field} {reason}. Ambry never keeps credentials; remove the "
+            "value (a note of where it lives is fine) and try again",
+            reason=reason,
+            field=field,
+        )
+    result = redact(text)
+    return result.text, result.redacted
+
+
+def audit_redacted(
+    store: GroupStore, caller: Caller, redacted: Sequence[str], **detail: Any
+) -> None:
+    if redacted:
+        audit.record(
+            store,
+            Action.SECRET_REDACTED,
+            caller.actor,
+            session_id=caller.session_id,
+            count=len(redacted),
+            patterns=sorted(set(redacted)),
+            **detail,
+        )

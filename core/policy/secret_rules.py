@@ -1,0 +1,399 @@
+"""The detectors behind :mod:`core.policy.secrets`: one rule per kind of secret.
+
+Each :class:`Rule` is a regex tried only where one of its literal anchors
+occurs, with a tier saying how sure a match is and, where the match includes
+context (``password=``), a function that cuts it down to the secret itself.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Tier(StrEnum):
+    """How sure a finding is, which decides what happens to it."""
+
+    DEFINITE = "definite"
+    PROBABLE = "probable"
+    POSSIBLE = "possible"
+
+    @property
+    def redacts(self) -> bool:
+        """Whether findings of this tier are replaced in the stored text."""
+        match self:
+            case Tier.DEFINITE | Tier.PROBABLE:
+                return True
+            case Tier.POSSIBLE:
+                return False
+
+    @property
+    def rank(self) -> int:
+        """Lower wins when two findings overlap."""
+        match self:
+            case Tier.DEFINITE:
+                return 0
+            case Tier.PROBABLE:
+                return 1
+            case Tier.POSSIBLE:
+                return 2
+
+
+Span = tuple[int, int]
+Extract = Callable[[re.Match[str]], Span | None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One detector.
+
+    Running a regex over every position of the text is what makes scanning slow,
+    so each rule names the literal anchors where a match can begin and is only
+    tried there; ``str.find`` locates anchors far faster than the regex engine.
+    """
+
+    name: str
+    tier: Tier
+    #: Matched (not searched) at each anchor; it must also work with ``finditer``,
+    #: which is the fallback when lower-casing changes the text's length.
+    regex: re.Pattern[str]
+    anchors: tuple[str, ...]
+    #: Skip the rule unless one of these characters occurs (a memchr-cheap test).
+    needs: str = ""
+    #: Look anchors up in the lower-cased text.
+    caseless: bool = False
+    #: The match begins this many characters before its anchor.
+    back: int = 0
+    #: Turns a match into the span to report, or rejects it; default: whole match.
+    extract: Extract | None = None
+
+
+# --- value judgement -----------------------------------------------------------
+
+_PLACEHOLDER = re.compile(
+    r"your|example|placeholder|change[_-]?me|redacted|x{3,}|\*{3,}|\.{3}|…|<|>|\{\{|\$\{"
+    r"|dummy|sample|lorem|\btodo\b|\btbd\b|^n/?a$|^\$[A-Za-z_]\w*$|^%[A-Za-z_]\w*%$",
+    re.IGNORECASE,
+)
+_NON_VALUES = frozenset(
+    "none null nil true false undefined str string bytes int bool any value optional "
+    "required empty hidden masked env password passwd pwd pass secret token key apikey "
+    "api_key secretstr".split()
+)
+# A bare (unquoted) value shaped like a reference in code, not a literal secret.
+_CODE_REF = re.compile(
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z]+(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
+)
+_PATH_STARTS = ("/", "~/", "./", "../")
+_WORDISH = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*")
+_PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
+
+
+def _plausible(value: str) -> bool:
+    return not _PLACEHOLDER.search(value) and value.lower() not in _NON_VALUES
+
+
+def _password_like(value: str) -> bool:
+    return len(value) >= 4 and _plausible(value)
+
+
+def _token_like(value: str) -> bool:
+    if len(value) < 8 or not _plausible(value):
+        return False
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    if has_digit and has_alpha:
+        return True
+    # Digit-free tokens exist, but only mixed-case gibberish is worth flagging.
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    return len(value) >= 16 and mixed and not _WORDISH.fullmatch(value)
+
+
+def _assignment(judge: Callable[[str], bool]) -> Extract:
+    """Build an extractor that returns the span of an assignment's value only."""
+
+    def extract(m: re.Match[str]) -> Span | None:
+        for group in ("dq", "sq"):
+            if m.group(group) is not None:
+                value = m.group(group)
+                return m.span(group) if judge(value) else None
+        value = m.group("bare").rstrip(".:")
+        start = m.start("bare")
+        end = start + len(value)
+        text = m.string
+        if text[m.end("bare") : m.end("bare") + 1] in ("(", "["):
+            return None  # a call or a subscript: code, not a literal
+        if _CODE_REF.fullmatch(value) or value.startswith(_PATH_STARTS):
+            return None  # PWD=/home/alice is a directory, not a password
+        if m.group("sep") == ":" and value.isalpha() and _PROSE_NEXT.match(text, end):
+            return None  # "Password: Use at least twelve characters"
+        return (start, end) if judge(value) else None
+
+    return extract
+
+
+def _group_span(group: str, judge: Callable[[str], bool]) -> Extract:
+    def extract(m: re.Match[str]) -> Span | None:
+        value = m.group(group).rstrip(".")
+        start = m.start(group)
+        return (start, start + len(value)) if judge(value) else None
+
+    return extract
+
+
+def _prefixed(prefix: re.Pattern[str], inner: Extract) -> Extract:
+    """Require ``prefix`` to end right where the match begins.
+
+    This lets a rule anchor on a key's distinctive tail ("key" in ``api_key``,
+    "password" in ``--db-password``) and check the varying head afterwards.
+    """
+
+    def extract(m: re.Match[str]) -> Span | None:
+        if prefix.search(m.string, max(0, m.start() - 32), m.start()) is None:
+            return None
+        return inner(m)
+
+    return extract
+
+
+def _openai_body(m: re.Match[str]) -> Span | None:
+    # A lower-case hyphenated slug after "sk-" is a CSS class or an id, not a key.
+    body = m.group("body")
+    if any(c.isdigit() or c.isupper() for c in body):
+        return m.span()
+    return None
+
+
+def _slack(m: re.Match[str]) -> Span | None:
+    return m.span() if any(c.isdigit() for c in m.group()) else None
+
+
+def _basic_auth(m: re.Match[str]) -> Span | None:
+    value = m.group("v")
+    if len(value) % 4:
+        return None
+    try:
+        decoded = binascii.a2b_base64(value)
+    except (binascii.Error, ValueError):
+        return None
+    # Basic credentials decode to printable "user:password".
+    if b":" in decoded and all(32 <= b < 127 for b in decoded):
+        return m.span("v")
+    return None
+
+
+# --- rules ---------------------------------------------------------------------
+
+_VALUE = (
+    r"(?P<sep>:=|=>|=(?!=)|:)\*{0,2}[ \t]*"  # \*{0,2}: "**Password:** value" in Markdown
+    r"(?:\"(?P<dq>[^\"\r\n]+)\"|'(?P<sq>[^'\r\n]+)'|(?P<bare>[^\s\"'`,;&<>(){}\[\]]+))"
+)
+# "password: str = ..." — skip a short type annotation before the value.
+_ANNOTATION = r"(?:[ \t]*:[ \t]*(?:str|bytes|SecretStr|Optional\[str\]|str[ \t]*\|[ \t]*None))?"
+
+
+def _assign_re(keyword: str, edge: str = "(?<![A-Za-z0-9])") -> re.Pattern[str]:
+    return re.compile(
+        rf"{edge}(?:{keyword})(?![A-Za-z0-9])[\"']?{_ANNOTATION}[ \t]*{_VALUE}",
+        re.IGNORECASE,
+    )
+
+
+_KEY_PREFIX = re.compile(
+    r"(?<![A-Za-z0-9])(?:api|access|secret|private|signing|encryption|master|app|client"
+    r"|license)[_-]?\Z",
+    re.IGNORECASE,
+)
+_CLI_PREFIX = re.compile(r"(?<![A-Za-z0-9-])--(?:[A-Za-z0-9]+-)*\Z")
+_D, _P = Tier.DEFINITE, Tier.PROBABLE
+_EDGE = r"(?<![A-Za-z0-9_-])"
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "private_key_block",
+        _D,
+        re.compile(
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:.*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|.*)",
+            re.DOTALL,
+        ),
+        ("-----BEGIN",),
+    ),
+    Rule(
+        "anthropic_key",
+        _D,
+        re.compile(_EDGE + r"sk-ant-[A-Za-z0-9_-]{20,}"),
+        ("sk-ant-",),
+        needs="-",
+    ),
+    Rule(
+        "openai_key",
+        _D,
+        re.compile(_EDGE + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?P<body>[A-Za-z0-9_-]{32,})"),
+        ("sk-",),
+        needs="-",
+        extract=_openai_body,
+    ),
+    Rule(
+        "aws_access_key",
+        _D,
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        ("AKIA", "ASIA"),
+        needs="A",
+    ),
+    Rule(
+        "github_token",
+        _D,
+        re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        needs="_",
+    ),
+    Rule(
+        "github_pat",
+        _D,
+        re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"),
+        ("github_pat_",),
+        needs="_",
+    ),
+    Rule(
+        "slack_token",
+        _D,
+        re.compile(r"(?<![A-Za-z0-9])xox[abpr]-[A-Za-z0-9-]{10,}"),
+        ("xox",),
+        needs="-",
+        extract=_slack,
+    ),
+    Rule(
+        "google_api_key",
+        _D,
+        re.compile(_EDGE + r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+        ("AIza",),
+        needs="A",
+    ),
+    Rule(
+        "stripe_live_key",
+        _D,
+        re.compile(r"(?<![A-Za-z0-9_])[sr]k_live_[0-9A-Za-z]{10,}"),
+        ("k_live_",),
+        needs="_",
+        back=1,
+    ),
+    Rule(
+        "jwt",
+        _D,
+        re.compile(_EDGE + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        ("eyJ",),
+        needs="J",
+    ),
+    Rule(
+        "stripe_test_key",
+        _P,
+        re.compile(r"(?<![A-Za-z0-9_])[sr]k_test_[0-9A-Za-z]{10,}"),
+        ("k_test_",),
+        needs="_",
+        back=1,
+    ),
+    Rule(
+        "password_assignment",
+        _P,
+        _assign_re(r"password|passwd|passphrase|passcode|pwd|(?<=_)pass"),
+        ("pass", "pwd"),
+        needs="=:",
+        caseless=True,
+        extract=_assignment(_password_like),
+    ),
+    Rule(
+        "api_key_assignment",
+        _P,
+        # No edge: "apiKey" is camel case; the prefix check bounds the key instead.
+        _assign_re("key", edge=""),
+        ("key",),
+        needs="=:",
+        caseless=True,
+        extract=_prefixed(_KEY_PREFIX, _assignment(_token_like)),
+    ),
+    Rule(
+        "secret_assignment",
+        _P,
+        _assign_re("secret"),
+        ("secret",),
+        needs="=:",
+        caseless=True,
+        extract=_assignment(_token_like),
+    ),
+    Rule(
+        "token_assignment",
+        _P,
+        _assign_re("token"),
+        ("token",),
+        needs="=:",
+        caseless=True,
+        extract=_assignment(_token_like),
+    ),
+    Rule(
+        "cli_credential_flag",
+        _P,
+        re.compile(
+            r"(?:password|passwd|token|api-key|secret)[ \t]+(?P<v>[^\s\"'-][^\s\"']*)",
+            re.IGNORECASE,
+        ),
+        ("pass", "token", "secret", "api-key"),
+        needs="-",
+        caseless=True,
+        extract=_prefixed(_CLI_PREFIX, _group_span("v", _password_like)),
+    ),
+    Rule(
+        "bearer_token",
+        _P,
+        re.compile(r"(?<![A-Za-z0-9])bearer[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)", re.IGNORECASE),
+        ("bearer",),
+        caseless=True,
+        extract=_group_span("v", _token_like),
+    ),
+    Rule(
+        "basic_auth",
+        _P,
+        re.compile(
+            r"(?<![A-Za-z0-9])basic[ \t]+(?P<v>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])",
+            re.IGNORECASE,
+        ),
+        ("basic",),
+        caseless=True,
+        extract=_basic_auth,
+    ),
+    Rule(
+        "url_credentials",
+        _P,
+        # Anchored on "://"; the look-behind stands in for the scheme.
+        re.compile(r"(?<=[A-Za-z0-9])://[^\s:/@?#\[\]]{0,128}:(?P<v>[^\s/?#]{1,256})@"),
+        ("://",),
+        needs=":",
+        extract=_group_span("v", _password_like),
+    ),
+)
+
+
+def matches(rule: Rule, text: str, lowered: str) -> Iterator[re.Match[str]]:
+    if rule.caseless and len(lowered) != len(text):
+        # Lower-casing moved the offsets (e.g. "İ" became two characters).
+        yield from rule.regex.finditer(text)
+        return
+    haystack = lowered if rule.caseless else text
+    starts: set[int] = set()
+    for anchor in rule.anchors:
+        i = haystack.find(anchor)
+        while i != -1:
+            starts.add(i - rule.back)
+            i = haystack.find(anchor, i + 1)
+    # Never retry inside an earlier match: that keeps a run of repeated anchors
+    # ("password=password=...") linear instead of quadratic.
+    done = 0
+    for start in sorted(starts):
+        if start < done:
+            continue
+        m = rule.regex.match(text, start)
+        if m is not None:
+            done = m.end()
+            yield m

@@ -1,0 +1,137 @@
+"""Building the brief from a store, and keeping staleness up to date.
+
+The brief must be cheap at any store size, so the database keeps each entry's
+effective (decayed) confidence and a stale flag in columns, refreshed by
+:func:`refresh_decay` when a store opens and when an agent session starts; the
+brief is then an index scan over at most ``max_brief_entries + 1`` rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta
+
+import apsw
+
+from core.memory.confidence import EFFECTIVE_CONFIDENCE_SQL
+from core.model.config import Config
+from core.model.entries import MemoryEntry, Privacy, iso, parse_iso
+from core.model.errors import Timeout
+from core.recall.brief import MemoryBrief, build_brief, prefetch_limit
+from core.storage.rows import ENTRY_COLUMNS, entry_from_row
+from core.storage.store import GroupStore
+
+#: Decay moves in whole weeks, so refreshing more often than this changes nothing useful.
+DECAY_REFRESH_INTERVAL = timedelta(hours=1)
+#: The brief's time budget (seed 000: the core gives getBrief five seconds).
+BRIEF_BUDGET_SECONDS = 5.0
+
+
+def _meta(store: GroupStore, key: str) -> str | None:
+    row = store.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _set_meta(store: GroupStore, key: str, value: str) -> None:
+    store.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def refresh_decay(store: GroupStore, config: Config, now: datetime, *, force: bool = False) -> int:
+    """Recompute effective confidence and staleness; returns how many entries changed.
+
+    Idempotent: the stored confidence (as of ``last_seen_at``) is never changed,
+    only the cached effective value and flag derived from it. Skipped when it ran
+    less than :data:`DECAY_REFRESH_INTERVAL` ago with the same constants.
+    """
+    fingerprint = f"{config.decay_grace_days}/{config.decay_per_week}/{config.stale_threshold}"
+    last_at, last_fp = _meta(store, "decay_at"), _meta(store, "decay_config")
+    if (
+        not force
+        and last_fp == fingerprint
+        and last_at is not None
+        and now - parse_iso(last_at) < DECAY_REFRESH_INTERVAL
+    ):
+        return 0
+    params = {
+        "now": iso(now),
+        "decay_grace_days": config.decay_grace_days,
+        "decay_per_week": config.decay_per_week,
+        "threshold": config.stale_threshold,
+    }
+    expr = EFFECTIVE_CONFIDENCE_SQL
+    with store.transaction():
+        store.execute(
+            f"UPDATE memory_entries SET effective_confidence = {expr}, "
+            f"stale = ({expr} < :threshold) "
+            f"WHERE effective_confidence IS NOT {expr} OR stale IS NOT ({expr} < :threshold)",
+            params,
+        )
+        changed = store.conn.changes()
+        _set_meta(store, "decay_at", iso(now))
+        _set_meta(store, "decay_config", fingerprint)
+    return int(changed)
+
+
+@contextlib.contextmanager
+def deadline(store: GroupStore, seconds: float) -> Iterator[None]:
+    """Abort the store's SQLite work that runs past ``seconds`` with :class:`Timeout`."""
+    end = time.monotonic() + seconds
+    store.conn.set_progress_handler(lambda: time.monotonic() > end, 1000)
+    try:
+        yield
+    except apsw.InterruptError as exc:
+        raise Timeout(
+            f"building the brief took longer than {seconds:g} s; the agent can go on "
+            "without it and call memory_brief or memory_search later"
+        ) from exc
+    finally:
+        store.conn.set_progress_handler(None)
+
+
+def brief_privacy(config: Config) -> tuple[Privacy, ...]:
+    """Secret entries never reach the brief; private ones only if the person allows it."""
+    if config.include_private_in_brief:
+        return (Privacy.PUBLIC, Privacy.PRIVATE)
+    return (Privacy.PUBLIC,)
+
+
+def build_group_brief(
+    store: GroupStore,
+    config: Config,
+    now: datetime,
+    *,
+    extra_sections: Sequence[tuple[str, str]] = (),
+    budget_seconds: float = BRIEF_BUDGET_SECONDS,
+    readable: Callable[[MemoryEntry], MemoryEntry] | None = None,
+) -> MemoryBrief:
+    """The brief of one group: active, current, non-stale entries, within the limits.
+
+    ``readable`` turns a stored entry into one whose content can be shown (the
+    service decrypts private entries with it when the person allows them).
+    """
+    privacy = brief_privacy(config)
+    marks = ", ".join("?" * len(privacy))
+    with deadline(store, budget_seconds):
+        rows = store.execute(
+            # The planner may not know (without statistics) that this index is the plan.
+            f"SELECT {ENTRY_COLUMNS} FROM memory_entries INDEXED BY idx_entries_brief "
+            "WHERE superseded_by IS NULL AND status = 'active' AND stale = 0 "
+            f"AND privacy IN ({marks}) "
+            "ORDER BY behavioral DESC, effective_confidence DESC, updated_at DESC, id "
+            # An integer, not bound: see the note on LIMIT in core.storage.store.
+            f"LIMIT {int(prefetch_limit(config))}",
+            tuple(p.value for p in privacy),
+        ).fetchall()
+        entry_count = store.current_count()
+    entries = [entry_from_row(r) for r in rows]
+    if readable is not None:
+        entries = [readable(e) for e in entries]
+    return build_brief(
+        entries, entry_count=entry_count, config=config, now=now, extra_sections=extra_sections
+    )

@@ -1,0 +1,164 @@
+"""The audit log: metadata about every action, never content, secrets or queries."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from core.model.entries import Actor, iso, utc_now
+from core.storage.store import GroupStore
+
+
+class Action(StrEnum):
+    STORE = "store"
+    DEDUP = "dedup"
+    SUPERSEDE = "supersede"
+    DELETE = "delete"
+    RESTORE = "restore"
+    REVEAL = "reveal"
+    FORGET = "forget"
+    CLEAR = "clear"
+    EXPORT = "export"
+    IMPORT = "import"
+    SEARCH = "search"
+    BRIEF = "brief"
+    UPDATE = "update"
+    SECRET_REDACTED = "secret_redacted"
+    NEUTRALIZED = "injection_neutralized"
+    REFUSED = "refused"
+    RATE_LIMITED = "rate_limited"
+    PURGE = "purge"
+    REVIEW_ACCEPT = "review_accept"
+    REVIEW_REJECT = "review_reject"
+    REVIEW_DEFER = "review_defer"
+    SESSION_START = "session_start"
+    SESSION_END = "session_end"
+    DECAY = "decay"
+    INGEST = "ingest"
+    THREAD_CREATE = "thread_create"
+    THREAD_OPEN = "thread_open"
+    THREAD_RENAME = "thread_rename"
+    THREAD_DELETE = "thread_delete"
+    HANDOFF_WRITE = "handoff_write"
+    HANDOFF_RESTORE = "handoff_restore"
+    HANDOFF_READ = "handoff_read"
+    HANDOFF_DELIVER = "handoff_deliver"
+    HANDOFF_EXPORT = "handoff_export"
+    EXCHANGE_LOG = "exchange_log"
+    EXPIRE = "expire"
+    ATTACH = "attach"
+    VERIFY = "verify"
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    id: int
+    at: str
+    action: str
+    actor: str
+    session_id: str | None
+    entry_ids: list[str]
+    count: int | None
+    size: int | None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "at": self.at,
+            "action": self.action,
+            "actor": self.actor,
+            "session_id": self.session_id,
+            "entry_ids": self.entry_ids,
+            "count": self.count,
+            "size": self.size,
+            "detail": self.detail,
+        }
+
+
+INSERT_SQL = (
+    "INSERT INTO audit_log (at, action, actor, session_id, entry_ids, count, size, detail) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def record(
+    store: GroupStore,
+    action: Action,
+    actor: Actor,
+    *,
+    session_id: str | None = None,
+    entry_ids: Iterable[str] = (),
+    count: int | None = None,
+    size: int | None = None,
+    read: bool = False,
+    **detail: Any,
+) -> None:
+    """Append one audit row. ``detail`` holds names and reasons, never content.
+
+    A ``read`` (search, brief) is not part of a write transaction: it goes to
+    :meth:`GroupStore.audit_read`, which may batch it (see there).
+    """
+    row = functools.partial(
+        _row, utc_now(), action, actor, session_id, tuple(entry_ids), count, size, detail
+    )
+    if read:
+        # Formatted when written: a deferred read pays only for taking the time.
+        store.audit_read(row)
+    else:
+        store.execute(INSERT_SQL, row())
+
+
+def _row(
+    at: datetime,
+    action: Action,
+    actor: Actor,
+    session_id: str | None,
+    entry_ids: tuple[str, ...],
+    count: int | None,
+    size: int | None,
+    detail: dict[str, Any],
+) -> tuple[Any, ...]:
+    return (
+        iso(at),
+        action.value,
+        actor.value,
+        session_id,
+        json.dumps(list(entry_ids)),
+        count,
+        size,
+        json.dumps({k: v for k, v in detail.items() if v is not None}, sort_keys=True),
+    )
+
+
+def recent(
+    store: GroupStore,
+    *,
+    limit: int = 50,
+    actions: Iterable[str] = (),
+    actor: str | None = None,
+) -> list[AuditRecord]:
+    """The newest audit rows first, optionally filtered by action and actor."""
+    clauses, params = [], []
+    actions = list(actions)
+    if actions:
+        clauses.append(f"action IN ({', '.join('?' * len(actions))})")
+        params.extend(actions)
+    if actor:
+        clauses.append("actor = ?")
+        params.append(actor)
+    where = " AND ".join(clauses) or "1"
+    rows = store.execute(
+        "SELECT id, at, action, actor, session_id, entry_ids, count, size, detail "
+        f"FROM audit_log WHERE {where} ORDER BY id DESC LIMIT ?",
+        (*params, limit),
+    )
+    return [
+        AuditRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7], json.loads(r[8]))
+        for r in rows
+    ]

@@ -1,0 +1,87 @@
+"""Where Ambry keeps its files. Paths resolve here and nowhere else.
+
+The data directory comes from ``--data-dir``, else ``AMBRY_DATA_DIR``, else
+``platformdirs.user_data_dir("Ambry")``. Group names are checked before any
+path is built from them, so a name can never point outside ``memory/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import platformdirs
+
+from core.model.errors import InvalidGroup
+
+APP_NAME = "Ambry"
+DATA_DIR_ENV = "AMBRY_DATA_DIR"
+SOCKET_ENV = "AMBRY_SOCKET"
+DEFAULT_GROUP = "main"
+GROUP_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def validate_group(name: object) -> str:
+    """Return ``name`` if it is a usable group name, else raise :class:`InvalidGroup`."""
+    if not isinstance(name, str) or GROUP_PATTERN.fullmatch(name) is None:
+        shown = repr(name)[:80]
+        raise InvalidGroup(
+            f"invalid group name {shown}: use 1-64 letters, digits, '_' or '-'",
+            field="group",
+            rule="pattern ^[A-Za-z0-9_-]{1,64}$",
+        )
+    return name
+
+
+def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data directory: explicit argument, then environment, then platform default."""
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    env = os.environ.get(DATA_DIR_ENV)
+    if env:
+        return Path(env).expanduser().absolute()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+class DataDir:
+    """The layout of one data directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / "memory"
+
+    def group_db(self, group: str) -> Path:
+        return self.memory_dir / f"{validate_group(group)}.sqlite"
+
+    @property
+    def config_file(self) -> Path:
+        return self.root / "config.json"
+
+    @property
+    def token_file(self) -> Path:
+        return self.root / "agent.token"
+
+    def groups(self) -> list[str]:
+        """Names of the groups that have a database, sorted."""
+        if not self.memory_dir.is_dir():
+            return []
+        names = (p.stem for p in self.memory_dir.glob("*.sqlite"))
+        return sorted(n for n in names if GROUP_PATTERN.fullmatch(n))
+
+    def ensure(self) -> None:
+        """Create the directories with owner-only permissions."""
+        for path in (self.root, self.memory_dir):
+            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+
+
+def default_socket_path() -> Path:
+    """The agent socket: ``AMBRY_SOCKET`` or ``<user runtime dir>/ambry/agent.sock``."""
+    env = os.environ.get(SOCKET_ENV)
+    if env:
+        return Path(env).expanduser().absolute()
+    runtime = platformdirs.user_runtime_dir(APP_NAME.lower(), appauthor=False)
+    return Path(runtime) / "agent.sock"

@@ -1,0 +1,468 @@
+"""SQL for one group's memory entries. No policy here: the service decides.
+
+A :class:`GroupStore` owns one apsw connection and must be used from the thread
+that opened it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from core.model.entries import (
+    EntryFilter,
+    EntryType,
+    MemoryEntry,
+)
+from core.storage.db import mapped_errors, open_database, write_transaction
+from core.storage.fts import match_expression
+from core.storage.rows import (
+    E_COLUMNS,
+    ENTRY_COLUMNS,
+    HIT_COLUMNS,
+    Hit,
+    NewRow,
+    entry_from_row,
+    filtered_source,
+    where_clause,
+)
+
+log = logging.getLogger(__name__)
+
+#: Rank every match when the query's terms match at most this many entries.
+EXACT_RANK_LIMIT = 1000
+#: Otherwise rank this many of the most recent matches.
+RECENT_WINDOW = 500
+#: A term in more than this fraction of entries is dropped if rarer terms remain.
+COMMON_FRACTION = 0.10
+DF_CACHE_SECONDS = 60.0
+#: bm25 with content weighted above tags: the weights of the table's ``rank``
+#: setting (schema v1), called directly. ``ORDER BY bm25(...) LIMIT n`` lets
+#: SQLite keep only the best n rows, where ``ORDER BY rank`` has the index sort
+#: every match first; with a few hundred matches that is about 30 % slower.
+BM25 = "bm25(memory_fts, 1.0, 0.75)"
+# LIMIT and OFFSET of the hot queries are written into the SQL as integers, not
+# bound: SQLite hands a bound LIMIT to the query planner, so binding a new value
+# re-prepares the statement on every run (about 40 µs for a search).
+
+#: A deferred read-audit row is written within this many seconds or rows.
+READ_AUDIT_MAX_WAIT = 2.0
+READ_AUDIT_MAX_ROWS = 200
+
+
+class GroupStore:
+    """One group's database: entries, sessions and the audit log live here."""
+
+    def __init__(self, path: Path, group: str) -> None:
+        self.path = path
+        self.group = group
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.conn: apsw.Connection = open_database(path)
+        self._df_cache: dict[str, tuple[int, float]] = {}
+        #: Batch read-audit rows (see :meth:`audit_read`); off unless a server asks.
+        self.defer_reads = False
+        self._pending_reads: list[Callable[[], tuple[Any, ...]]] = []
+        self._reads_since = time.monotonic()
+        self._total_cache: tuple[int, float] = (0, -DF_CACHE_SECONDS)
+        with mapped_errors(path):
+            path.chmod(0o600)
+
+    def close(self) -> None:
+        self.flush_reads()
+        try:
+            # Keeps planner statistics fresh; cheap, and skipped when nothing changed.
+            self.conn.execute("PRAGMA optimize")
+        except apsw.Error as exc:  # a read-only or full disk must not stop the close
+            log.warning("PRAGMA optimize failed on %s: %s", self.path.name, exc)
+        self.conn.close()
+
+    def transaction(self) -> Any:
+        """A write transaction; the write is durable when the block exits."""
+        self.flush_reads()
+        return write_transaction(self.conn, self.path)
+
+    @contextlib.contextmanager
+    def relaxed_transaction(self, *, flush: bool = True) -> Iterator[None]:
+        """A write transaction without the fsync, for read-side audit rows.
+
+        It survives the process being killed (the WAL is in the OS cache) but not
+        a power cut; entries themselves always use :meth:`transaction`.
+        """
+        if flush:
+            self.flush_reads()
+        self.execute("PRAGMA synchronous = NORMAL")
+        try:
+            with write_transaction(self.conn, self.path):
+                yield
+        finally:
+            self.execute("PRAGMA synchronous = FULL")
+
+    def audit_read(self, row: Callable[[], tuple[Any, ...]]) -> None:
+        """Write the audit row of a read (``row()`` makes it) now, or, with ``defer_reads``, soon.
+
+        A server that answers before it writes sets ``defer_reads`` and calls
+        :meth:`flush_reads` once its replies are out, so the row costs the agent
+        no latency. Rows wait at most :data:`READ_AUDIT_MAX_WAIT` seconds or
+        :data:`READ_AUDIT_MAX_ROWS` rows, are written before any write
+        transaction, and on close.
+        """
+        self._pending_reads.append(row)
+        if (
+            not self.defer_reads
+            or len(self._pending_reads) >= READ_AUDIT_MAX_ROWS
+            or time.monotonic() - self._reads_since >= READ_AUDIT_MAX_WAIT
+        ):
+            self.flush_reads()
+        elif len(self._pending_reads) == 1:
+            self._reads_since = time.monotonic()
+
+    def flush_reads(self) -> int:
+        """Write the pending read-audit rows in one transaction; returns how many."""
+        rows, self._pending_reads = self._pending_reads, []
+        if rows:
+            from core.storage.audit import INSERT_SQL
+
+            with self.relaxed_transaction(flush=False):
+                self.conn.executemany(INSERT_SQL, [make() for make in rows])
+        self._reads_since = time.monotonic()
+        return len(rows)
+
+    def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        with mapped_errors(self.path):
+            return self.conn.execute(sql, params)
+
+    def data_version(self) -> int:
+        """Changes when another connection commits (for change polling)."""
+        return int(self.execute("PRAGMA data_version").get)
+
+    # -- entries ---------------------------------------------------------------
+
+    def insert(self, row: NewRow) -> None:
+        e = row.entry
+        self.execute(
+            "INSERT INTO memory_entries (id, type, content, search_text, content_key, tags, "
+            "behavioral, status, review_reason, superseded_by, superseded_at, confidence, "
+            "pinned, privacy, source_type, trust, session_id, group_name, created_at, "
+            "updated_at, last_seen_at, effective_confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                e.id,
+                e.type.value,
+                e.content,
+                row.search_text,
+                row.content_key,
+                json.dumps(list(e.tags), ensure_ascii=False),
+                int(e.behavioral),
+                e.status.value,
+                e.review_reason,
+                e.superseded_by,
+                e.superseded_at,
+                e.confidence,
+                int(e.pinned),
+                e.privacy.value,
+                e.source.type.value,
+                e.source.trust.value,
+                e.provenance.session_id,
+                e.provenance.group,
+                e.provenance.created_at,
+                e.provenance.updated_at,
+                e.last_seen_at or e.provenance.created_at,
+                e.confidence,
+            ),
+        )
+
+    def get(self, entry_id: str) -> MemoryEntry | None:
+        row = self.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE id = ?", (entry_id,)
+        ).fetchone()
+        return entry_from_row(row) if row else None
+
+    def get_many(self, ids: Iterable[str]) -> dict[str, MemoryEntry]:
+        ids = list(ids)
+        found: dict[str, MemoryEntry] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for row in self.execute(
+                f"SELECT {ENTRY_COLUMNS} FROM memory_entries WHERE id IN ({marks})", chunk
+            ):
+                entry = entry_from_row(row)
+                found[entry.id] = entry
+        return found
+
+    def find_duplicate(self, content_key: str, entry_type: EntryType) -> MemoryEntry | None:
+        """A current (not superseded) entry with the same normalised content and type."""
+        row = self.execute(
+            f"SELECT {ENTRY_COLUMNS} FROM memory_entries "
+            "WHERE content_key = ? AND type = ? AND superseded_by IS NULL "
+            "ORDER BY status = 'active' DESC, created_at LIMIT 1",
+            (content_key, entry_type.value),
+        ).fetchone()
+        return entry_from_row(row) if row else None
+
+    def reinforce(self, entry_id: str, confidence: float, now: str) -> None:
+        """Record a re-observation: new confidence as of ``now``, no longer stale."""
+        self.execute(
+            "UPDATE memory_entries SET confidence = ?, effective_confidence = ?, stale = 0, "
+            "updated_at = ?, last_seen_at = ? WHERE id = ?",
+            (confidence, confidence, now, now, entry_id),
+        )
+
+    def update_fields(self, entry_id: str, **fields: Any) -> None:
+        """Set plain columns (status, confidence, pinned, review fields, ...)."""
+        allowed = {
+            "status",
+            "review_reason",
+            "deferred_at",
+            "confidence",
+            "pinned",
+            "updated_at",
+            "last_seen_at",
+            "content",
+            "search_text",
+            "content_key",
+            "tags",
+        }
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"not updatable: {sorted(unknown)}")
+        sets = ", ".join(f"{name} = ?" for name in fields)
+        self.execute(f"UPDATE memory_entries SET {sets} WHERE id = ?", (*fields.values(), entry_id))
+
+    def mark_superseded(self, old_id: str, new_id: str, now: str) -> None:
+        self.execute(
+            "UPDATE memory_entries SET superseded_by = ?, superseded_at = ?, updated_at = ? "
+            "WHERE id = ?",
+            (new_id, now, now, old_id),
+        )
+
+    def delete(self, entry_id: str) -> bool:
+        self.execute("DELETE FROM memory_entries WHERE id = ?", (entry_id,))
+        return bool(self.conn.changes())
+
+    def purge_superseded(self, cutoff: str) -> list[str]:
+        """Delete entries superseded before ``cutoff``; returns their ids."""
+        ids = [
+            r[0]
+            for r in self.execute(
+                "SELECT id FROM memory_entries WHERE superseded_at IS NOT NULL "
+                "AND superseded_at < ?",
+                (cutoff,),
+            )
+        ]
+        if ids:
+            self.execute(
+                "DELETE FROM memory_entries WHERE superseded_at IS NOT NULL AND superseded_at < ?",
+                (cutoff,),
+            )
+        return ids
+
+    def history(self, entry_id: str) -> list[MemoryEntry]:
+        """The supersession chain through ``entry_id``, oldest first."""
+        chain: list[MemoryEntry] = []
+        older = self.execute(
+            f"""WITH RECURSIVE back(id, depth) AS (
+                    SELECT ?, 0
+                    UNION ALL
+                    SELECT m.id, back.depth + 1 FROM memory_entries m
+                    JOIN back ON m.superseded_by = back.id WHERE back.depth < 1000)
+                SELECT {E_COLUMNS} FROM back JOIN memory_entries e ON e.id = back.id
+                ORDER BY back.depth DESC""",
+            (entry_id,),
+        )
+        chain.extend(entry_from_row(r) for r in older)
+        current = chain[-1] if chain else self.get(entry_id)
+        seen = {e.id for e in chain}
+        while current is not None and current.superseded_by and len(seen) < 1000:
+            nxt = self.get(current.superseded_by)
+            if nxt is None or nxt.id in seen:
+                break
+            chain.append(nxt)
+            seen.add(nxt.id)
+            current = nxt
+        return chain
+
+    # -- queries ---------------------------------------------------------------
+
+    def search(self, terms: list[str], flt: EntryFilter, limit: int) -> list[Hit]:
+        """Entries matching any of ``terms``, best first, with their bm25 rank as ``score``.
+
+        Ranking cost grows with the number of matching entries, so the query is
+        planned from each term's document frequency (see :meth:`plan`). The
+        index ranks first and the filters apply to its best candidates; when
+        filters reject too many, the window widens until ``limit`` results are
+        found or the index has no more, so nothing is silently dropped.
+        """
+        if not terms:
+            return []
+        kept, exact = self.plan(terms)
+        match = match_expression(kept)
+        where, params = where_clause(flt)
+        order = "score" if exact else "rowid DESC"
+        window = max(4 * limit, 64) if exact else RECENT_WINDOW
+        while True:
+            rows = self.execute(
+                f"SELECT {HIT_COLUMNS}, f.score FROM ("
+                f"  SELECT rowid, {BM25} AS score FROM memory_fts WHERE memory_fts MATCH ?"
+                f"  ORDER BY {order} LIMIT {int(window)}) AS f "
+                # CROSS JOIN pins the order: rank in the index first, then look rows up.
+                f"CROSS JOIN memory_entries e ON e.seq = f.rowid WHERE {where} "
+                f"ORDER BY f.score LIMIT {int(limit)}",
+                (match, *params),
+            ).fetchall()
+            if len(rows) >= limit or not self._more_candidates(match, window):
+                return [Hit._make(r) for r in rows]
+            window *= 8
+
+    def plan(self, terms: list[str], *, prefix_last: bool = False) -> tuple[list[str], bool]:
+        """Which terms to search with, and whether to rank every match.
+
+        - If the terms match at most :data:`EXACT_RANK_LIMIT` entries in all,
+          every match is ranked: the exact answer, cheap at this size.
+        - Otherwise a term found in more than :data:`COMMON_FRACTION` of all
+          entries, which adds almost nothing to bm25 but costs the most, is
+          dropped when the query has rarer terms that match something.
+        - If the remaining terms still match more than
+          :data:`EXACT_RANK_LIMIT` entries, the
+          :data:`RECENT_WINDOW` most recent matches are ranked, which keeps a
+          query over a very common word fast at any store size.
+        """
+        total = self._cached_total()
+        cap = max(EXACT_RANK_LIMIT, int(COMMON_FRACTION * total)) + 1
+        last = len(terms) - 1
+        freqs = {
+            t: self.doc_freq(match_expression([t], prefix_last=prefix_last and i == last), cap)
+            for i, t in enumerate(terms)
+        }
+        if sum(freqs.values()) <= EXACT_RANK_LIMIT:
+            return terms, True
+        rare = [t for t in terms if 0 < freqs[t] <= COMMON_FRACTION * total]
+        kept = rare or terms
+        return kept, sum(freqs[t] for t in kept) <= EXACT_RANK_LIMIT
+
+    def doc_freq(self, expression: str, cap: int) -> int:
+        """Entries matching one quoted term ``expression``, counted up to ``cap``, cached.
+
+        The figure only steers :meth:`plan`, so a count up to a minute old is fine.
+        """
+        now = time.monotonic()
+        hit = self._df_cache.get(expression)
+        if hit is not None and now - hit[1] < DF_CACHE_SECONDS and hit[0] < cap:
+            return hit[0]
+        if len(self._df_cache) > 50_000:
+            self._df_cache.clear()
+        count = int(
+            self.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? "
+                f"LIMIT {int(cap)})",
+                (expression,),
+            ).get
+        )
+        self._df_cache[expression] = (count, now)
+        return count
+
+    def _cached_total(self) -> int:
+        now = time.monotonic()
+        if now - self._total_cache[1] >= DF_CACHE_SECONDS:
+            self._total_cache = (self.total(), now)
+        return self._total_cache[0]
+
+    def _more_candidates(self, match: str, window: int) -> bool:
+        return bool(
+            self.execute(
+                f"SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT 1 OFFSET {int(window)}",
+                (match,),
+            ).fetchone()
+        )
+
+    def recent(self, flt: EntryFilter, limit: int, offset: int = 0) -> list[MemoryEntry]:
+        return [entry_from_row(r) for r in self._recent_rows(E_COLUMNS, flt, limit, offset)]
+
+    def recent_hits(self, flt: EntryFilter, limit: int) -> list[Hit]:
+        """:meth:`recent` read as search results (score 0)."""
+        return [Hit._make(r) for r in self._recent_rows(f"{HIT_COLUMNS}, 0.0", flt, limit)]
+
+    def _recent_rows(
+        self, columns: str, flt: EntryFilter, limit: int, offset: int = 0
+    ) -> Iterable[Sequence[Any]]:
+        source, where, params = filtered_source(flt)
+        rows: Iterable[Sequence[Any]] = self.execute(
+            f"SELECT {columns} FROM {source} WHERE {where} "
+            "ORDER BY e.created_at DESC, e.seq DESC LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        )
+        return rows
+
+    def ids(self, flt: EntryFilter, match: str | None = None) -> list[str]:
+        """Ordered ids of every matching entry (the browser loads rows lazily)."""
+        if match is None:
+            source, where, params = filtered_source(flt)
+            sql = f"SELECT e.id FROM {source} WHERE {where} ORDER BY e.created_at DESC, e.seq DESC"
+            return [r[0] for r in self.execute(sql, params)]
+        where, params = where_clause(flt)
+        sql = (
+            "SELECT e.id FROM memory_fts CROSS JOIN memory_entries e "
+            f"ON e.seq = memory_fts.rowid WHERE memory_fts MATCH ? AND {where} "
+            f"ORDER BY {BM25}"
+        )
+        return [r[0] for r in self.execute(sql, (match, *params))]
+
+    def browse_ids(self, flt: EntryFilter, terms: list[str], *, prefix_last: bool) -> list[str]:
+        """Ids of every entry matching ``terms`` for the browser, planned like :meth:`search`.
+
+        Best match first when the matches are few enough to rank
+        (:meth:`plan`); otherwise newest first, which is instant at any size.
+        """
+        if not terms:
+            return []
+        kept, exact = self.plan(terms, prefix_last=prefix_last)
+        match = match_expression(kept, prefix_last=prefix_last and kept[-1] == terms[-1])
+        where, params = where_clause(flt)
+        order = BM25 if exact else "f.rowid DESC"
+        sql = (
+            "SELECT e.id FROM memory_fts AS f "
+            f"CROSS JOIN memory_entries e ON e.seq = f.rowid "
+            f"WHERE f.memory_fts MATCH ? AND {where} ORDER BY {order}"
+        )
+        return [r[0] for r in self.execute(sql, (match, *params))]
+
+    def count(self, flt: EntryFilter) -> int:
+        where, params = where_clause(flt)
+        return int(self.execute(f"SELECT count(*) FROM memory_entries e WHERE {where}", params).get)
+
+    def current_count(self) -> int:
+        """Active, not superseded entries (kept by triggers, so this costs nothing)."""
+        return int(self.execute("SELECT current FROM entry_stats WHERE id = 1").get)
+
+    def total(self) -> int:
+        return int(self.execute("SELECT count(*) FROM memory_entries").get)
+
+    def all_tags(self) -> list[tuple[str, int]]:
+        return [
+            (r[0], r[1])
+            for r in self.execute(
+                "SELECT tag, count(*) FROM memory_tags GROUP BY tag COLLATE NOCASE ORDER BY tag"
+            )
+        ]
+
+    def rebuild_index(self) -> int:
+        """Rebuild the derived FTS index and tag table from the entries."""
+        with self.transaction():
+            self.execute("DELETE FROM memory_fts")
+            self.execute("DELETE FROM memory_tags")
+            self.execute(
+                "INSERT INTO memory_fts(rowid, content, tags) SELECT seq, search_text, "
+                "(SELECT group_concat(value, ' ') FROM json_each(tags)) FROM memory_entries"
+            )
+            self.execute(
+                "INSERT OR IGNORE INTO memory_tags(entry_seq, tag) "
+                "SELECT seq, j.value FROM memory_entries, json_each(memory_entries.tags) j"
+            )
+        return self.total()

@@ -1,0 +1,283 @@
+"""What the person does to memories: edit, add, pin, tag, accept, delete and undo.
+
+Every action goes through the service (or core.memory.curation) with the person's
+operator session, so limits, redaction and the audit log apply exactly as for
+the CLI. Errors a person can act on become a message; views learn about the
+result from the change record, like they do for an agent's writes.
+
+Entries handed back to views are read through ``MemoryService.entries``, so a
+secret is masked unless :meth:`MemoryActions.reveal` was asked for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QWidget
+
+from core.memory import curation
+from core.memory.curation import Decision
+from core.memory.writing import StoreRequest
+from core.model.entries import MemoryEntry, Status
+from core.model.errors import AmbryError, NotFound
+from core.storage.crypto import KeyUnavailable
+from desktop.memories.state import BrowserQuery
+from desktop.memories.values import Draft, is_locked
+from desktop.widgets import messages
+from desktop.widgets.watch import AppState
+
+log = logging.getLogger(__name__)
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def memories(count: int) -> str:
+    """``1 memory``, ``1,234 memories``."""
+    return f"{count:,} memory" if count == 1 else f"{count:,} memories"
+
+
+#: Said when an encrypted entry's text is needed and the key cannot be read.
+LOCKED_TEXT = (
+    "This memory is encrypted and Ambry's key is not available (no OS keyring, or the "
+    "key is not in it), so it cannot be read or changed here."
+)
+
+
+def past_tense(decision: Decision) -> str:
+    match decision:
+        case Decision.ACCEPT:
+            return "Accepted"
+        case Decision.REJECT:
+            return "Rejected"
+        case Decision.DEFER:
+            return "Deferred"
+
+
+class MemoryActions(QObject):
+    """The browser's commands, with an undo stack for deletions in this session.
+
+    Args:
+        state: the shared app state (service, current group, operator session).
+        parent: the owning QObject.
+
+    Signals:
+        undo_changed(bool): whether there is a deletion to undo.
+    """
+
+    undo_changed = Signal(bool)
+
+    def __init__(self, state: AppState, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        #: Deleted batches, newest last, with the group they came from.
+        self._undo: list[tuple[str, list[MemoryEntry]]] = []
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    def save(self, original: MemoryEntry | None, draft: Draft) -> MemoryEntry | None:
+        """Add a memory, or store a new version of ``original`` that supersedes it.
+
+        The old version stays (superseded), so the history keeps every edit,
+        including a change of privacy. Returns the entry now current as lists
+        show it (a secret masked), or ``None`` if nothing was saved; the editor
+        then still holds the person's text.
+        """
+        content = draft.content
+        if content is None:
+            # A secret edited without a reveal keeps its stored text, unseen.
+            content = self._stored_text(original) if original is not None else None
+            if content is None:
+                return None
+        request = StoreRequest(
+            entry_type=draft.entry_type,
+            content=content,
+            tags=draft.tags,
+            supersedes=original.id if original else None,
+            privacy=draft.privacy,
+        )
+        try:
+            outcome = self._state.service.store_entries(self._state.operator(), [request])[0]
+        except KeyUnavailable as exc:
+            messages.error(f"Not saved: {exc.message} Your text is still in the editor.")
+            return None
+        except AmbryError as exc:
+            messages.report(exc)
+            return None
+        if not outcome.created:
+            messages.info("Same as an existing memory: that one was kept and reinforced.")
+        elif original is not None:
+            messages.info("Saved as a new version; the old one is kept in its history.")
+        else:
+            messages.info("Memory added.")
+        if outcome.entry.status is Status.CANDIDATE:
+            messages.warning(
+                f"Held for review: {outcome.entry.review_reason}. See Review to accept it."
+            )
+        # Read back through the service: a new secret must not come back in clear.
+        return self.read(outcome.entry.id)
+
+    def read(self, entry_id: str) -> MemoryEntry | None:
+        """``entry_id`` in the current group as views show it, or ``None`` if gone."""
+        return self._state.service.entries(self._state.group, [entry_id]).get(entry_id)
+
+    def _stored_text(self, entry: MemoryEntry) -> str | None:
+        """The decrypted text of ``entry`` to carry into a new version; never shown."""
+        try:
+            clear = self._state.service.get(self._state.group, entry.id, reveal=True)
+        except AmbryError as exc:
+            messages.report(exc)
+            return None
+        if is_locked(clear):
+            messages.error(LOCKED_TEXT)
+            return None
+        return clear.content
+
+    def reveal(self, entry_id: str) -> MemoryEntry | None:
+        """The secret ``entry_id`` in clear, on the person's request (audited by core)."""
+        try:
+            entry = self._state.service.reveal(self._state.operator(), entry_id)
+        except AmbryError as exc:
+            messages.report(exc)
+            return None
+        if is_locked(entry):
+            messages.error(LOCKED_TEXT)
+            return None
+        return entry
+
+    def set_pinned(self, entry_id: str, pinned: bool) -> None:
+        try:
+            self._state.service.set_pinned(self._state.operator(), entry_id, pinned)
+        except AmbryError as exc:
+            messages.report(exc)
+
+    def delete(self, ids: Sequence[str], parent: QWidget | None) -> bool:
+        """Ask, then delete ``ids`` in one transaction; Ctrl+Z brings them back."""
+        if not ids:
+            return False
+        what = "this memory" if len(ids) == 1 else f"these {len(ids)} memories"
+        if not messages.confirm(
+            parent,
+            "Delete memories",
+            f"Delete {what}? The agent will no longer see "
+            f"{'it' if len(ids) == 1 else 'them'}.\n\nYou can undo this with Ctrl+Z "
+            "until you close Ambry.",
+            "Delete",
+        ):
+            return False
+        return self._delete_now(self._state.group, list(ids))
+
+    def delete_matching(self, query: BrowserQuery, parent: QWidget | None) -> bool:
+        """Delete every memory the search and filters match, after showing how many.
+
+        The ids are listed afresh (not taken from the table, which may still be
+        loading), so the count asked about is the count deleted.
+        """
+        group = self._state.group
+        ids = self._state.service.list_ids(group, query.entry_filter(), query.text)
+        if not ids:
+            messages.info("No memories match the search and filters; nothing to delete.")
+            return False
+        what = query.describe()
+        question = (
+            f"Delete {memories(len(ids))} matching {what}?"
+            if what
+            else f"Delete all {memories(len(ids))} (every current memory in {group!r})?"
+        )
+        if not messages.confirm(
+            parent,
+            "Delete matching memories",
+            f"{question} The agent will no longer see them.\n\nYou can undo this with "
+            "Ctrl+Z until you close Ambry.",
+            f"Delete {len(ids):,}",
+        ):
+            return False
+        return self._delete_now(group, ids)
+
+    def _delete_now(self, group: str, ids: list[str]) -> bool:
+        """Delete ``ids`` in one transaction and keep them for undo."""
+        service, caller = self._state.service, self._state.operator(group)
+        try:
+            try:
+                _, entries = curation.delete_many(service, caller, ids)
+            except NotFound:
+                # An agent deleted some meanwhile: delete the rest, still all at once.
+                found = service.store_for(group).get_many(ids)
+                _, entries = curation.delete_many(service, caller, [i for i in ids if i in found])
+        except AmbryError as exc:
+            messages.report(exc)
+            return False
+        if not entries:
+            return False
+        self._undo.append((group, entries))
+        self.undo_changed.emit(True)
+        messages.info(f"Deleted {memories(len(entries))}. Ctrl+Z to undo.")
+        return True
+
+    def undo(self) -> list[str]:
+        """Restore the most recent deletion; returns the restored ids."""
+        if not self._undo:
+            return []
+        group, entries = self._undo[-1]
+        try:
+            curation.restore(self._state.service, self._state.operator(group), entries)
+        except AmbryError as exc:
+            messages.report(exc)
+            return []
+        self._undo.pop()
+        self.undo_changed.emit(bool(self._undo))
+        messages.info(f"Restored {memories(len(entries))}.")
+        return [e.id for e in entries]
+
+    def add_tag(self, ids: Sequence[str], tag: str) -> int:
+        """Tag current entries: each gets a new version, so history shows the change."""
+        tag = " ".join(tag.split())
+        if not tag:
+            return 0
+        service = self._state.service
+        found = service.store_for(self._state.group).get_many(ids)
+        wanted = [
+            e
+            for e in (found[i] for i in ids if i in found)
+            if not e.is_superseded and tag.casefold() not in (t.casefold() for t in e.tags)
+        ]
+        # New versions carry the decrypted text (re-encrypted on write), never shown.
+        clear = [service.readable(e, reveal=True) for e in wanted]
+        if any(is_locked(e) for e in clear):
+            messages.error(LOCKED_TEXT)
+            return 0
+        requests = [
+            StoreRequest(e.type, e.content, (*e.tags, tag), supersedes=e.id, privacy=e.privacy)
+            for e in clear
+        ]
+        if not requests:
+            messages.info(f"Every selected memory already has the tag {tag!r}.")
+            return 0
+        try:
+            self._state.service.store_entries(self._state.operator(), requests)
+        except AmbryError as exc:
+            messages.report(exc)
+            return 0
+        messages.info(f"Tagged {plural(len(requests), 'memory')} with {tag!r}.")
+        return len(requests)
+
+    def review(self, ids: Sequence[str], decision: Decision) -> int:
+        """Accept, reject or defer the candidates among ``ids``."""
+        store = self._state.service.store_for(self._state.group)
+        found = store.get_many(ids)
+        candidates = [i for i in ids if i in found and found[i].status is Status.CANDIDATE]
+        if not candidates:
+            messages.info("None of the selected memories is awaiting review.")
+            return 0
+        try:
+            curation.review(self._state.service, self._state.operator(), candidates, decision)
+        except AmbryError as exc:
+            messages.report(exc)
+            return 0
+        messages.info(f"{past_tense(decision)} {plural(len(candidates), 'memory')}.")
+        return len(candidates)

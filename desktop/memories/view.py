@@ -1,0 +1,381 @@
+"""The Memories page: filters on top, the lazy table, the detail editor beside it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.memory.curation import Decision
+from core.model.changes import Changes
+from core.model.entries import EntryType, MemoryEntry, Status
+from desktop.memories.actions import MemoryActions
+from desktop.memories.editor import EntryEditor
+from desktop.memories.filters import FilterBar
+from desktop.memories.history import HistoryDialog
+from desktop.memories.model import IdListModel
+from desktop.memories.query import ListQuery, Request
+from desktop.memories.state import BrowserQuery
+from desktop.memories.values import Draft
+from desktop.widgets import messages
+from desktop.widgets.ops import Executor
+from desktop.widgets.watch import AppState
+
+#: Initial column widths, in average character widths (Content stretches).
+_WIDTHS = {"type": 10, "tags": 12, "source": 17, "confidence": 5, "age": 5, "status": 14}
+
+
+class BrowserPage(QWidget):
+    """Browse, search and curate the current group's memories.
+
+    Args:
+        state: the shared app state.
+        executor: the background thread queries run on.
+        commands: what the person can do (shared with the review inbox, with its undo stack).
+        parent: the parent widget.
+
+    Signals:
+        listed(float): rows for a query or a refresh are in the table; the
+            seconds since the query was asked for.
+        emptiness_changed(bool): whether the group has no memories at all
+            (decided on the unfiltered list).
+    """
+
+    listed = Signal(float)
+    emptiness_changed = Signal(bool)
+
+    def __init__(
+        self,
+        state: AppState,
+        executor: Executor,
+        commands: MemoryActions,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._query = BrowserQuery()
+        self._empty: bool | None = None
+        #: Ids to select once a list has them (a saved or restored entry).
+        self._select_ids: list[str] = []
+        #: A row to select once a list no longer has these ids (after a delete).
+        self._select_row: tuple[int, set[str]] | None = None
+
+        self.filters = FilterBar(self)
+        self.model = IdListModel(self._load, parent=self)
+        self.table = QTableView(self)
+        self.table.setObjectName("memoryTable")
+        self.table.setModel(self.model)
+        self._setup_table()
+        self.editor = EntryEditor(self)
+        self.commands = commands
+        self.runner = ListQuery(executor, self)
+        self.count_label = QLabel(self)
+        self.count_label.setObjectName("hint")
+        self.delete_matching_button = QPushButton("Delete all matching…", self)
+        self.delete_matching_button.setObjectName("danger")
+        self.delete_matching_button.setToolTip(
+            "Delete every memory the search and filters match (asks first, Ctrl+Z undoes)"
+        )
+        self.delete_matching_button.setEnabled(False)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.editor)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 0)
+        splitter.setChildrenCollapsible(False)
+        splitter.setSizes([800, 380])
+        self.editor.setMinimumWidth(340)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.filters)
+        layout.addWidget(splitter, 1)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.count_label)
+        bottom.addWidget(self.delete_matching_button)
+        bottom.addStretch(1)
+        layout.addLayout(bottom)
+
+        self._add_actions()
+        self.filters.changed.connect(self._on_query)
+        self.filters.typing.connect(self.runner.cancel_running)
+        self.runner.ready.connect(self._on_ids)
+        sel = self.table.selectionModel()
+        sel.selectionChanged.connect(self._on_selection)
+        self.editor.save_requested.connect(self._save)
+        self.editor.pin_requested.connect(self.commands.set_pinned)
+        self.editor.delete_requested.connect(self.delete_ids)
+        self.editor.history_requested.connect(self.show_history)
+        self.editor.accept_requested.connect(self._accept)
+        self.editor.tag_requested.connect(self.commands.add_tag)
+        self.editor.open_requested.connect(self.open_entry)
+        self.editor.reveal_requested.connect(self.reveal)
+        self.delete_matching_button.clicked.connect(self.delete_matching)
+        state.changed.connect(self._on_changes)
+        state.group_changed.connect(self._on_group)
+
+    def _setup_table(self) -> None:
+        t = self.table
+        t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        t.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        t.setWordWrap(False)
+        t.setShowGrid(False)
+        t.setAlternatingRowColors(True)
+        t.setSortingEnabled(False)
+        t.setTextElideMode(Qt.TextElideMode.ElideRight)
+        vh = t.verticalHeader()
+        vh.hide()
+        # Fixed row heights let the view skip measuring rows it does not show.
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(t.fontMetrics().height() + 10)
+        hh = t.horizontalHeader()
+        hh.setHighlightSections(False)
+        hh.setSectionsClickable(False)
+        char = t.fontMetrics().averageCharWidth()
+        for column in range(self.model.columnCount()):
+            key = self.model.columns[column].key
+            if key == "content":
+                hh.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+            else:
+                hh.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+                hh.resizeSection(column, _WIDTHS.get(key, 10) * char + 16)
+
+    def _add_actions(self) -> None:
+        delete = QAction("Delete", self.table)
+        delete.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        delete.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        delete.triggered.connect(lambda: self.delete_ids(self.selected_ids()))
+        self.table.addAction(delete)
+        edit = QAction("Edit", self.table)
+        edit.setShortcuts([QKeySequence(Qt.Key.Key_Return), QKeySequence(Qt.Key.Key_Enter)])
+        edit.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        edit.triggered.connect(self._edit_current)
+        self.table.addAction(edit)
+        self.undo_action = QAction("Undo delete", self)
+        self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
+        self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.undo_action.setEnabled(False)
+        self.undo_action.triggered.connect(self.undo)
+        self.commands.undo_changed.connect(self.undo_action.setEnabled)
+        self.addAction(self.undo_action)
+
+    # -- queries -----------------------------------------------------------------
+
+    def _load(self, ids: list[str]) -> dict[str, MemoryEntry]:
+        # Readable entries: private ones decrypted, secret ones masked.
+        return self._state.service.entries(self._state.group, ids)
+
+    def start(self) -> None:
+        """List the current group (call once the window is up)."""
+        self._refresh_tags()
+        self.runner.run(self._state.group, self._query)
+
+    def _on_query(self, query: BrowserQuery) -> None:
+        self._query = query
+        self.runner.run(self._state.group, query)
+
+    def _on_group(self, group: str) -> None:
+        self.filters.reset()
+        self._query = BrowserQuery()
+        self._empty = None
+        self.editor.show_nothing()
+        self._refresh_tags()
+        self.runner.run(group, self._query)
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.group != self._state.group or not (changes.entries or changes.review):
+            return
+        self.model.refresh_rows(changes.entry_ids or None)
+        self._reload_editor(changes.entry_ids)
+        self._refresh_tags()
+        self.runner.run(self._state.group, self._query, refresh=True)
+
+    def _refresh_tags(self) -> None:
+        self.filters.set_tags(self._state.service.store_for(self._state.group).all_tags())
+
+    def _on_ids(self, request: Request, ids: list[str], elapsed: float) -> None:
+        if request.group != self._state.group or request.query != self._query:
+            return  # asked for before the person changed something
+        selected = self.selected_ids()
+        anchor = self._top_id() if request.refresh else None
+        if not (request.refresh and self.model.update(ids)):
+            self.model.reset(ids)
+            self._select(selected, scroll=False)
+        if anchor is not None:
+            row = self.model.row_of(anchor)
+            if row is not None and row < self.model.rowCount():
+                self.table.scrollTo(
+                    self.model.index(row, 0), QAbstractItemView.ScrollHint.PositionAtTop
+                )
+        self._apply_pending_selection(new_query=not request.refresh)
+        self._update_count()
+        if self._query.is_default:
+            empty = not ids
+            if empty != self._empty:
+                self._empty = empty
+                self.emptiness_changed.emit(empty)
+        self.listed.emit(elapsed)
+
+    def _top_id(self) -> str | None:
+        """The entry at the top of the viewport, if the person scrolled down."""
+        if self.table.verticalScrollBar().value() == 0:
+            return None  # at the top, new rows should come into view
+        row = self.table.rowAt(0)
+        return self.model.id_at(row) if row >= 0 else None
+
+    def _update_count(self) -> None:
+        total = self.model.total
+        noun = "memory" if total == 1 else "memories"
+        found = "" if self._query.is_default else " match"
+        self.count_label.setText(f"{total:,} {noun}{found}")
+        self.delete_matching_button.setEnabled(total > 0)
+
+    # -- selection ---------------------------------------------------------------
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
+        return [self.model.id_at(r) for r in rows if r < self.model.rowCount()]
+
+    def _select(self, ids: Sequence[str], *, scroll: bool = True) -> bool:
+        """Select the rows of ``ids`` the list has; False if it has none of them."""
+        rows = [r for r in (self.model.row_of(i) for i in ids) if r is not None]
+        if not rows:
+            return False
+        self.model.show_rows(max(rows) + 1)
+        selection = QItemSelection()
+        last = self.model.columnCount() - 1
+        for r in rows:
+            selection.select(self.model.index(r, 0), self.model.index(r, last))
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect
+        sel = self.table.selectionModel()
+        sel.select(selection, flags)
+        sel.setCurrentIndex(
+            self.model.index(rows[0], 0), QItemSelectionModel.SelectionFlag.NoUpdate
+        )
+        if scroll:
+            self.table.scrollTo(self.model.index(rows[0], 0))
+        return True
+
+    def _apply_pending_selection(self, *, new_query: bool) -> None:
+        # A list can arrive that was asked for before the write; wait for one after it.
+        if self._select_ids and (self._select(self._select_ids) or new_query):
+            self._select_ids = []
+        if self._select_row is not None:
+            row, gone = self._select_row
+            if not new_query and any(self.model.row_of(i) is not None for i in gone):
+                return
+            self._select_row = None
+            if not new_query and self.model.rowCount():
+                self._select([self.model.id_at(min(row, self.model.rowCount() - 1))])
+
+    def _on_selection(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
+        if not rows:
+            if not self.editor.is_new and not self.editor.is_dirty():
+                self.editor.show_nothing()
+            return
+        if len(rows) > 1:
+            entries = [self.model.entry_at(r) for r in rows]
+            candidates = sum(1 for e in entries if e and e.status is Status.CANDIDATE)
+            self.editor.show_bulk([self.model.id_at(r) for r in rows], candidates)
+            return
+        entry = self.model.entry_at(rows[0])
+        if entry is None:
+            self.editor.show_nothing("This memory was deleted.")
+            return
+        current = self.editor.entry
+        moving = current is None or current.id != entry.id
+        if moving and self.editor.is_dirty() and not self._discard_edits():
+            return
+        self.editor.show_entry(entry)
+
+    def _discard_edits(self) -> bool:
+        return messages.confirm(
+            self, "Unsaved changes", "Discard your changes to this memory?", "Discard"
+        )
+
+    def _reload_editor(self, ids: Sequence[str]) -> None:
+        entry = self.editor.entry
+        if entry is None or (ids and entry.id not in ids):
+            return
+        fresh = self.commands.read(entry.id)
+        if fresh is None:
+            self.editor.show_nothing("This memory was deleted.")
+        else:
+            self.editor.show_entry(fresh)
+
+    # -- commands ----------------------------------------------------------------
+
+    def focus_search(self) -> None:
+        self.filters.focus_search()
+
+    def _edit_current(self) -> None:
+        if self.editor.entry is not None and not self.editor.entry.is_superseded:
+            self.editor.content.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def new_entry(self) -> None:
+        if self.editor.is_dirty() and not self._discard_edits():
+            return
+        self.table.clearSelection()
+        self.editor.show_new(EntryType.FACT)
+
+    def open_entry(self, entry_id: str) -> None:
+        """Select ``entry_id`` if the current list has it, else show it in the editor."""
+        if self.model.row_of(entry_id) is not None:
+            self._select([entry_id])
+            return
+        entry = self.commands.read(entry_id)
+        if entry is not None:
+            self.table.clearSelection()
+            self.editor.show_entry(entry)
+
+    def _save(self, original: MemoryEntry | None, draft: Draft) -> None:
+        saved = self.commands.save(original, draft)
+        if saved is not None:
+            self.editor.show_entry(saved)
+            self._select_ids = [saved.id]
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        rows = [r for r in (self.model.row_of(i) for i in ids) if r is not None]
+        if self.commands.delete(ids, self):
+            # Keep the keyboard flow: the row after the deleted ones gets selected.
+            self._select_row = (min(rows), set(ids)) if rows else None
+            self.editor.show_nothing()
+
+    def reveal(self, entry_id: str) -> None:
+        """Show a secret's text in the editor (until another entry is shown)."""
+        entry = self.commands.reveal(entry_id)
+        if entry is not None:
+            self.editor.show_revealed(entry)
+
+    def delete_matching(self) -> None:
+        """Delete everything the current search and filters match, after asking.
+
+        The editor learns from the change record whether its entry went; a new
+        memory being written there stays.
+        """
+        self.commands.delete_matching(self._query, self)
+
+    def undo(self) -> None:
+        self._select_ids = self.commands.undo()
+
+    def _accept(self, ids: Sequence[str]) -> None:
+        self.commands.review(ids, Decision.ACCEPT)
+
+    def show_history(self, entry_id: str) -> None:
+        chain = self._state.service.history(self._state.group, entry_id)
+        dialog = HistoryDialog(chain, entry_id, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        self.history_dialog = dialog

@@ -1,0 +1,221 @@
+"""The review inbox: candidates wait here until the person accepts, rejects or defers them.
+
+Writes from low-trust sources, and writes that may hold a secret, land as
+candidates (core.policy.write_policy): kept, but out of the brief. Keys A, R and D decide
+for the selected rows, then the next candidate is selected, so a person can
+work through the inbox without the mouse.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.memory import curation
+from core.memory.curation import Decision
+from core.model.changes import Changes
+from core.model.entries import EntryFilter, MemoryEntry, Status
+from desktop.memories.actions import MemoryActions
+from desktop.memories.editor import local_time
+from desktop.memories.model import IdListModel
+from desktop.memories.values import CANDIDATE_COLUMNS, source_text
+from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.tables import list_table
+from desktop.widgets.watch import AppState
+
+_INTRO = (
+    "These memories came from a low-trust source (web pages, unverified tool output) "
+    "or may contain a secret. They stay out of the agent's brief until you accept them. "
+    "Keys: A accept, R reject (delete), D defer."
+)
+
+
+def candidate_html(entry: MemoryEntry) -> str:
+    tags = ", ".join(entry.tags) or "none"
+    return (
+        f"<p><b>Why review:</b> {html.escape(entry.review_reason or 'not given')}</p>"
+        f"<p><b>Source:</b> {html.escape(source_text(entry))} · "
+        f"<b>Type:</b> {html.escape(entry.type.value)} · <b>Tags:</b> {html.escape(tags)} · "
+        f"<b>Stored:</b> {html.escape(local_time(entry.provenance.created_at))}</p>"
+        f"<blockquote>{html.escape(entry.content).replace(chr(10), '<br/>')}</blockquote>"
+    )
+
+
+class ReviewPage(LazyPage):
+    """Candidates with their reason and source; accept, reject or defer them.
+
+    Args:
+        state: the shared app state.
+        commands: what the person can do (they report what they did).
+        parent: the parent widget.
+
+    Signals:
+        count_changed(int): how many candidates await review in the current group.
+    """
+
+    count_changed = Signal(int)
+
+    def __init__(
+        self, state: AppState, commands: MemoryActions, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._commands = commands
+        self._count = -1
+        self.model = IdListModel(self._load, CANDIDATE_COLUMNS, self)
+        self.table = list_table(self.model, "reviewTable", self)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        header = self.table.horizontalHeader()
+        char = self.table.fontMetrics().averageCharWidth()
+        widths = {"type": 11, "reason": 34, "source": 12, "age": 6}
+        for column, spec in enumerate(self.model.columns):
+            if spec.key == "content":
+                header.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
+            else:
+                header.resizeSection(column, widths.get(spec.key, 10) * char + 16)
+
+        intro = QLabel(_INTRO, self)
+        intro.setObjectName("hint")
+        intro.setWordWrap(True)
+        self.detail = QTextBrowser(self)
+        self.detail.setObjectName("candidateDetail")
+        self.detail.setOpenLinks(False)
+        self.accept_button = self._button("Accept", "A", Decision.ACCEPT, "primary")
+        self.reject_button = self._button("Reject", "R", Decision.REJECT, "danger")
+        self.defer_button = self._button("Defer", "D", Decision.DEFER, "")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.accept_button)
+        buttons.addWidget(self.reject_button)
+        buttons.addWidget(self.defer_button)
+        buttons.addStretch(1)
+
+        splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.addWidget(self.table)
+        splitter.addWidget(self.detail)
+        splitter.setStretchFactor(0, 3)
+        splitter.setStretchFactor(1, 2)
+        list_page = QWidget(self)
+        list_layout = QVBoxLayout(list_page)
+        list_layout.setContentsMargins(0, 0, 0, 0)
+        list_layout.addWidget(splitter, 1)
+        list_layout.addLayout(buttons)
+        self.nothing = QLabel("Nothing to review.\n\nNew candidates appear here as agents write.")
+        self.nothing.setObjectName("emptyTitle")
+        self.nothing.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(list_page)
+        self.stack.addWidget(self.nothing)
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.stack, 1)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        state.changed.connect(self._on_changes)
+        state.group_changed.connect(lambda _g: self._invalidate())
+
+    def _button(self, label: str, key: str, decision: Decision, role: str) -> QPushButton:
+        button = QPushButton(f"{label}  ({key})", self)
+        if role:
+            button.setObjectName(role)
+        button.clicked.connect(lambda: self.decide(decision))
+        action = QAction(label, self)
+        action.setShortcut(QKeySequence(key))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.triggered.connect(lambda: self.decide(decision))
+        self.addAction(action)
+        return button
+
+    def _load(self, ids: list[str]) -> dict[str, MemoryEntry]:
+        return self._state.service.entries(self._state.group, ids)
+
+    # -- refreshing --------------------------------------------------------------
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.group == self._state.group and (changes.review or changes.entries):
+            self._invalidate()
+
+    def _invalidate(self, *, reload: bool = False) -> None:
+        super()._invalidate(reload=reload)
+        if not self.isVisible():
+            self.recount()
+
+    def recount(self) -> None:
+        """Update the inbox badge without loading the candidates."""
+        store = self._state.service.store_for(self._state.group)
+        self._set_count(store.count(EntryFilter(statuses=(Status.CANDIDATE,))))
+
+    def refresh(self) -> None:
+        self._begin_refresh()
+        # Only ids: the model loads the rows it shows.
+        ids = curation.candidate_ids(self._state.service.store_for(self._state.group))
+        if not self.model.update(ids):
+            self.model.reset(ids)
+        self.model.refresh_rows()
+        self.model.show_rows(len(ids))
+        self.stack.setCurrentIndex(0 if ids else 1)
+        if ids and not self.table.selectionModel().hasSelection():
+            self._select_row(0)
+        self._on_selection()
+        self._set_count(len(ids))
+
+    def _set_count(self, count: int) -> None:
+        if count != self._count:
+            self._count = count
+            self.count_changed.emit(count)
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        # A, R and D work at once, without a click into the list first.
+        self.table.setFocus()
+
+    # -- deciding ----------------------------------------------------------------
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
+        return [self.model.id_at(r) for r in rows]
+
+    def _select_row(self, row: int) -> None:
+        if not self.model.rowCount():
+            return
+        row = max(0, min(row, self.model.rowCount() - 1))
+        self.table.selectionModel().setCurrentIndex(
+            self.model.index(row, 0),
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+
+    def decide(self, decision: Decision) -> None:
+        ids = self.selected_ids()
+        if not ids:
+            return
+        first = min(self.model.row_of(i) or 0 for i in ids)
+        if self._commands.review(ids, decision):
+            self.refresh()
+            # Deferred ones move to the end; the next fresh candidate takes the row.
+            self._select_row(first)
+
+    def _on_selection(self, *_args: object) -> None:
+        rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
+        for b in (self.accept_button, self.reject_button, self.defer_button):
+            b.setEnabled(bool(rows))
+        if len(rows) == 1:
+            entry = self.model.entry_at(rows[0])
+            self.detail.setHtml(candidate_html(entry) if entry else "")
+        elif rows:
+            self.detail.setHtml(f"<p>{len(rows)} candidates selected.</p>")
+        else:
+            self.detail.clear()

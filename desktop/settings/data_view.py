@@ -1,0 +1,332 @@
+"""Your data: export the current group to a file, import a file into it.
+
+Both run on a background thread with a service of its own on the same data
+directory (apsw connections belong to the thread that opened them), so the
+window stays responsive. Each job gets a fresh :class:`~desktop.widgets.ops.Executor`,
+closed when the job ends: the browser's query thread interrupts whatever it
+runs when the person types, and that must never be an import.
+
+The worker reports progress through a queued signal (emitted on the worker
+thread, delivered on the GUI thread); the bar is busy until the first report,
+then counts records, and a summary follows. Import writes everything or nothing
+(``core.portability.transfer``), so a failed import leaves the group as it was. The
+questions and summaries are in :mod:`desktop.settings.data_dialogs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from pathlib import Path
+from typing import TypeVar
+
+from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.model.entries import Actor, EntryFilter, Privacy
+from core.model.errors import AmbryError, Conflict, InvalidParams
+from core.portability import transfer as portability
+from core.portability.transfer import ExportSummary, ImportReport
+from core.service import Caller, MemoryService
+from core.storage.crypto import KeyUnavailable, load_key
+from desktop.memories.actions import memories
+from desktop.settings.data_dialogs import (
+    ask_new_passphrase,
+    ask_open_path,
+    ask_password,
+    ask_save_path,
+    conflict_text,
+    export_text,
+    import_text,
+)
+from desktop.widgets import messages
+from desktop.widgets.ops import Executor
+from desktop.widgets.watch import CLIENT_NAME, AppState
+
+T = TypeVar("T")
+
+
+# -- work on the background thread ------------------------------------------------
+
+
+def as_operator(
+    group: str, work: Callable[[MemoryService, Caller], T]
+) -> Callable[[MemoryService], T]:
+    """``work`` in a session of the person's own, opened on the worker's service."""
+
+    def task(service: MemoryService) -> T:
+        caller = service.open_session(group, Actor.OPERATOR, CLIENT_NAME)
+        try:
+            return work(service, caller)
+        finally:
+            service.end_session(caller)
+
+    return task
+
+
+def check_key(service: MemoryService, group: str) -> None:
+    """Refuse before writing a file whose private memories could not be decrypted.
+
+    Without the key, core would read their content as a placeholder and seal
+    that into the file instead of the text.
+    """
+    hidden = EntryFilter(
+        statuses=(), include_superseded=True, privacy=(Privacy.PRIVATE, Privacy.SECRET)
+    )
+    if not service.store_for(group).count(hidden):
+        return
+    if load_key(service.data_dir.root, create=False) is None:
+        raise KeyUnavailable(
+            "Ambry's encryption key for this data folder is not in the keyring, so its "
+            "private and secret memories cannot be exported; untick the option to export "
+            "the rest"
+        )
+
+
+class DataPanel(QGroupBox):
+    """Export and import the current group, in the background, with a summary.
+
+    Args:
+        state: the shared app state (data dir, settings, current group).
+        parent: the parent widget.
+
+    Signals:
+        finished(bool, str): a job ended: whether it succeeded, and its summary.
+    """
+
+    finished = Signal(bool, str)
+    #: Emitted from the worker thread; Qt queues it to this object's (the GUI) thread.
+    progressed = Signal(int, int)
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__("Your data", parent)
+        self._state = state
+        self._job: Executor | None = None
+        self._folder = Path.home()
+
+        self.intro = QLabel(self)
+        self.intro.setObjectName("hint")
+        self.intro.setWordWrap(True)
+        self.export_button = QPushButton("Export…", self)
+        self.include_private = QCheckBox(
+            "Include private and secret memories (encrypted with a passphrase you choose)", self
+        )
+        self.import_button = QPushButton("Import…", self)
+        import_hint = QLabel(
+            "All or nothing: memories already here are skipped; a conflict stops it.", self
+        )
+        import_hint.setObjectName("hint")
+        self.progress = QProgressBar(self)
+        self.progress.setRange(0, 0)  # busy until the worker's first report
+        self.progress.setTextVisible(False)
+        self.progressed.connect(self._on_progress)
+        self.progress.setMaximumWidth(160)
+        self.status = QLabel(self)
+        self.result = QLabel(self)
+        self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        export_row = QHBoxLayout()
+        export_row.addWidget(self.export_button)
+        export_row.addWidget(self.include_private, 1)
+        import_row = QHBoxLayout()
+        import_row.addWidget(self.import_button)
+        import_row.addWidget(import_hint, 1)
+        busy_row = QHBoxLayout()
+        busy_row.addWidget(self.progress)
+        busy_row.addWidget(self.status, 1)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.intro)
+        layout.addLayout(export_row)
+        layout.addLayout(import_row)
+        layout.addLayout(busy_row)
+        layout.addWidget(self.result)
+        # Both buttons the same width, so the rows line up.
+        width = max(self.export_button.sizeHint().width(), self.import_button.sizeHint().width())
+        for button in (self.export_button, self.import_button):
+            button.setMinimumWidth(width)
+
+        self._set_busy(None)
+        self.result.hide()
+        self._show_group(state.group)
+        self.export_button.clicked.connect(self.export_group)
+        self.import_button.clicked.connect(self.import_file)
+        state.group_changed.connect(self._show_group)
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.shutdown)
+
+    @property
+    def busy(self) -> bool:
+        return self._job is not None
+
+    def _show_group(self, group: str) -> None:
+        self.intro.setText(
+            f"Copy the memories of group {group!r} (with threads and attachment receipts) "
+            f"to a file, or bring a file's memories into {group!r}."
+        )
+
+    # -- export ------------------------------------------------------------------
+
+    def export_group(self) -> None:
+        if self.busy:
+            return
+        group = self._state.group
+        suggested = self._folder / f"ambry-{group}-{date.today().isoformat()}.jsonl"
+        path = ask_save_path(self, suggested)
+        if path is None:
+            return
+        self._folder = path.parent
+        include = self.include_private.isChecked()
+        passphrase = ask_new_passphrase(self) if include else None
+        if include and passphrase is None:
+            return
+
+        def work(service: MemoryService, caller: Caller) -> ExportSummary:
+            if include:
+                check_key(service, group)
+            return portability.export(
+                service,
+                caller,
+                path,
+                include_private=include,
+                passphrase=passphrase,
+                progress=self.progressed.emit,
+            )
+
+        self._run(
+            f"Exporting {group!r} to {path.name}…",
+            group,
+            as_operator(group, work),
+            lambda summary: self._done(
+                True, export_text(summary), f"Exported {memories(summary.entries)}."
+            ),
+            lambda exc: self._failed("Not exported", exc),
+        )
+
+    # -- import ------------------------------------------------------------------
+
+    def import_file(self) -> None:
+        if self.busy:
+            return
+        path = ask_open_path(self, self._folder)
+        if path is not None:
+            self._folder = path.parent
+            self._import(path, None)
+
+    def _import(self, path: Path, passphrase: str | None) -> None:
+        group = self._state.group
+
+        def imported(report: ImportReport) -> None:
+            if group == self._state.group:
+                # The worker's commit is another connection's: make the views look now.
+                self._state.poll()
+            self._done(
+                True,
+                import_text(report, path, group),
+                f"Imported {memories(report.entries)} into {group!r}.",
+            )
+
+        def failed(exc: BaseException) -> None:
+            if isinstance(exc, InvalidParams) and exc.field == "passphrase" and passphrase is None:
+                asked = ask_password(
+                    self,
+                    "Passphrase for the import",
+                    f"{path.name} holds encrypted private memories.\n"
+                    "Passphrase it was exported with:",
+                )
+                if asked:
+                    self._import(path, asked)
+                    return
+            if isinstance(exc, Conflict):
+                self._done(False, conflict_text(exc, group))
+            else:
+                self._failed("Not imported", exc)
+
+        self._run(
+            f"Importing {path.name} into {group!r}…",
+            group,
+            as_operator(
+                group,
+                lambda svc, caller: portability.import_file(
+                    svc, caller, path, passphrase=passphrase, progress=self.progressed.emit
+                ),
+            ),
+            imported,
+            failed,
+        )
+
+    # -- jobs --------------------------------------------------------------------
+
+    def _run(
+        self,
+        status: str,
+        group: str,
+        task: Callable[[MemoryService], T],
+        on_success: Callable[[T], None],
+        on_failure: Callable[[BaseException], None],
+    ) -> None:
+        executor = Executor(self._state.data_dir, self._state.config, "ambry-data", self)
+        self._job = executor
+        self._set_busy(status)
+
+        def end() -> None:
+            self._job = None
+            executor.close()
+            executor.deleteLater()
+            self._set_busy(None)
+
+        def succeeded(result: T) -> None:
+            end()
+            on_success(result)
+
+        def failed(exc: BaseException) -> None:
+            end()
+            on_failure(exc)
+
+        executor.submit(group, task, succeeded, failed)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        if self._job is not None and total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+
+    def _set_busy(self, status: str | None) -> None:
+        self.progress.setRange(0, 0)
+        self.progress.setVisible(status is not None)
+        self.status.setVisible(status is not None)
+        self.status.setText(status or "")
+        for w in (self.export_button, self.import_button, self.include_private):
+            w.setEnabled(status is None)
+
+    def _done(self, ok: bool, text: str, brief: str | None = None) -> None:
+        """Show how a job ended; ``brief`` is the one line for the status bar."""
+        self.result.setText(text)
+        self.result.setProperty("ok", ok)
+        self.result.style().polish(self.result)
+        self.result.show()
+        if ok:
+            messages.info(brief or text)
+        else:
+            messages.error(text)
+        self.finished.emit(ok, text)
+
+    def _failed(self, what: str, exc: BaseException) -> None:
+        if not isinstance(exc, AmbryError):
+            raise exc  # a bug: the crash handler shows it
+        self._done(False, f"{what}: {exc.message}")
+
+    def shutdown(self) -> None:
+        """Stop a running job (at quit); an import stopped midway writes nothing."""
+        job, self._job = self._job, None
+        if job is not None:
+            job.close()

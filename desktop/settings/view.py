@@ -1,0 +1,316 @@
+"""Settings: where the data lives, export and import, limits, rates, forgetting, the token.
+
+Every field of :class:`core.model.config.Config` gets an editor here; the values are
+checked by ``core.model.config`` (the one place that knows the bounds), saved to
+``config.json`` and applied to the running service, so the agent socket uses
+them from its next call.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.agent import auth
+from core.model import config as config_module
+from core.model.config import Config
+from core.model.errors import AmbryError
+from desktop.settings.data_view import DataPanel
+from desktop.widgets import messages
+from desktop.widgets.ops import Executor
+from desktop.widgets.watch import AppState
+
+#: The brief's limits, also adjustable on the Brief page.
+LIMIT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("max_brief_entries", "Max entries"),
+    ("max_brief_chars", "Max characters"),
+    ("brief_token_budget", "Token budget"),
+)
+
+#: Sections of the form: title, then (field, label, help) rows.
+SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
+    (
+        "Brief",
+        (
+            ("max_brief_entries", "Max entries", "Most memories in one brief."),
+            ("max_brief_chars", "Max characters", "Longest brief, in characters."),
+            ("brief_token_budget", "Token budget", "Longest brief, in estimated tokens."),
+            (
+                "include_private_in_brief",
+                "Include private memories",
+                "Secret memories never go in the brief.",
+            ),
+        ),
+    ),
+    (
+        "Agent writes",
+        (
+            ("rate_stores_per_session", "Stores per session", "Writes one agent session may make."),
+            ("rate_supersedes_per_session", "Supersedes per session", "Replacements per session."),
+            ("rate_deletes_per_session", "Deletes per session", "Deletions per session."),
+            (
+                "review_agent_writes",
+                "Review every agent write",
+                "Hold all agent writes in Review until you accept them.",
+            ),
+        ),
+    ),
+    (
+        "Forgetting",
+        (
+            ("purge_superseded_days", "Purge replaced versions after (days)", ""),
+            (
+                "decay_grace_days",
+                "Decay starts after (days)",
+                "Unseen this long, confidence drops.",
+            ),
+            ("decay_per_week", "Decay per week", "Confidence lost per unseen week."),
+            ("stale_threshold", "Stale below confidence", "Stale memories leave the brief."),
+            ("episodic_ttl_days", "Keep conversation turns (days)", ""),
+        ),
+    ),
+)
+
+
+def bounds(name: str) -> tuple[float, float]:
+    """The accepted range of setting ``name``, as core.model.config checks it."""
+    return config_module.BOUNDS[name]
+
+
+def open_folder(path: Path) -> None:
+    QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
+
+
+class SettingsPage(QWidget):
+    """Edits the person's settings and manages the agent token.
+
+    Args:
+        state: the shared app state.
+        executor: background thread for slow maintenance (index rebuild).
+        socket_path: the agent socket shown to the person.
+        parent: the parent widget.
+    """
+
+    def __init__(
+        self,
+        state: AppState,
+        executor: Executor,
+        socket_path: Path,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._executor = executor
+        #: Opening a folder goes through here so tests need no file manager.
+        self.open_folder: Callable[[Path], None] = open_folder
+        self.editors: dict[str, QSpinBox | QDoubleSpinBox | QCheckBox] = {}
+
+        body = QWidget(self)
+        grid = QGridLayout(body)
+        grid.addWidget(self._data_box(body), 0, 0, 1, 2)
+        self.data_panel = DataPanel(state, body)
+        grid.addWidget(self.data_panel, 1, 0, 1, 2)
+        boxes = [self._config_box(title, rows, body) for title, rows in SECTIONS]
+        boxes.append(self._token_box(socket_path, body))
+        for i, box in enumerate(boxes):
+            grid.addWidget(box, 2 + i // 2, i % 2)
+        grid.setRowStretch(grid.rowCount(), 1)
+        grid.setColumnStretch(0, 1)
+        grid.setColumnStretch(1, 1)
+        scroll = QScrollArea(self)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(body)
+        scroll.setObjectName("settingsScroll")
+
+        self.save_button = QPushButton("Save settings", self)
+        self.save_button.setObjectName("primary")
+        self.revert_button = QPushButton("Revert", self)
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.revert_button)
+        buttons.addWidget(self.save_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(scroll, 1)
+        layout.addLayout(buttons)
+
+        self.show_config(state.config)
+        self.save_button.clicked.connect(self.save)
+        self.revert_button.clicked.connect(lambda: self.show_config(self._state.config))
+        state.config_changed.connect(self.show_config)
+        state.group_changed.connect(lambda _g: self._show_paths())
+
+    # -- building ----------------------------------------------------------------
+
+    def _data_box(self, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Data", parent)
+        self.data_dir = QLineEdit(str(self._state.data_dir.root), box)
+        self.data_dir.setReadOnly(True)
+        self.group_file = QLabel(box)
+        self.group_file.setObjectName("hint")
+        self.open_button = QPushButton("Open folder", box)
+        self.open_button.clicked.connect(lambda: self.open_folder(self._state.data_dir.root))
+        self.rebuild_button = QPushButton("Rebuild search index", box)
+        self.rebuild_button.setToolTip("Rebuild the derived search index from the memories")
+        self.rebuild_button.clicked.connect(self.rebuild_index)
+        row = QHBoxLayout()
+        row.addWidget(self.data_dir, 1)
+        row.addWidget(self.open_button)
+        form = QFormLayout(box)
+        form.addRow("Data folder", row)
+        form.addRow("", self.group_file)
+        form.addRow("", self.rebuild_button)
+        self._show_paths()
+        return box
+
+    def _config_box(
+        self, title: str, rows: tuple[tuple[str, str, str], ...], parent: QWidget
+    ) -> QGroupBox:
+        box = QGroupBox(title, parent)
+        form = QFormLayout(box)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        defaults = Config()
+        for name, label, help_text in rows:
+            default = getattr(defaults, name)
+            editor: QSpinBox | QDoubleSpinBox | QCheckBox
+            if isinstance(default, bool):
+                editor = QCheckBox(label, box)
+                form.addRow("", editor)
+            else:
+                low, high = bounds(name)
+                if isinstance(default, float):
+                    editor = QDoubleSpinBox(box)
+                    editor.setDecimals(2)
+                    editor.setSingleStep(0.05)
+                    editor.setRange(low, high)
+                else:
+                    editor = QSpinBox(box)
+                    editor.setRange(int(low), int(high))
+                    editor.setGroupSeparatorShown(True)
+                editor.setMinimumWidth(130)
+                form.addRow(label, editor)
+            editor.setObjectName(name)
+            editor.setAccessibleName(label)
+            if help_text:
+                editor.setToolTip(help_text)
+            self.editors[name] = editor
+        return box
+
+    def _token_box(self, socket_path: Path, parent: QWidget) -> QGroupBox:
+        box = QGroupBox("Agent socket", parent)
+        socket_label = QLineEdit(str(socket_path), box)
+        socket_label.setReadOnly(True)
+        token_label = QLineEdit(str(self._state.data_dir.token_file), box)
+        token_label.setReadOnly(True)
+        copy_button = QPushButton("Copy token", box)
+        copy_button.clicked.connect(self.copy_token)
+        regenerate = QPushButton("Regenerate token…", box)
+        regenerate.setObjectName("danger")
+        regenerate.clicked.connect(self.regenerate_token)
+        self.regenerate_button = regenerate
+        row = QHBoxLayout()
+        row.addWidget(copy_button)
+        row.addWidget(regenerate)
+        row.addStretch(1)
+        form = QFormLayout(box)
+        form.addRow("Socket", socket_label)
+        form.addRow("Token file", token_label)
+        form.addRow("", row)
+        return box
+
+    def _show_paths(self) -> None:
+        path = self._state.data_dir.group_db(self._state.group)
+        self.group_file.setText(f"Group {self._state.group!r}: {path}")
+
+    # -- settings ----------------------------------------------------------------
+
+    def show_config(self, config: Config) -> None:
+        for name, editor in self.editors.items():
+            value = getattr(config, name)
+            if isinstance(editor, QCheckBox):
+                editor.setChecked(bool(value))
+            else:
+                editor.setValue(value)
+
+    def edited_config(self) -> Config:
+        """The settings as edited, checked by core.model.config (raises InvalidParams)."""
+        values: dict[str, object] = {}
+        for name, editor in self.editors.items():
+            if isinstance(editor, QCheckBox):
+                values[name] = editor.isChecked()
+            elif isinstance(editor, QDoubleSpinBox):
+                values[name] = round(editor.value(), 4)
+            else:
+                values[name] = editor.value()
+        known = {f.name for f in dataclasses.fields(Config)}
+        return self._state.config.with_changes(**{k: v for k, v in values.items() if k in known})
+
+    def save(self) -> None:
+        try:
+            self._state.update_config(self.edited_config())
+        except AmbryError as exc:
+            messages.report(exc)
+            return
+        messages.info("Settings saved; agents use them from their next call.")
+
+    # -- token and maintenance ---------------------------------------------------
+
+    def copy_token(self) -> None:
+        try:
+            token = auth.load_or_create_token(self._state.data_dir.token_file)
+        except AmbryError as exc:
+            messages.report(exc)
+            return
+        QGuiApplication.clipboard().setText(token)
+        messages.info("Agent token copied to the clipboard.")
+
+    def regenerate_token(self) -> None:
+        if not messages.confirm(
+            self,
+            "Regenerate token",
+            "Make a new agent token? Agents that connect later need the new one; "
+            "sessions already open keep working.",
+            "Regenerate",
+        ):
+            return
+        try:
+            auth.regenerate_token(self._state.data_dir.token_file)
+        except AmbryError as exc:
+            messages.report(exc)
+            return
+        messages.info("New agent token written; give it to your agents.")
+
+    def rebuild_index(self) -> None:
+        group = self._state.group
+        self.rebuild_button.setEnabled(False)
+        messages.info(f"Rebuilding the search index of {group!r}…")
+
+        def done(count: int) -> None:
+            self.rebuild_button.setEnabled(True)
+            messages.info(f"Search index rebuilt ({count:,} memories).")
+
+        def failed(exc: BaseException) -> None:
+            self.rebuild_button.setEnabled(True)
+            if not isinstance(exc, AmbryError):
+                raise exc
+            messages.report(exc)
+
+        self._executor.submit(group, lambda svc: svc.store_for(group).rebuild_index(), done, failed)

@@ -1,0 +1,269 @@
+"""Threads: the projects agents carry across sessions, with their handoffs and turns.
+
+The list shows every thread of the group, most recently active first. The
+selected thread's current handoff is rendered (and editable), with the
+commitments found in it, the note the last session left, every kept version
+with a diff and restore, and the thread's exchanges. Renaming and deleting a
+thread are the person's actions; agents cannot do either.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.continuity.threads import Thread, delete_thread, rename_thread
+from core.model.changes import Changes
+from core.model.errors import AmbryError
+from desktop.memories.actions import plural
+from desktop.memories.editor import local_time
+from desktop.threads.handoff_history import HistoryPane
+from desktop.threads.handoff_view import HandoffPane
+from desktop.threads.model import exchanges_model, fetch_exchanges, fetch_threads, threads_model
+from desktop.widgets import messages
+from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.placeholder import placeholder
+from desktop.widgets.record_model import record_table
+from desktop.widgets.watch import AppState
+
+_EMPTY_TITLE = "No threads yet"
+_EMPTY_BODY = (
+    "<p>A thread is a project an agent keeps working on across sessions, such as "
+    "“Website redesign”. Each keeps a handoff note (the state of the work, with its "
+    "history) and the turns of the conversation.</p>"
+    '<p>An agent opens one with <code>hello {"thread": "Website redesign"}</code> or '
+    "<code>thread_open</code>; naming a new title creates it. From a terminal: "
+    "<code>ambry threads open TITLE</code>.</p>"
+)
+
+
+class Tab:
+    HANDOFF = 0
+    HISTORY = 1
+    EXCHANGES = 2
+
+
+class ThreadsPage(LazyPage):
+    """The current group's threads and the selected thread's handoff, history and turns.
+
+    Args:
+        state: the shared app state.
+        parent: the parent widget.
+    """
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._shown_id: str | None = None
+        self._refreshing = False
+        self.model = threads_model(self)
+        self.table = record_table(self.model, "threadsTable", self)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.rename_button = QPushButton("Rename…", self)
+        self.rename_button.setToolTip("Give the thread a new title (F2)")
+        self.delete_button = QPushButton("Delete…", self)
+        self.delete_button.setObjectName("danger")
+        self.delete_button.setToolTip("Delete the thread and its handoffs (Del)")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.rename_button)
+        buttons.addWidget(self.delete_button)
+        buttons.addStretch(1)
+        left = QWidget(self)
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.table, 1)
+        left_layout.addLayout(buttons)
+
+        self.title = QLabel(self)
+        self.title.setObjectName("editorTitle")
+        self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.subtitle = QLabel(self)
+        self.subtitle.setObjectName("hint")
+        self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.handoff = HandoffPane(state, self)
+        self.history = HistoryPane(state, self)
+        self.exchanges = exchanges_model(self)
+        self.exchange_table = record_table(self.exchanges, "exchangesTable", self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self.handoff, "Handoff")
+        self.tabs.addTab(self.history, "History")
+        self.tabs.addTab(self.exchange_table, "Exchanges")
+        right = QWidget(self)
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(4, 0, 0, 0)
+        right_layout.addWidget(self.title)
+        right_layout.addWidget(self.subtitle)
+        right_layout.addWidget(self.tabs, 1)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(left)
+        splitter.addWidget(right)
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
+        # The handoff's wide size hint would otherwise squeeze the list to nothing.
+        left.setMinimumWidth(300)
+        splitter.setSizes([440, 700])
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(splitter)
+        self.stack.addWidget(placeholder(_EMPTY_TITLE, _EMPTY_BODY, self))
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.stack, 1)
+
+        self._key(QKeySequence(Qt.Key.Key_F2), self.rename)
+        self._key(QKeySequence(QKeySequence.StandardKey.Delete), self.delete)
+        self.rename_button.clicked.connect(self.rename)
+        self.delete_button.clicked.connect(self.delete)
+        self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        self.handoff.editing_changed.connect(self._on_editing)
+        self.handoff.saved.connect(lambda _w: self._invalidate(reload=False))
+        self.history.restored.connect(lambda _v: self._invalidate(reload=False))
+        state.changed.connect(self._on_changes)
+        state.group_changed.connect(self._on_group)
+        self._on_selection()
+
+    def _key(self, keys: QKeySequence, slot: object) -> None:
+        action = QAction(self.table)
+        action.setShortcut(keys)
+        action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        action.triggered.connect(slot)
+        self.table.addAction(action)
+
+    # -- refreshing --------------------------------------------------------------
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.group == self._state.group and (changes.threads or changes.sessions):
+            self._invalidate(reload=False)
+
+    def _on_group(self, _group: str) -> None:
+        # The edit belonged to the other group's thread and cannot be saved here; the
+        # window asked before switching if it had changes.
+        if self.handoff.editing:
+            self.handoff.discard()
+        self._invalidate(reload=True)
+
+    def refresh(self) -> None:
+        reload = self._begin_refresh()
+        keep = self._shown_id
+        # A reset drops the selection and selecting again changes it: show the result once.
+        self._refreshing = True
+        try:
+            if reload:
+                keep = None
+                self.model.load(fetch_threads(self._state.service, self._state.group))
+            else:
+                self.model.refresh()
+            row = None if keep is None else self.model.row_of(keep)
+            if row is None and self.model.rowCount():
+                row = 0
+            if row is not None:
+                self._select_row(row)
+        finally:
+            self._refreshing = False
+        self.stack.setCurrentIndex(0 if self.model.rowCount() else 1)
+        self._show(self.selected(), force=True)
+
+    # -- selection ---------------------------------------------------------------
+
+    def selected(self) -> Thread | None:
+        rows = self.table.selectionModel().selectedRows()
+        return self.model.record_at(rows[0].row()) if rows else None
+
+    def select(self, thread_id: str) -> None:
+        row = self.model.row_of(thread_id)
+        if row is not None:
+            self._select_row(row)
+
+    def _select_row(self, row: int) -> None:
+        self.table.selectionModel().setCurrentIndex(
+            self.model.index(row, 0),
+            QItemSelectionModel.SelectionFlag.ClearAndSelect
+            | QItemSelectionModel.SelectionFlag.Rows,
+        )
+
+    def _on_selection(self, *_args: object) -> None:
+        if not self._refreshing:
+            self._show(self.selected(), force=False)
+
+    def _show(self, thread: Thread | None, *, force: bool) -> None:
+        thread_id = None if thread is None else thread.id
+        for b in (self.rename_button, self.delete_button):
+            b.setEnabled(thread is not None and not self.handoff.editing)
+        if thread is None:
+            self.title.setText("")
+            self.subtitle.setText("")
+        else:
+            self.title.setText(thread.title)
+            self.subtitle.setText(
+                f"{thread.id}  ·  created {local_time(thread.created_at)}  ·  "
+                f"{plural(thread.exchange_count, 'exchange')}"
+            )
+        same = thread_id == self._shown_id
+        if same and not force:
+            return
+        self._shown_id = thread_id
+        if not self.handoff.editing:
+            self.handoff.show_thread(thread_id)
+        self.history.show_thread(thread_id)
+        service, group = self._state.service, self._state.group
+        if thread_id is None:
+            self.exchanges.load(None)
+        elif same:
+            self.exchanges.refresh()
+        else:
+            self.exchanges.load(fetch_exchanges(service, group, thread_id))
+        self.tabs.setTabText(Tab.HISTORY, f"History ({self.history.model.rowCount()})")
+
+    def _on_editing(self, editing: bool) -> None:
+        # One thread is edited at a time: the list waits until the edit is saved or dropped.
+        self.table.setEnabled(not editing)
+        for b in (self.rename_button, self.delete_button):
+            b.setEnabled(not editing and self.selected() is not None)
+
+    # -- renaming and deleting ---------------------------------------------------
+
+    def rename(self) -> None:
+        thread = self.selected()
+        if thread is None or self.handoff.editing:
+            return
+        title = messages.ask_text(self, "Rename thread", f"New title for “{thread.title}”:")
+        if not title or title == thread.title:
+            return
+        try:
+            renamed = rename_thread(self._state.service, self._state.operator(), thread.id, title)
+        except AmbryError as exc:
+            messages.report(exc)
+            return
+        messages.info(f"Thread renamed to “{renamed.title}”.")
+        self._invalidate(reload=False)
+
+    def delete(self) -> None:
+        thread = self.selected()
+        if thread is None or self.handoff.editing:
+            return
+        # The history pane lists the selected thread's kept versions.
+        versions = self.history.model.rowCount()
+        question = (
+            f"Delete the thread “{thread.title}” and {plural(versions, 'handoff version')}? "
+            f"Its {plural(thread.exchange_count, 'exchange')} stay, filed under no thread."
+        )
+        if not messages.confirm(self, "Delete thread", question, "Delete"):
+            return
+        try:
+            delete_thread(self._state.service, self._state.operator(), thread.id)
+        except AmbryError as exc:
+            messages.report(exc)
+            return
+        messages.info(f"Thread “{thread.title}” deleted.")
+        self._shown_id = None
+        self._invalidate(reload=False)

@@ -1,0 +1,171 @@
+"""What every view shares and watches: the service, the group, settings, change records.
+
+Every mutation in core returns a :class:`~core.model.changes.Changes` record and
+tells the service's listeners. :class:`AppState` turns those calls into one
+app-level Qt signal (Anki's ``operation_did_execute``), merged over a few
+milliseconds so that an agent storing twenty memories in a burst costs one
+refresh, not twenty. Each view then refreshes only what the record says it
+shows.
+
+Writes by another process (``ambry store`` in a terminal) never reach this
+process's listeners, so the current group's ``PRAGMA data_version`` is polled:
+it changes only when another connection commits, and reading it is a few
+microseconds, so an idle window stays idle.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from core.model.changes import Changes
+from core.model.config import Config, save_config
+from core.model.entries import Actor
+from core.service import Caller, MemoryService
+from core.storage.paths import DataDir, validate_group
+
+log = logging.getLogger(__name__)
+
+#: How long change records are gathered before one signal carries them all.
+COALESCE_MS = 30
+#: How often the current group's database is checked for other processes' writes.
+POLL_MS = 500
+#: The client name of the person's sessions, as the audit log shows it.
+CLIENT_NAME = "desktop"
+
+
+def everything(group: str) -> Changes:
+    """A record saying that anything in ``group`` may have changed."""
+    return Changes(
+        group=group,
+        entries=True,
+        review=True,
+        audit=True,
+        sessions=True,
+        threads=True,
+        attachments=True,
+    )
+
+
+class AppState(QObject):
+    """The composition root's shared state, passed to every view.
+
+    Args:
+        service: the GUI thread's service (the agent socket uses the same one).
+        data_dir: the data directory in use.
+        group: the group shown first.
+        parent: the owning QObject.
+
+    Signals:
+        changed(object): a :class:`~core.model.changes.Changes` record, one per group
+            and burst, for writes by this process and by others.
+        config_changed(object): the new :class:`~core.model.config.Config`.
+        group_changed(str): the group the views show now.
+    """
+
+    changed = Signal(object)
+    config_changed = Signal(object)
+    group_changed = Signal(str)
+
+    def __init__(
+        self, service: MemoryService, data_dir: DataDir, group: str, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.service = service
+        self.data_dir = data_dir
+        self._group = validate_group(group)
+        self._operators: dict[str, Caller] = {}
+        self._pending: dict[str, Changes] = {}
+        self._closed = False
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(COALESCE_MS)
+        self._flush_timer.timeout.connect(self._flush)
+        self._version = 0
+        self._poll_timer = QTimer(self)
+        self._poll_timer.setInterval(POLL_MS)
+        self._poll_timer.timeout.connect(self.poll)
+        service.add_listener(self._on_changes)
+
+    # -- group and sessions ----------------------------------------------------
+
+    @property
+    def group(self) -> str:
+        return self._group
+
+    @property
+    def config(self) -> Config:
+        return self.service.config
+
+    def groups(self) -> list[str]:
+        """Groups with a database, plus the current one (which may not have one yet)."""
+        return sorted({*self.data_dir.groups(), self._group})
+
+    def set_group(self, group: str) -> None:
+        """Show ``group`` (creating its database if needed) in every view."""
+        group = validate_group(group)
+        if group == self._group:
+            return
+        store = self.service.store_for(group)
+        self._group = group
+        # The baseline is taken now: a commit made before the first poll still counts.
+        self._version = store.data_version()
+        self.group_changed.emit(group)
+
+    def operator(self, group: str | None = None) -> Caller:
+        """The person's session in ``group`` (default: the current one), opened on first use."""
+        group = group or self._group
+        caller = self._operators.get(group)
+        if caller is None:
+            caller = self.service.open_session(group, Actor.OPERATOR, CLIENT_NAME)
+            self._operators[group] = caller
+        return caller
+
+    # -- settings --------------------------------------------------------------
+
+    def update_config(self, config: Config) -> None:
+        """Save ``config`` and apply it at once (the agent socket shares the service)."""
+        if config == self.service.config:
+            return
+        save_config(self.data_dir.config_file, config)
+        self.service.set_config(config)
+        self.config_changed.emit(config)
+
+    # -- change records --------------------------------------------------------
+
+    def start_polling(self) -> None:
+        self._version = self.service.store_for(self._group).data_version()
+        self._poll_timer.start()
+
+    def poll(self) -> None:
+        """Check the current group for commits by other connections."""
+        version = self.service.store_for(self._group).data_version()
+        if version != self._version:
+            log.info("group %s changed on disk", self._group)
+            self._on_changes(everything(self._group))
+        self._version = version
+
+    def _on_changes(self, changes: Changes) -> None:
+        # Called from inside service calls: only queue here, views refresh after.
+        if self._closed:
+            return
+        pending = self._pending.get(changes.group)
+        self._pending[changes.group] = changes if pending is None else pending | changes
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, {}
+        for changes in pending.values():
+            self.changed.emit(changes)
+
+    def close(self) -> None:
+        """End the person's sessions and stop watching."""
+        self._closed = True
+        self.service.remove_listener(self._on_changes)
+        self._poll_timer.stop()
+        self._flush_timer.stop()
+        for caller in self._operators.values():
+            self.service.end_session(caller)
+        self._operators.clear()
