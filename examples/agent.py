@@ -21,8 +21,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
 
-from core.client import AmbryClient, ServerUnavailable
-from core.errors import AmbryError, RateLimited
+from core.agent.client import AmbryClient, ServerUnavailable
+from core.model.errors import AmbryError, RateLimited
 
 
 def think(user_message: str, brief: str, hits: list[dict[str, Any]]) -> str:
