@@ -7,14 +7,14 @@ A rule (validation, limits, redaction, audit) lives here and nowhere else. A
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
-from datetime import timedelta
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from core.attachments import attach as attachments
 from core.attachments import receipts
 from core.continuity import context as continuity
+from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
 from core.memory.confidence import effective_confidence
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
@@ -23,101 +23,50 @@ from core.memory.writing import (
     StoreRequest,
     check_rate,
     clean_tags,
-    content_key,
-    normalise_content,
+    parse_store_args,
     prepare,
     write_entry,
     writing,
 )
+from core.model.caller import Caller
 from core.model.changes import Changes
 from core.model.config import Config
 from core.model.entries import (
-    MAX_SEARCH_LIMIT,
     Actor,
     EntryFilter,
     EntryType,
     MemoryEntry,
     Privacy,
     SearchResult,
-    SourceType,
-    Trust,
     iso,
-    new_session_id,
     parse_iso,
     utc_now,
 )
 from core.model.errors import Forbidden, InvalidParams, NotFound
 from core.policy.manifest import validate_args
+from core.recall import search
 from core.recall.brief import MemoryBrief
 from core.recall.briefing import build_group_brief, refresh_decay
 from core.storage import audit
 from core.storage.audit import Action
-from core.storage.crypto import (
-    KeyUnavailable,
-    decrypt,
-    encrypt,
-    is_encrypted,
-    keyed_hash,
-    load_key,
-)
-from core.storage.fts import query_terms, typed_terms
-from core.storage.paths import DataDir, validate_group
-from core.storage.rows import Hit, NewRow, decode_tags
+from core.storage.paths import DataDir
 from core.storage.store import GroupStore
+from core.storage.workspace import Workspace
+
+__all__ = ["Caller", "MemoryService"]
 
 log = logging.getLogger(__name__)
 
 #: Receipts listed (and re-verified) in the brief.
 BRIEF_RECEIPTS = 5
-SECRET_MASK = "[secret: reveal it in Ambry to read]"
-LOCKED_MASK = "[encrypted: the OS keyring holding Ambry's key is unavailable]"
 
 
-@dataclass(frozen=True)
-class Caller:
-    """Who is calling, in which group and session. Provenance comes from here only."""
-
-    group: str
-    actor: Actor
-    session_id: str
-    #: The thread the session works in, if it named one.
-    thread_id: str | None = None
-
-
-def relevance_scores(bm25_scores: list[float]) -> list[float]:
-    """Map bm25 scores (lower is better) onto 0..1 relative to the best match.
-
-    bm25 has no fixed scale (it depends on corpus size and term rarity), so the
-    best result scores 1.0 and the others their fraction of it.
-    """
-    strengths = [max(0.0, -s) for s in bm25_scores]
-    best = max(strengths, default=0.0)
-    if best <= 0.0:
-        return [1.0 for _ in strengths]
-    return [round(s / best, 4) for s in strengths]
-
-
-_BEHAVIORAL_TYPES = frozenset(t.value for t in EntryType if t.behavioral)
-
-
-def to_search_result(hit: Hit, content: str, score: float) -> SearchResult:
-    """A search result from its stored columns and its readable ``content``."""
-    return SearchResult(
-        id=hit.id,
-        type=hit.type,
-        content=content,
-        behavioral=hit.type in _BEHAVIORAL_TYPES,
-        tags=list(decode_tags(hit.tags)),
-        created_at=hit.created_at,
-        relevance_score=score,
-        status=hit.status,
-        superseded_by=hit.superseded_by,
-        trust=hit.trust,
-    )
-
-
-class MemoryService:
+class MemoryService(Workspace):
     """Typed memory operations over the group databases of one data directory.
+
+    The workspace underneath holds the stores, settings, data key and listeners;
+    this class adds the operations every front end calls, each with its checks
+    and its audit row.
 
     Args:
         data_dir: where the group databases live.
@@ -125,119 +74,27 @@ class MemoryService:
     """
 
     def __init__(self, data_dir: DataDir, config: Config | None = None) -> None:
-        self.data_dir = data_dir
-        self.config = config or Config()
-        self._stores: dict[str, GroupStore] = {}
-        self._listeners: list[Callable[[Changes], None]] = []
-        self._key: bytes | None = None
-        self._defer_reads = False
+        super().__init__(data_dir, config)
+        self.on_open(self._expire_and_decay)
 
-    # -- plumbing ------------------------------------------------------------
-
-    def add_listener(self, fn: Callable[[Changes], None]) -> None:
-        """Call ``fn`` with the change record of every mutation made through this service."""
-        self._listeners.append(fn)
-
-    def remove_listener(self, fn: Callable[[Changes], None]) -> None:
-        """Stop calling ``fn``; unknown listeners are ignored (a view may close twice)."""
-        if fn in self._listeners:
-            self._listeners.remove(fn)
-
-    def emit(self, changes: Changes) -> Changes:
-        """Tell every listener about ``changes`` (modules that write through a store call this)."""
-        for fn in list(self._listeners):
-            fn(changes)
-        return changes
-
-    def store_for(self, group: str) -> GroupStore:
-        """The open store of ``group``, opening (and migrating, purging) it on first use."""
-        group = validate_group(group)
-        store = self._stores.get(group)
-        if store is None:
-            self.data_dir.ensure()
-            store = GroupStore(self.data_dir.group_db(group), group)
-            store.defer_reads = self._defer_reads
-            self._stores[group] = store
-            self._purge_superseded(store)
-            expired = expire_exchanges(store, self.config, utc_now())
-            if expired:
-                log.info("expired %d exchanges in group %s", expired, group)
-            self.refresh_decay(group)
-        return store
-
-    def defer_read_audit(self, on: bool = True) -> None:
-        """Batch the audit rows of reads until :meth:`flush_read_audit` (servers use this)."""
-        self._defer_reads = on
-        for store in self._stores.values():
-            store.defer_reads = on
-
-    def flush_read_audit(self) -> int:
-        """Write every pending read-audit row; returns how many."""
-        written = 0
-        for store in self._stores.values():
-            count = store.flush_reads()
-            if count:
-                written += count
-                self.emit(Changes(group=store.group, audit=True))
-        return written
-
-    def close(self) -> None:
-        for store in self._stores.values():
-            store.close()
-        self._stores.clear()
-
-    def set_config(self, config: Config) -> None:
-        self.config = config
-
-    def _purge_superseded(self, store: GroupStore) -> None:
-        cutoff = iso(utc_now() - timedelta(days=self.config.purge_superseded_days))
-        with store.transaction():
-            purged = store.purge_superseded(cutoff)
-            if purged:
-                audit.record(
-                    store,
-                    Action.PURGE,
-                    Actor.SYSTEM,
-                    entry_ids=purged,
-                    count=len(purged),
-                    reason=f"superseded more than {self.config.purge_superseded_days} days ago",
-                )
-        if purged:
-            log.info("purged %d superseded entries from group %s", len(purged), store.group)
+    def _expire_and_decay(self, store: GroupStore) -> None:
+        expired = expire_exchanges(store, self.config, utc_now())
+        if expired:
+            log.info("expired %d exchanges in group %s", expired, store.group)
+        self.refresh_decay(store.group)
 
     # -- sessions ------------------------------------------------------------
 
     def open_session(self, group: str, actor: Actor, client: str = "") -> Caller:
-        store = self.store_for(group)
         if actor is Actor.AGENT:
+            store = self.store_for(group)
             # A long-running app opens a store once; sessions are when time has moved on.
             self.refresh_decay(group)
             expire_exchanges(store, self.config, utc_now())
-        session_id = new_session_id()
-        with store.transaction():
-            store.execute(
-                "INSERT INTO sessions (id, actor, client, started_at) VALUES (?, ?, ?, ?)",
-                (session_id, actor.value, client[:200], iso(utc_now())),
-            )
-            audit.record(
-                store, Action.SESSION_START, actor, session_id=session_id, client=client[:200]
-            )
-        self.emit(Changes(group=store.group, sessions=True, audit=True))
-        return Caller(group=store.group, actor=actor, session_id=session_id)
+        return sessions.start_session(self, group, actor, client)
 
     def end_session(self, caller: Caller, *, graceful: bool = True) -> None:
-        store = self.store_for(caller.group)
-        state = "ended" if graceful else "abandoned"
-        with store.transaction():
-            store.execute(
-                "UPDATE sessions SET ended_at = ?, end_state = ? "
-                "WHERE id = ? AND end_state = 'open'",
-                (iso(utc_now()), state, caller.session_id),
-            )
-            audit.record(
-                store, Action.SESSION_END, caller.actor, session_id=caller.session_id, state=state
-            )
-        self.emit(Changes(group=store.group, sessions=True, audit=True))
+        sessions.end_session(self, caller, graceful=graceful)
 
     # -- writes --------------------------------------------------------------
 
@@ -247,17 +104,7 @@ class MemoryService:
 
     @staticmethod
     def parse_store_args(args: dict[str, Any]) -> StoreRequest:
-        args = validate_args("memory_store", args)
-        claim = args.get("source") or {}
-        return StoreRequest(
-            entry_type=EntryType(args["type"]),
-            content=args["content"],
-            tags=tuple(args.get("tags") or ()),
-            supersedes=args.get("supersedes"),
-            claimed_type=SourceType(claim["type"]) if claim.get("type") else None,
-            claimed_trust=Trust(claim["trust"]) if claim.get("trust") else None,
-            privacy=Privacy(args.get("privacy") or "public"),
-        )
+        return parse_store_args(args)
 
     def store_entries(self, caller: Caller, requests: Sequence[StoreRequest]) -> list[StoreOutcome]:
         """Write entries in one transaction: all are stored, or none is.
@@ -311,10 +158,6 @@ class MemoryService:
             raise NotFound(f"no entry {entry_id} in group {group}", field="id")
         return self.readable(entry, reveal=reveal)
 
-    def entries(self, group: str, ids: Iterable[str]) -> dict[str, MemoryEntry]:
-        """Readable entries by id (secret content masked), for lists such as the browser."""
-        return {k: self.readable(e) for k, e in self.store_for(group).get_many(ids).items()}
-
     def reveal(self, caller: Caller, entry_id: str) -> MemoryEntry:
         """Decrypt a secret entry on the person's explicit request; audited."""
         if caller.actor is Actor.AGENT:
@@ -331,51 +174,6 @@ class MemoryService:
             )
         self.emit(Changes(group=store.group, audit=True))
         return entry
-
-    def readable(self, entry: MemoryEntry, *, reveal: bool = False) -> MemoryEntry:
-        """``entry`` with its content decrypted where allowed, else a plain-words mask."""
-        content = self.readable_content(entry.id, entry.privacy, entry.content, reveal=reveal)
-        return entry if content is entry.content else replace(entry, content=content)
-
-    def readable_content(
-        self, entry_id: str, privacy: str, content: str, *, reveal: bool = False
-    ) -> str:
-        """Stored ``content`` decrypted where allowed, else a plain-words mask."""
-        if privacy == Privacy.PUBLIC or not is_encrypted(content):
-            return content
-        if privacy == Privacy.SECRET and not reveal:
-            return SECRET_MASK
-        try:
-            key = self._data_key(create=False)
-        except KeyUnavailable:
-            key = None
-        if key is None:
-            return LOCKED_MASK
-        return decrypt(key, content, entry_id)
-
-    def dedup_key(self, privacy: Privacy, content: str) -> str:
-        """The key duplicates are found by: a plain hash, or a keyed one for encrypted text."""
-        if privacy is Privacy.PUBLIC:
-            return content_key(content)
-        data_key = self._data_key(create=True)
-        assert data_key is not None
-        return keyed_hash(data_key, normalise_content(content))
-
-    def row_for(self, entry: MemoryEntry) -> NewRow:
-        """What the store writes for ``entry`` (plaintext content): sealed unless public."""
-        key = self.dedup_key(entry.privacy, entry.content)
-        if entry.privacy is Privacy.PUBLIC:
-            return NewRow(entry, search_text=entry.content, content_key=key)
-        data_key = self._data_key(create=True)
-        assert data_key is not None
-        # Only tags stay searchable; the content is ciphertext at rest.
-        sealed = encrypt(data_key, entry.content, entry.id)
-        return NewRow(replace(entry, content=sealed), search_text="", content_key=key)
-
-    def _data_key(self, *, create: bool) -> bytes | None:
-        if self._key is None:
-            self._key = load_key(self.data_dir.root, create=create)
-        return self._key
 
     def history(self, group: str, entry_id: str) -> list[MemoryEntry]:
         self.get(group, entry_id)
@@ -411,19 +209,8 @@ class MemoryService:
         self, group: str, query: str, flt: EntryFilter, limit: int = 20
     ) -> list[SearchResult]:
         """Search without auditing (the GUI's browsing uses this)."""
-        limit = max(1, min(limit, MAX_SEARCH_LIMIT))
-        store = self.store_for(group)
-        if query.strip():
-            hits = store.search(query_terms(query), flt, limit)
-            scores = relevance_scores([h.score for h in hits])
-        else:
-            hits = store.recent_hits(flt, limit)
-            scores = [0.0] * len(hits)
-        results = [
-            to_search_result(h, self.readable_content(h.id, h.privacy, h.content), score)
-            for h, score in zip(hits, scores, strict=True)
-        ]
-        return self._with_receipt_states(store, results)
+        results = search.search_entries(self, group, query, flt, limit)
+        return self._with_receipt_states(self.store_for(group), results)
 
     @staticmethod
     def _with_receipt_states(store: GroupStore, results: list[SearchResult]) -> list[SearchResult]:
@@ -440,11 +227,7 @@ class MemoryService:
 
     def list_ids(self, group: str, flt: EntryFilter, query: str = "") -> list[str]:
         """Ordered ids for the browser (most recent first, or best match first)."""
-        store = self.store_for(group)
-        if not query.strip():
-            return store.ids(flt)
-        terms, typing = typed_terms(query)
-        return store.browse_ids(flt, terms, prefix_last=typing)
+        return search.list_ids(self, group, flt, query)
 
     # -- brief, decay, markers, pins ----------------------------------------
 

@@ -53,7 +53,8 @@ if TYPE_CHECKING:
         ReadResourceResult,
     )
 
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.service import MemoryService
 
 log = logging.getLogger(__name__)
 

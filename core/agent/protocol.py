@@ -46,7 +46,8 @@ from core.model.errors import AmbryError, Conflict, InvalidParams, NotFound, Una
 from core.storage.paths import DEFAULT_GROUP, validate_group
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.service import MemoryService
 
 log = logging.getLogger(__name__)
 

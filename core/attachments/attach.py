@@ -31,16 +31,17 @@ from core.attachments.verification import (
 from core.model.changes import Changes
 from core.model.entries import iso, utc_now
 from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge
+from core.model.text import single_line
 from core.policy.sanitize import neutralize
 from core.policy.screening import audit_redacted
 from core.policy.secrets import redact
-from core.recall.brief import single_line
 from core.storage import audit
 from core.storage.audit import Action
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
     from core.storage.store import GroupStore
+    from core.storage.workspace import Workspace
 
 #: Largest file a receipt is made for (the seed's per-file ceiling): 15 MiB.
 MAX_ATTACHMENT_BYTES: Final = 15 * 1024 * 1024
@@ -198,7 +199,7 @@ def _link(link: Link) -> dict[str, Any]:
 
 
 def attach(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     path: str,
     *,
@@ -239,7 +240,7 @@ def _check_turn(turn: str | None) -> None:
 
 
 def record_receipt(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     facts: FileFacts,
     *,
@@ -351,7 +352,7 @@ def _audit_attach(
 # -- verifying ----------------------------------------------------------------------
 
 
-def verify(service: MemoryService, caller: Caller, rid: str) -> Verification:
+def verify(service: Workspace, caller: Caller, rid: str) -> Verification:
     """Hash one receipt's source again and record what was found.
 
     Raises:
@@ -361,7 +362,7 @@ def verify(service: MemoryService, caller: Caller, rid: str) -> Verification:
 
 
 def verify_all(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     ids: Sequence[str] | None = None,
     progress: Progress | None = None,

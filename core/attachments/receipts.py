@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Final
 from core.attachments.filetypes import Kind
 from core.model.entries import parse_iso
 from core.model.errors import NotFound
+from core.model.text import single_line
 from core.policy.sanitize import neutralize
-from core.recall.brief import single_line
 
 if TYPE_CHECKING:
     from core.storage.store import GroupStore

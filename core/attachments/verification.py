@@ -24,8 +24,9 @@ from core.storage import audit
 from core.storage.audit import Action
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
     from core.storage.store import GroupStore
+    from core.storage.workspace import Workspace
 
 # -- checking a source again --------------------------------------------------------
 
@@ -153,9 +154,7 @@ def pending_checks(store: GroupStore, ids: Sequence[str] | None = None) -> list[
     return [found[rid] for rid in unique]
 
 
-def record_checks(
-    service: MemoryService, caller: Caller, results: Sequence[Verification]
-) -> Changes:
+def record_checks(service: Workspace, caller: Caller, results: Sequence[Verification]) -> Changes:
     """Store the states found by :func:`check_sources`, audited as one action.
 
     A result planned before the receipt's newest link (the file was attached

@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from core import __version__
+from core.model.caller import Caller
 from core.model.config import load_config
 from core.model.entries import Actor, MemoryEntry, SearchResult
 from core.model.errors import AmbryError
-from core.service import Caller, MemoryService
+from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir
 
 Handler = Callable[["Context", argparse.Namespace], int]

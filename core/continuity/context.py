@@ -41,7 +41,8 @@ from core.continuity.threads import (
 from core.model.entries import Actor
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
 
 
 # -- entering a thread -----------------------------------------------------------------
@@ -71,7 +72,7 @@ class ThreadEntry:
         }
 
 
-def enter_thread(service: MemoryService, caller: Caller, ref: str | None) -> ThreadEntry:
+def enter_thread(service: Workspace, caller: Caller, ref: str | None) -> ThreadEntry:
     """Start work in a thread: ``hello {thread}`` and ``thread_open`` both come here.
 
     ``ref`` is a thread id, or a title (a new title creates the thread). The
@@ -97,7 +98,7 @@ def enter_thread(service: MemoryService, caller: Caller, ref: str | None) -> Thr
     return ThreadEntry(caller, thread, created, handoff, session_handoff)
 
 
-def open_threads(service: MemoryService, group: str, thread_id: str) -> list[str]:
+def open_threads(service: Workspace, group: str, thread_id: str) -> list[str]:
     """What the thread's current handoff and its last session handoff left open."""
     texts = [
         h.markdown
@@ -128,7 +129,7 @@ def _by(author: str | None) -> str:
 
 
 def continuity_brief_sections(
-    service: MemoryService,
+    service: Workspace,
     group: str,
     thread_id: str | None,
     session_handoff: SessionHandoff | None,
@@ -169,7 +170,7 @@ def continuity_brief_sections(
     return sections
 
 
-def session_brief_sections(service: MemoryService, caller: Caller) -> list[tuple[str, str]]:
+def session_brief_sections(service: Workspace, caller: Caller) -> list[tuple[str, str]]:
     """The continuity sections of the caller's brief, for ``caller.thread_id``.
 
     The thread comes from the caller, as for the rest of the brief, so a preview
@@ -185,7 +186,7 @@ def session_brief_sections(service: MemoryService, caller: Caller) -> list[tuple
 
 
 def preview_brief_sections(
-    service: MemoryService, group: str, thread_ref: str | None
+    service: Workspace, group: str, thread_ref: str | None
 ) -> list[tuple[str, str]]:
     """The continuity sections the next agent session of a thread would get.
 

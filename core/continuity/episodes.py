@@ -35,7 +35,8 @@ from core.storage.fts import match_expression, query_terms
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
 
 MAX_EXCHANGE_CHARS: Final = 20_000
 MAX_TURN_CHARS: Final = 100
@@ -164,7 +165,7 @@ def _check_turn(turn: object) -> str | None:
 
 
 def log_exchange(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     speaker: str,
     text: str,
@@ -271,7 +272,7 @@ def find_exchanges(
 
 
 def search_exchanges(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     query: str,
     *,
@@ -297,7 +298,7 @@ def search_exchanges(
 
 
 def thread_exchanges(
-    service: MemoryService,
+    service: Workspace,
     group: str,
     thread_id: str | None,
     *,

@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final
 
 from core.model.errors import InvalidParams, TooLarge
+from core.model.text import single_line
 from core.policy.screening import check_unicode, strip_controls
-from core.recall.brief import single_line
 
 if TYPE_CHECKING:
     from core.continuity.handoffs import ThreadHandoff

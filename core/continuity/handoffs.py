@@ -25,7 +25,8 @@ from core.storage.audit import Action
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
 
 #: Versions kept per thread; older ones are pruned when a new one is written.
 MAX_HANDOFF_VERSIONS: Final = 100
@@ -98,7 +99,7 @@ def current_handoff(store: GroupStore, thread_id: str) -> ThreadHandoff | None:
 
 
 def read_handoff(
-    service: MemoryService, group: str, thread_id: str, version: int | None = None
+    service: Workspace, group: str, thread_id: str, version: int | None = None
 ) -> ThreadHandoff | None:
     """The current handoff (or ``version``) of a thread; None if it has none yet.
 
@@ -121,7 +122,7 @@ def read_handoff(
     return _handoff(row)
 
 
-def handoff_history(service: MemoryService, group: str, thread_id: str) -> list[ThreadHandoff]:
+def handoff_history(service: Workspace, group: str, thread_id: str) -> list[ThreadHandoff]:
     """Every kept version of a thread's handoff, newest first."""
     store = service.store_for(group)
     require_thread(store, thread_id)
@@ -159,7 +160,7 @@ def _insert_version(
 
 
 def write_handoff(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     thread_id: str,
     markdown: str,
@@ -210,7 +211,7 @@ def write_handoff(
 
 
 def restore_handoff(
-    service: MemoryService, caller: Caller, thread_id: str, version: int
+    service: Workspace, caller: Caller, thread_id: str, version: int
 ) -> HandoffWrite:
     """Make an earlier version current again, as a new version (so it can be undone too)."""
     store = service.store_for(caller.group)
@@ -236,7 +237,7 @@ def restore_handoff(
 
 
 def audit_handoff_read(
-    service: MemoryService, caller: Caller, thread_id: str, handoff: ThreadHandoff | None
+    service: Workspace, caller: Caller, thread_id: str, handoff: ThreadHandoff | None
 ) -> None:
     """Record that the caller read a handoff (metadata only)."""
     store = service.store_for(caller.group)
@@ -252,7 +253,7 @@ def audit_handoff_read(
 
 
 def export_handoff(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     thread_id: str,
     path: Path,

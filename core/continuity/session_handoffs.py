@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core.continuity.handoff_text import clean_markdown
+from core.continuity.sessions import end_session
 from core.continuity.threads import thread_of_session
 from core.model.changes import Changes
 from core.model.entries import Actor, iso, utc_now
@@ -23,7 +24,8 @@ from core.storage.audit import Action
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ def _session_handoff(row: Sequence[Any]) -> SessionHandoff:
     return SessionHandoff(int(row[0]), row[1], row[2], row[3], row[4], row[5], row[6])
 
 
-def write_session_handoff(service: MemoryService, caller: Caller, markdown: str) -> SessionHandoff:
+def write_session_handoff(service: Workspace, caller: Caller, markdown: str) -> SessionHandoff:
     """Leave a handoff for the next session of this session's group and thread."""
     store = service.store_for(caller.group)
     text, redacted = screen(service, store, caller, clean_markdown(markdown, "handoff"), "handoff")
@@ -97,7 +99,7 @@ def write_session_handoff(service: MemoryService, caller: Caller, markdown: str)
 
 
 def end_session_with_handoff(
-    service: MemoryService, caller: Caller, handoff: str | None
+    service: Workspace, caller: Caller, handoff: str | None
 ) -> SessionHandoff | None:
     """``session_end {handoff?}``: store the handoff (if any text), then end the session.
 
@@ -107,11 +109,11 @@ def end_session_with_handoff(
     stored = None
     if handoff is not None and (not isinstance(handoff, str) or handoff.strip()):
         stored = write_session_handoff(service, caller, handoff)
-    service.end_session(caller, graceful=True)
+    end_session(service, caller, graceful=True)
     return stored
 
 
-def take_session_handoff(service: MemoryService, caller: Caller) -> SessionHandoff | None:
+def take_session_handoff(service: Workspace, caller: Caller) -> SessionHandoff | None:
     """Deliver the pending session handoff of the caller's thread to its session, once.
 
     Only agent sessions take handoffs: the person's CLI and GUI sessions would
@@ -155,13 +157,13 @@ def take_session_handoff(service: MemoryService, caller: Caller) -> SessionHando
 
 
 def peek_session_handoff(
-    service: MemoryService, group: str, thread_id: str | None
+    service: Workspace, group: str, thread_id: str | None
 ) -> SessionHandoff | None:
     """The handoff the next agent session of ``thread_id`` would get, left pending."""
     return _newest(service.store_for(group), thread_id, "consumed_at IS NULL")
 
 
-def delivered_session_handoff(service: MemoryService, caller: Caller) -> SessionHandoff | None:
+def delivered_session_handoff(service: Workspace, caller: Caller) -> SessionHandoff | None:
     """The handoff this session took for its current thread, so it can read it again."""
     store = service.store_for(caller.group)
     return delivered_to(store, caller.session_id, thread_of_session(store, caller.session_id))
@@ -175,7 +177,7 @@ def delivered_to(
 
 
 def latest_session_handoff(
-    service: MemoryService, group: str, thread_id: str | None
+    service: Workspace, group: str, thread_id: str | None
 ) -> SessionHandoff | None:
     """The most recent session handoff of a thread, delivered or not (for the desktop)."""
     return _newest(service.store_for(group), thread_id)

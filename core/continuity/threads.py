@@ -24,7 +24,8 @@ from core.storage.audit import Action
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
 
 #: ``thr-`` and 12 hex digits of a uuid4.
 THREAD_ID: Final = re.compile(r"thr-[0-9a-f]{12}\Z")
@@ -142,7 +143,7 @@ def require_thread(store: GroupStore, thread_id: str) -> Thread:
     return thread
 
 
-def list_threads(service: MemoryService, group: str, limit: int = 500) -> list[Thread]:
+def list_threads(service: Workspace, group: str, limit: int = 500) -> list[Thread]:
     """Threads, most recently active first."""
     rows = service.store_for(group).execute(
         _THREAD_SELECT + " ORDER BY t.updated_at DESC, t.id LIMIT ?", (max(1, limit),)
@@ -150,11 +151,11 @@ def list_threads(service: MemoryService, group: str, limit: int = 500) -> list[T
     return [_thread(r) for r in rows]
 
 
-def get_thread(service: MemoryService, group: str, thread_id: str) -> Thread:
+def get_thread(service: Workspace, group: str, thread_id: str) -> Thread:
     return require_thread(service.store_for(group), thread_id)
 
 
-def find_thread(service: MemoryService, group: str, ref: str) -> Thread:
+def find_thread(service: Workspace, group: str, ref: str) -> Thread:
     """The thread ``ref`` names: an id (``thr-...``) or a title, case-insensitively.
 
     Raises:
@@ -176,7 +177,7 @@ def find_thread(service: MemoryService, group: str, ref: str) -> Thread:
 
 
 def open_thread(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     *,
     title: str | None = None,
@@ -212,7 +213,7 @@ def open_thread(
     return thread, True
 
 
-def rename_thread(service: MemoryService, caller: Caller, thread_id: str, title: str) -> Thread:
+def rename_thread(service: Workspace, caller: Caller, thread_id: str, title: str) -> Thread:
     """Give a thread a new title (the person's action; agents get :class:`Forbidden`)."""
     if caller.actor is Actor.AGENT:
         raise Forbidden("renaming a thread is for the person, in the app or the CLI")
@@ -244,7 +245,7 @@ def rename_thread(service: MemoryService, caller: Caller, thread_id: str, title:
     return thread
 
 
-def delete_thread(service: MemoryService, caller: Caller, thread_id: str) -> Changes:
+def delete_thread(service: Workspace, caller: Caller, thread_id: str) -> Changes:
     """Delete a thread with its handoffs; its exchanges stay, no longer filed under it.
 
     The person's action; agents get :class:`Forbidden`.
@@ -275,7 +276,7 @@ def delete_thread(service: MemoryService, caller: Caller, thread_id: str) -> Cha
 # -- sessions and threads --------------------------------------------------------------
 
 
-def session_thread(service: MemoryService, caller: Caller) -> str | None:
+def session_thread(service: Workspace, caller: Caller) -> str | None:
     """The thread the caller's session is in (the sessions table is the source of truth)."""
     return thread_of_session(service.store_for(caller.group), caller.session_id)
 
@@ -287,7 +288,7 @@ def thread_of_session(store: GroupStore, session_id: str) -> str | None:
     return None if row[0] is None else str(row[0])
 
 
-def set_session_thread(service: MemoryService, caller: Caller, thread_id: str | None) -> Caller:
+def set_session_thread(service: Workspace, caller: Caller, thread_id: str | None) -> Caller:
     """File the session (and what it logs and hands off from now on) under a thread.
 
     Returns:

@@ -18,8 +18,9 @@ from core.storage.audit import Action
 from core.storage.rows import where_clause
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
     from core.storage.store import GroupStore
+    from core.storage.workspace import Workspace
 
 
 class Decision(StrEnum):
@@ -55,7 +56,7 @@ def candidate_ids(store: GroupStore) -> list[str]:
     ]
 
 
-def candidates(service: MemoryService, group: str) -> list[MemoryEntry]:
+def candidates(service: Workspace, group: str) -> list[MemoryEntry]:
     """The entries of :func:`candidate_ids`, readable (private content decrypted)."""
     ids = candidate_ids(service.store_for(group))
     found = service.entries(group, ids)
@@ -63,7 +64,7 @@ def candidates(service: MemoryService, group: str) -> list[MemoryEntry]:
 
 
 def review(
-    service: MemoryService, caller: Caller, entry_ids: Sequence[str], decision: Decision
+    service: Workspace, caller: Caller, entry_ids: Sequence[str], decision: Decision
 ) -> Changes:
     """Accept (make active), reject (delete) or defer candidates, all or none."""
     require_operator(caller, "reviewing memories")
@@ -127,7 +128,7 @@ def _apply_pending_supersession(store: GroupStore, caller: Caller, entry_id: str
 
 
 def delete_many(
-    service: MemoryService, caller: Caller, entry_ids: Sequence[str]
+    service: Workspace, caller: Caller, entry_ids: Sequence[str]
 ) -> tuple[Changes, list[MemoryEntry]]:
     """Delete entries in one transaction; returns them so the caller can offer undo."""
     require_operator(caller, "bulk deletion")
@@ -155,7 +156,7 @@ def delete_many(
     return changes, [found[i] for i in entry_ids]
 
 
-def restore(service: MemoryService, caller: Caller, entries: Sequence[MemoryEntry]) -> Changes:
+def restore(service: Workspace, caller: Caller, entries: Sequence[MemoryEntry]) -> Changes:
     """Put deleted entries back exactly as they were (undo), all or none."""
     require_operator(caller, "restoring memories")
     store = service.store_for(caller.group)

@@ -18,7 +18,8 @@ from core.storage.audit import Action
 from core.storage.fts import match_expression, query_terms
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
 
 
 class Scope(StrEnum):
@@ -46,7 +47,7 @@ class ForgetPlan:
 _EVERY_ENTRY = EntryFilter(statuses=(Status.ACTIVE, Status.CANDIDATE), include_superseded=True)
 
 
-def plan_forget(service: MemoryService, group: str, topic: str) -> ForgetPlan:
+def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
     """Entries (any status, superseded too) and conversation turns that mention ``topic``.
 
     Every word of the topic must appear (a narrower match than search, because
@@ -68,7 +69,7 @@ def plan_forget(service: MemoryService, group: str, topic: str) -> ForgetPlan:
     return ForgetPlan(topic, tuple(found[i] for i in ids if i in found), exchanges)
 
 
-def forget(service: MemoryService, caller: Caller, plan: ForgetPlan) -> Changes:
+def forget(service: Workspace, caller: Caller, plan: ForgetPlan) -> Changes:
     """Delete what ``plan`` lists, in one transaction."""
     require_operator(caller, "forgetting")
     store = service.store_for(caller.group)
@@ -91,7 +92,7 @@ def forget(service: MemoryService, caller: Caller, plan: ForgetPlan) -> Changes:
     )
 
 
-def clear_counts(service: MemoryService, group: str, scope: Scope) -> dict[str, int]:
+def clear_counts(service: Workspace, group: str, scope: Scope) -> dict[str, int]:
     """How much ``clear(scope)`` would delete, per table."""
     store = service.store_for(group)
     return {
@@ -114,7 +115,7 @@ _TABLES: dict[Scope, tuple[str, ...]] = {
 }
 
 
-def clear(service: MemoryService, caller: Caller, scope: Scope) -> dict[str, int]:
+def clear(service: Workspace, caller: Caller, scope: Scope) -> dict[str, int]:
     """Delete a whole kind of memory; the audit log keeps the counts."""
     require_operator(caller, "clearing memory")
     store = service.store_for(caller.group)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.memory.confidence import effective_confidence, reinforce
 from core.memory.markers import Marker, marker_tags, parse_markers, same_observation
-from core.memory.writing import check_rate, prepare, write_entry, writing
+from core.memory.writing import check_rate, parse_store_args, prepare, write_entry, writing
 from core.model.changes import Changes
 from core.model.entries import (
     EntryFilter,
@@ -32,8 +32,9 @@ from core.model.errors import InvalidParams, Refused
 from core.storage import audit
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
     from core.storage.store import GroupStore
+    from core.storage.workspace import Workspace
 
 MAX_INGEST_CHARS = 100_000
 #: How many recent entries of one category and service are compared against.
@@ -76,7 +77,7 @@ def _existing(store: GroupStore, marker: Marker, content: str) -> MemoryEntry | 
     return None
 
 
-def ingest_text(service: MemoryService, caller: Caller, text: str) -> IngestResult:
+def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
     """Parse markers in ``text`` and store or reinforce each, in one transaction.
 
     A marker the policy refuses (for example a credential statement) is skipped
@@ -95,7 +96,7 @@ def ingest_text(service: MemoryService, caller: Caller, text: str) -> IngestResu
     with writing(service, store, caller):
         for marker in parsed.markers:
             try:
-                request = service.parse_store_args(
+                request = parse_store_args(
                     {"type": "context", "content": marker.observation, "tags": marker_tags(marker)}
                 )
             except InvalidParams:  # for example a service name too long for a tag

@@ -1,7 +1,7 @@
 """The write path: what a store request is, the policy's verdict on it, and how
 it is written (dedup, supersession, rate limits, audit).
 
-:class:`~core.service.MemoryService` runs these in one transaction per batch;
+:class:`~core.service.Workspace` runs these in one transaction per batch;
 marker ingestion (:mod:`core.memory.ingest`) runs them per marker. Nothing here is
 written outside a :func:`writing` transaction.
 """
@@ -9,7 +9,6 @@ written outside a :func:`writing` transaction.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -34,13 +33,15 @@ from core.model.entries import (
 )
 from core.model.errors import Conflict, InvalidParams, RateLimited, Refused
 from core.policy import write_policy as policy
+from core.policy.manifest import validate_args
 from core.policy.screening import audit_redacted
 from core.storage import audit
 from core.storage.audit import Action
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
     from core.storage.store import GroupStore
+    from core.storage.workspace import Workspace
 
 
 @dataclass(frozen=True)
@@ -83,12 +84,19 @@ class StoreOutcome:
         }
 
 
-def normalise_content(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
-def content_key(text: str) -> str:
-    return hashlib.sha256(normalise_content(text).encode("utf-8", "surrogatepass")).hexdigest()
+def parse_store_args(args: dict[str, Any]) -> StoreRequest:
+    """A :class:`StoreRequest` from ``memory_store`` arguments, validated against the manifest."""
+    args = validate_args("memory_store", args)
+    claim = args.get("source") or {}
+    return StoreRequest(
+        entry_type=EntryType(args["type"]),
+        content=args["content"],
+        tags=tuple(args.get("tags") or ()),
+        supersedes=args.get("supersedes"),
+        claimed_type=SourceType(claim["type"]) if claim.get("type") else None,
+        claimed_trust=Trust(claim["trust"]) if claim.get("trust") else None,
+        privacy=Privacy(args.get("privacy") or "public"),
+    )
 
 
 def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
@@ -122,7 +130,7 @@ def check_limits(content: str, tags: Iterable[str]) -> None:
 
 
 @contextlib.contextmanager
-def writing(service: MemoryService, store: GroupStore, caller: Caller) -> Iterator[None]:
+def writing(service: Workspace, store: GroupStore, caller: Caller) -> Iterator[None]:
     """A write transaction whose policy refusals are audited after the rollback."""
     try:
         with store.transaction():
@@ -157,7 +165,7 @@ def check_rate(store: GroupStore, caller: Caller, counter: str, limit: int) -> N
     )
 
 
-def prepare(service: MemoryService, caller: Caller, request: StoreRequest) -> StoreRequest:
+def prepare(service: Workspace, caller: Caller, request: StoreRequest) -> StoreRequest:
     """Normalise a request and run the write policy on it (see core.policy.write_policy)."""
     content = request.content.strip()
     if not content:
@@ -185,7 +193,7 @@ def prepare(service: MemoryService, caller: Caller, request: StoreRequest) -> St
 
 
 def write_entry(
-    service: MemoryService,
+    service: Workspace,
     store: GroupStore,
     caller: Caller,
     request: StoreRequest,

@@ -21,7 +21,8 @@ from core.storage.audit import Action
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
 
 # C0 and C1 controls other than tab and newline: terminal escapes and NULs have
 # no place in markdown and would be replayed by `ambry handoff show`.
@@ -45,7 +46,7 @@ def check_unicode(text: str, field: str) -> None:
 
 
 def screen(
-    service: MemoryService, store: GroupStore, caller: Caller, text: str, field: str
+    service: Workspace, store: GroupStore, caller: Caller, text: str, field: str
 ) -> tuple[str, tuple[str, ...]]:
     """Refuse a credential statement (audited), else redact secrets.
 

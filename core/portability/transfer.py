@@ -49,7 +49,8 @@ from core.storage.crypto import KeyUnavailable
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
 
-    from core.service import Caller, MemoryService
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
 
 #: ``progress(done, total)``, called every :data:`PROGRESS_EVERY` records and at the end.
 Progress = Callable[[int, int], None]
@@ -170,7 +171,7 @@ def _entry_record(entry: MemoryEntry) -> dict[str, Any]:
 
 
 def export(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     path: Path,
     *,
@@ -186,7 +187,7 @@ def export(
             field="passphrase",
         )
     store = service.store_for(caller.group)
-    if include_private and service._data_key(create=False) is None:
+    if include_private and service.data_key(create=False) is None:
         has_private = store.execute(
             "SELECT 1 FROM memory_entries WHERE privacy != 'public' LIMIT 1"
         ).fetchone()
@@ -319,7 +320,7 @@ def _check(record: str, value: Any, where: str) -> None:
 
 
 def import_file(
-    service: MemoryService,
+    service: Workspace,
     caller: Caller,
     path: Path,
     *,
@@ -400,7 +401,7 @@ def import_file(
 
 
 def _import_entry(
-    service: MemoryService,
+    service: Workspace,
     store: Any,
     rec: dict[str, Any],
     file_key: bytes | None,

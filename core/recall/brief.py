@@ -42,6 +42,7 @@ from typing import Any
 from core.memory.confidence import decayed, effective_confidence
 from core.model.config import Config
 from core.model.entries import EntryType, MemoryEntry, SourceType, Trust, iso
+from core.model.text import single_line
 
 #: The most candidates ever worth passing: one more than the largest
 #: ``max_brief_entries`` a config accepts.
@@ -121,17 +122,6 @@ class MemoryBrief:
         if include_markdown:
             data["markdown"] = self.markdown
         return data
-
-
-# Every character str.splitlines() breaks on is whitespace to str.split(); the
-# other C0/C1 controls (escape sequences, NUL) are folded too, as nothing
-# legitimate in a one-line summary needs them.
-_CONTROLS = {code: " " for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
-
-
-def single_line(text: str) -> str:
-    """``text`` on one line: every line break and whitespace run becomes one space."""
-    return " ".join(text.translate(_CONTROLS).split())
 
 
 def estimate_tokens(chars: int) -> int:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.model.entries import EntryType, MemoryEntry, Privacy, SourceType, Status, Trust, parse_iso
-from core.service import LOCKED_MASK, SECRET_MASK
+from core.storage.workspace import LOCKED_MASK, SECRET_MASK
 
 #: A column: its header and how to turn an entry into its text at a given time.
 Cell = Callable[[MemoryEntry, datetime], str]

@@ -9,7 +9,7 @@ from core.attachments.receipts import clip
 from core.continuity.episodes import Exchange, thread_exchanges
 from core.continuity.handoffs import ThreadHandoff, handoff_history
 from core.continuity.threads import Thread, list_threads
-from core.recall.brief import single_line
+from core.model.text import single_line
 from core.service import MemoryService
 from desktop.memories.editor import local_time
 from desktop.widgets.record_model import Column, Fetch, RecordModel

@@ -27,8 +27,8 @@ from core.recall.brief import (
     MemoryBrief,
     build_brief,
     prefetch_limit,
-    single_line,
 )
+from core.model.text import single_line
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 COUNT_LINE = re.compile(r"^(\d+) of (\d+) memories, ~(\d+) tokens$")

@@ -9,7 +9,8 @@ import pytest
 from core.model.config import Config
 from core.model.entries import Actor, Privacy
 from core.model.errors import Forbidden
-from core.service import SECRET_MASK, Caller, MemoryService
+from core.service import Caller, MemoryService
+from core.storage.workspace import SECRET_MASK
 from core.storage import audit
 from core.storage.crypto import KeyUnavailable
 from core.storage.paths import DataDir

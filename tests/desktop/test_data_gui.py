@@ -14,7 +14,8 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
 from pytestqt.qtbot import QtBot
 
 from core.model.entries import EntryFilter, Privacy
-from core.service import SECRET_MASK, Caller, MemoryService
+from core.service import Caller, MemoryService
+from core.storage.workspace import SECRET_MASK
 from desktop.settings.data_view import DataPanel
 from desktop.shell.main_window import MainWindow, Nav
 from tests.desktop.conftest import add

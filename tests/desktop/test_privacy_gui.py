@@ -12,7 +12,8 @@ from pytestqt.qtbot import QtBot
 
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType, Privacy
-from core.service import SECRET_MASK, Caller, MemoryService
+from core.service import Caller, MemoryService
+from core.storage.workspace import SECRET_MASK
 from core.storage.crypto import is_encrypted
 from desktop.shell.main_window import MainWindow
 from tests.desktop.conftest import Dialogs, add

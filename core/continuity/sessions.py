@@ -1,0 +1,43 @@
+"""Sessions: one per agent connection, CLI run or app window, with its audit trail."""
+
+from __future__ import annotations
+
+from core.model.caller import Caller
+from core.model.changes import Changes
+from core.model.entries import Actor, iso, new_session_id, utc_now
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.workspace import Workspace
+
+#: Client names are kept to this many characters.
+MAX_CLIENT_CHARS = 200
+
+
+def start_session(ws: Workspace, group: str, actor: Actor, client: str = "") -> Caller:
+    """Record a new session of ``actor`` in ``group``; the caller it returns carries it."""
+    store = ws.store_for(group)
+    session_id = new_session_id()
+    client = client[:MAX_CLIENT_CHARS]
+    with store.transaction():
+        store.execute(
+            "INSERT INTO sessions (id, actor, client, started_at) VALUES (?, ?, ?, ?)",
+            (session_id, actor.value, client, iso(utc_now())),
+        )
+        audit.record(store, Action.SESSION_START, actor, session_id=session_id, client=client)
+    ws.emit(Changes(group=store.group, sessions=True, audit=True))
+    return Caller(group=store.group, actor=actor, session_id=session_id)
+
+
+def end_session(ws: Workspace, caller: Caller, *, graceful: bool = True) -> None:
+    """Mark the session ended (``graceful``) or abandoned; a closed session stays as it was."""
+    store = ws.store_for(caller.group)
+    state = "ended" if graceful else "abandoned"
+    with store.transaction():
+        store.execute(
+            "UPDATE sessions SET ended_at = ?, end_state = ? WHERE id = ? AND end_state = 'open'",
+            (iso(utc_now()), state, caller.session_id),
+        )
+        audit.record(
+            store, Action.SESSION_END, caller.actor, session_id=caller.session_id, state=state
+        )
+    ws.emit(Changes(group=store.group, sessions=True, audit=True))

@@ -1,0 +1,197 @@
+"""The open group databases of one data directory, and what every capability needs of them.
+
+A :class:`Workspace` owns the stores (one per group, opened on first use), the
+person's settings, the data key that seals private and secret content, and the
+listeners told about every change. Capability modules take a workspace rather
+than the service, so they depend on storage and never on the layer above them;
+:class:`core.service.MemoryService` is a workspace with the operations on top.
+A workspace and the stores it opens belong to one thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from datetime import timedelta
+
+from core.model.changes import Changes
+from core.model.config import Config
+from core.model.entries import Actor, MemoryEntry, Privacy, iso, utc_now
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.crypto import (
+    KeyUnavailable,
+    decrypt,
+    encrypt,
+    is_encrypted,
+    keyed_hash,
+    load_key,
+)
+from core.storage.paths import DataDir, validate_group
+from core.storage.rows import NewRow
+from core.storage.store import GroupStore
+
+log = logging.getLogger(__name__)
+
+SECRET_MASK = "[secret: reveal it in Ambry to read]"
+LOCKED_MASK = "[encrypted: the OS keyring holding Ambry's key is unavailable]"
+
+#: Run on a group's store right after it is opened (expiry, decay): set by the service.
+OpenHook = Callable[[GroupStore], None]
+
+
+def normalise_content(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def content_key(text: str) -> str:
+    return hashlib.sha256(normalise_content(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class Workspace:
+    """The group databases of one data directory.
+
+    Args:
+        data_dir: where the group databases live.
+        config: the person's settings (limits, rates).
+    """
+
+    def __init__(self, data_dir: DataDir, config: Config | None = None) -> None:
+        self.data_dir = data_dir
+        self.config = config or Config()
+        self._stores: dict[str, GroupStore] = {}
+        self._listeners: list[Callable[[Changes], None]] = []
+        self._open_hooks: list[OpenHook] = []
+        self._key: bytes | None = None
+        self._defer_reads = False
+
+    # -- change notification ---------------------------------------------------
+
+    def add_listener(self, fn: Callable[[Changes], None]) -> None:
+        """Call ``fn`` with the change record of every mutation made through this workspace."""
+        self._listeners.append(fn)
+
+    def remove_listener(self, fn: Callable[[Changes], None]) -> None:
+        """Stop calling ``fn``; unknown listeners are ignored (a view may close twice)."""
+        if fn in self._listeners:
+            self._listeners.remove(fn)
+
+    def emit(self, changes: Changes) -> Changes:
+        """Tell every listener about ``changes`` (modules that write through a store call this)."""
+        for fn in list(self._listeners):
+            fn(changes)
+        return changes
+
+    # -- stores ------------------------------------------------------------------
+
+    def on_open(self, hook: OpenHook) -> None:
+        """Run ``hook`` on every group store when it is first opened."""
+        self._open_hooks.append(hook)
+
+    def store_for(self, group: str) -> GroupStore:
+        """The open store of ``group``, opening (and migrating, purging) it on first use."""
+        group = validate_group(group)
+        store = self._stores.get(group)
+        if store is None:
+            self.data_dir.ensure()
+            store = GroupStore(self.data_dir.group_db(group), group)
+            store.defer_reads = self._defer_reads
+            self._stores[group] = store
+            self._purge_superseded(store)
+            for hook in self._open_hooks:
+                hook(store)
+        return store
+
+    def defer_read_audit(self, on: bool = True) -> None:
+        """Batch the audit rows of reads until :meth:`flush_read_audit` (servers use this)."""
+        self._defer_reads = on
+        for store in self._stores.values():
+            store.defer_reads = on
+
+    def flush_read_audit(self) -> int:
+        """Write every pending read-audit row; returns how many."""
+        written = 0
+        for store in self._stores.values():
+            count = store.flush_reads()
+            if count:
+                written += count
+                self.emit(Changes(group=store.group, audit=True))
+        return written
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+
+    def set_config(self, config: Config) -> None:
+        self.config = config
+
+    def _purge_superseded(self, store: GroupStore) -> None:
+        cutoff = iso(utc_now() - timedelta(days=self.config.purge_superseded_days))
+        with store.transaction():
+            purged = store.purge_superseded(cutoff)
+            if purged:
+                audit.record(
+                    store,
+                    Action.PURGE,
+                    Actor.SYSTEM,
+                    entry_ids=purged,
+                    count=len(purged),
+                    reason=f"superseded more than {self.config.purge_superseded_days} days ago",
+                )
+        if purged:
+            log.info("purged %d superseded entries from group %s", len(purged), store.group)
+
+    # -- content at rest ---------------------------------------------------------
+
+    def entries(self, group: str, ids: Iterable[str]) -> dict[str, MemoryEntry]:
+        """Readable entries by id (secret content masked), for lists such as the browser."""
+        return {k: self.readable(e) for k, e in self.store_for(group).get_many(ids).items()}
+
+    def readable(self, entry: MemoryEntry, *, reveal: bool = False) -> MemoryEntry:
+        """``entry`` with its content decrypted where allowed, else a plain-words mask."""
+        content = self.readable_content(entry.id, entry.privacy, entry.content, reveal=reveal)
+        return entry if content is entry.content else replace(entry, content=content)
+
+    def readable_content(
+        self, entry_id: str, privacy: str, content: str, *, reveal: bool = False
+    ) -> str:
+        """Stored ``content`` decrypted where allowed, else a plain-words mask."""
+        if privacy == Privacy.PUBLIC or not is_encrypted(content):
+            return content
+        if privacy == Privacy.SECRET and not reveal:
+            return SECRET_MASK
+        try:
+            key = self.data_key(create=False)
+        except KeyUnavailable:
+            key = None
+        if key is None:
+            return LOCKED_MASK
+        return decrypt(key, content, entry_id)
+
+    def dedup_key(self, privacy: Privacy, content: str) -> str:
+        """The key duplicates are found by: a plain hash, or a keyed one for encrypted text."""
+        if privacy is Privacy.PUBLIC:
+            return content_key(content)
+        data_key = self.data_key(create=True)
+        assert data_key is not None
+        return keyed_hash(data_key, normalise_content(content))
+
+    def row_for(self, entry: MemoryEntry) -> NewRow:
+        """What the store writes for ``entry`` (plaintext content): sealed unless public."""
+        key = self.dedup_key(entry.privacy, entry.content)
+        if entry.privacy is Privacy.PUBLIC:
+            return NewRow(entry, search_text=entry.content, content_key=key)
+        data_key = self.data_key(create=True)
+        assert data_key is not None
+        # Only tags stay searchable; the content is ciphertext at rest.
+        sealed = encrypt(data_key, entry.content, entry.id)
+        return NewRow(replace(entry, content=sealed), search_text="", content_key=key)
+
+    def data_key(self, *, create: bool) -> bytes | None:
+        """The key that seals private and secret content (``None`` if absent and not created)."""
+        if self._key is None:
+            self._key = load_key(self.data_dir.root, create=create)
+        return self._key
