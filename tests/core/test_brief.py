@@ -21,6 +21,7 @@ from core.model.entries import (
     Trust,
     iso,
 )
+from core.model.text import single_line
 from core.recall.brief import (
     BRIEF_PREFETCH,
     BriefLimit,
@@ -28,7 +29,6 @@ from core.recall.brief import (
     build_brief,
     prefetch_limit,
 )
-from core.model.text import single_line
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 COUNT_LINE = re.compile(r"^(\d+) of (\d+) memories, ~(\d+) tokens$")

@@ -10,10 +10,10 @@ from core.model.config import Config
 from core.model.entries import Actor, Privacy
 from core.model.errors import Forbidden
 from core.service import Caller, MemoryService
-from core.storage.workspace import SECRET_MASK
 from core.storage import audit
 from core.storage.crypto import KeyUnavailable
 from core.storage.paths import DataDir
+from core.storage.workspace import SECRET_MASK
 
 PRIVATE_TEXT = "Blood type is AB negative, diagnosed hypothyroid in March"
 SECRET_TEXT = "Safe deposit box 4471 is at the Rue Clerc branch"

@@ -13,8 +13,8 @@ from pytestqt.qtbot import QtBot
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType, Privacy
 from core.service import Caller, MemoryService
-from core.storage.workspace import SECRET_MASK
 from core.storage.crypto import is_encrypted
+from core.storage.workspace import SECRET_MASK
 from desktop.shell.main_window import MainWindow
 from tests.desktop.conftest import Dialogs, add
 from tests.desktop.test_browser import listed, select
