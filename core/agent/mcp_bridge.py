@@ -6,7 +6,7 @@ docs/storage.md). One agent session is opened at start in the ``--group``
 group and ended when the client closes stdin or sends SIGTERM/SIGINT.
 
 Tools are the manifest's four, with its schemas verbatim, and call the same
-:func:`core.agent.protocol.run_tool` the socket uses. A refusal (bad argument, rate
+:func:`core.agent.rpc_memory.run_tool` the socket uses. A refusal (bad argument, rate
 limit, unknown id) is a tool result with ``isError`` set, as MCP asks, so the
 model sees the message and can correct itself. The brief is also a prompt
 (``memory_brief``) and a resource (``ambry://brief/<group>``).
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import __version__
 from core.agent.framing import check_unicode
-from core.agent.protocol import MEMORY_TOOLS, run_tool
+from core.agent.rpc_memory import MEMORY_TOOLS, run_tool
 from core.model.entries import Actor
 from core.model.errors import AmbryError
 from core.policy.manifest import load_manifest

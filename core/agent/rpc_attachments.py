@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any, Final
 
-from core.agent.protocol import Connection, Dispatcher, StringParam, check_string_params
+from core.agent.dispatch import Connection, Dispatcher, StringParam, check_string_params
 from core.attachments import attach as attachments
 from core.attachments.receipts import get_receipt, list_receipts
 from core.model.errors import InvalidParams

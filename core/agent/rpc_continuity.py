@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from core.agent.protocol import StringParam, check_string_params
+from core.agent.dispatch import StringParam, check_string_params
 from core.continuity import context as continuity
 from core.continuity import episodes, handoff_text, handoffs, session_handoffs, threads
 from core.model.errors import InvalidParams
 
 if TYPE_CHECKING:
-    from core.agent.protocol import Connection, Dispatcher
+    from core.agent.dispatch import Connection, Dispatcher
 
 #: Longest ``query`` accepted by ``exchange_search``, in characters.
 MAX_QUERY_CHARS = 500

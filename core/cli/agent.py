@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from core.agent.auth import load_or_create_token, regenerate_token
-from core.cli.main import Context, command
+from core.cli.context import Context, command
 
 
 def _serve_args(p: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ from core.attachments.receipts import (
     links,
     list_receipts,
 )
-from core.cli.main import Context, command, fail
+from core.cli.context import Context, command, fail
 from core.model.errors import InvalidParams
 
 

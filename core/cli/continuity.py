@@ -10,8 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.cli.main import Context, _common, command, fail
-from core.continuity import episodes, handoff_text, handoffs, threads
+from core.cli.context import Context, command, common_options, fail
+from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
 from core.model.errors import InvalidParams, NotFound
@@ -31,7 +31,7 @@ def _sub(
 ) -> argparse.ArgumentParser:
     sub = subs.add_parser(name, help=help_text, description=help_text)
     # Global options may follow the subcommand too, as with every other command.
-    _common(sub, suppress=True)
+    common_options(sub, suppress=True)
     return sub
 
 
@@ -214,7 +214,7 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
         case "diff":
             old = _current(ctx, thread, args.old)
             new = _current(ctx, thread, args.new)
-            diff = handoff_text.handoff_diff(old, new)
+            diff = handoffs.handoff_diff(old, new)
             ctx.emit(
                 {"old": old.version, "new": new.version, "diff": diff},
                 diff or f"v{old.version} and v{new.version} are the same",

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from core.cli.main import Context, command, fail, format_entry
+from core.cli.context import Context, command, fail, format_entry
 from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.model.errors import InvalidParams

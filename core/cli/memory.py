@@ -6,7 +6,7 @@ import argparse
 import sys
 from dataclasses import replace
 
-from core.cli.main import Context, command, format_entry, format_result
+from core.cli.context import Context, command, format_entry, format_result
 from core.model.entries import (
     ENTRY_TYPES,
     MAX_SEARCH_LIMIT,

@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from core.cli.main import Context, command
+from core.cli.context import Context, command
 from core.continuity import threads
 from core.model.errors import InvalidParams
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.main import Context, command, fail, format_entry
+from core.cli.context import Context, command, fail, format_entry
 from core.memory import curation
 from core.memory.curation import Decision
 from core.storage import audit

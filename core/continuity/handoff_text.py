@@ -7,17 +7,13 @@ commitments it contains are listed, rendered, by :func:`extract_open_threads`.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from core.model.errors import InvalidParams, TooLarge
 from core.model.text import single_line
 from core.policy.screening import check_unicode, strip_controls
-
-if TYPE_CHECKING:
-    from core.continuity.handoffs import ThreadHandoff
 
 #: Largest handoff accepted, in UTF-8 bytes, before redaction.
 MAX_HANDOFF_BYTES: Final = 64 * 1024
@@ -47,18 +43,6 @@ def clean_markdown(text: object, field: str = "markdown") -> str:
     if not text:
         raise InvalidParams(f"{field} must not be empty", field=field, rule="minLength")
     return text
-
-
-def handoff_diff(old: ThreadHandoff, new: ThreadHandoff) -> str:
-    """A unified diff from ``old`` to ``new`` (empty when the texts are equal)."""
-    lines = difflib.unified_diff(
-        old.markdown.splitlines(),
-        new.markdown.splitlines(),
-        fromfile=f"version {old.version}",
-        tofile=f"version {new.version}",
-        lineterm="",
-    )
-    return "\n".join(lines)
 
 
 # -- open threads ------------------------------------------------------------------------

@@ -8,6 +8,7 @@ are kept. Session handoffs, delivered once, are in :mod:`core.continuity.session
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -294,3 +295,15 @@ def export_handoff(
         )
     service.emit(Changes(group=store.group, audit=True))
     return handoff
+
+
+def handoff_diff(old: ThreadHandoff, new: ThreadHandoff) -> str:
+    """A unified diff from ``old`` to ``new`` (empty when the texts are equal)."""
+    lines = difflib.unified_diff(
+        old.markdown.splitlines(),
+        new.markdown.splitlines(),
+        fromfile=f"version {old.version}",
+        tofile=f"version {new.version}",
+        lineterm="",
+    )
+    return "\n".join(lines)

@@ -11,6 +11,7 @@ from enum import StrEnum
 from typing import Any
 
 from core.model.entries import Actor, iso, utc_now
+from core.storage.schema import AUDIT_INSERT_SQL
 from core.storage.store import GroupStore
 
 
@@ -81,12 +82,6 @@ class AuditRecord:
         }
 
 
-INSERT_SQL = (
-    "INSERT INTO audit_log (at, action, actor, session_id, entry_ids, count, size, detail) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
-
-
 def record(
     store: GroupStore,
     action: Action,
@@ -111,7 +106,7 @@ def record(
         # Formatted when written: a deferred read pays only for taking the time.
         store.audit_read(row)
     else:
-        store.execute(INSERT_SQL, row())
+        store.execute(AUDIT_INSERT_SQL, row())
 
 
 def _row(

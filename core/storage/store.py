@@ -33,6 +33,7 @@ from core.storage.rows import (
     filtered_source,
     where_clause,
 )
+from core.storage.schema import AUDIT_INSERT_SQL
 
 log = logging.getLogger(__name__)
 
@@ -127,10 +128,8 @@ class GroupStore:
         """Write the pending read-audit rows in one transaction; returns how many."""
         rows, self._pending_reads = self._pending_reads, []
         if rows:
-            from core.storage.audit import INSERT_SQL
-
             with self.relaxed_transaction(flush=False):
-                self.conn.executemany(INSERT_SQL, [make() for make in rows])
+                self.conn.executemany(AUDIT_INSERT_SQL, [make() for make in rows])
         self._reads_since = time.monotonic()
         return len(rows)
 

@@ -44,8 +44,8 @@ from desktop.attachments.model import (
 )
 from desktop.attachments.verifier import Verifier
 from desktop.memories.actions import plural
-from desktop.settings.view import open_folder
 from desktop.widgets import messages
+from desktop.widgets.files import open_folder
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor
 from desktop.widgets.placeholder import placeholder

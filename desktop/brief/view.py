@@ -25,10 +25,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.model.changes import Changes
-from core.model.config import Config
+from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
 from core.recall.brief import BriefLimit, MemoryBrief
-from desktop.settings.view import LIMIT_FIELDS, bounds
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.markdown import render_markdown
@@ -66,6 +65,14 @@ def counts_text(brief: MemoryBrief) -> str:
     return text
 
 
+#: The brief limits this view edits in place: setting name, label.
+LIMIT_FIELDS: tuple[tuple[str, str], ...] = (
+    ("max_brief_entries", "Max entries"),
+    ("max_brief_chars", "Max characters"),
+    ("brief_token_budget", "Token budget"),
+)
+
+
 class BriefPage(LazyPage):
     """Shows the current group's brief with its counts and adjustable limits.
 
@@ -96,7 +103,7 @@ class BriefPage(LazyPage):
         for name, label in LIMIT_FIELDS:
             spin = QSpinBox(self)
             spin.setObjectName(name)
-            low, high = bounds(name)
+            low, high = BOUNDS[name]
             spin.setRange(int(low), int(high))
             spin.setSingleStep(1 if name == "max_brief_entries" else 100)
             spin.setGroupSeparatorShown(True)

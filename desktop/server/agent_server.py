@@ -2,7 +2,7 @@
 
 The same object serves agents inside the GUI and headless under ``ambry serve``
 (a QCoreApplication). All the protocol rules live in ``core.agent.protocol``; this
-module only moves bytes, keeps one :class:`~core.agent.protocol.Connection` per
+module only moves bytes, keeps one :class:`~core.agent.dispatch.Connection` per
 client, and shares the event loop fairly.
 
 Fairness and back-pressure: each turn of the event loop runs at most one call,
@@ -35,8 +35,9 @@ from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, S
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from core.agent.auth import load_or_create_token
+from core.agent.dispatch import Connection
 from core.agent.framing import FrameBuffer, FrameTooLarge, error_frame, too_large_frame
-from core.agent.protocol import Connection, Dispatcher
+from core.agent.protocol import agent_dispatcher
 from core.model.errors import AmbryError, RateLimited, StorageError
 from core.service import MemoryService
 from core.storage.paths import DataDir, default_socket_path
@@ -115,7 +116,7 @@ class AgentServer(QObject):
         self._service = service
         self._data_dir = data_dir
         self._path = socket_path or default_socket_path()
-        self.dispatcher = Dispatcher(service, data_dir.token_file)
+        self.dispatcher = agent_dispatcher(service, data_dir.token_file)
         self._server: QLocalServer | None = None
         self._lock_fd: int | None = None
         self._clients: list[_Client] = []

@@ -12,8 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QUrl
-from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -31,21 +30,15 @@ from PySide6.QtWidgets import (
 )
 
 from core.agent import auth
-from core.model import config as config_module
-from core.model.config import Config
+from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
 from desktop.settings.data_view import DataPanel
 from desktop.widgets import messages
+from desktop.widgets.files import open_folder
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
 #: The brief's limits, also adjustable on the Brief page.
-LIMIT_FIELDS: tuple[tuple[str, str], ...] = (
-    ("max_brief_entries", "Max entries"),
-    ("max_brief_chars", "Max characters"),
-    ("brief_token_budget", "Token budget"),
-)
-
 #: Sections of the form: title, then (field, label, help) rows.
 SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
     (
@@ -89,15 +82,6 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ),
     ),
 )
-
-
-def bounds(name: str) -> tuple[float, float]:
-    """The accepted range of setting ``name``, as core.model.config checks it."""
-    return config_module.BOUNDS[name]
-
-
-def open_folder(path: Path) -> None:
-    QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))
 
 
 class SettingsPage(QWidget):
@@ -195,7 +179,7 @@ class SettingsPage(QWidget):
                 editor = QCheckBox(label, box)
                 form.addRow("", editor)
             else:
-                low, high = bounds(name)
+                low, high = BOUNDS[name]
                 if isinstance(default, float):
                     editor = QDoubleSpinBox(box)
                     editor.setDecimals(2)

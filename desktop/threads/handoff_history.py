@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.continuity.handoff_text import handoff_diff
-from core.continuity.handoffs import ThreadHandoff, restore_handoff
+from core.continuity.handoffs import ThreadHandoff, handoff_diff, restore_handoff
 from core.model.errors import AmbryError
 from desktop.threads.model import fetch_versions, versions_model
 from desktop.widgets import messages

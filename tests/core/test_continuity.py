@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import core.cli.continuity  # noqa: F401  (registers the commands)
 from core.cli.main import main
 from core.continuity import context as continuity
-from core.continuity import episodes, handoff_text, handoffs, session_handoffs, threads
+from core.continuity import episodes, handoffs, session_handoffs, threads
 from core.continuity.handoff_text import (
     MAX_HANDOFF_BYTES,
     MAX_OPEN_THREAD_CHARS,
@@ -175,7 +175,7 @@ def test_overwrite_then_restore_a_version(service: MemoryService, agent: Caller)
     assert [h.version for h in history] == [3, 2, 1]
     assert history[1].markdown == "# Plan\n\nsecond draft"
     assert handoffs.restore_handoff(service, agent, tid, 3).created is False
-    diff = handoff_text.handoff_diff(history[1], history[0])
+    diff = handoffs.handoff_diff(history[1], history[0])
     assert "-second draft" in diff and "+first draft" in diff
     assert "handoff_restore" in audit_actions(service)
     with pytest.raises(NotFound):

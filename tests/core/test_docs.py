@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.cli.main import _COMMANDS, build_parser
+from core.cli.context import COMMANDS
+from core.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -16,7 +17,7 @@ DOCS = ROOT / "docs"
 def test_every_cli_command_is_documented() -> None:
     build_parser()
     text = (DOCS / "cli.md").read_text(encoding="utf-8")
-    missing = [name for name in _COMMANDS if f"`ambry {name}" not in text]
+    missing = [name for name in COMMANDS if f"`ambry {name}" not in text]
     assert missing == []
 
 

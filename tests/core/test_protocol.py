@@ -15,6 +15,7 @@ from jsonschema import Draft202012Validator
 
 from core.agent.auth import load_or_create_token, read_token, regenerate_token, token_matches
 from core.agent.client import RemoteError, error_from_reply
+from core.agent.dispatch import MAX_FAILED_HELLOS, Connection, Dispatcher
 from core.agent.framing import (
     ErrorCode,
     FrameBuffer,
@@ -24,7 +25,8 @@ from core.agent.framing import (
     encode_frame,
     parse_request,
 )
-from core.agent.protocol import MAX_FAILED_HELLOS, Connection, Dispatcher, run_tool
+from core.agent.protocol import agent_dispatcher
+from core.agent.rpc_memory import run_tool
 from core.cli.main import main as cli_main
 from core.model import errors
 from core.model.config import Config
@@ -68,7 +70,7 @@ def token(data_dir: DataDir) -> str:
 
 @pytest.fixture
 def dispatcher(service: MemoryService, token: str) -> Dispatcher:
-    return Dispatcher(service)
+    return agent_dispatcher(service)
 
 
 @pytest.fixture
@@ -412,7 +414,7 @@ def test_ingest_text_stores_markers(conn: Connection, service: MemoryService) ->
 def test_the_session_rate_limit_is_an_application_error(data_dir: DataDir, token: str) -> None:
     svc = MemoryService(data_dir, Config(rate_stores_per_session=2))
     try:
-        conn = Dispatcher(svc).connect()
+        conn = agent_dispatcher(svc).connect()
         call(conn, "hello", {"token": token})
         for i in range(2):
             call(conn, "memory_store", {"type": "fact", "content": f"fact {i}"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.agent.protocol import Dispatcher
+from core.agent.protocol import agent_dispatcher
 from core.attachments import attach as attachments
 from core.service import Caller, MemoryService
 
@@ -33,5 +33,5 @@ def test_brief_and_search_state_a_changed_source_as_a_gap(
 
 
 def test_the_dispatcher_serves_attachment_methods(service: MemoryService) -> None:
-    names = Dispatcher(service).method_names
+    names = agent_dispatcher(service).method_names
     assert {"attachment_receipt", "attachment_verify", "attachment_list"} <= set(names)

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from core.agent.auth import load_or_create_token
-from core.agent.protocol import Connection, Dispatcher
+from core.agent.dispatch import Connection, Dispatcher
+from core.agent.protocol import agent_dispatcher
 from core.model.errors import InvalidParams, NotFound, TooLarge, Unauthorized
 from core.service import MemoryService
 from core.storage.paths import DataDir
@@ -38,7 +39,7 @@ def error(reply: dict[str, Any]) -> tuple[int, dict[str, Any]]:
 @pytest.fixture
 def dispatcher(service: MemoryService, data_dir: DataDir) -> Dispatcher:
     load_or_create_token(data_dir.token_file)
-    return Dispatcher(service)  # registers the attachment methods itself
+    return agent_dispatcher(service)  # registers the attachment methods itself
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from core.agent import rpc_continuity
 from core.agent.auth import load_or_create_token
-from core.agent.protocol import Connection, Dispatcher
+from core.agent.dispatch import Connection, Dispatcher
+from core.agent.protocol import agent_dispatcher
 from core.continuity import session_handoffs
 from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
 from core.service import MemoryService
@@ -59,10 +59,7 @@ def token(data_dir: DataDir) -> str:
 
 @pytest.fixture
 def dispatcher(service: MemoryService, token: str) -> Dispatcher:
-    d = Dispatcher(service)
-    if d.method("exchange_log") is None:  # until the Dispatcher registers them itself
-        rpc_continuity.register(d)
-    return d
+    return agent_dispatcher(service)
 
 
 def connect(dispatcher: Dispatcher, token: str) -> Connection:

@@ -1,0 +1,58 @@
+"""Agent protocol methods for memories: the manifest's tools and marker ingestion."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from core.agent.dispatch import Connection, Dispatcher, Handler, StringParam, check_string_params
+from core.model.errors import NotFound
+
+if TYPE_CHECKING:
+    from core.model.caller import Caller
+    from core.service import MemoryService
+
+#: Longest ``text`` accepted by ``ingest_text``, in characters.
+MAX_INGEST_CHARS: Final = 100_000
+
+MEMORY_TOOLS: Final = ("memory_store", "memory_search", "memory_brief", "memory_delete")
+
+
+def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, Any]) -> Any:
+    """Call one manifest tool; the socket and the MCP bridge share this.
+
+    Raises:
+        NotFound: ``name`` is not one of :data:`MEMORY_TOOLS`.
+        AmbryError: whatever the service refuses.
+    """
+    match name:
+        case "memory_store":
+            return service.store(caller, args).to_dict()
+        case "memory_search":
+            return {"results": [r.to_dict() for r in service.search(caller, args)]}
+        case "memory_brief":
+            return service.brief(caller, args).to_dict()
+        case "memory_delete":
+            service.delete_tool(caller, args)
+            return {"deleted": args["id"]}
+        case _:
+            raise NotFound(f"unknown tool {name!r}; known: {', '.join(MEMORY_TOOLS)}")
+
+
+def _tool(name: str) -> Handler:
+    def handler(conn: Connection, params: dict[str, Any]) -> Any:
+        return run_tool(conn.service, conn.caller, name, params)
+
+    return handler
+
+
+def _ingest_text(conn: Connection, params: dict[str, Any]) -> Any:
+    args = check_string_params(
+        "ingest_text", params, (StringParam("text", required=True, max_length=MAX_INGEST_CHARS),)
+    )
+    return conn.service.ingest_text(conn.caller, args["text"]).to_dict()
+
+
+def register(dispatcher: Dispatcher) -> None:
+    for name in MEMORY_TOOLS:
+        dispatcher.register_method(name, _tool(name))
+    dispatcher.register_method("ingest_text", _ingest_text)

@@ -1,0 +1,115 @@
+"""What every CLI command shares: the registry, the invocation context and the formatters.
+
+A command module registers itself with :func:`command`; :mod:`core.cli.main`
+imports them all and builds the parser from the registry.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from core.model.caller import Caller
+from core.model.entries import Actor, MemoryEntry, SearchResult
+from core.service import MemoryService
+from core.storage.paths import DEFAULT_GROUP
+
+Handler = Callable[["Context", argparse.Namespace], int]
+COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None], str]] = {}
+
+
+def command(
+    name: str, help_text: str
+) -> Callable[[Callable[[argparse.ArgumentParser], None]], Callable[[Handler], Handler]]:
+    """Register ``name``: decorate an argument-adding function, then its handler."""
+
+    def with_args(
+        add_args: Callable[[argparse.ArgumentParser], None],
+    ) -> Callable[[Handler], Handler]:
+        def with_handler(handler: Handler) -> Handler:
+            COMMANDS[name] = (handler, add_args, help_text)
+            return handler
+
+        return with_handler
+
+    return with_args
+
+
+@dataclass
+class Context:
+    """What a command handler needs, built once in :func:`main`."""
+
+    service: MemoryService
+    group: str
+    as_json: bool
+    _caller: Caller | None = None
+
+    @property
+    def caller(self) -> Caller:
+        """An operator session for this invocation, opened on first use."""
+        if self._caller is None:
+            self._caller = self.service.open_session(self.group, Actor.OPERATOR, "cli")
+        return self._caller
+
+    def emit(self, data: Any, text: str) -> None:
+        if self.as_json:
+            print(json.dumps(data, indent=2, ensure_ascii=False))
+        elif text:
+            print(text)
+
+
+def common_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--data-dir",
+        default=default,
+        metavar="DIR",
+        help="data directory (default: $AMBRY_DATA_DIR or the platform's)",
+    )
+    parser.add_argument(
+        "--group", default=default, metavar="NAME", help=f"memory group (default: {DEFAULT_GROUP})"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print JSON instead of text",
+    )
+
+
+def fail(message: str, code: int = 1) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return code
+
+
+def format_entry(entry: MemoryEntry) -> str:
+    lines = [
+        f"{entry.id}  [{entry.type}] {entry.status}"
+        + (f", superseded by {entry.superseded_by}" if entry.superseded_by else ""),
+        f"  {entry.content}",
+    ]
+    if entry.tags:
+        lines.append("  tags: " + ", ".join(entry.tags))
+    lines.append(
+        f"  source: {entry.source.type} ({entry.source.trust} trust), "
+        f"confidence {entry.confidence:.2f}, privacy {entry.privacy}"
+    )
+    lines.append(
+        f"  created {entry.provenance.created_at}, updated {entry.provenance.updated_at}, "
+        f"session {entry.provenance.session_id}"
+    )
+    if entry.review_reason:
+        lines.append(f"  review: {entry.review_reason}")
+    return "\n".join(lines)
+
+
+def format_result(result: SearchResult) -> str:
+    tags = f"  #{' #'.join(result.tags)}" if result.tags else ""
+    extra = "" if result.status == "active" else f" ({result.status})"
+    if result.superseded_by:
+        extra += " (superseded)"
+    return f"{result.id}  [{result.type}]{extra} {result.content}{tags}"
