@@ -1,1 +1,8 @@
-"""TODO"""
+"""Domain values every layer shares: entries and their enums, errors, change records,
+settings, the caller's provenance and plain-text helpers.
+
+Owns: ``entries`` (MemoryEntry, filters, limits), ``errors`` (the typed errors every front
+end maps), ``changes`` (the change record a mutation returns), ``config`` (the person's
+settings and their bounds), ``caller``, ``text``.
+May import: the standard library only. Everything else in ``core`` may import this.
+"""

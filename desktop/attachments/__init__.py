@@ -1,1 +1,4 @@
-"""TODO"""
+"""Attachment receipts: their verification state, and re-verifying off the GUI thread.
+
+May import: ``desktop.memories``, ``desktop.widgets`` and ``core``.
+"""

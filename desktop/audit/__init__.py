@@ -1,1 +1,4 @@
-"""TODO"""
+"""The audit log view: what happened, by whom; never content.
+
+May import: ``desktop.memories``, ``desktop.widgets`` and ``core``.
+"""
