@@ -1,6 +1,6 @@
 """The agent protocol's wire format: line frames of JSON-RPC 2.0, parsed and written.
 
-Shared by the server side (:mod:`core.agent.protocol`) and the client
+Shared by the server side (:mod:`core.agent.dispatch`) and the client
 (:mod:`core.agent.client`); it depends on nothing else of Ambry's but its errors, so
 a client needs no more than this module to speak to the server.
 """
