@@ -25,6 +25,7 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from core import audit
 from core.audit import Action
+from core.best_effort import best_effort
 from core.changes import Changes
 from core.config import atomic_write
 from core.credentials import credential_statement
@@ -251,7 +252,8 @@ def export(
     }
     body = "\n".join([json.dumps(header), *lines]) + "\n"
     atomic_write(path, body.encode("utf-8"))
-    with store.transaction():
+    # An export is a read: it must work on a read-only or full disk.
+    with best_effort(store, "the export's audit row"), store.transaction():
         audit.record(
             store,
             Action.EXPORT,

@@ -14,6 +14,7 @@ from typing import Any
 
 from core import attachments, audit, continuity, receipts
 from core.audit import Action
+from core.best_effort import best_effort, operator_best_effort
 from core.brief import MemoryBrief
 from core.briefing import build_group_brief, refresh_decay
 from core.changes import Changes
@@ -155,11 +156,13 @@ class MemoryService:
             store = GroupStore(self.data_dir.group_db(group), group)
             store.defer_reads = self._defer_reads
             self._stores[group] = store
-            self._purge_superseded(store)
-            expired = expire_exchanges(store, self.config, utc_now())
-            if expired:
-                log.info("expired %d exchanges in group %s", expired, group)
-            self.refresh_decay(group)
+            # Upkeep must not stop a read-only or full disk from being searched.
+            with best_effort(store, "start-up upkeep (purge, expiry, decay)"):
+                self._purge_superseded(store)
+                expired = expire_exchanges(store, self.config, utc_now())
+                if expired:
+                    log.info("expired %d exchanges in group %s", expired, group)
+                self.refresh_decay(group)
         return store
 
     def defer_read_audit(self, on: bool = True) -> None:
@@ -211,7 +214,11 @@ class MemoryService:
             self.refresh_decay(group)
             expire_exchanges(store, self.config, utc_now())
         session_id = new_session_id()
-        with store.transaction():
+        # The person can always read; an agent's session must be on record (rate limits).
+        with (
+            operator_best_effort(store, actor, "the operator's session"),
+            store.transaction(),
+        ):
             store.execute(
                 "INSERT INTO sessions (id, actor, client, started_at) VALUES (?, ?, ?, ?)",
                 (session_id, actor.value, client[:200], iso(utc_now())),
@@ -225,7 +232,10 @@ class MemoryService:
     def end_session(self, caller: Caller, *, graceful: bool = True) -> None:
         store = self.store_for(caller.group)
         state = "ended" if graceful else "abandoned"
-        with store.transaction():
+        with (
+            operator_best_effort(store, caller.actor, "the end of the session"),
+            store.transaction(),
+        ):
             store.execute(
                 "UPDATE sessions SET ended_at = ?, end_state = ? "
                 "WHERE id = ? AND end_state = 'open'",
