@@ -58,6 +58,14 @@ def make_private(path: Path, *, read_only: bool) -> None:
         log.warning("cannot make %s private on a read-only disk: %s", path, exc.strerror)
 
 
+def is_socket(path: Path) -> bool:
+    """True if ``path`` is a socket (never follows a link)."""
+    try:
+        return stat.S_ISSOCK(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
 def refuse_non_socket(path: Path) -> None:
     """Refuse to serve on ``path`` when something other than a socket is there.
 

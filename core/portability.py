@@ -27,7 +27,6 @@ from core import audit
 from core.audit import Action
 from core.best_effort import best_effort
 from core.changes import Changes
-from core.config import atomic_write
 from core.credentials import credential_statement
 from core.crypto import KeyUnavailable
 from core.curation import require_operator
@@ -45,6 +44,7 @@ from core.model import (
     iso,
     utc_now,
 )
+from core.pending_files import write_whole
 from core.secrets import redact
 
 if TYPE_CHECKING:
@@ -251,7 +251,12 @@ def export(
         },
     }
     body = "\n".join([json.dumps(header), *lines]) + "\n"
-    atomic_write(path, body.encode("utf-8"))
+    try:
+        write_whole(service.data_dir.pending_dir, path, body.encode("utf-8"))
+    except OSError as exc:
+        raise InvalidParams(
+            f"cannot write {path}: {exc.strerror}; nothing was exported", field="file"
+        ) from exc
     # An export is a read: it must work on a read-only or full disk.
     with best_effort(store, "the export's audit row"), store.transaction():
         audit.record(

@@ -36,6 +36,7 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from core.auth import load_or_create_token
 from core.errors import AmbryError, RateLimited, StorageError
+from core.file_safety import is_socket, refuse_non_socket
 from core.framing import FrameBuffer, FrameTooLarge, error_frame, too_large_frame
 from core.paths import DataDir, default_socket_path
 from core.protocol import Connection, Dispatcher
@@ -196,7 +197,7 @@ class AgentServer(QObject):
             self._server.close()
             self._server.deleteLater()
             self._server = None
-            with contextlib.suppress(FileNotFoundError):
+            if is_socket(self._path):
                 self._path.unlink()
         self._release_lock()
         self._audit_timer.stop()
@@ -249,7 +250,9 @@ class AgentServer(QObject):
             )
 
     def _listen(self) -> None:
-        # We hold the lock, so whatever socket file is there was left by a crash.
+        # We hold the lock, so a socket there was left by a crash; anything else is
+        # someone's file and is never deleted.
+        refuse_non_socket(self._path)
         QLocalServer.removeServer(str(self._path))
         server = QLocalServer(self)
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
