@@ -221,3 +221,38 @@ def test_search_and_export_work_on_a_read_only_data_dir(tmp_path: Path) -> None:
     assert "read-only" in stderr
     assert "Traceback" not in stderr
     _unchanged(path, before)
+
+
+def _namespace_mounts() -> str | None:
+    """``unshare`` if this machine lets a process mount in a private namespace."""
+    unshare = shutil.which("unshare")
+    if unshare is None or os.name != "posix":
+        return None
+    probe = subprocess.run(
+        [unshare, "--user", "--map-root-user", "--mount", "true"],
+        capture_output=True,
+        check=False,
+    )
+    return unshare if probe.returncode == 0 else None
+
+
+def test_search_and_export_work_on_a_really_full_file_system(tmp_path: Path) -> None:
+    unshare = _namespace_mounts()
+    if unshare is None:
+        pytest.skip("no mount namespaces here: cannot mount a tiny file system")
+    data = _populated(tmp_path)
+    path = data.group_db("main")
+    before = _files(path)
+    copy = tmp_path / "copy"
+    shutil.copytree(data.root, copy)
+    # A 1 MiB tmpfs over the data dir, holding a copy of it, then filled to the last byte.
+    fill = (
+        f"mount -t tmpfs -o size=1m tmpfs {data.root} && cp -a {copy}/. {data.root}/ && "
+        f'(cat /dev/zero > {data.root}/filler 2>/dev/null; true) && exec "$0" "$@"'
+    )
+    wrap = [unshare, "--user", "--map-root-user", "--mount", "sh", "-c", fill]
+    stderr = _reads_work(data, tmp_path / "out.jsonl", wrap=wrap)
+    assert "disk is full" in stderr or "disk is not full" in stderr
+    assert "search and export work" in stderr
+    assert "Traceback" not in stderr
+    _unchanged(path, before)
