@@ -16,9 +16,11 @@ carries a running checksum over the header and all frames before it.
 
 from __future__ import annotations
 
+import io
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 _DB_MAGIC = b"SQLite format 3\x00"
 _WAL_MAGICS = (0x377F0682, 0x377F0683)
@@ -62,44 +64,47 @@ def _checksum(data: bytes, big_endian: bool, s0: int, s1: int) -> tuple[int, int
     return s0, s1
 
 
-def _committed_page_one(wal: bytes, *, verify: bool) -> bytes | None:
-    """The newest committed image of page 1 in ``wal``.
+def _committed_page_one(wal: BinaryIO, *, verify: bool) -> bytes | None:
+    """The newest committed image of page 1 in the log ``wal``.
 
-    Without ``verify`` only the salts are checked (cheap: a log holds up to a
-    thousand frames); with it every checksum is, as SQLite's recovery does.
+    Without ``verify`` only the salts are checked, and only frame headers and
+    copies of page 1 are read; with it every checksum is, as SQLite's recovery
+    does. Either way the log is read one frame at a time.
     """
-    if len(wal) < _WAL_HEADER:
+    head = wal.read(_WAL_HEADER)
+    if len(head) < _WAL_HEADER:
         return None
-    magic, _fmt, page_size, _seq, salt1, salt2, c0, c1 = struct.unpack_from(">8I", wal, 0)
+    magic, _fmt, page_size, _seq, salt1, salt2, c0, c1 = struct.unpack(">8I", head)
     if magic not in _WAL_MAGICS or page_size < 512 or page_size & (page_size - 1):
         return None
     big_endian = bool(magic & 1)
-    if verify and _checksum(wal[:24], big_endian, 0, 0) != (c0, c1):
+    if verify and _checksum(head[:24], big_endian, 0, 0) != (c0, c1):
         return None
     s0, s1 = c0, c1
-    frame_size = _FRAME_HEADER + page_size
     pending: bytes | None = None
     committed: bytes | None = None
-    offset = _WAL_HEADER
-    while offset + frame_size <= len(wal):
-        page_no, db_size, f_salt1, f_salt2, f0, f1 = struct.unpack_from(">6I", wal, offset)
+    while len(frame := wal.read(_FRAME_HEADER)) == _FRAME_HEADER:
+        page_no, db_size, f_salt1, f_salt2, f0, f1 = struct.unpack(">6I", frame)
         if (f_salt1, f_salt2) != (salt1, salt2):
             break
+        if verify or page_no == 1:
+            page = wal.read(page_size)
+            if len(page) < page_size:
+                break
+        else:
+            wal.seek(page_size, io.SEEK_CUR)
         if verify:
-            s0, s1 = _checksum(wal[offset : offset + 8], big_endian, s0, s1)
-            s0, s1 = _checksum(
-                wal[offset + _FRAME_HEADER : offset + frame_size], big_endian, s0, s1
-            )
+            s0, s1 = _checksum(frame[:8], big_endian, s0, s1)
+            s0, s1 = _checksum(page, big_endian, s0, s1)
             if (s0, s1) != (f0, f1):
                 break
         if page_no == 1:
-            pending = wal[offset + _FRAME_HEADER : offset + frame_size]
+            pending = page
         if db_size:
             # Everything up to a commit frame is durable; later frames are not yet.
             if pending is not None:
                 committed = pending
             pending = None
-        offset += frame_size
     return committed
 
 
@@ -125,10 +130,10 @@ def peek(path: Path, *, verify: bool = False) -> Header | None:
     if len(start) == 100 and start.startswith(_DB_MAGIC):
         header = Header(*_fields(start))
     try:
-        wal = wal_path(path).read_bytes()
+        with wal_path(path).open("rb") as wal:
+            page = _committed_page_one(wal, verify=verify)
     except FileNotFoundError:
         return header
-    page = _committed_page_one(wal, verify=verify)
     if page is None or not page.startswith(_DB_MAGIC):
         return header
     return Header(*_fields(page), from_wal=True)
