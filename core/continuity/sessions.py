@@ -7,6 +7,7 @@ from core.model.changes import Changes
 from core.model.entries import Actor, iso, new_session_id, utc_now
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.best_effort import operator_best_effort
 from core.storage.workspace import Workspace
 
 #: Client names are kept to this many characters.
@@ -18,7 +19,8 @@ def start_session(ws: Workspace, group: str, actor: Actor, client: str = "") -> 
     store = ws.store_for(group)
     session_id = new_session_id()
     client = client[:MAX_CLIENT_CHARS]
-    with store.transaction():
+    # The person can always read; an agent's session must be on record (rate limits).
+    with operator_best_effort(store, actor, "the operator's session"), store.transaction():
         store.execute(
             "INSERT INTO sessions (id, actor, client, started_at) VALUES (?, ?, ?, ?)",
             (session_id, actor.value, client, iso(utc_now())),
@@ -32,7 +34,10 @@ def end_session(ws: Workspace, caller: Caller, *, graceful: bool = True) -> None
     """Mark the session ended (``graceful``) or abandoned; a closed session stays as it was."""
     store = ws.store_for(caller.group)
     state = "ended" if graceful else "abandoned"
-    with store.transaction():
+    with (
+        operator_best_effort(store, caller.actor, "the end of the session"),
+        store.transaction(),
+    ):
         store.execute(
             "UPDATE sessions SET ended_at = ?, end_state = ? WHERE id = ? AND end_state = 'open'",
             (iso(utc_now()), state, caller.session_id),

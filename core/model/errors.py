@@ -100,3 +100,9 @@ class SchemaTooNew(StorageError):
 class Timeout(AmbryError):
     code = "timeout"
     rpc_code = -32011
+
+
+class MigrationFailed(StorageError):
+    """A schema upgrade step failed; ``backup`` names the copy taken before it."""
+
+    code = "migration_failed"

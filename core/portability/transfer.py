@@ -25,7 +25,6 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from core.memory.curation import require_operator
 from core.model.changes import Changes
-from core.model.config import atomic_write
 from core.model.entries import (
     ENTRY_TYPES,
     EntryType,
@@ -44,7 +43,9 @@ from core.policy.credentials import credential_statement
 from core.policy.secrets import redact
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.best_effort import best_effort
 from core.storage.crypto import KeyUnavailable
+from core.storage.pending_files import write_whole
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -251,8 +252,14 @@ def export(
         },
     }
     body = "\n".join([json.dumps(header), *lines]) + "\n"
-    atomic_write(path, body.encode("utf-8"))
-    with store.transaction():
+    try:
+        write_whole(service.data_dir.pending_dir, path, body.encode("utf-8"))
+    except OSError as exc:
+        raise InvalidParams(
+            f"cannot write {path}: {exc.strerror}; nothing was exported", field="file"
+        ) from exc
+    # An export is a read: it must work on a read-only or full disk.
+    with best_effort(store, "the export's audit row"), store.transaction():
         audit.record(
             store,
             Action.EXPORT,

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
 import apsw
 import apsw.bestpractice
 
-from core.model.errors import SchemaTooNew, StorageError
+from core.model.errors import MigrationFailed, SchemaTooNew, StorageError
+from core.storage import db_header
 from core.storage.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -55,7 +57,7 @@ def storage_error(exc: BaseException, path: Path) -> StorageError:
         case apsw.CantOpenError():
             hint = "the file cannot be opened; check that its folder exists and is writable"
         case _:
-            hint = "an I/O error occurred; check the disk"
+            hint = "an I/O error occurred; check that the disk is not full and is working"
     return StorageError(f"{path}: {hint} ({type(exc).__name__}: {exc})")
 
 
@@ -122,49 +124,167 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
     # A brand-new file has nothing to lose, so it is not backed up on the way up.
     existing = version > 0 or _has_tables(conn)
     for step in range(version, SCHEMA_VERSION):
+        saved: Path | None = None
         if existing:
-            saved = _backup(conn, path, step)
+            try:
+                saved = _backup(conn, path, step)
+            except (apsw.Error, OSError) as exc:
+                raise MigrationFailed(
+                    f"{path}: cannot back up the database before upgrading it to schema "
+                    f"v{step + 1} ({_one_line(exc)}); nothing was changed. "
+                    "Free some disk space or make the folder writable, then try again",
+                    backup=str(backup_path(path, step)),
+                ) from exc
             log.info("backed up %s before migrating to v%d: %s", path.name, step + 1, saved)
-        with conn:
-            conn.execute(MIGRATIONS[step])
-            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {step + 1}")
+        try:
+            with conn:
+                conn.execute(MIGRATIONS[step])
+                conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                conn.execute(f"PRAGMA user_version = {step + 1}")
+        except apsw.Error as exc:
+            log.info("migrating %s to schema v%d failed", path, step + 1, exc_info=True)
+            kept = f"; the copy taken before this step is {saved}" if saved else ""
+            raise MigrationFailed(
+                f"{path}: upgrading the database to schema v{step + 1} failed "
+                f"({_one_line(exc)}); it was rolled back and is still at v{step}{kept}. "
+                "Keep that copy and report this to the Ambry maintainers",
+                backup=str(saved) if saved else None,
+            ) from exc
         log.info("migrated %s to schema v%d", path.name, step + 1)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())
+
+
+def _check_header(path: Path, version: int, app_id: int) -> None:
+    if app_id not in (0, APPLICATION_ID):
+        raise StorageError(
+            f"{path}: this SQLite file belongs to another program "
+            f"(application_id {app_id:#x}); Ambry will not touch it"
+        )
+    if version > SCHEMA_VERSION:
+        raise SchemaTooNew(
+            f"{path}: written by a newer Ambry (schema v{version}, this version "
+            f"reads up to v{SCHEMA_VERSION}); upgrade Ambry to open it. "
+            "The file was left untouched."
+        )
+
+
+def _refuse_before_opening(path: Path) -> None:
+    """Refuse a newer or foreign file from its bytes, before SQLite can change them.
+
+    SQLite folds a pending write-ahead log into the database when its last
+    connection closes, so even a refused open would rewrite the files.
+    """
+    try:
+        header = db_header.peek(path)
+        if header is not None and header.from_wal:
+            try:
+                _check_header(path, header.user_version, header.application_id)
+            except StorageError:
+                # Act only on a log page whose checksums hold.
+                header = db_header.peek(path, verify=True)
+    except OSError as exc:
+        raise StorageError(f"{path}: cannot read the file ({exc.strerror})") from exc
+    if header is not None:
+        _check_header(path, header.user_version, header.application_id)
+
+
+#: Errors that mean "this connection may not write here", not "the file is bad".
+_CANNOT_WRITE = (
+    apsw.ReadOnlyError,
+    apsw.PermissionsError,
+    apsw.CantOpenError,
+    apsw.FullError,
+    apsw.IOError,
+)
+
+
+def _open_for_reading(path: Path, cause: BaseException | None) -> apsw.Connection:
+    """A read-only connection, even where SQLite cannot create its ``-shm`` file.
+
+    Without the ``-wal`` and ``-shm`` files and the right to create them (a
+    read-only folder, a full disk), SQLite can read a WAL database only as an
+    immutable file. That is exact while no log is pending, and only then is it used.
+    """
+    if not path.exists():
+        hint = storage_error(cause, path).message if cause else f"{path}: no such database"
+        raise StorageError(hint)
+    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        _read_header(conn)
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        return conn
+    except (apsw.CantOpenError, apsw.IOError, apsw.ReadOnlyError):
+        conn.close()
+        wal = db_header.wal_path(path)
+        if wal.exists() and wal.stat().st_size > 0:
+            raise
+    uri = "file:" + urllib.parse.quote(str(path)) + "?immutable=1"
+    return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
 
 
 def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
     """Open (creating if needed) and migrate the group database at ``path``.
 
+    Where the file or its folder cannot be written (read-only, disk full) but
+    the schema is current, the connection falls back to read-only, so search and
+    export keep working; ``conn.readonly("main")`` tells the caller.
+
     Raises:
         SchemaTooNew: the file was written by a newer Ambry; it is not modified.
+        MigrationFailed: an upgrade step failed; the message names the backup.
         StorageError: the file cannot be used (not a database, read-only, ...).
     """
-    flags = (
-        apsw.SQLITE_OPEN_READONLY
-        if read_only
-        else (apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
-    )
+    _refuse_before_opening(path)
     with mapped_errors(path):
-        conn = apsw.Connection(str(path), flags=flags)
+        if read_only:
+            conn = _open_for_reading(path, None)
+            try:
+                _check_header(path, *_read_header(conn))
+            except BaseException:
+                conn.close()
+                raise
+            return conn
+        conn = apsw.Connection(
+            str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        )
         try:
+            # Until the header is checked, closing must not fold the log into the file.
+            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
             # Read the header before any pragma that writes to the file.
             version, app_id = _read_header(conn)
-            if app_id not in (0, APPLICATION_ID):
+            _check_header(path, version, app_id)
+            conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0)
+            writable = not conn.readonly("main")
+            if writable:
+                _configure(conn)
+        except _CANNOT_WRITE as exc:
+            conn.close()
+            log.warning("%s", storage_error(exc, path).message)
+            conn = _open_for_reading(path, exc)
+            writable = False
+        except BaseException:
+            conn.close()
+            raise
+        if not writable:
+            log.warning(
+                "%s is open read-only: search and export work, nothing new can be stored", path
+            )
+        try:
+            version, app_id = _read_header(conn)
+            _check_header(path, version, app_id)
+            if writable:
+                migrate(conn, path)
+            elif version < SCHEMA_VERSION:
                 raise StorageError(
-                    f"{path}: this SQLite file belongs to another program "
-                    f"(application_id {app_id:#x}); Ambry will not touch it"
+                    f"{path}: needs upgrading from schema v{version} to v{SCHEMA_VERSION}, "
+                    "which needs write access; make the folder writable (or free disk "
+                    "space) and start Ambry again"
                 )
-            if version > SCHEMA_VERSION:
-                raise SchemaTooNew(
-                    f"{path}: written by a newer Ambry (schema v{version}, this version "
-                    f"reads up to v{SCHEMA_VERSION}); upgrade Ambry to open it. "
-                    "The file was left untouched."
-                )
-            if read_only:
+            else:
                 conn.set_busy_timeout(BUSY_TIMEOUT_MS)
-                return conn
-            _configure(conn)
-            migrate(conn, path)
         except BaseException:
             conn.close()
             raise

@@ -14,12 +14,18 @@ from pathlib import Path
 import platformdirs
 
 from core.model.errors import InvalidGroup
+from core.storage import pending_files
+from core.storage.file_safety import tighten
 
 APP_NAME = "Ambry"
 DATA_DIR_ENV = "AMBRY_DATA_DIR"
 SOCKET_ENV = "AMBRY_SOCKET"
 DEFAULT_GROUP = "main"
 GROUP_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: Device names Windows reserves in every folder, whatever the extension or case.
+RESERVED_NAMES = frozenset(
+    ["CON", "PRN", "AUX", "NUL"] + [f"{port}{n}" for port in ("COM", "LPT") for n in range(10)]
+)
 
 
 def validate_group(name: object) -> str:
@@ -30,6 +36,13 @@ def validate_group(name: object) -> str:
             f"invalid group name {shown}: use 1-64 letters, digits, '_' or '-'",
             field="group",
             rule="pattern ^[A-Za-z0-9_-]{1,64}$",
+        )
+    # Refused everywhere, so a data dir copied to Windows still opens there.
+    if name.upper() in RESERVED_NAMES:
+        raise InvalidGroup(
+            f"invalid group name {name!r}: Windows reserves it for a device; choose another name",
+            field="group",
+            rule="not a Windows device name (CON, PRN, AUX, NUL, COM0-9, LPT0-9)",
         )
     return name
 
@@ -55,7 +68,29 @@ class DataDir:
         return self.root / "memory"
 
     def group_db(self, group: str) -> Path:
-        return self.memory_dir / f"{validate_group(group)}.sqlite"
+        """The database file of ``group``.
+
+        Raises:
+            InvalidGroup: the name is unusable, or another group's name differs from
+                it only in letter case (one file on Windows and macOS, two elsewhere).
+        """
+        path = self.memory_dir / f"{validate_group(group)}.sqlite"
+        folded = group.casefold()
+        for other in self.groups():
+            if other != group and other.casefold() == folded:
+                raise InvalidGroup(
+                    f"group {group!r} differs only in letter case from the existing group "
+                    f"{other!r}, and some systems cannot tell them apart; use {other!r} "
+                    "or choose another name",
+                    field="group",
+                    rule="unique ignoring case",
+                )
+        return path
+
+    @property
+    def pending_dir(self) -> Path:
+        """Notes of whole-file writes in progress (see :mod:`core.storage.pending_files`)."""
+        return self.root / "pending"
 
     @property
     def config_file(self) -> Path:
@@ -73,9 +108,11 @@ class DataDir:
         return sorted(n for n in names if GROUP_PATTERN.fullmatch(n))
 
     def ensure(self) -> None:
-        """Create the directories with owner-only permissions."""
+        """Create the directories owner-only, tighten older ones, clear interrupted writes."""
         for path in (self.root, self.memory_dir):
             path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tighten(path)
+        pending_files.sweep(self.pending_dir)
 
 
 def default_socket_path() -> Path:

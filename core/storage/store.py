@@ -21,7 +21,9 @@ from core.model.entries import (
     EntryType,
     MemoryEntry,
 )
+from core.storage.best_effort import best_effort
 from core.storage.db import mapped_errors, open_database, write_transaction
+from core.storage.file_safety import make_private
 from core.storage.fts import match_expression
 from core.storage.rows import (
     E_COLUMNS,
@@ -66,20 +68,28 @@ class GroupStore:
         self.group = group
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.conn: apsw.Connection = open_database(path)
+        #: The file could only be opened for reading (read-only folder, full disk).
+        self.read_only = bool(self.conn.readonly("main"))
+        #: Why the last best-effort write failed (see :mod:`core.storage.best_effort`).
+        self.write_failure: str | None = None
         self._df_cache: dict[str, tuple[int, float]] = {}
         #: Batch read-audit rows (see :meth:`audit_read`); off unless a server asks.
         self.defer_reads = False
         self._pending_reads: list[Callable[[], tuple[Any, ...]]] = []
         self._reads_since = time.monotonic()
         self._total_cache: tuple[int, float] = (0, -DF_CACHE_SECONDS)
-        with mapped_errors(path):
-            path.chmod(0o600)
+        try:
+            make_private(path, read_only=self.read_only)
+        except BaseException:
+            self.conn.close()
+            raise
 
     def close(self) -> None:
         self.flush_reads()
         try:
             # Keeps planner statistics fresh; cheap, and skipped when nothing changed.
-            self.conn.execute("PRAGMA optimize")
+            if not self.read_only:
+                self.conn.execute("PRAGMA optimize")
         except apsw.Error as exc:  # a read-only or full disk must not stop the close
             log.warning("PRAGMA optimize failed on %s: %s", self.path.name, exc)
         self.conn.close()
@@ -127,11 +137,15 @@ class GroupStore:
     def flush_reads(self) -> int:
         """Write the pending read-audit rows in one transaction; returns how many."""
         rows, self._pending_reads = self._pending_reads, []
-        if rows:
+        self._reads_since = time.monotonic()
+        if not rows:
+            return 0
+        # A read must work on a read-only or full disk; its audit row is best-effort.
+        with best_effort(self, "the audit rows of reads"):
             with self.relaxed_transaction(flush=False):
                 self.conn.executemany(AUDIT_INSERT_SQL, [make() for make in rows])
-        self._reads_since = time.monotonic()
-        return len(rows)
+            return len(rows)
+        return 0
 
     def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         with mapped_errors(self.path):

@@ -21,6 +21,7 @@ from core.model.config import Config
 from core.model.entries import Actor, MemoryEntry, Privacy, iso, utc_now
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.best_effort import best_effort
 from core.storage.crypto import (
     KeyUnavailable,
     decrypt,
@@ -99,9 +100,11 @@ class Workspace:
             store = GroupStore(self.data_dir.group_db(group), group)
             store.defer_reads = self._defer_reads
             self._stores[group] = store
-            self._purge_superseded(store)
-            for hook in self._open_hooks:
-                hook(store)
+            # Upkeep must not stop a read-only or full disk from being searched.
+            with best_effort(store, "start-up upkeep (purge, expiry, decay)"):
+                self._purge_superseded(store)
+                for hook in self._open_hooks:
+                    hook(store)
         return store
 
     def defer_read_audit(self, on: bool = True) -> None:

@@ -40,6 +40,7 @@ from core.agent.framing import FrameBuffer, FrameTooLarge, error_frame, too_larg
 from core.agent.protocol import agent_dispatcher
 from core.model.errors import AmbryError, RateLimited, StorageError
 from core.service import MemoryService
+from core.storage.file_safety import is_socket, refuse_non_socket
 from core.storage.paths import DataDir, default_socket_path
 
 log = logging.getLogger(__name__)
@@ -197,7 +198,7 @@ class AgentServer(QObject):
             self._server.close()
             self._server.deleteLater()
             self._server = None
-            with contextlib.suppress(FileNotFoundError):
+            if is_socket(self._path):
                 self._path.unlink()
         self._release_lock()
         self._audit_timer.stop()
@@ -250,7 +251,9 @@ class AgentServer(QObject):
             )
 
     def _listen(self) -> None:
-        # We hold the lock, so whatever socket file is there was left by a crash.
+        # We hold the lock, so a socket there was left by a crash; anything else is
+        # someone's file and is never deleted.
+        refuse_non_socket(self._path)
         QLocalServer.removeServer(str(self._path))
         server = QLocalServer(self)
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)

@@ -7,7 +7,7 @@ import apsw
 import pytest
 
 from core.model.entries import Actor
-from core.model.errors import SchemaTooNew, StorageError
+from core.model.errors import MigrationFailed, SchemaTooNew, StorageError
 from core.service import MemoryService
 from core.storage import db, schema
 from core.storage.paths import DataDir
@@ -97,8 +97,12 @@ def test_failed_migration_step_leaves_previous_version(
     db.open_database(path).close()
     monkeypatch.setattr(db, "MIGRATIONS", (*schema.MIGRATIONS, "CREATE TABLE x(a); BROKEN SQL;"))
     monkeypatch.setattr(db, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
-    with pytest.raises(apsw.SQLError):
+    with pytest.raises(MigrationFailed, match="still at v") as failed:
         db.open_database(path)
+    backup = db.backup_path(path, schema.SCHEMA_VERSION)
+    assert str(backup) in failed.value.message
+    assert failed.value.data["backup"] == str(backup)
+    assert isinstance(failed.value.__cause__, apsw.SQLError)
     conn = apsw.Connection(str(path))
     try:
         assert conn.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION

@@ -1,0 +1,98 @@
+"""Owner-only modes, and files Ambry must never clobber.
+
+Data directories made by an older Ambry, by hand or by a restore tool may be
+readable by other users; they are tightened when Ambry opens them. Only the
+group and other bits are removed, so a folder the person made read-only on
+purpose stays read-only. The socket path is another person's file when it is not
+a socket: Ambry refuses to start rather than delete it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+from pathlib import Path
+
+from core.model.errors import StorageError
+
+log = logging.getLogger(__name__)
+
+#: Permission bits of anyone but the owner.
+OTHERS = 0o077
+
+
+def tighten(path: Path) -> bool:
+    """Remove group and other permissions from ``path``; True if it changed.
+
+    A folder or file that cannot be changed (a read-only file system, another
+    owner) is left as it is with a warning: it still works, only less privately.
+    """
+    if os.name != "posix":
+        return False
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if not mode & OTHERS:
+            return False
+        path.chmod(mode & ~OTHERS)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        log.warning("cannot make %s private (%s); other users may read it", path, exc.strerror)
+        return False
+    log.info("tightened %s from %04o to %04o", path, mode, mode & ~OTHERS)
+    return True
+
+
+def make_private(path: Path, *, read_only: bool) -> None:
+    """Give the file at ``path`` mode 0600.
+
+    Raises:
+        StorageError: the file cannot be changed although it is writable.
+    """
+    try:
+        path.chmod(0o600)
+    except OSError as exc:
+        if not read_only:
+            raise StorageError(f"{path}: cannot make the file private ({exc.strerror})") from exc
+        log.warning("cannot make %s private on a read-only disk: %s", path, exc.strerror)
+
+
+def is_socket(path: Path) -> bool:
+    """True if ``path`` is a socket (never follows a link)."""
+    try:
+        return stat.S_ISSOCK(path.lstat().st_mode)
+    except OSError:
+        return False
+
+
+def refuse_non_socket(path: Path) -> None:
+    """Refuse to serve on ``path`` when something other than a socket is there.
+
+    A socket left by a crash may be replaced; a regular file, a folder or a link
+    there belongs to someone else and is never deleted.
+
+    Raises:
+        StorageError: ``path`` exists and is not a socket.
+    """
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StorageError(f"cannot check the agent socket path {path}: {exc.strerror}") from exc
+    if stat.S_ISSOCK(mode):
+        return
+    kind = (
+        "a folder"
+        if stat.S_ISDIR(mode)
+        else "a symbolic link"
+        if stat.S_ISLNK(mode)
+        else "a regular file"
+        if stat.S_ISREG(mode)
+        else "not a socket"
+    )
+    raise StorageError(
+        f"the agent socket path {path} is {kind}, not a socket; Ambry will not delete it. "
+        "Move it away, or set AMBRY_SOCKET to another path"
+    )

@@ -1,0 +1,132 @@
+"""Whole-file writes outside the data dir that leave nothing behind if killed.
+
+An export is written to a hidden temp file beside its target and renamed over
+it, so the target is never half a file. A process killed in between (power
+cut, SIGKILL, a crash) cannot remove that temp file itself, so before writing
+it each write leaves a note in ``<data dir>/pending/``: one small file per temp
+file, holding its path and the writer's process id. :func:`sweep` runs when a
+data dir is opened and removes the temp files of writers that are gone.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import tempfile
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+#: Temp files carry this suffix, so a note can only ever delete one of ours.
+TEMP_SUFFIX = ".ambry-tmp"
+#: A note older than this is swept even if its process id is in use again.
+STALE_AFTER_SECONDS = 24 * 3600
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":
+        return True  # no cheap check: the note is swept once it is stale
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _note(pending: Path, tmp: Path) -> Path | None:
+    """Record ``tmp`` under ``pending``; None (with a warning) if it cannot be."""
+    note = pending / f"{secrets.token_hex(8)}.json"
+    try:
+        pending.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with note.open("x", encoding="utf-8") as fh:
+            json.dump({"path": str(tmp), "pid": os.getpid()}, fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        log.warning(
+            "cannot note the temp file %s in %s (%s); if this write is interrupted, "
+            "delete it by hand",
+            tmp,
+            pending,
+            exc.strerror,
+        )
+        return None
+    return note
+
+
+def write_whole(pending: Path, path: Path, data: bytes, mode: int = 0o600) -> None:
+    """Write ``data`` to ``path`` via a noted temp file, fsync, rename.
+
+    Args:
+        pending: the data dir's notes folder (:attr:`core.storage.paths.DataDir.pending_dir`).
+        path: the target; its folder is created if needed.
+        data: the whole content.
+        mode: the file's permissions.
+
+    Raises:
+        OSError: the target cannot be written; no temp file is left.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    tmp = Path(name)
+    note = _note(pending, tmp)
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+        if os.name == "posix":
+            # The rename itself is durable only once the directory entry is synced.
+            dir_fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        if note is not None:
+            note.unlink(missing_ok=True)
+
+
+def sweep(pending: Path) -> list[Path]:
+    """Remove the temp files of interrupted writes noted under ``pending``.
+
+    Returns:
+        The temp files removed.
+    """
+    try:
+        notes = sorted(pending.glob("*.json"))
+    except OSError:
+        return []
+    removed: list[Path] = []
+    for note in notes:
+        try:
+            record = json.loads(note.read_text(encoding="utf-8"))
+            tmp, pid = Path(record["path"]), int(record["pid"])
+            age = time.time() - note.stat().st_mtime
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("ignoring the unreadable note %s: %s", note, exc)
+            continue
+        if _alive(pid) and age < STALE_AFTER_SECONDS:
+            continue
+        try:
+            if tmp.name.endswith(TEMP_SUFFIX) and tmp.exists():
+                tmp.unlink()
+                removed.append(tmp)
+                log.warning("removed %s, left by an interrupted export", tmp)
+            note.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("cannot remove %s, left by an interrupted export: %s", tmp, exc.strerror)
+    return removed

@@ -1,0 +1,154 @@
+"""File-level faults: loose modes, interrupted exports, group names that collide."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.cli.main import main
+from core.model.entries import Actor
+from core.model.errors import InvalidGroup
+from core.service import MemoryService
+from core.storage import pending_files
+from core.storage.file_safety import tighten
+from core.storage.paths import DataDir, validate_group
+
+posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes and signals")
+
+
+@pytest.mark.parametrize(
+    "name", ["CON", "con", "Nul", "aux", "PRN", "COM1", "com9", "LPT1", "lpt0", "COM0"]
+)
+def test_windows_device_names_are_refused_everywhere(tmp_path: Path, name: str) -> None:
+    with pytest.raises(InvalidGroup, match="Windows reserves"):
+        validate_group(name)
+    svc = MemoryService(DataDir(tmp_path / "data"))
+    with pytest.raises(InvalidGroup):
+        svc.open_session(name, Actor.OPERATOR)
+    svc.close()
+    assert not list((tmp_path / "data").rglob("*.sqlite"))
+
+
+@pytest.mark.parametrize("name", ["console", "con_1", "COM10", "nullable", "LPT", "auxiliary"])
+def test_names_that_only_resemble_device_names_are_fine(name: str) -> None:
+    assert validate_group(name) == name
+
+
+def test_a_group_differing_only_in_case_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = DataDir(tmp_path / "data")
+    svc = MemoryService(data)
+    op = svc.open_session("Work", Actor.OPERATOR)
+    svc.store(op, {"type": "fact", "content": "the standup is at nine"})
+    with pytest.raises(InvalidGroup, match=r"differs only in letter case.*'Work'"):
+        svc.open_session("work", Actor.OPERATOR)
+    with pytest.raises(InvalidGroup):
+        svc.open_session("WORK", Actor.AGENT)
+    # The existing group itself still opens.
+    assert svc.open_session("Work", Actor.OPERATOR).group == "Work"
+    svc.close()
+    assert sorted(p.name for p in data.memory_dir.glob("*.sqlite")) == ["Work.sqlite"]
+
+    code = main(["--data-dir", str(data.root), "--group", "work", "search", "standup"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    assert err == [err[0]] and err[0].startswith("error: group 'work' differs only")
+
+
+@posix_only
+def test_loose_data_dirs_are_tightened_at_open(tmp_path: Path) -> None:
+    data = DataDir(tmp_path / "data")
+    data.memory_dir.mkdir(parents=True)
+    for p in (data.root, data.memory_dir):
+        p.chmod(0o755)
+    svc = MemoryService(data)
+    svc.open_session("main", Actor.OPERATOR)
+    svc.close()
+    for p in (data.root, data.memory_dir):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o700, p
+    assert stat.S_IMODE(data.group_db("main").stat().st_mode) == 0o600
+
+
+@posix_only
+def test_tightening_keeps_a_folder_read_only(tmp_path: Path) -> None:
+    folder = tmp_path / "kept"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        assert tighten(folder)
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o500
+        assert not tighten(folder)
+    finally:
+        folder.chmod(0o700)
+
+
+def _hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+@posix_only
+def test_an_export_killed_midway_leaves_no_temp_file_after_the_next_start(
+    tmp_path: Path,
+) -> None:
+    data = DataDir(tmp_path / "data")
+    svc = MemoryService(data)
+    op = svc.open_session("main", Actor.OPERATOR)
+    svc.store(op, {"type": "fact", "content": "the spare key is under the blue pot"})
+    svc.close()
+    target_dir = tmp_path / "exports"
+    target_dir.mkdir()
+    target = target_dir / "memories.jsonl"
+    # Killed for real, after the data is written and before the rename.
+    killer = "import os, signal\nos.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+    script = f"import sys\n{killer}from core.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script, "--data-dir", str(data.root), "export", str(target)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == -signal.SIGKILL
+    leftover = _hidden(target_dir)
+    assert len(leftover) == 1 and leftover[0].endswith(pending_files.TEMP_SUFFIX)
+    assert not target.exists()
+
+    assert main(["--data-dir", str(data.root), "search", "key"]) == 0
+    assert _hidden(target_dir) == []
+    assert list(data.pending_dir.iterdir()) == []
+
+
+def test_a_running_writers_temp_file_is_not_swept(tmp_path: Path) -> None:
+    pending = tmp_path / "pending"
+    pending.mkdir()
+    tmp = tmp_path / f".out.jsonl.abc{pending_files.TEMP_SUFFIX}"
+    tmp.write_text("half")
+    (pending / "n.json").write_text(json.dumps({"path": str(tmp), "pid": os.getpid()}))
+    assert pending_files.sweep(pending) == []
+    assert tmp.exists()
+    # A note naming a file that is not one of ours never deletes it.
+    other = tmp_path / "notes.txt"
+    other.write_text("mine")
+    (pending / "m.json").write_text(json.dumps({"path": str(other), "pid": 2**22 + 7}))
+    pending_files.sweep(pending)
+    assert other.read_text() == "mine"
+
+
+def test_a_completed_export_leaves_no_note(tmp_path: Path) -> None:
+    data = DataDir(tmp_path / "data")
+    svc = MemoryService(data)
+    op = svc.open_session("main", Actor.OPERATOR)
+    svc.store(op, {"type": "fact", "content": "exports are whole"})
+    svc.close()
+    target = tmp_path / "out.jsonl"
+    assert main(["--data-dir", str(data.root), "export", str(target)]) == 0
+    assert json.loads(target.read_text().splitlines()[0])["entries"] == 1
+    assert _hidden(tmp_path) == []
+    assert list(data.pending_dir.glob("*")) == []

@@ -1,0 +1,77 @@
+"""The agent socket path: what is there and is not a socket is never deleted."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.model.errors import StorageError
+from core.service import MemoryService
+from core.storage.paths import DataDir
+from desktop.server.agent_server import AgentServer
+
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="Unix sockets are files")
+
+
+@pytest.fixture
+def sock_dir() -> Iterator[Path]:
+    # Short, so the socket path fits in sun_path.
+    path = Path(tempfile.mkdtemp(prefix="ambry-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_regular_file_at_the_socket_path_is_refused_and_kept(
+    qapp: Any, service: MemoryService, data_dir: DataDir, sock_dir: Path
+) -> None:
+    path = sock_dir / "agent.sock"
+    path.write_text("notes someone keeps here\n")
+    srv = AgentServer(service, data_dir, path)
+    with pytest.raises(StorageError, match=r"is a regular file, not a socket.*AMBRY_SOCKET"):
+        srv.start()
+    assert not srv.is_listening
+    assert path.read_text() == "notes someone keeps here\n"
+    srv.stop()
+    assert path.read_text() == "notes someone keeps here\n"
+
+
+def test_a_folder_or_link_at_the_socket_path_is_refused(
+    qapp: Any, service: MemoryService, data_dir: DataDir, sock_dir: Path
+) -> None:
+    folder = sock_dir / "agent.sock"
+    folder.mkdir()
+    (folder / "inside.txt").write_text("kept")
+    with pytest.raises(StorageError, match="is a folder"):
+        AgentServer(service, data_dir, folder).start()
+    assert (folder / "inside.txt").read_text() == "kept"
+
+    target = sock_dir / "precious.txt"
+    target.write_text("kept")
+    link = sock_dir / "link.sock"
+    link.symlink_to(target)
+    with pytest.raises(StorageError, match="is a symbolic link"):
+        AgentServer(service, data_dir, link).start()
+    assert link.is_symlink() and target.read_text() == "kept"
+
+
+def test_the_server_starts_again_after_a_refusal_once_the_file_is_moved(
+    qapp: Any, service: MemoryService, data_dir: DataDir, sock_dir: Path
+) -> None:
+    path = sock_dir / "agent.sock"
+    path.write_text("x")
+    srv = AgentServer(service, data_dir, path)
+    with pytest.raises(StorageError):
+        srv.start()
+    path.rename(sock_dir / "moved.txt")
+    srv.start()
+    try:
+        assert srv.is_listening
+    finally:
+        srv.stop()
+    assert not path.exists()
