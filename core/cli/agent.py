@@ -23,7 +23,7 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
 
 @command("serve", "Serve agents on the local socket without the GUI (Ctrl-C stops).")(_serve_args)
 def cmd_serve(ctx: Context, args: argparse.Namespace) -> int:
-    from desktop.server.agent_server import serve_headless
+    from desktop.server.headless import serve_headless
 
     socket_path = Path(args.socket).expanduser().absolute() if args.socket else None
     return int(serve_headless(ctx.service, ctx.service.data_dir, socket_path))

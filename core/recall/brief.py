@@ -32,101 +32,32 @@ ranks it again itself, so the order of the rows does not matter.
 from __future__ import annotations
 
 import heapq
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
-from typing import Any
 
 from core.memory.confidence import decayed, effective_confidence
 from core.model.config import Config
 from core.model.entries import EntryType, MemoryEntry, SourceType, Trust, iso
 from core.model.text import single_line
+from core.recall.brief_values import (
+    BRIEF_PREFETCH,
+    BriefEntry,
+    BriefLimit,
+    MemoryBrief,
+    estimate_tokens,
+    prefetch_limit,
+)
 
-#: The most candidates ever worth passing: one more than the largest
-#: ``max_brief_entries`` a config accepts.
-BRIEF_PREFETCH = 1001
-
-
-def prefetch_limit(config: Config) -> int:
-    """How many ranked candidates the caller should pass.
-
-    One more than fit, so the brief can tell that ``max_brief_entries`` cut it.
-    """
-    return config.max_brief_entries + 1
-
-
-class BriefLimit(StrEnum):
-    """The limit that cut the brief short; values name the ``Config`` fields."""
-
-    MAX_ENTRIES = "max_brief_entries"
-    MAX_CHARS = "max_brief_chars"
-    TOKEN_BUDGET = "brief_token_budget"
-
-
-@dataclass(frozen=True)
-class BriefEntry:
-    id: str
-    type: str
-    #: Single line: line breaks folded to spaces by :func:`single_line`.
-    content: str
-    behavioral: bool
-    tags: list[str]
-    age_days: int
-    trust: str
-    source_type: str
-    #: Effective confidence at the time the brief was built (after decay).
-    confidence: float
-    #: Name from a ``service:<name>`` tag: an operational memory about that service.
-    service: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "type": self.type,
-            "content": self.content,
-            "behavioral": self.behavioral,
-            "tags": list(self.tags),
-            "age_days": self.age_days,
-            "trust": self.trust,
-            "source_type": self.source_type,
-            "confidence": round(self.confidence, 3),
-            "service": self.service,
-        }
-
-
-@dataclass(frozen=True)
-class MemoryBrief:
-    entries: tuple[BriefEntry, ...]
-    generated_at: str
-    #: Active entries in storage, whether or not they made it into the brief.
-    entry_count: int
-    brief_count: int
-    truncated_by: BriefLimit | None
-    markdown: str
-    char_count: int
-    #: ``ceil(char_count / 4)``: a rough, tokenizer-free estimate.
-    token_estimate: int
-
-    def to_dict(self, include_markdown: bool = True) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "entries": [entry.to_dict() for entry in self.entries],
-            "generated_at": self.generated_at,
-            "entry_count": self.entry_count,
-            "brief_count": self.brief_count,
-            "truncated_by": None if self.truncated_by is None else str(self.truncated_by),
-            "char_count": self.char_count,
-            "token_estimate": self.token_estimate,
-        }
-        if include_markdown:
-            data["markdown"] = self.markdown
-        return data
-
-
-def estimate_tokens(chars: int) -> int:
-    return math.ceil(chars / 4)
-
+__all__ = [
+    "BRIEF_PREFETCH",
+    "BriefEntry",
+    "BriefLimit",
+    "MemoryBrief",
+    "build_brief",
+    "estimate_tokens",
+    "prefetch_limit",
+]
 
 _TITLE = "## Memory Context"
 _EMPTY = "No memories yet."

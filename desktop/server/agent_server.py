@@ -19,19 +19,14 @@ file left behind by a crash is recognised as stale and replaced.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import signal
-import socket
-import sys
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from core.agent.auth import load_or_create_token
@@ -406,66 +401,3 @@ def _hang_up(sock: QLocalSocket) -> None:
     timer.timeout.connect(lambda: sock.abort())  # abort() is not a slot: wrap it
     timer.start(CLOSE_GRACE_MS)
     sock.disconnectFromServer()
-
-
-# -- headless ------------------------------------------------------------------
-
-
-def serve_headless(
-    service: MemoryService, data_dir: DataDir, socket_path: Path | None = None
-) -> int:
-    """``ambry serve``: run an :class:`AgentServer` under a QCoreApplication until a signal.
-
-    SIGINT and SIGTERM stop it cleanly: open sessions end ungracefully, the
-    socket file is removed.
-
-    Raises:
-        StorageError: the socket is taken or cannot be created.
-    """
-    app = QCoreApplication.instance() or QCoreApplication([sys.argv[0]])
-    server = AgentServer(service, data_dir, socket_path)
-    server.start()
-    print(f"serving agents on {server.path}", file=sys.stderr)
-    print(f"agent token in {server.token_file}", file=sys.stderr, flush=True)
-    try:
-        with _quit_on_signals(app):
-            app.exec()
-    finally:
-        server.stop()
-    print("stopped", file=sys.stderr)
-    return 0
-
-
-@contextlib.contextmanager
-def _quit_on_signals(app: QCoreApplication) -> Iterator[None]:
-    """Quit ``app`` on SIGINT/SIGTERM.
-
-    Python runs signal handlers only between bytecodes, and Qt's event loop is
-    C++, so the C-level handler also writes to a socket whose notifier wakes
-    the loop and lets the Python handler run at once.
-    """
-    reader, writer = socket.socketpair()
-    reader.setblocking(False)
-    writer.setblocking(False)
-    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read)
-
-    def drain() -> None:
-        with contextlib.suppress(OSError):
-            reader.recv(64)
-
-    notifier.activated.connect(drain)
-    previous_fd = signal.set_wakeup_fd(writer.fileno())
-    previous = {
-        sig: signal.signal(sig, lambda _sig, _frame: app.quit())
-        for sig in (signal.SIGINT, signal.SIGTERM)
-    }
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        signal.set_wakeup_fd(previous_fd)
-        notifier.setEnabled(False)
-        notifier.deleteLater()
-        reader.close()
-        writer.close()
