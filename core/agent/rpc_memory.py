@@ -16,7 +16,7 @@ MEMORY_TOOLS: Final = ("memory_store", "memory_search", "memory_brief", "memory_
 
 
 def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, Any]) -> Any:
-    """Call one manifest tool; the socket and the MCP bridge share this.
+    """Call one memory tool (MCP reaches it through the same dispatcher method).
 
     Raises:
         NotFound: ``name`` is not one of :data:`MEMORY_TOOLS`.

@@ -119,7 +119,14 @@ def test_unknown_thread_id_is_not_found(conn: Connection) -> None:
 def test_exchange_log_and_search(conn: Connection) -> None:
     ok(conn, "thread_open", {"title": "Project X"})
     logged = ok(conn, "exchange_log", {"speaker": "user", "text": "Use pnpm, not npm", "turn": "1"})
-    assert set(logged) == {"id", "session_id", "thread_id", "created_at", "redacted", "redacted_kinds"}
+    assert set(logged) == {
+        "id",
+        "session_id",
+        "thread_id",
+        "created_at",
+        "redacted",
+        "redacted_kinds",
+    }
     ok(conn, "exchange_log", {"speaker": "assistant", "text": "Switched to pnpm", "turn": "1"})
     results = ok(conn, "exchange_search", {"query": "pnpm", "limit": 5})["results"]
     assert {r["speaker"] for r in results} == {"user", "assistant"}
