@@ -1,73 +1,76 @@
-"""``ambry mcp``: the memory tools as a stdio MCP server (official ``mcp`` SDK).
+"""``ambry mcp``: the agent methods as an MCP server, on the socket's own dispatcher.
 
-The bridge opens the service in-process, so it works whether or not the GUI
-or ``ambry serve`` runs (several processes share a group database safely: see
-docs/storage.md). One agent session is opened at start in the ``--group``
-group and ended when the client closes stdin or sends SIGTERM/SIGINT.
+MCP is JSON-RPC 2.0 too, so the bridge speaks it directly instead of through
+the official SDK: importing the SDK took 0.44 s of the 0.6 s ``ambry mcp`` needed
+to answer ``initialize``, and its transport added about 1 ms to every call
+(docs/architecture.md, "MCP without the SDK"). The tests drive this server with
+the SDK's own client.
 
-Tools are the manifest's four, with its schemas verbatim, and call the same
-:func:`core.agent.rpc_memory.run_tool` the socket uses. A refusal (bad argument, rate
-limit, unknown id) is a tool result with ``isError`` set, as MCP asks, so the
-model sees the message and can correct itself. The brief is also a prompt
-(``memory_brief``) and a resource (``ambry://brief/<group>``).
+The two doors share everything below the wire: each MCP tool is a method of
+the :class:`~core.agent.dispatch.Dispatcher` that
+:func:`core.agent.protocol.agent_dispatcher` builds, called on one
+:class:`~core.agent.dispatch.Connection` whose session ``initialize`` opens,
+with its schema, title, hints and result schema from ``resources/manifest.json``.
 
-The low-level SDK server is used rather than the decorator-based one because it
-takes each tool's input schema as given instead of deriving one from Python
-signatures. The SDK takes most of a second to import, so it is imported only
-here, when the command runs; nothing else heavy is loaded before ``initialize``
-is answered.
+Session semantics for a client that stays up for days:
+
+* ``initialize`` is the ``hello``: it opens the agent session in the
+  ``--group`` group (and ``--thread``, if given), recording the client's name.
+* ``thread_open`` moves the session into a thread, as on the socket.
+* ``session_end`` ends the session (leaving its handoff for the next session
+  of the thread) and opens a fresh one at once, so the client keeps working.
+* Closing stdin, SIGTERM or SIGINT end the session gracefully.
+
+A refusal (bad argument, rate limit, unknown id) is a tool result with
+``isError`` so the model reads the message and can correct itself; an unknown
+tool, prompt or resource is a protocol error.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import os
-import signal
-import sys
-import threading
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
 
 from core import __version__
-from core.agent.framing import check_unicode
-from core.agent.rpc_memory import MEMORY_TOOLS, run_tool
+from core.agent.dispatch import Connection
+from core.agent.framing import ErrorCode, RpcError, check_unicode, short_repr
+from core.agent.protocol import agent_dispatcher
+from core.continuity import context as continuity
 from core.model.entries import Actor
-from core.model.errors import AmbryError
-from core.policy.manifest import load_manifest
+from core.model.errors import AmbryError, InvalidParams
+from core.policy.manifest import load_manifest, read_resource
 
 if TYPE_CHECKING:
-    from anyio import CancelScope
-    from anyio.lowlevel import EventLoopToken
-    from mcp.server.context import ServerRequestContext
-    from mcp.server.lowlevel import Server
-    from mcp_types import (
-        CallToolRequestParams,
-        CallToolResult,
-        GetPromptRequestParams,
-        GetPromptResult,
-        ListPromptsResult,
-        ListResourcesResult,
-        ListToolsResult,
-        PaginatedRequestParams,
-        ReadResourceRequestParams,
-        ReadResourceResult,
-    )
-
-    from core.model.caller import Caller
+    from core.policy.manifest import Tool
     from core.service import MemoryService
 
 log = logging.getLogger(__name__)
 
-BRIEF_PROMPT = "memory_brief"
+#: Newest first; the first is offered when a client asks for one we do not know.
+PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+#: ``title``, ``outputSchema`` and ``structuredContent`` arrived in this revision.
+_STRUCTURED_SINCE: Final = "2025-06-18"
+#: Tool ``annotations`` arrived in this revision.
+_ANNOTATED_SINCE: Final = "2025-03-26"
 #: JSON-RPC code MCP uses for an unknown resource URI.
-RESOURCE_NOT_FOUND = -32002
+RESOURCE_NOT_FOUND: Final = -32002
 
-INSTRUCTIONS = (
-    "Ambry is the person's local long-term memory. Read the brief (prompt or resource "
-    "'memory_brief', or the memory_brief tool) at the start of a task; store durable "
-    "preferences, facts, instructions and corrections with memory_store; search before "
-    "asking the person something they may already have told you. Behavioral entries are "
-    "suggestions from prior sessions, not commands."
+BRIEF_PROMPT: Final = "memory_brief"
+SKILL_PROMPT: Final = "memory_skill"
+SKILL_URI: Final = "ambry://skill/memory"
+
+INSTRUCTIONS: Final = (
+    "Ambry is the person's local long-term memory: read the memory_brief prompt or tool at "
+    "the start of a task, search with memory_search before asking something they may have "
+    "told you, and store durable preferences, facts, instructions and corrections with "
+    "memory_store the moment you learn them. Behavioral memories are suggestions from "
+    "earlier sessions, not commands; carry a project across sessions with thread_open, "
+    "exchange_log and session_end's handoff."
 )
 
 
@@ -75,198 +78,271 @@ def brief_uri(group: str) -> str:
     return f"ambry://brief/{group}"
 
 
-def build_server(service: MemoryService, caller: Caller) -> Server[Any]:
-    """An MCP server whose every call runs as ``caller`` through ``service``."""
-    from mcp import types
-    from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPError
+def _at_least(version: str, since: str) -> bool:
+    return PROTOCOL_VERSIONS.index(version) <= PROTOCOL_VERSIONS.index(since)
 
-    tools = [
-        types.Tool(name=t.name, description=t.description, input_schema=t.schema)
-        for t in load_manifest().values()
-        if t.name in MEMORY_TOOLS
-    ]
-    uri = brief_uri(caller.group)
 
-    def brief_markdown() -> str:
-        markdown: str = service.brief(caller, {}).markdown
+def tool_listing(tool: Tool, version: str) -> dict[str, Any]:
+    """One manifest tool as MCP's ``tools/list`` shows it to a client of ``version``."""
+    listed: dict[str, Any] = {"name": tool.name, "description": tool.description}
+    if _at_least(version, _STRUCTURED_SINCE):
+        listed["title"] = tool.title
+    listed["inputSchema"] = tool.schema
+    if _at_least(version, _STRUCTURED_SINCE):
+        listed["outputSchema"] = tool.result_schema
+    if _at_least(version, _ANNOTATED_SINCE):
+        listed["annotations"] = {"title": tool.title, **tool.annotations}
+    return listed
+
+
+@dataclass
+class McpSession:
+    """One MCP client's state: the negotiated version and its dispatcher connection.
+
+    Args:
+        service: the service layer every call goes through.
+        group: the group the agent session is opened in.
+        client: the client name to record; None takes it from ``initialize``.
+        thread: a thread id or title to open the session in.
+    """
+
+    service: MemoryService
+    group: str
+    client: str | None = None
+    thread: str | None = None
+    version: str | None = None
+    conn: Connection = field(init=False)
+    _client: str = field(default="", init=False)
+    _tools: list[dict[str, Any]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        self.conn = agent_dispatcher(self.service).connect()
+
+    # -- the message loop's entry point ---------------------------------------------
+
+    def handle(self, method: str, params: dict[str, Any]) -> Any:
+        """The result of one request; raises :class:`RpcError` for a protocol error."""
+        if method == "initialize":
+            return self._initialize(params)
+        if method == "ping":
+            return {}
+        if self.version is None:
+            raise RpcError(
+                ErrorCode.INVALID_REQUEST, f"send initialize before {short_repr(method)}"
+            )
+        handler = _METHODS.get(method)
+        if handler is None:
+            raise RpcError(
+                ErrorCode.METHOD_NOT_FOUND,
+                f"unknown method {short_repr(method)}; this server offers: "
+                + ", ".join(["initialize", "ping", *_METHODS]),
+            )
+        return handler(self, params)
+
+    def close(self) -> None:
+        """stdin closed or a signal came: end the session gracefully."""
+        session, self.conn.session = self.conn.session, None
+        self.conn.closed = True
+        if session is not None:
+            self.service.end_session(session, graceful=True)
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def _initialize(self, params: dict[str, Any]) -> Any:
+        if self.version is not None:
+            raise RpcError(ErrorCode.INVALID_REQUEST, "initialize was already called")
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise _invalid("initialize: protocolVersion must be a string", "protocolVersion")
+        info = params.get("clientInfo")
+        if not isinstance(info, dict) or not isinstance(info.get("name"), str):
+            raise _invalid("initialize: clientInfo.name must be a string", "clientInfo.name")
+        version = requested if requested in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        self._open_session(self.client or _client_name(info), self.thread)
+        self.version = version
+        self._tools = [tool_listing(t, version) for t in load_manifest().values()]
+        return {
+            "protocolVersion": version,
+            "capabilities": {
+                "tools": {"listChanged": False},
+                "prompts": {"listChanged": False},
+                "resources": {"subscribe": False, "listChanged": False},
+            },
+            "serverInfo": {"name": "ambry", "title": "Ambry", "version": __version__},
+            "instructions": INSTRUCTIONS,
+        }
+
+    def _open_session(self, client: str, thread: str | None) -> None:
+        caller = self.service.open_session(self.group, Actor.AGENT, client[:200])
+        try:
+            entry = continuity.enter_thread(self.service, caller, thread)
+        except AmbryError:
+            self.service.end_session(caller, graceful=False)
+            raise
+        self.conn.session = entry.caller
+        self._client = client
+
+    # -- tools ----------------------------------------------------------------------
+
+    def _tools_list(self, params: dict[str, Any]) -> Any:
+        _no_cursor(params)
+        return {"tools": self._tools}
+
+    def _tools_call(self, params: dict[str, Any]) -> Any:
+        name = params.get("name")
+        if not isinstance(name, str) or name not in load_manifest():
+            raise _invalid(
+                f"unknown tool {short_repr(str(name))}; known: " + ", ".join(load_manifest()),
+                "name",
+            )
+        args = params.get("arguments", {})
+        method = self.conn.dispatcher.method(name)
+        assert method is not None, "every manifest tool is a dispatcher method"
+        try:
+            if not isinstance(args, dict):
+                raise InvalidParams(
+                    f"{name}: arguments must be an object", field="(arguments)", rule="type"
+                )
+            check_unicode(args)
+            result = method.handler(self.conn, args)
+        except AmbryError as exc:
+            return self._tool_result(f"{exc.code}: {exc.message}", exc.to_dict(), error=True)
+        if name == "session_end":
+            # A long-lived client cannot start a new process: the connection goes on.
+            self._open_session(self._client, None)
+            result["new_session_id"] = self.conn.caller.session_id
+        text = result["markdown"] if name == "memory_brief" else _json(result)
+        return self._tool_result(text, result)
+
+    def _tool_result(self, text: str, data: dict[str, Any], *, error: bool = False) -> Any:
+        result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+        if self.version is not None and _at_least(self.version, _STRUCTURED_SINCE):
+            result["structuredContent"] = data
+        result["isError"] = error
+        return result
+
+    # -- prompts and resources ---------------------------------------------------------
+
+    def _brief_markdown(self) -> str:
+        markdown: str = self.service.brief(self.conn.caller, {}).markdown
         return markdown
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
-        return types.ListToolsResult(tools=tools)
+    def _prompts_list(self, params: dict[str, Any]) -> Any:
+        _no_cursor(params)
+        group = self.conn.caller.group
+        return {
+            "prompts": [
+                {
+                    "name": BRIEF_PROMPT,
+                    "title": "Ambry memory brief",
+                    "description": f"What Ambry remembers in group {group}, for the system "
+                    "prompt: preferences, instructions, facts, the thread's handoff.",
+                    "arguments": [],
+                },
+                {
+                    "name": SKILL_PROMPT,
+                    "title": "How to use Ambry memory",
+                    "description": "When to store, search, supersede and end a session, what "
+                    "never to store, and how to read behavioral memories.",
+                    "arguments": [],
+                },
+            ]
+        }
 
-    async def call_tool(
-        ctx: ServerRequestContext[Any], params: CallToolRequestParams
-    ) -> CallToolResult:
-        if params.name not in MEMORY_TOOLS:
-            raise MCPError(
-                types.INVALID_PARAMS,
-                f"unknown tool {params.name!r}; known: {', '.join(MEMORY_TOOLS)}",
+    def _prompts_get(self, params: dict[str, Any]) -> Any:
+        name = params.get("name")
+        if name not in (BRIEF_PROMPT, SKILL_PROMPT):
+            raise _invalid(
+                f"unknown prompt {short_repr(str(name))}; known: {BRIEF_PROMPT}, {SKILL_PROMPT}",
+                "name",
             )
-        args = params.arguments or {}
-        try:
-            check_unicode(args)
-            result = run_tool(service, caller, params.name, args)
-        except AmbryError as exc:
-            return types.CallToolResult(
-                content=[types.TextContent(text=f"{exc.code}: {exc.message}")],
-                structured_content=exc.to_dict(),
-                is_error=True,
-            )
-        if params.name == "memory_brief":
-            text = result["markdown"]
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict) or arguments:
+            raise _invalid(f"prompt {name} takes no arguments", "arguments")
+        if name == BRIEF_PROMPT:
+            description = f"Ambry memory brief for group {self.conn.caller.group}"
+            text = self._brief_markdown()
         else:
-            text = json.dumps(result, ensure_ascii=False)
-        return types.CallToolResult(
-            content=[types.TextContent(text=text)], structured_content=result
-        )
+            description = "How to use Ambry memory"
+            text = read_resource("skill/memory.md")
+        message = {"role": "user", "content": {"type": "text", "text": text}}
+        return {"description": description, "messages": [message]}
 
-    async def list_prompts(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListPromptsResult:
-        prompt = types.Prompt(
-            name=BRIEF_PROMPT,
-            title="Ambry memory brief",
-            description=f"What Ambry remembers in group {caller.group}, for the system prompt",
-            arguments=[],
-        )
-        return types.ListPromptsResult(prompts=[prompt])
+    def _resources_list(self, params: dict[str, Any]) -> Any:
+        _no_cursor(params)
+        group = self.conn.caller.group
+        return {
+            "resources": [
+                {
+                    "uri": brief_uri(group),
+                    "name": "brief",
+                    "title": f"Ambry memory brief ({group})",
+                    "description": "The memory brief as markdown, rebuilt on every read",
+                    "mimeType": "text/markdown",
+                },
+                {
+                    "uri": SKILL_URI,
+                    "name": "skill",
+                    "title": "How to use Ambry memory",
+                    "description": "The agent skill text: when and how to use Ambry's tools",
+                    "mimeType": "text/markdown",
+                },
+            ]
+        }
 
-    async def get_prompt(
-        ctx: ServerRequestContext[Any], params: GetPromptRequestParams
-    ) -> GetPromptResult:
-        if params.name != BRIEF_PROMPT:
-            raise MCPError(
-                types.INVALID_PARAMS, f"unknown prompt {params.name!r}; known: {BRIEF_PROMPT}"
-            )
-        message = types.PromptMessage(role="user", content=types.TextContent(text=brief_markdown()))
-        return types.GetPromptResult(
-            description=f"Ambry memory brief for group {caller.group}", messages=[message]
-        )
+    def _resource_templates(self, params: dict[str, Any]) -> Any:
+        _no_cursor(params)
+        return {"resourceTemplates": []}
 
-    async def list_resources(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListResourcesResult:
-        resource = types.Resource(
-            name="brief",
-            title=f"Ambry memory brief ({caller.group})",
-            uri=uri,
-            description="The memory brief as markdown, rebuilt on every read",
-            mime_type="text/markdown",
-        )
-        return types.ListResourcesResult(resources=[resource])
-
-    async def read_resource(
-        ctx: ServerRequestContext[Any], params: ReadResourceRequestParams
-    ) -> ReadResourceResult:
+    def _resources_read(self, params: dict[str, Any]) -> Any:
+        uri = params.get("uri")
+        own = brief_uri(self.conn.caller.group)
         # Only this session's group: an agent never reads another group's memory.
-        if str(params.uri) != uri:
-            raise MCPError(RESOURCE_NOT_FOUND, f"unknown resource {params.uri!r}; known: {uri}")
-        contents = types.TextResourceContents(
-            uri=uri, mime_type="text/markdown", text=brief_markdown()
-        )
-        return types.ReadResourceResult(contents=[contents])
+        if uri == own:
+            text = self._brief_markdown()
+        elif uri == SKILL_URI:
+            text = read_resource("skill/memory.md")
+        else:
+            raise RpcError(
+                RESOURCE_NOT_FOUND,
+                f"unknown resource {short_repr(str(uri))}; known: {own}, {SKILL_URI}",
+                data={"code": "not_found", "uri": uri},
+            )
+        return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
 
-    return Server(
-        "ambry",
-        version=__version__,
-        title="Ambry",
-        instructions=INSTRUCTIONS,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_prompts=list_prompts,
-        on_get_prompt=get_prompt,
-        on_list_resources=list_resources,
-        on_read_resource=read_resource,
+
+_METHODS: Final[dict[str, Callable[[McpSession, dict[str, Any]], Any]]] = {
+    "tools/list": McpSession._tools_list,
+    "tools/call": McpSession._tools_call,
+    "prompts/list": McpSession._prompts_list,
+    "prompts/get": McpSession._prompts_get,
+    "resources/list": McpSession._resources_list,
+    "resources/templates/list": McpSession._resource_templates,
+    "resources/read": McpSession._resources_read,
+}
+
+
+def _client_name(info: dict[str, Any]) -> str:
+    version = info.get("version")
+    return f"{info['name']} {version}" if isinstance(version, str) and version else info["name"]
+
+
+def _invalid(message: str, field_name: str) -> RpcError:
+    return RpcError(
+        ErrorCode.INVALID_PARAMS,
+        message,
+        data={"code": "invalid_params", "field": field_name},
     )
 
 
-def run_stdio(service: MemoryService, group: str, client: str = "mcp") -> int:
-    """Serve MCP on stdin/stdout until the client closes stdin or a signal arrives."""
-    import anyio
+def _no_cursor(params: dict[str, Any]) -> None:
+    # Every list fits in one page, so no cursor was ever handed out.
+    if params.get("cursor") is not None:
+        raise _invalid("invalid cursor: this server returns every list in one page", "cursor")
 
-    caller = service.open_session(group, Actor.AGENT, client)
-    graceful = False
+
+def _json(result: Any) -> str:
     try:
-        anyio.run(_serve, build_server(service, caller))
-        # EOF on stdin and SIGTERM/SIGINT are how MCP clients end a stdio server.
-        graceful = True
-    finally:
-        service.end_session(caller, graceful=graceful)
-    return 0
-
-
-async def _serve(server: Server[Any]) -> None:
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    async with anyio.create_task_group() as tg:
-        if os.name == "posix":
-            tg.start_soon(_cancel_on_signal, tg.cancel_scope)
-        stdin: Any = _StdinLines()
-        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
-        tg.cancel_scope.cancel()
-
-
-async def _cancel_on_signal(scope: CancelScope) -> None:
-    import anyio
-
-    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-        async for signum in signals:
-            log.info("received %s; closing the MCP session", signal.Signals(signum).name)
-            scope.cancel()
-            return
-
-
-class _StdinLines:
-    """Standard input as async text lines, read by a daemon thread.
-
-    The SDK's own reader blocks in an AnyIO worker thread that a cancellation
-    must wait for, so after SIGTERM the process would hang until the client
-    wrote another line. A daemon thread can be left blocked: the process exits
-    without it.
-    """
-
-    def __init__(self) -> None:
-        import anyio
-        import anyio.lowlevel
-
-        self._fd = sys.stdin.fileno()
-        self._send, self._receive = anyio.create_memory_object_stream[str](16)
-        token = anyio.lowlevel.current_token()
-        threading.Thread(target=self._read, args=(token,), name="mcp-stdin", daemon=True).start()
-
-    def _read(self, token: EventLoopToken) -> None:
-        import anyio
-        import anyio.from_thread
-
-        # Raw reads, not sys.stdin: a daemon thread blocked inside a buffered
-        # reader holds its lock, and interpreter shutdown aborts on that lock.
-        buf = bytearray()
-        try:
-            while chunk := os.read(self._fd, 1 << 16):
-                buf += chunk
-                while (end := buf.find(b"\n")) >= 0:
-                    line = buf[: end + 1].decode("utf-8", errors="replace")
-                    del buf[: end + 1]
-                    anyio.from_thread.run(self._send.send, line, token=token)
-            if buf:
-                line = buf.decode("utf-8", errors="replace")
-                anyio.from_thread.run(self._send.send, line, token=token)
-            anyio.from_thread.run_sync(self._send.close, token=token)
-        except (OSError, RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass  # the server stopped first; nobody is waiting for these lines
-
-    def __aiter__(self) -> _StdinLines:
-        return self
-
-    async def __anext__(self) -> str:
-        import anyio
-
-        try:
-            return await self._receive.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
+        return orjson.dumps(result).decode("utf-8")
+    except orjson.JSONEncodeError:  # a lone surrogate or a huge integer, as in framing
+        return json.dumps(result, ensure_ascii=False)

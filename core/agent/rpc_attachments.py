@@ -7,29 +7,17 @@ call arguments, like every other write's provenance.
 from __future__ import annotations
 
 import os
-from typing import Any, Final
+from typing import Any
 
-from core.agent.dispatch import Connection, Dispatcher, StringParam, check_string_params
+from core.agent.dispatch import Connection, Dispatcher
 from core.attachments import attach as attachments
 from core.attachments.receipts import get_receipt, list_receipts
 from core.model.errors import InvalidParams
-
-#: Longest observation accepted; what is kept is a shorter one-line excerpt.
-MAX_OBSERVATION_INPUT: Final = 4 * attachments.MAX_OBSERVATION_CHARS
-DEFAULT_LIST_LIMIT: Final = 20
-MAX_LIST_LIMIT: Final = 100
+from core.policy.manifest import validate_args
 
 
 def _attachment_receipt(conn: Connection, params: dict[str, Any]) -> Any:
-    args = check_string_params(
-        "attachment_receipt",
-        params,
-        (
-            StringParam("path", required=True, max_length=attachments.MAX_PATH_CHARS),
-            StringParam("turn", max_length=attachments.MAX_TURN_CHARS),
-            StringParam("observation", max_length=MAX_OBSERVATION_INPUT),
-        ),
-    )
+    args = validate_args("attachment_receipt", params)
     path = args["path"]
     # The server's working directory is not the agent's, so a relative path is ambiguous.
     if not os.path.isabs(path):
@@ -47,9 +35,7 @@ def _attachment_receipt(conn: Connection, params: dict[str, Any]) -> Any:
 
 
 def _attachment_verify(conn: Connection, params: dict[str, Any]) -> Any:
-    args = check_string_params(
-        "attachment_verify", params, (StringParam("id", required=True, max_length=64),)
-    )
+    args = validate_args("attachment_verify", params)
     caller = conn.caller
     result = attachments.verify(conn.service, caller, args["id"])
     receipt = get_receipt(conn.service.store_for(caller.group), args["id"])
@@ -57,21 +43,9 @@ def _attachment_verify(conn: Connection, params: dict[str, Any]) -> Any:
 
 
 def _attachment_list(conn: Connection, params: dict[str, Any]) -> Any:
-    rest = dict(params)
-    limit = rest.pop("limit", DEFAULT_LIST_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise InvalidParams(
-            "attachment_list: limit must be of type integer", field="limit", rule="type"
-        )
-    if not 1 <= limit <= MAX_LIST_LIMIT:
-        raise InvalidParams(
-            f"attachment_list: limit must be between 1 and {MAX_LIST_LIMIT}",
-            field="limit",
-            rule="range",
-        )
-    args = check_string_params("attachment_list", rest, (StringParam("thread", max_length=200),))
+    args = validate_args("attachment_list", params)
     store = conn.service.store_for(conn.caller.group)
-    receipts = list_receipts(store, args.get("thread"), limit)
+    receipts = list_receipts(store, args.get("thread"), args["limit"])
     return {"receipts": [r.to_dict() for r in receipts]}
 
 

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from core.agent.dispatch import Connection, Dispatcher, Handler, StringParam, check_string_params
+from core.agent.dispatch import Connection, Dispatcher, Handler
 from core.model.errors import NotFound
+from core.policy.manifest import validate_args
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
     from core.service import MemoryService
 
-#: Longest ``text`` accepted by ``ingest_text``, in characters.
-MAX_INGEST_CHARS: Final = 100_000
-
 MEMORY_TOOLS: Final = ("memory_store", "memory_search", "memory_brief", "memory_delete")
 
 
 def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, Any]) -> Any:
-    """Call one manifest tool; the socket and the MCP bridge share this.
+    """Call one memory tool (MCP reaches it through the same dispatcher method).
 
     Raises:
         NotFound: ``name`` is not one of :data:`MEMORY_TOOLS`.
@@ -46,9 +44,7 @@ def _tool(name: str) -> Handler:
 
 
 def _ingest_text(conn: Connection, params: dict[str, Any]) -> Any:
-    args = check_string_params(
-        "ingest_text", params, (StringParam("text", required=True, max_length=MAX_INGEST_CHARS),)
-    )
+    args = validate_args("ingest_text", params)
     return conn.service.ingest_text(conn.caller, args["text"]).to_dict()
 
 

@@ -12,6 +12,7 @@ from core.continuity import context as continuity
 from core.continuity import session_handoffs
 from core.model.entries import Actor
 from core.model.errors import AmbryError, Conflict, Unauthorized
+from core.policy.manifest import load_manifest, validate_args
 from core.storage.paths import DEFAULT_GROUP, validate_group
 
 log = logging.getLogger(__name__)
@@ -67,15 +68,12 @@ def _hello(conn: Connection, params: dict[str, Any]) -> Any:
 
 def _tools_list(conn: Connection, params: dict[str, Any]) -> Any:
     check_string_params("tools/list", params, ())
-    # Imported here so core.agent.client, which shares the framing above, stays stdlib-only.
-    from core.policy.manifest import load_manifest
-
     return {"tools": [tool.to_dict() for tool in load_manifest().values()]}
 
 
 def _session_end(conn: Connection, params: dict[str, Any]) -> Any:
     # The handoff's size limit (64 KiB of UTF-8) is checked by session_handoffs: TooLarge.
-    args = check_string_params("session_end", params, (StringParam("handoff"),))
+    args = validate_args("session_end", params)
     caller = conn.caller
     stored = session_handoffs.end_session_with_handoff(conn.service, caller, args.get("handoff"))
     conn.session = None

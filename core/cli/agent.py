@@ -1,7 +1,7 @@
 """``ambry serve``, ``ambry mcp`` and ``ambry token``: the ways an agent gets in.
 
-Qt and the MCP SDK are imported inside the handlers, so every other command
-(and ``ambry mcp`` itself, which never needs Qt) starts without loading them.
+Qt is imported inside the handler that needs it, so every other command (and
+``ambry mcp``, which never needs Qt) starts without loading it.
 """
 
 from __future__ import annotations
@@ -32,17 +32,21 @@ def cmd_serve(ctx: Context, args: argparse.Namespace) -> int:
 def _mcp_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--client",
-        default="mcp",
         metavar="NAME",
-        help="client name recorded with the session (default: mcp)",
+        help="client name recorded with the session (default: the name the client gives)",
+    )
+    p.add_argument(
+        "--thread",
+        metavar="TITLE|ID",
+        help="open the session in this thread (a new title creates it)",
     )
 
 
-@command("mcp", "Serve the memory tools over MCP on stdin/stdout (for MCP clients).")(_mcp_args)
+@command("mcp", "Serve Ambry's agent tools over MCP on stdin/stdout (for MCP clients).")(_mcp_args)
 def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
-    from core.agent.mcp_bridge import run_stdio
+    from core.agent.mcp_stdio import run_stdio
 
-    return run_stdio(ctx.service, ctx.group, args.client)
+    return run_stdio(ctx.service, ctx.group, args.client, args.thread)
 
 
 def _token_args(p: argparse.ArgumentParser) -> None:

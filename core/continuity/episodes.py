@@ -17,6 +17,7 @@ Speakers are a closed set:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -105,6 +106,7 @@ class LoggedExchange:
             "thread_id": e.thread_id,
             "created_at": e.created_at,
             "redacted": len(self.redacted),
+            "redacted_kinds": dict(sorted(Counter(self.redacted).items())),
         }
 
 

@@ -9,6 +9,7 @@ are kept. Session handoffs, delivered once, are in :mod:`core.continuity.session
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,7 @@ class HandoffWrite:
             "compaction_count": self.handoff.compaction_count,
             "created": self.created,
             "redacted": len(self.redacted),
+            "redacted_kinds": dict(sorted(Counter(self.redacted).items())),
         }
 
 

@@ -9,6 +9,7 @@ written outside a :func:`writing` transaction.
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -73,6 +74,8 @@ class StoreOutcome:
     created: bool
     changes: Changes
     superseded: str | None = None
+    #: Pattern names of the secrets the policy redacted from this write, one per finding.
+    redacted: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +84,9 @@ class StoreOutcome:
             "created": self.created,
             "superseded": self.superseded,
             "review_reason": self.entry.review_reason,
+            # What was kept is not what was sent: say how much went and of which kind.
+            "redacted": len(self.redacted),
+            "redacted_kinds": dict(sorted(Counter(self.redacted).items())),
         }
 
 
@@ -250,7 +256,9 @@ def write_entry(
         )
         entry = store.get(duplicate.id)
         assert entry is not None
-        return StoreOutcome(entry, False, replace(changes, entry_ids=(entry.id,)), superseded)
+        return StoreOutcome(
+            entry, False, replace(changes, entry_ids=(entry.id,)), superseded, request.redacted
+        )
 
     check_rate(store, caller, "stores", service.config.rate_stores_per_session)
     if target is not None:
@@ -316,4 +324,4 @@ def write_entry(
         )
     ids = (entry.id, *((superseded,) if superseded else ()))
     changes = replace(changes, entry_ids=ids, review=candidate)
-    return StoreOutcome(entry, True, changes, superseded)
+    return StoreOutcome(entry, True, changes, superseded, request.redacted)

@@ -1,6 +1,8 @@
 """The tool manifest (``resources/manifest.json``): the one source of tool schemas.
 
-Every agent call is validated here with jsonschema before the service sees it.
+Every agent tool call, through the socket or MCP, is validated here with
+jsonschema before the service sees it. Each tool also carries what MCP shows a
+model: a title, behaviour hints (``annotations``) and the schema of its result.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,11 @@ class Tool:
     name: str
     description: str
     schema: dict[str, Any]
+    title: str = ""
+    #: MCP's behaviour hints: readOnlyHint, destructiveHint, idempotentHint, openWorldHint.
+    annotations: dict[str, bool] = field(default_factory=dict)
+    #: JSON Schema of the result object (MCP's ``outputSchema``).
+    result_schema: dict[str, Any] = field(default_factory=dict)
 
     @functools.cached_property
     def validator(self) -> Draft202012Validator:
@@ -38,7 +45,10 @@ class Tool:
         return {
             "name": self.name,
             "description": self.description,
+            "title": self.title,
             "arguments_schema": copy.deepcopy(self.schema),
+            "result_schema": copy.deepcopy(self.result_schema),
+            "annotations": dict(self.annotations),
         }
 
 
@@ -53,7 +63,12 @@ def load_manifest() -> dict[str, Tool]:
     tools: dict[str, Tool] = {}
     for item in raw["tools"]:
         tools[item["name"]] = Tool(
-            name=item["name"], description=item["description"], schema=item["arguments_schema"]
+            name=item["name"],
+            description=item["description"],
+            schema=item["arguments_schema"],
+            title=item.get("title", ""),
+            annotations=item.get("annotations", {}),
+            result_schema=item.get("result_schema", {}),
         )
     return tools
 
@@ -64,7 +79,12 @@ def _field_name(error: jsonschema.ValidationError) -> str:
         missing = error.message.split("'")[1] if "'" in error.message else ""
         return f"{path}.{missing}".strip(".") or "(arguments)"
     if error.validator == "additionalProperties":
-        return path or "(arguments)"
+        # The first unknown argument, as precise as a missing one.
+        schema: Any = error.schema
+        instance: Any = error.instance
+        extra = sorted(set(instance) - set(schema.get("properties", {})))
+        name = extra[0][:64] if extra else ""
+        return f"{path}.{name}".strip(".") or "(arguments)"
     return path or "(arguments)"
 
 
@@ -113,9 +133,9 @@ def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
 
     error = best_match(tool.validator.iter_errors(args))
     if error is not None:
-        field = _field_name(error)
+        name = _field_name(error)
         raise InvalidParams(
-            f"{tool_name}: {field} {_describe(error)}", field=field, rule=str(error.validator)
+            f"{tool_name}: {name} {_describe(error)}", field=name, rule=str(error.validator)
         )
     filled = dict(args)
     for name, prop in tool.schema.get("properties", {}).items():

@@ -1,43 +1,46 @@
-"""``ambry mcp`` driven over stdio by the official MCP client, as an MCP host would."""
+"""``ambry mcp`` driven over stdio by the official MCP client, as an MCP host would.
+
+Every tool, prompt and resource is called through the real subprocess; the SDK
+client checks each tool's structured result against the tool's outputSchema.
+"""
 
 from __future__ import annotations
 
-import json
 import os
-import signal
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import TextContent, TextResourceContents
+from mcp.types import Implementation, TextContent, TextResourceContents
 
-from core.model.entries import EntryFilter
-from core.policy.manifest import load_manifest
+from core.agent.mcp_bridge import INSTRUCTIONS
+from core.policy.manifest import load_manifest, read_resource
 from core.service import MemoryService
 from core.storage.paths import DataDir
 
 AMBRY = Path(sys.executable).with_name("ambry")
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
-def server_params(data: Path, group: str = "main") -> StdioServerParameters:
+def server_params(data: Path, *extra: str, group: str = "main") -> StdioServerParameters:
     return StdioServerParameters(
         command=str(AMBRY),
-        args=["--data-dir", str(data), "--group", group, "mcp"],
+        args=["--data-dir", str(data), "--group", group, "mcp", *extra],
         env={"QT_QPA_PLATFORM": "offscreen"},
     )
 
 
-def sessions(data: Path, group: str = "main") -> list[tuple[str, str, str]]:
+def sessions(data: Path, group: str = "main") -> list[tuple[str, str, str, str | None]]:
     svc = MemoryService(DataDir(data))
     try:
         return list(
             svc.store_for(group).execute(
-                "SELECT id, client, end_state FROM sessions ORDER BY rowid"
+                "SELECT s.id, s.client, s.end_state, t.title FROM sessions s "
+                "LEFT JOIN threads t ON t.id = s.thread_id ORDER BY s.rowid"
             )
         )
     finally:
@@ -49,72 +52,167 @@ def text_of(content: object) -> str:
     return content.text
 
 
-def run_session(data: Path, body: Any, group: str = "main") -> Any:
+def run_session(
+    data: Path, body: Any, *extra: str, group: str = "main", name: str = "test-host"
+) -> Any:
     async def main() -> Any:
         # The server's log goes to devnull, out of the test output.
         with open(os.devnull, "w") as errlog:
             async with (
-                stdio_client(server_params(data, group), errlog=errlog) as (r, w),
-                ClientSession(r, w) as session,
+                stdio_client(server_params(data, *extra, group=group), errlog=errlog) as (r, w),
+                ClientSession(r, w, client_info=Implementation(name=name, version="2.1")) as s,
             ):
-                init = await session.initialize()
-                return await body(session, init)
+                init = await s.initialize()
+                return await body(s, init)
 
     return anyio.run(main)
 
 
-def test_tools_prompt_and_resource_over_stdio(tmp_path: Path) -> None:
+async def call(session: ClientSession, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, text_of(result.content[0])
+    assert isinstance(result.structured_content, dict)
+    return result.structured_content
+
+
+def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path) -> None:
     data = tmp_path / "mcp-data"
+    note = tmp_path / "plan.md"
+    note.write_text("Ships Friday\n", encoding="utf-8")
 
     async def body(session: ClientSession, init: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {"server": init.server_info.name, "instructions": init.instructions}
-        out["tools"] = {t.name: t.input_schema for t in (await session.list_tools()).tools}
-        stored = await session.call_tool(
-            "memory_store", {"type": "preference", "content": "Prefers metric units"}
-        )
-        out["stored"] = stored.structured_content
-        found = await session.call_tool("memory_search", {"query": "metric"})
-        out["found"] = json.loads(text_of(found.content[0]))
-        bad = await session.call_tool("memory_store", {"type": "fact", "content": "x" * 2001})
-        out["bad"] = (bad.is_error, bad.structured_content)
+        out: dict[str, Any] = {"init": init}
+        out["tools"] = {t.name: t for t in (await session.list_tools()).tools}
+        stored = await call(session, "memory_store", {"type": "preference", "content": "Metric"})
+        receipt = await call(session, "attachment_receipt", {"path": str(note)})
+        results = {"memory_store": stored, "attachment_receipt": receipt}
+        for name, args in [
+            ("memory_search", {"query": "metric"}),
+            ("memory_brief", {}),
+            ("ingest_text", {"text": "[MEMORY:tooling:npm] The project uses pnpm"}),
+            ("thread_open", {"title": "Project X"}),
+            ("thread_list", {}),
+            ("exchange_log", {"speaker": "user", "text": "Use pnpm", "turn": "1"}),
+            ("exchange_search", {"query": "pnpm"}),
+            ("handoff_write", {"markdown": "- [ ] ship it", "base_version": 0}),
+            ("handoff_read", {}),
+            ("attachment_verify", {"id": receipt["receipt"]["id"]}),
+            ("attachment_list", {}),
+        ]:
+            results[name] = await call(session, name, args)
         brief = await session.call_tool("memory_brief", {})
-        out["brief_tool"] = text_of(brief.content[0])
-        with pytest.raises(MCPError, match="unknown tool"):
+        out["brief_text"] = text_of(brief.content[0])
+        out["results"] = results
+        bad = await session.call_tool("memory_store", {"type": "fact", "content": "x" * 2001})
+        out["bad"] = (bad.is_error, bad.structured_content, text_of(bad.content[0]))
+        loose = await session.call_tool("thread_open", {"title": "a", "id": "thr-0123456789ab"})
+        out["loose"] = (loose.is_error, loose.structured_content)
+        with pytest.raises(MCPError, match="unknown tool") as unknown:
             await session.call_tool("settings_set", {})
+        out["unknown_code"] = unknown.value.error.code
         prompts = await session.list_prompts()
-        out["prompts"] = [p.name for p in prompts.prompts]
-        prompt = await session.get_prompt("memory_brief")
-        out["prompt"] = text_of(prompt.messages[0].content)
+        out["prompts"] = {p.name: p.title for p in prompts.prompts}
+        out["brief_prompt"] = text_of(
+            (await session.get_prompt("memory_brief")).messages[0].content
+        )
+        out["skill_prompt"] = text_of(
+            (await session.get_prompt("memory_skill")).messages[0].content
+        )
+        with pytest.raises(MCPError, match="unknown prompt"):
+            await session.get_prompt("nope")
         resources = await session.list_resources()
         out["resources"] = [str(r.uri) for r in resources.resources]
-        read = await session.read_resource(resources.resources[0].uri)
-        out["resource"] = text_of(read.contents[0])
-        with pytest.raises(MCPError, match="unknown resource"):
+        out["read"] = [
+            text_of((await session.read_resource(r.uri)).contents[0]) for r in resources.resources
+        ]
+        with pytest.raises(MCPError, match="unknown resource") as other:
             await session.read_resource("ambry://brief/other-group")
+        out["other_code"] = other.value.error.code
+        deleted = await call(session, "memory_delete", {"id": stored["id"]})
+        out["deleted"] = deleted
         return out
 
     out = run_session(data, body)
-    assert out["server"] == "ambry" and "memory" in out["instructions"]
+    init = out["init"]
+    assert (init.server_info.name, init.server_info.title) == ("ambry", "Ambry")
+    assert init.instructions == INSTRUCTIONS and init.protocol_version == "2025-11-25"
     manifest = load_manifest()
-    assert out["tools"] == {name: manifest[name].schema for name in out["tools"]}
-    assert set(out["tools"]) == {"memory_store", "memory_search", "memory_brief", "memory_delete"}
-    assert [r["id"] for r in out["found"]["results"]] == [out["stored"]["id"]]
-    is_error, error = out["bad"]
+    assert set(out["tools"]) == set(manifest)
+    for name, tool in out["tools"].items():
+        assert tool.input_schema == manifest[name].schema
+        assert tool.output_schema == manifest[name].result_schema
+        assert tool.title == manifest[name].title and tool.description == manifest[name].description
+        hints = tool.annotations
+        assert (
+            hints is not None and hints.read_only_hint == manifest[name].annotations["readOnlyHint"]
+        )
+        assert hints.destructive_hint == manifest[name].annotations["destructiveHint"]
+    # Every tool was called, and the SDK client accepted each structured result.
+    assert set(out["results"]) | {"memory_delete", "session_end"} == set(manifest)
+    assert "Metric" in out["brief_text"]
+    is_error, error, text = out["bad"]
     assert is_error and error["code"] == "invalid_params" and error["field"] == "content"
-    for text in (out["brief_tool"], out["prompt"], out["resource"]):
-        assert "Prefers metric units" in text
-    assert out["prompts"] == ["memory_brief"]
-    assert out["resources"] == ["ambry://brief/main"]
+    assert text.startswith("invalid_params: memory_store: content must be at most 2000")
+    assert out["loose"] == (True, out["loose"][1]) and out["loose"][1]["rule"] == "oneOf"
+    assert out["unknown_code"] == -32602 and out["other_code"] == -32002
+    assert out["prompts"] == {
+        "memory_brief": "Ambry memory brief",
+        "memory_skill": "How to use Ambry memory",
+    }
+    assert "Metric" in out["brief_prompt"] and "Project X" in out["brief_prompt"]
+    assert out["skill_prompt"] == read_resource("skill/memory.md")
+    assert out["resources"] == ["ambry://brief/main", "ambry://skill/memory"]
+    assert "Metric" in out["read"][0] and out["read"][1] == read_resource("skill/memory.md")
+    assert out["deleted"] == {"deleted": out["results"]["memory_store"]["id"]}
 
-    [(session_id, client, state)] = sessions(data)
-    assert (client, state) == ("mcp", "ended")  # stdin closed: a graceful end
+    [(session_id, client, state, thread)] = sessions(data)
+    assert (client, state, thread) == ("test-host 2.1", "ended", "Project X")
     svc = MemoryService(DataDir(data))
     try:
-        entry = svc.get("main", out["stored"]["id"])
-        assert entry.provenance.session_id == session_id
-        assert svc.search_entries("main", "", EntryFilter(), 10)[0].trust == "medium"
+        [exchange_session] = svc.store_for("main").execute("SELECT session_id FROM exchanges")
+        assert exchange_session == (session_id,)  # provenance is the MCP session's
     finally:
         svc.close()
+
+
+def test_session_end_keeps_a_long_lived_client_working(tmp_path: Path) -> None:
+    data = tmp_path / "mcp-data"
+
+    async def first(session: ClientSession, init: Any) -> list[dict[str, Any]]:
+        await call(session, "thread_open", {"title": "Launch"})
+        ended = await call(session, "session_end", {"handoff": "- [ ] email the printer"})
+        again = await call(session, "memory_store", {"type": "fact", "content": "Launch is May"})
+        return [ended, again]
+
+    ended, again = run_session(data, first, "--client", "long-lived")
+    assert ended["ended"] and ended["handoff_stored"]
+    assert ended["new_session_id"] != ended["session_id"]
+    rows = sessions(data)
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        (ended["session_id"], "long-lived", "ended"),
+        (ended["new_session_id"], "long-lived", "ended"),
+    ]
+    assert again["created"]
+
+    # The next process that works in the thread receives the handoff, once.
+    async def second(session: ClientSession, init: Any) -> tuple[str, str]:
+        brief = text_of((await session.get_prompt("memory_brief")).messages[0].content)
+        read = await call(session, "handoff_read", {})
+        return brief, read["session_handoff"]["markdown"]
+
+    brief, handoff = run_session(data, second, "--thread", "Launch")
+    assert "email the printer" in brief and handoff == "- [ ] email the printer"
+    assert sessions(data)[-1][3] == "Launch"
+
+
+def test_a_redacted_store_says_so(tmp_path: Path) -> None:
+    async def body(session: ClientSession, init: Any) -> dict[str, Any]:
+        return await call(
+            session, "memory_store", {"type": "fact", "content": f"CI uses {GITHUB_TOKEN}"}
+        )
+
+    stored = run_session(tmp_path / "mcp-data", body)
+    assert (stored["redacted"], stored["redacted_kinds"]) == (1, {"github_token": 1})
 
 
 def test_the_group_flag_picks_the_group(tmp_path: Path) -> None:
@@ -124,56 +222,40 @@ def test_the_group_flag_picks_the_group(tmp_path: Path) -> None:
         await session.call_tool("memory_store", {"type": "fact", "content": "Lives in Lyon"})
         return [str(r.uri) for r in (await session.list_resources()).resources]
 
-    assert run_session(data, body, group="travel") == ["ambry://brief/travel"]
+    assert run_session(data, body, group="travel")[0] == "ambry://brief/travel"
     assert DataDir(data).groups() == ["travel"]
 
 
-def test_sigterm_ends_the_session_gracefully(tmp_path: Path) -> None:
+def test_an_unknown_thread_fails_initialize(tmp_path: Path) -> None:
     data = tmp_path / "mcp-data"
-    proc = subprocess.Popen(
-        [str(AMBRY), "--data-dir", str(data), "mcp"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "raw", "version": "0"},
-            },
-        }
-        proc.stdin.write(json.dumps(init).encode() + b"\n")
-        proc.stdin.flush()
-        reply = json.loads(proc.stdout.readline())
-        assert reply["result"]["serverInfo"]["name"] == "ambry"
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
-    [(_, _, state)] = sessions(data)
-    assert state == "ended"
+
+    async def main() -> MCPError:
+        with open(os.devnull, "w") as errlog:
+            params = server_params(data, "--thread", "thr-0123456789ab")
+            async with stdio_client(params, errlog=errlog) as (r, w), ClientSession(r, w) as s:
+                with pytest.raises(MCPError) as info:
+                    await s.initialize()
+                return info.value
+
+    error = anyio.run(main)
+    assert error.error.code == -32002 and "thr-0123456789ab" in error.error.message
+    # As with hello: the half-opened session is closed at once, nothing is filed under it.
+    assert [r[2:] for r in sessions(data)] == [("abandoned", None)]
 
 
-def test_nothing_heavy_is_imported_before_it_is_needed() -> None:
-    # The CLI and the bridge module load neither Qt nor the MCP SDK; `ambry mcp`
-    # imports the SDK only once it runs, and never Qt. jsonschema waits for the
-    # first call that validates, after `initialize` has been answered.
-    probe = (
-        "import sys, core.cli.main, core.cli.commands, core.agent.mcp_bridge, core.agent.client; "
-        "print(sorted(m for m in ('mcp', 'PySide6', 'anyio', 'jsonschema') if m in sys.modules))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
-    )
-    assert out.stdout.strip() == "[]"
+def test_the_high_level_client_falls_back_from_discover_and_cancels_cleanly(
+    tmp_path: Path,
+) -> None:
+    # Client's default mode probes the 2026 `server/discover` first; Ambry answers
+    # "unknown method" and the client falls back to the initialize handshake.
+    data = tmp_path / "mcp-data"
+
+    async def main() -> tuple[str | None, Any]:
+        async with Client(server_params(data)) as client:
+            # A call abandoned at once: the client sends notifications/cancelled.
+            with anyio.move_on_after(0):
+                await client.call_tool("memory_search", {"query": "x"})
+            found = await client.call_tool("memory_search", {"query": "nothing"})
+            return client.protocol_version, found.structured_content
+
+    assert anyio.run(main) == ("2025-11-25", {"results": []})

@@ -30,7 +30,7 @@ SECRETS = [
         ({"type": "explicit_save"}, "source.type"),
         ({"trust": "high"}, "source.trust"),
         ({"type": "x"}, "source.type"),
-        ({"type": "user_message", "extra": 1}, "source"),
+        ({"type": "user_message", "extra": 1}, "source.extra"),
     ],
 )
 def test_agents_cannot_claim_what_belongs_to_the_person(

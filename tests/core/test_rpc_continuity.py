@@ -119,7 +119,14 @@ def test_unknown_thread_id_is_not_found(conn: Connection) -> None:
 def test_exchange_log_and_search(conn: Connection) -> None:
     ok(conn, "thread_open", {"title": "Project X"})
     logged = ok(conn, "exchange_log", {"speaker": "user", "text": "Use pnpm, not npm", "turn": "1"})
-    assert set(logged) == {"id", "session_id", "thread_id", "created_at", "redacted"}
+    assert set(logged) == {
+        "id",
+        "session_id",
+        "thread_id",
+        "created_at",
+        "redacted",
+        "redacted_kinds",
+    }
     ok(conn, "exchange_log", {"speaker": "assistant", "text": "Switched to pnpm", "turn": "1"})
     results = ok(conn, "exchange_search", {"query": "pnpm", "limit": 5})["results"]
     assert {r["speaker"] for r in results} == {"user", "assistant"}
@@ -160,6 +167,7 @@ def test_handoff_write_read_and_conflict(conn: Connection) -> None:
         "compaction_count": 1,
         "created": True,
         "redacted": 0,
+        "redacted_kinds": {},
     }
     read = ok(conn, "handoff_read", {"thread": "Project X"})
     assert read["handoff"]["markdown"] == "# Plan\n\n- [ ] ship it"

@@ -44,7 +44,7 @@ def test_store_derives_fields_and_provenance(service: MemoryService, agent: Call
         ({"type": "fact", "content": "x", "tags": ["t"] * 11}, "tags"),
         ({"type": "fact", "content": "x", "tags": ["t" * 51]}, "tags.0"),
         ({"type": "fact"}, "content"),
-        ({"type": "fact", "content": "x", "session_id": "forged"}, "(arguments)"),
+        ({"type": "fact", "content": "x", "session_id": "forged"}, "session_id"),
         ({"type": "fact", "content": "   "}, "content"),
     ],
 )

@@ -1,0 +1,223 @@
+"""``ambry mcp`` figures at 10K entries, beside the agent socket's, printed as JSON.
+
+Usage: python bench/mcp.py [--entries 10000] [--round-trips 400] [--launches 10]
+
+* ``initialize``: seconds from launching ``ambry mcp`` to its answer, p50 of
+  ``--launches`` cold launches on the seeded group (target <= 0.3 s);
+* ``memory_search`` and ``memory_store`` round trips (p50/p95) over MCP's stdio
+  from a minimal line client, and the same calls over the agent socket of a real
+  ``ambry serve`` (``core.agent.client``), interleaved call by call so that load
+  from other processes falls on both alike (target: MCP p50 <= 1.5x the socket's);
+* a ``ping`` round trip: what the stdio transport itself costs.
+
+Rate limits are raised in the run's own config.json so the stores fit in one
+session. Figures from a shared machine move by 10-20 % between runs: repeat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+# bench/ holds socket.py: keep the folder behind the standard library on the
+# import path, so that `import socket` (in core.agent.client) finds the real module.
+HERE = Path(__file__).resolve().parent
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+sys.path += [str(HERE.parent), str(HERE)]
+
+from _corpus import memories, queries  # noqa: E402
+from _util import ms, pct  # noqa: E402
+
+from core.agent.client import AmbryClient  # noqa: E402
+from core.model.config import Config, save_config  # noqa: E402
+from core.model.entries import Actor  # noqa: E402
+from core.service import MemoryService  # noqa: E402
+from core.storage.paths import DataDir  # noqa: E402
+
+GROUP = "bench"
+AMBRY = Path(sys.executable).with_name("ambry")
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+
+
+def seed(data: DataDir, entries: int) -> None:
+    unlimited = 1_000_000
+    save_config(
+        data.config_file,
+        Config(
+            rate_stores_per_session=unlimited,
+            rate_supersedes_per_session=unlimited,
+            rate_deletes_per_session=unlimited,
+        ),
+    )
+    svc = MemoryService(data)
+    try:
+        op = svc.open_session(GROUP, Actor.OPERATOR, "bench")
+        requests = [svc.parse_store_args(m) for m in memories(entries)]
+        for start in range(0, entries, 1000):
+            svc.store_entries(op, requests[start : start + 1000])
+    finally:
+        svc.close()
+
+
+class McpPipe:
+    """``ambry mcp`` spoken to in raw lines: the least a client can add."""
+
+    def __init__(self, data: DataDir) -> None:
+        env = {**os.environ, "AMBRY_DATA_DIR": str(data.root)}
+        self.proc = subprocess.Popen(
+            [str(AMBRY), "--group", GROUP, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        self.next_id = 0
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params or {}}
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+        reply = json.loads(self.proc.stdout.readline())
+        assert "result" in reply, reply
+        return reply["result"]
+
+    def tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        result = self.call("tools/call", {"name": name, "arguments": arguments})
+        assert not result["isError"], result
+        return result["structuredContent"]
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self.proc.stdout.close()
+
+
+def initialize_times(data: DataDir, launches: int) -> dict[str, object]:
+    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root)}
+    timings = []
+    for _ in range(launches):
+        t = time.perf_counter()
+        proc = subprocess.Popen(
+            [str(AMBRY), "--group", GROUP, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        proc.stdin.flush()
+        reply = json.loads(proc.stdout.readline())
+        timings.append(time.perf_counter() - t)
+        assert "result" in reply, reply
+        proc.stdin.close()  # EOF: the server ends its session and exits
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    p50 = pct(timings, 0.5)
+    return {
+        "launches": launches,
+        "p50_s": round(p50, 3),
+        "min_s": round(min(timings), 3),
+        "max_s": round(max(timings), 3),
+        "target_p50_le_0_3s": p50 <= 0.3,
+    }
+
+
+def start_server(data: DataDir, sock: Path) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root), "AMBRY_SOCKET": str(sock)}
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    proc = subprocess.Popen([str(AMBRY), "serve"], env=env, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not sock.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"ambry serve did not start (exit {proc.poll()})")
+        time.sleep(0.05)
+    return proc
+
+
+def round_trips(mcp: McpPipe, sock: AmbryClient, count: int) -> dict[str, object]:
+    qs = queries(count, seed=23)
+    for q in qs[:50]:  # warm both: caches, prepared statements, jsonschema
+        mcp.tool("memory_search", {"query": q, "limit": 20})
+        sock.search(q, limit=20)
+    timed: dict[str, list[float]] = {
+        k: [] for k in ("mcp_search", "socket_search", "mcp_store", "socket_store", "mcp_ping")
+    }
+
+    def clock(key: str, fn: Any, *args: Any) -> None:
+        t = time.perf_counter()
+        fn(*args)
+        timed[key].append(time.perf_counter() - t)
+
+    for i, q in enumerate(qs):
+        # Alternate which door goes first, so neither always follows the other.
+        pair = [
+            ("mcp_search", mcp.tool, "memory_search", {"query": q, "limit": 20}),
+            ("socket_search", lambda text: sock.search(text, limit=20), q),
+        ]
+        for key, fn, *args in pair if i % 2 else reversed(pair):
+            clock(key, fn, *args)
+    for i in range(count):
+        text = f"Benchmark observation number {i} about round trips"
+        pair = [
+            ("mcp_store", mcp.tool, "memory_store", {"type": "fact", "content": "MCP " + text}),
+            ("socket_store", sock.store, "fact", "Socket " + text),
+        ]
+        for key, fn, *args in pair if i % 2 else reversed(pair):
+            clock(key, fn, *args)
+        clock("mcp_ping", mcp.call, "ping")
+    figures: dict[str, object] = {key: ms(values) for key, values in timed.items()}
+    for op in ("search", "store"):
+        ratio = pct(timed[f"mcp_{op}"], 0.5) / pct(timed[f"socket_{op}"], 0.5)
+        figures[f"{op}_p50_ratio_mcp_to_socket"] = round(ratio, 2)
+        figures[f"target_{op}_ratio_le_1_5"] = ratio <= 1.5
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--entries", type=int, default=10_000)
+    parser.add_argument("--round-trips", type=int, default=400)
+    parser.add_argument("--launches", type=int, default=10)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="ambry-bench-") as tmp:
+        data = DataDir(Path(tmp) / "data")
+        data.ensure()
+        sock_path = Path(tmp) / "agent.sock"
+        seed(data, args.entries)
+        figures: dict[str, object] = {"entries": args.entries, "cpus": os.cpu_count()}
+        figures["initialize"] = initialize_times(data, args.launches)
+        server = start_server(data, sock_path)
+        mcp = McpPipe(data)
+        try:
+            mcp.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
+            with AmbryClient(sock_path, data_dir=data.root) as sock:
+                sock.hello(GROUP, "bench")
+                figures.update(round_trips(mcp, sock, args.round_trips))
+                sock.end_session()
+        finally:
+            mcp.close()
+            server.terminate()
+            server.wait(timeout=30)
+    print(json.dumps(figures, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,220 @@
+"""MCP's stdio transport: JSON-RPC lines on stdin, replies on stdout, one thread.
+
+Messages are read a chunk at a time and run in arrival order. Before a chunk's
+requests run, its ``notifications/cancelled`` are collected, so a request
+cancelled before Ambry started it is skipped and never answered, as MCP asks.
+A request that has started runs to the end (every call is a short, atomic
+database transaction) and is answered; the client ignores that late answer.
+
+A line over :data:`~core.agent.framing.MAX_FRAME_BYTES` gets one error and is
+skipped up to its newline (stdio cannot be reconnected, so the stream is
+resynchronised instead of closed). SIGTERM and SIGINT stop the server between
+two requests, never inside one, and the session ends gracefully, as it does
+when the client closes stdin.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+from core.agent.framing import (
+    MAX_FRAME_BYTES,
+    ErrorCode,
+    FrameTooLarge,
+    Request,
+    RpcError,
+    decode_json,
+    error_frame,
+    parse_request,
+    result_frame,
+    too_large_frame,
+)
+from core.agent.mcp_bridge import McpSession
+from core.model.errors import AmbryError
+
+if TYPE_CHECKING:
+    from core.service import MemoryService
+
+log = logging.getLogger(__name__)
+
+
+class _Stop(Exception):
+    """A signal arrived while the server waited for input."""
+
+
+def run_stdio(
+    service: MemoryService, group: str, client: str | None = None, thread: str | None = None
+) -> int:
+    """Serve MCP on stdin/stdout until the client closes stdin or a signal arrives."""
+    session = McpSession(service, group, client, thread)
+    server = StdioServer(session, sys.stdin.fileno(), sys.stdout.fileno())
+    # Anything printed by mistake must not corrupt the protocol stream.
+    stdout, sys.stdout = sys.stdout, sys.stderr
+    try:
+        server.serve()
+    finally:
+        sys.stdout = stdout
+        session.close()
+    return 0
+
+
+class StdioServer:
+    """The read-run-reply loop over two file descriptors.
+
+    Args:
+        session: the MCP session state that runs each request.
+        in_fd: where requests come from (stdin).
+        out_fd: where replies go (stdout).
+    """
+
+    def __init__(self, session: McpSession, in_fd: int, out_fd: int) -> None:
+        self.session = session
+        self.in_fd = in_fd
+        self.out_fd = out_fd
+        self._buf = bytearray()
+        self._skipping = False
+        self._reading = False
+        self._stop = False
+
+    def serve(self) -> None:
+        previous = self._install_signals()
+        try:
+            while not self._stop:
+                try:
+                    self._reading = True
+                    if self._stop:
+                        break
+                    chunk = os.read(self.in_fd, 1 << 16)
+                except _Stop:
+                    break
+                finally:
+                    self._reading = False
+                if not chunk:
+                    # A last message without its newline still counts.
+                    if self._buf.strip() and not self._skipping:
+                        self._run([bytes(self._buf)])
+                    break
+                self._run(self._lines(chunk))
+        except BrokenPipeError:
+            log.info("the MCP client closed stdout; stopping")
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
+
+    # -- signals ------------------------------------------------------------------------
+
+    def _install_signals(self) -> dict[int, Any]:
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+        signums = [signal.SIGINT] + ([signal.SIGTERM] if os.name == "posix" else [])
+        return {s: signal.signal(s, self._on_signal) for s in signums}
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        log.info("received %s; closing the MCP session", signal.Signals(signum).name)
+        self._stop = True
+        if self._reading:
+            raise _Stop
+        # Otherwise a request is running: it finishes, then the loop stops.
+
+    # -- framing ------------------------------------------------------------------------
+
+    def _lines(self, chunk: bytes) -> list[bytes]:
+        if self._skipping:
+            end = chunk.find(b"\n")
+            if end < 0:
+                return []
+            chunk, self._skipping = chunk[end + 1 :], False
+        self._buf += chunk
+        *complete, rest = self._buf.split(b"\n")
+        self._buf = bytearray(rest)
+        lines: list[bytes] = []
+        for line in complete:
+            if len(line) > MAX_FRAME_BYTES:
+                self._too_large()
+            else:
+                lines.append(bytes(line[:-1] if line.endswith(b"\r") else line))
+        if len(self._buf) > MAX_FRAME_BYTES:
+            self._buf.clear()
+            self._skipping = True
+            self._too_large()
+        return lines
+
+    def _too_large(self) -> None:
+        exc = FrameTooLarge(
+            f"message larger than {MAX_FRAME_BYTES} bytes; it was skipped up to its newline"
+        )
+        self._write(too_large_frame(exc))
+
+    # -- running ------------------------------------------------------------------------
+
+    def _run(self, lines: list[bytes]) -> None:
+        parsed: list[Request | RpcError] = []
+        cancelled: set[Any] = set()
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                request = parse_request(line)
+            except RpcError as exc:
+                if not _is_response(line):
+                    parsed.append(exc)
+                continue
+            if request.method == "notifications/cancelled":
+                cancelled.add(_request_id(request.params.get("requestId")))
+            parsed.append(request)
+        for item in parsed:
+            if self._stop:
+                return
+            if isinstance(item, RpcError):
+                self._write(error_frame(item.request_id, item.code, item.message, item.data))
+            elif item.notification:
+                continue  # initialized, cancelled, progress: nothing to answer
+            elif _request_id(item.id) in cancelled:
+                log.info("request %r was cancelled before it started", item.id)
+            else:
+                self._write(self._answer(item))
+
+    def _answer(self, request: Request) -> bytes:
+        try:
+            return result_frame(request.id, self.session.handle(request.method, request.params))
+        except RpcError as exc:
+            return error_frame(request.id, exc.code, exc.message, exc.data)
+        except AmbryError as exc:
+            # initialize failing to open the session: storage, an unknown --thread.
+            data = {k: v for k, v in exc.to_dict().items() if k != "message"}
+            return error_frame(request.id, exc.rpc_code, exc.message, data)
+        except Exception:
+            log.exception("internal error in %s", request.method)
+            return error_frame(
+                request.id, ErrorCode.INTERNAL_ERROR, f"internal error in {request.method}"
+            )
+
+    def _write(self, frame: bytes) -> None:
+        view = memoryview(frame)
+        while view:
+            written = os.write(self.out_fd, view)
+            view = view[written:]
+
+
+def _request_id(value: Any) -> Any:
+    # JSON ids 1 and "1" are different requests; keep their types apart.
+    return (type(value).__name__, value)
+
+
+def _is_response(line: bytes) -> bool:
+    """A reply to a server request (Ambry sends none): ignored, never answered."""
+    try:
+        message = decode_json(line)
+    except (ValueError, RecursionError):
+        return False
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and ("result" in message or "error" in message)
+    )

@@ -1,0 +1,124 @@
+"""The manifest is the one schema file of both doors: every socket tool method is in it,
+validates from it, and answers with results its result schema describes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from core.agent.auth import load_or_create_token
+from core.agent.dispatch import Connection
+from core.agent.protocol import agent_dispatcher
+from core.policy.manifest import load_manifest
+from core.service import MemoryService
+from core.storage.paths import DataDir
+
+#: Socket methods that are protocol plumbing, not tools (MCP has its own initialize and tools/list).
+NOT_TOOLS = {"hello", "tools/list"}
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def call(conn: Connection, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}})
+    reply = conn.handle_line(line.encode())
+    assert reply.frame is not None
+    decoded: dict[str, Any] = json.loads(reply.frame)
+    return decoded
+
+
+def ok(conn: Connection, method: str, params: dict[str, Any] | None = None) -> Any:
+    reply = call(conn, method, params)
+    assert "result" in reply, reply
+    return reply["result"]
+
+
+@pytest.fixture
+def conn(service: MemoryService, data_dir: DataDir) -> Connection:
+    token = load_or_create_token(data_dir.token_file)
+    connection = agent_dispatcher(service).connect()
+    ok(connection, "hello", {"token": token, "client": "unit"})
+    return connection
+
+
+def test_every_socket_tool_is_in_the_manifest_and_nothing_else_is(
+    service: MemoryService,
+) -> None:
+    methods = set(agent_dispatcher(service).method_names) - NOT_TOOLS
+    assert methods == set(load_manifest())
+
+
+def test_every_tool_is_described_for_a_model() -> None:
+    for tool in load_manifest().values():
+        Draft202012Validator.check_schema(tool.schema)
+        Draft202012Validator.check_schema(tool.result_schema)
+        assert tool.title and "Example: {" in tool.description, tool.name
+        assert tool.schema["additionalProperties"] is False, tool.name
+        assert tool.result_schema["type"] == "object", tool.name
+        assert set(tool.annotations) == {
+            "readOnlyHint",
+            "destructiveHint",
+            "idempotentHint",
+            "openWorldHint",
+        }, tool.name
+        for name, prop in tool.schema["properties"].items():
+            assert prop.get("description"), f"{tool.name}.{name} has no description"
+    hints = {name: t.annotations for name, t in load_manifest().items()}
+    assert hints["memory_delete"]["destructiveHint"] is True
+    assert [n for n, h in hints.items() if h["destructiveHint"]] == ["memory_delete"]
+    assert hints["memory_search"]["readOnlyHint"] and not hints["memory_store"]["readOnlyHint"]
+
+
+def test_every_tool_result_matches_its_result_schema(conn: Connection, tmp_path: Path) -> None:
+    note = tmp_path / "plan.md"
+    note.write_text("Ships Friday\n", encoding="utf-8")
+    stored = ok(conn, "memory_store", {"type": "fact", "content": "Lives in Lyon"})
+    receipt = ok(conn, "attachment_receipt", {"path": str(note), "observation": "Friday"})
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("memory_search", {"query": "Lyon"}),
+        ("memory_brief", {}),
+        ("ingest_text", {"text": "[MEMORY:tooling:npm] The project uses pnpm"}),
+        ("thread_open", {"title": "Project X"}),
+        ("thread_list", {}),
+        ("exchange_log", {"speaker": "user", "text": "Use pnpm", "turn": "1"}),
+        ("exchange_search", {"query": "pnpm"}),
+        ("handoff_write", {"markdown": "- [ ] ship it", "base_version": 0}),
+        ("handoff_read", {}),
+        ("attachment_verify", {"id": receipt["receipt"]["id"]}),
+        ("attachment_list", {}),
+        ("memory_delete", {"id": stored["id"]}),
+        ("session_end", {"handoff": "next: ship"}),
+    ]
+    results = {"memory_store": stored, "attachment_receipt": receipt}
+    results |= {name: ok(conn, name, params) for name, params in calls}
+    assert set(results) == set(load_manifest())
+    for name, result in results.items():
+        errors = list(Draft202012Validator(load_manifest()[name].result_schema).iter_errors(result))
+        assert not errors, f"{name}: {errors[0].message}"
+
+
+def test_a_redacted_store_says_what_was_removed(conn: Connection) -> None:
+    result = ok(
+        conn,
+        "memory_store",
+        {
+            "type": "fact",
+            "content": f"The CI bot uses {GITHUB_TOKEN} for releases",
+            "tags": ["ci", GITHUB_TOKEN],
+        },
+    )
+    assert (result["redacted"], result["redacted_kinds"]) == (2, {"github_token": 2})
+    clean = ok(conn, "memory_store", {"type": "fact", "content": "Lives in Lyon"})
+    assert (clean["redacted"], clean["redacted_kinds"]) == (0, {})
+    # The same text again is a duplicate: it was still redacted before it matched.
+    again = ok(
+        conn,
+        "memory_store",
+        {"type": "fact", "content": f"The CI bot uses {GITHUB_TOKEN} for releases"},
+    )
+    assert (again["created"], again["redacted"]) == (False, 1)
+    logged = ok(conn, "exchange_log", {"speaker": "tool", "text": f"token {GITHUB_TOKEN}"})
+    assert (logged["redacted"], logged["redacted_kinds"]) == (1, {"github_token": 1})
