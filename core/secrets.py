@@ -25,7 +25,11 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core import provider_rules_dev, provider_rules_saas
 from core.secret_rules import RULES, Span, Tier, matches
+
+#: Contextual rules first, then the providers' token formats.
+ALL_RULES = RULES + provider_rules_dev.RULES + provider_rules_saas.RULES
 
 REPLACEMENT = "[SECRET_REDACTED]"
 
@@ -163,7 +167,7 @@ def scan(text: str) -> list[Finding]:
     """
     lowered = text.lower()
     candidates: list[Finding] = []
-    for rule in RULES:
+    for rule in ALL_RULES:
         if rule.needs and not any(c in text for c in rule.needs):
             continue
         for m in matches(rule, text, lowered):
