@@ -50,7 +50,7 @@ CODE_HOSTS: tuple[Rule, ...] = (
 )
 
 REGISTRIES: tuple[Rule, ...] = (
-    prefixed("npm_token", "npm_", f"[{ALNUM}]{{36}}"),
+    prefixed("npm_token", "npm_", f"[{ALNUM}]{{32,40}}"),
     prefixed("pypi_token", "pypi-AgEIcHlwaS5vcmc", f"[{URLSAFE}]{{50,}}", check_random=False),
     prefixed("rubygems_key", "rubygems_", f"[{HEX}]{{48}}"),
     prefixed("nuget_key", "oy2", f"[{LOWER_DIGITS}]{{43}}"),

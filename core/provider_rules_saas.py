@@ -99,7 +99,9 @@ MESSAGING: tuple[Rule, ...] = (
         needs="/",
     ),
     prefixed("twilio_api_key", "SK", f"[{HEX_ANY}]{{32}}"),
-    prefixed("sendgrid_key", "SG.", f"[{URLSAFE}]{{22}}\\.[{URLSAFE}]{{43}}", check_random=False),
+    prefixed(
+        "sendgrid_key", "SG.", f"[{URLSAFE}]{{20,24}}\\.[{URLSAFE}]{{40,46}}", check_random=False
+    ),
     prefixed("mailgun_key", "key-", f"[{ALNUM}]{{32}}"),
     shaped(
         "mailchimp_key",

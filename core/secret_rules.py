@@ -127,8 +127,10 @@ def _assignment(judge: Callable[[str], bool]) -> Extract:
         start = m.start("bare")
         end = start + len(value)
         text = m.string
-        call = _CALL.match(value)
-        if call is not None or text[m.end("bare") : m.end("bare") + 1] in ("(", "["):
+        after = text[m.end("bare") : m.end("bare") + 1]
+        if after in ("(", "[") or (
+            _CALL.match(value) and (value.endswith((")", "]")) or after in (")", "]"))
+        ):
             return None  # a call or a subscript: code, not a literal
         if _CODE_REF.fullmatch(value) or value.startswith(_PATH_STARTS):
             return None  # PWD=/home/alice is a directory, not a password
