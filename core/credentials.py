@@ -9,6 +9,7 @@ credentials ("use a password manager", "the password is required") passes.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from core.secrets import REPLACEMENT
 
@@ -110,13 +111,28 @@ def credential_statement(text: str) -> str | None:
     Returns:
         A short reason, or None if the text does not look like a disclosure.
     """
+    for reason, _span in _statements(text):
+        return reason
+    return None
+
+
+def statement_values(text: str) -> list[tuple[str, tuple[int, int]]]:
+    """Every disclosure in ``text``: its reason and the span of the disclosed value.
+
+    For text nobody composed for Ambry (a file's contents), where refusing the
+    whole would lose the rest, the caller cuts these spans out instead.
+    """
+    return list(_statements(text))
+
+
+def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
     lowered = text.lower()
     if any(noun in lowered for noun in _LOGIN_NOUNS):
         for m in _LOGIN.finditer(text):
             if _login_value(m):
-                return "looks like a login (user and password)"
+                yield "looks like a login (user and password)", m.span("value")
     if not any(noun in lowered for noun in _STATEMENT_NOUNS):
-        return None  # the regex costs ~50x more than these look-ups
+        return  # the regex costs ~50x more than these look-ups
     for m in _STATEMENT.finditer(text):
         value = m.group("value").strip("\"'.,;:!?()[]")
         if not value or value.lower() in _NOT_A_VALUE or value == REPLACEMENT.strip("[]"):
@@ -130,5 +146,4 @@ def credential_statement(text: str) -> str | None:
                 continue
         elif value.isdigit() and rest in _UNITS:
             continue  # "the PIN is 4 digits"
-        return _statement_reason(m.group("noun"))
-    return None
+        yield _statement_reason(m.group("noun")), m.span("value")

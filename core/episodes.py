@@ -28,8 +28,10 @@ from core.audit import Action
 from core.changes import Changes
 from core.config import Config
 from core.errors import InvalidParams, TooLarge
+from core.field_screening import screen_label
 from core.fts import match_expression, query_terms
 from core.model import Actor, iso, utc_now
+from core.own_files import known_secrets
 from core.screening import audit_redacted, screen, strip_controls
 from core.store import GroupStore
 from core.threads import session_thread
@@ -187,6 +189,8 @@ def log_exchange(
     store = service.store_for(caller.group)
     clean, redacted = screen(service, store, caller, _check_text(text), "text")
     turn_id = _check_turn(turn)
+    if turn_id is not None:
+        turn_id = screen_label(turn_id, "turn", known=known_secrets(service.data_dir.root))
     at = iso(now or utc_now())
     with store.transaction():
         thread_id = session_thread(service, caller)

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from core import audit
 from core.audit import Action
 from core.changes import Changes
-from core.credentials import credential_statement
 from core.errors import InvalidParams, Refused
-from core.secrets import redact
+from core.field_screening import screen_field
+from core.own_files import known_secrets
 from core.store import GroupStore
 
 if TYPE_CHECKING:
@@ -52,25 +52,21 @@ def screen(
     Returns:
         The text to store and the pattern names that were redacted.
     """
-    reason = credential_statement(text)
-    if reason is not None:
+    known = known_secrets(service.data_dir.root)
+    try:
+        result = screen_field(text, field, known=known)
+    except Refused as exc:
         with store.transaction():
             audit.record(
                 store,
                 Action.REFUSED,
                 caller.actor,
                 session_id=caller.session_id,
-                reason=reason,
+                reason=exc.data["reason"],
                 field=field,
             )
         service.emit(Changes(group=store.group, audit=True))
-        raise Refused(
-            f"not stored: {field} {reason}. Ambry never keeps credentials; remove the "
-            "value (a note of where it lives is fine) and try again",
-            reason=reason,
-            field=field,
-        )
-    result = redact(text)
+        raise
     return result.text, result.redacted
 
 

@@ -29,6 +29,7 @@ from core.crypto import (
 )
 from core.episodes import expire_exchanges
 from core.errors import Forbidden, InvalidParams, NotFound
+from core.field_screening import screen_label
 from core.fts import query_terms, typed_terms
 from core.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.manifest import validate_args
@@ -47,6 +48,7 @@ from core.model import (
     parse_iso,
     utc_now,
 )
+from core.own_files import known_secrets
 from core.paths import DataDir, validate_group
 from core.rows import Hit, NewRow, decode_tags
 from core.store import GroupStore
@@ -211,6 +213,7 @@ class MemoryService:
             self.refresh_decay(group)
             expire_exchanges(store, self.config, utc_now())
         session_id = new_session_id()
+        client = screen_label(client[:1000], "client", known=known_secrets(self.data_dir.root))
         with store.transaction():
             store.execute(
                 "INSERT INTO sessions (id, actor, client, started_at) VALUES (?, ?, ?, ?)",

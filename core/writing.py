@@ -35,6 +35,7 @@ from core.model import (
     new_entry_id,
     parse_iso,
 )
+from core.own_files import known_secrets
 from core.screening import audit_redacted
 
 if TYPE_CHECKING:
@@ -165,7 +166,14 @@ def prepare(service: MemoryService, caller: Caller, request: StoreRequest) -> St
     source = request.source or policy.resolve_source(
         caller.actor, request.claimed_type, request.claimed_trust
     )
-    verdict = policy.apply(caller.actor, content, clean_tags(request.tags), source, service.config)
+    verdict = policy.apply(
+        caller.actor,
+        content,
+        clean_tags(request.tags),
+        source,
+        service.config,
+        known=known_secrets(service.data_dir.root),
+    )
     if not verdict.content.strip("[]SECRT_DA "):
         raise Refused(
             "not stored: nothing is left once the secret is removed",
