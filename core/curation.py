@@ -16,6 +16,7 @@ from core.changes import Changes
 from core.errors import Conflict, Forbidden, NotFound
 from core.model import Actor, EntryFilter, MemoryEntry, Status, iso, utc_now
 from core.rows import where_clause
+from core.scrub import Index, scrub
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -98,6 +99,8 @@ def review(
                 entry_ids=[entry_id],
                 reason=entry.review_reason,
             )
+    if decision is Decision.REJECT:
+        scrub(store, (Index.ENTRIES,))
     return service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
@@ -147,6 +150,7 @@ def delete_many(
             entry_ids=list(entry_ids),
             count=len(entry_ids),
         )
+    scrub(store, (Index.ENTRIES,))
     changes = service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)

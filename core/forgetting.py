@@ -16,6 +16,7 @@ from core.changes import Changes
 from core.curation import require_operator
 from core.fts import match_expression, query_terms
 from core.model import EntryFilter, MemoryEntry, Status
+from core.scrub import Index, scrub
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -86,6 +87,7 @@ def forget(service: MemoryService, caller: Caller, plan: ForgetPlan) -> Changes:
             count=len(plan.entries),
             exchanges=len(plan.exchange_ids),
         )
+    scrub(store)
     return service.emit(
         Changes(group=store.group, entries=True, review=True, audit=True, threads=True)
     )
@@ -114,6 +116,13 @@ _TABLES: dict[Scope, tuple[str, ...]] = {
 }
 
 
+_INDEXES: dict[Scope, tuple[Index, ...]] = {
+    Scope.EPISODIC: (Index.EXCHANGES,),
+    Scope.SEMANTIC: (Index.ENTRIES,),
+    Scope.ALL: (Index.ENTRIES, Index.EXCHANGES),
+}
+
+
 def clear(service: MemoryService, caller: Caller, scope: Scope) -> dict[str, int]:
     """Delete a whole kind of memory; the audit log keeps the counts."""
     require_operator(caller, "clearing memory")
@@ -131,6 +140,7 @@ def clear(service: MemoryService, caller: Caller, scope: Scope) -> dict[str, int
             scope=scope.value,
             tables=counts,
         )
+    scrub(store, _INDEXES[scope])
     service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, threads=True, attachments=True

@@ -51,6 +51,7 @@ from core.model import (
 from core.own_files import known_secrets
 from core.paths import DataDir, validate_group
 from core.rows import Hit, NewRow, decode_tags
+from core.scrub import Index, scrub
 from core.store import GroupStore
 from core.writing import (
     StoreOutcome,
@@ -161,6 +162,7 @@ class MemoryService:
             expired = expire_exchanges(store, self.config, utc_now())
             if expired:
                 log.info("expired %d exchanges in group %s", expired, group)
+                scrub(store, (Index.EXCHANGES,))
             self.refresh_decay(group)
         return store
 
@@ -203,6 +205,7 @@ class MemoryService:
                 )
         if purged:
             log.info("purged %d superseded entries from group %s", len(purged), store.group)
+            scrub(store, (Index.ENTRIES,))
 
     # -- sessions ------------------------------------------------------------
 
@@ -293,6 +296,7 @@ class MemoryService:
                 entry_ids=[entry_id],
                 count=1,
             )
+        scrub(store, (Index.ENTRIES,))
         return self.emit(
             Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=(entry_id,))
         )
