@@ -1,4 +1,5 @@
-"""Write-policy overhead per write, and redaction quality on the test-vector corpus.
+"""Write-policy overhead per write, redaction quality on both test corpora, the
+screening cost per write, and a scan of the files' bytes after ``forget``.
 
 Usage: python bench/policy.py
 """
@@ -42,6 +43,57 @@ def realistic_mix(count: int, seed: int = 5) -> list[tuple[str, str]]:
     return mix
 
 
+def forget_scan(entries: int = 10_000) -> dict[str, object]:
+    """Forget one entry among ``entries`` and look for its words in the files' bytes."""
+    from _corpus import memories
+
+    from core import forgetting
+    from core.config import Config
+    from core.model import Actor
+    from core.paths import DataDir
+    from core.service import MemoryService
+    from core.writing import StoreRequest
+
+    word = "zorblaxquintet47"
+    with tempfile.TemporaryDirectory() as tmp:
+        svc = MemoryService(DataDir(Path(tmp)), Config())
+        person = svc.open_session("bench", Actor.OPERATOR, "bench")
+        texts = [str(m["content"]) for m in memories(entries)]
+        from core.model import EntryType
+
+        for start in range(0, len(texts), 500):  # one segment per batch, as real use makes
+            batch = texts[start : start + 500]
+            svc.store_entries(person, [StoreRequest(EntryType.FACT, t) for t in batch])
+        svc.store(person, {"type": "fact", "content": f"The shed code word is {word}."})
+        db = svc.data_dir.group_db("bench")
+        files = [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+
+        def holding() -> list[str]:
+            return [
+                p.name[-4:] for p in files if p.exists() and word[3:].encode() in p.read_bytes()
+            ]
+
+        svc.store_for("bench").execute("PRAGMA wal_checkpoint(PASSIVE)")
+        before = holding()
+        t = time.perf_counter()
+        forgetting.forget(svc, person, forgetting.plan_forget(svc, "bench", word))
+        forget_ms = (time.perf_counter() - t) * 1000
+        from core.scrub import scrub
+
+        report = scrub(svc.store_for("bench"))
+        after = holding()
+        sizes = {p.name[-4:]: p.stat().st_size for p in files if p.exists()}
+        svc.close()
+    return {
+        "entries": entries + 1,
+        "files_holding_word_before": before,
+        "files_holding_word_after": after,
+        "forget_with_scrub_ms": round(forget_ms, 1),
+        "scrub_alone_ms": report.to_dict()["ms"],
+        "file_bytes_after": sizes,
+    }
+
+
 def main() -> None:
     from core import policy
     from core.config import Config
@@ -49,6 +101,7 @@ def main() -> None:
     from core.model import Actor, SourceType
     from core.paths import DataDir
     from core.service import MemoryService
+    from tests.core.provider_corpus import scores as provider_scores
     from tests.core.secret_vectors import corpus_scores
 
     config = Config()
@@ -73,6 +126,19 @@ def main() -> None:
             store_s.append(time.perf_counter() - t)
         svc.close()
 
+    # One write's screening: the content and three tags through screen_field.
+    from core.field_screening import screen_field
+
+    screen_s: list[float] = []
+    for text, _kind in mix:
+        t = time.perf_counter()
+        with contextlib.suppress(Refused):
+            screen_field(text, "content")
+            for i, tag in enumerate(("project", "deploy", "notes")):
+                screen_field(tag, f"tags.{i}")
+        screen_s.append(time.perf_counter() - t)
+    screen_us = [v * 1e6 for v in screen_s]
+
     us = [v * 1e6 for v in apply_s]
     print(
         json.dumps(
@@ -90,6 +156,12 @@ def main() -> None:
                 },
                 "policy_share_of_store_p50": round(pct(apply_s, 0.5) / pct(store_s, 0.5), 3),
                 "redaction_corpus": corpus_scores(),
+                "provider_corpus": provider_scores(),
+                "screening_per_write_us": {
+                    "p50": round(pct(screen_us, 0.5), 1),
+                    "p95": round(pct(screen_us, 0.95), 1),
+                },
+                "forget_disk_scan": forget_scan(),
             },
             indent=2,
         )
