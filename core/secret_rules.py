@@ -128,9 +128,7 @@ def _assignment(judge: Callable[[str], bool]) -> Extract:
         end = start + len(value)
         text = m.string
         after = text[m.end("bare") : m.end("bare") + 1]
-        if after in ("(", "[") or (
-            _CALL.match(value) and (value.endswith((")", "]")) or after in (")", "]"))
-        ):
+        if after in ("(", "[") or (_CALL.match(value) and _closed(value, text, m.end("bare"))):
             return None  # a call or a subscript: code, not a literal
         if _CODE_REF.fullmatch(value) or value.startswith(_PATH_STARTS):
             return None  # PWD=/home/alice is a directory, not a password
@@ -139,6 +137,13 @@ def _assignment(judge: Callable[[str], bool]) -> Extract:
         return (start, end) if judge(value) else None
 
     return extract
+
+
+def _closed(value: str, text: str, end: int) -> bool:
+    """Whether the bracket a call-shaped value opens is closed later on its line."""
+    closer = ")" if "(" in value else "]"
+    line = text[end : end + 200].split("\n", 1)[0]
+    return closer in value[value.index("(" if closer == ")" else "[") :] or closer in line
 
 
 def _sentence_end(value: str, text: str, end: int) -> str:
@@ -204,13 +209,13 @@ def _basic_auth(m: re.Match[str]) -> Span | None:
 # --- rules ---------------------------------------------------------------------
 
 # Characters that usually end a bare value (a query's "&", a list's ",", a call's
-# ")"), but only where what follows shows the value is over: the end, a space,
-# another delimiter or the next "key=". Elsewhere they are part of the secret
+# ")"), but only where what follows them shows the value is over: the end, a
+# space or the next "key=". Elsewhere they are part of the secret
 # ("Tr0ub4dor&3"), and redacting only the part before them would leak the rest.
 _DELIMS = r"\"'`,;&<>(){}\[\]"
 _BARE = (
     rf"(?P<bare>[^\s{_DELIMS}]"
-    rf"(?:[^\s{_DELIMS}]|[{_DELIMS}](?![\s{_DELIMS}]|\Z|[A-Za-z_][\w.-]*=))*)"
+    rf"(?:[^\s{_DELIMS}]|[{_DELIMS}](?![{_DELIMS}]*(?:\s|\Z|[A-Za-z_][\w.-]*=)))*)"
 )
 _VALUE = (
     r"(?P<sep>:=|=>|=(?!=)|:)\*{0,2}[ \t]*"  # \*{0,2}: "**Password:** value" in Markdown
