@@ -59,7 +59,7 @@ def forget_scan(entries: int = 10_000) -> dict[str, object]:
         svc = MemoryService(DataDir(Path(tmp)), Config())
         person = svc.open_session("bench", Actor.OPERATOR, "bench")
         texts = [str(m["content"]) for m in memories(entries)]
-        from core.model import EntryType
+        from core.model import EntryFilter, EntryType
 
         for start in range(0, len(texts), 500):  # one segment per batch, as real use makes
             batch = texts[start : start + 500]
@@ -80,8 +80,12 @@ def forget_scan(entries: int = 10_000) -> dict[str, object]:
         forget_ms = (time.perf_counter() - t) * 1000
         from core.scrub import scrub
 
-        report = scrub(svc.store_for("bench"))
         after = holding()
+        # The index rewrite and checkpoint alone, after one more row is deleted.
+        store = svc.store_for("bench")
+        with store.transaction():
+            store.delete(store.ids(EntryFilter(), None)[0])
+        report = scrub(store)
         sizes = {p.name[-4:]: p.stat().st_size for p in files if p.exists()}
         svc.close()
     return {
@@ -89,7 +93,7 @@ def forget_scan(entries: int = 10_000) -> dict[str, object]:
         "files_holding_word_before": before,
         "files_holding_word_after": after,
         "forget_with_scrub_ms": round(forget_ms, 1),
-        "scrub_alone_ms": report.to_dict()["ms"],
+        "scrub_after_one_delete_ms": report.to_dict()["ms"],
         "file_bytes_after": sizes,
     }
 
