@@ -4,9 +4,8 @@ An export file is text anyone could have edited, so every string in it goes
 through :func:`core.field_screening.screen_field` before it is written, as if
 an agent had sent it: entry content and tags, review reasons and provenance,
 thread titles, handoffs, receipt file names, paths, text and observations.
-A record that states a credential is not imported (the report lists it); a
-receipt whose path holds a secret is not imported either, since a redacted
-path would point nowhere.
+An entry that states a credential is not imported (the report lists it);
+in the other records, which rows point at, the value is cut out instead.
 """
 
 from __future__ import annotations
@@ -15,14 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import Refused
-from core.field_screening import Statements, refuse_secret_name, screen_field, screen_label
+from core.errors import InvalidParams, Refused
+from core.field_screening import Statements, screen_field, screen_label
 from core.model import Status
-
-#: Row columns holding text from a file rather than prose someone wrote.
-_FILE_TEXT = frozenset({"extracted_text", "excerpt"})
-#: Row columns that must stay exact or not be stored at all.
-_EXACT = frozenset({"source_path", "filename"})
 
 
 @dataclass(frozen=True)
@@ -81,19 +75,21 @@ def screen_entry(
     return ScreenedEntry(body.text, tuple(kept), fields, status, redacted)
 
 
-def safe_ref(value: object, known: tuple[str, ...]) -> str:
-    """A record's key as it may be shown in the import report."""
-    return screen_label(str(value), "id", known=known)[:80]
-
-
 def screen_row(
     row: Mapping[str, Any], key: str, known: tuple[str, ...]
-) -> tuple[dict[str, Any], int] | None:
+) -> tuple[dict[str, Any], int]:
     """Screen every string column of an imported row.
 
+    Rows are never dropped, since other rows point at them (a thread's handoffs,
+    a receipt's links): a credential statement or a secret in any column is cut
+    out instead. A receipt path that held one then no longer verifies, which
+    its state will say.
+
     Returns:
-        The row to store and how many values were redacted, or None when the row
-        must not be imported (a credential statement, a secret in a path or a key).
+        The row to store and how many values were redacted.
+
+    Raises:
+        InvalidParams: the row's key itself holds a secret.
     """
     out: dict[str, Any] = {}
     redacted = 0
@@ -101,17 +97,12 @@ def screen_row(
         if not isinstance(value, str):
             out[name] = value
             continue
-        try:
-            if name in _EXACT:
-                refuse_secret_name(value, name, known=known)
-                out[name] = value
-                continue
-            mode = Statements.REDACT if name in _FILE_TEXT else Statements.REFUSE
-            screened = screen_field(value, name, statements=mode, known=known)
-        except Refused:
-            return None
+        screened = screen_field(value, name, statements=Statements.REDACT, known=known)
         if name == key and screened.changed:
-            return None  # an id that held a secret cannot be stored as anything else
+            raise InvalidParams(
+                f"a record's {key} holds what looks like a secret; fix the file and import again",
+                field=key,
+            )
         redacted += len(screened.redacted)
         out[name] = screened.text
     return out, redacted

@@ -30,7 +30,7 @@ from core.config import atomic_write
 from core.crypto import KeyUnavailable
 from core.curation import require_operator
 from core.errors import Conflict, InvalidParams
-from core.import_screening import safe_ref, screen_entry, screen_row
+from core.import_screening import screen_entry, screen_row
 from core.model import (
     ENTRY_TYPES,
     EntryType,
@@ -457,11 +457,7 @@ def _import_row(
     row = {k: v for k, v in rec["row"].items() if k in columns}
     if key not in row:
         raise InvalidParams(f"a {rec['kind']} record has no {key}")
-    screened = screen_row(row, key, known)
-    if screened is None:
-        report.refused.append(f"{rec['kind']} {safe_ref(row[key], known)}")
-        return
-    row, count = screened
+    row, count = screen_row(row, key, known)
     report.redacted += count
     cursor = store.execute(f"SELECT * FROM {table} WHERE {key} = ?", (row[key],))
     existing = cursor.fetchone()

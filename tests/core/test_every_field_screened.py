@@ -145,6 +145,7 @@ def test_an_import_is_screened_field_by_field(
     notes = tmp_path / "notes.txt"
     notes.write_text("ordinary notes")
     attachments.attach(service, operator, str(notes), thread=thread.id, observation="plain")
+    handoffs.write_handoff(service, operator, thread.id, "# Launch\n- book the room\n")
     out = tmp_path / "export.jsonl"
     portability.export(service, operator, out)
 
@@ -158,24 +159,31 @@ def test_an_import_is_screened_field_by_field(
             rec["review_reason"] = f"see {TWILIO}"
             rec["provenance"]["session_id"] = f"ses-{token}"
         elif rec.get("kind") == "thread":
-            rec["row"]["title"] = f"Launch {GITLAB}"
+            rec["row"]["title"] = f"Launch {GITLAB}, Login for the NAS: admin / {NAS_PASSWORD}"
+        elif rec.get("kind") == "thread_handoff":
+            rec["row"]["markdown"] += f"- my password is {ENV_PASSWORD}\n"
         elif rec.get("kind") == "receipt":
             rec["row"]["observation"] = f"rotated {SENDGRID}"
             rec["row"]["extracted_text"] = (
                 f"DB_PASSWORD={ENV_PASSWORD}\nmy password is {ENV_PASSWORD}"
             )
             rec["row"]["excerpt"] = f"hook {SLACK_HOOK}"
+            rec["row"]["source_path"] = f"/srv/{GITLAB}/notes.txt"
+            rec["row"]["filename"] = f"{HF}.txt"
         elif rec.get("kind") == "receipt_link":
             rec["row"]["turn"] = f"t {DISCORD}"
+            rec["row"]["source_path"] = f"/srv/{GITLAB}/notes.txt"
     edited = tmp_path / "edited.jsonl"
     edited.write_text("\n".join(json.dumps(r) for r in records) + "\n")
 
     importer = service.open_session("imported", Actor.OPERATOR, "tests")
     report = portability.import_file(service, importer, edited)
     assert report.refused  # the entry whose tag states a login
+    # Rows other rows point at are kept, with the secret cut out.
+    assert report.rows == {"thread": 1, "thread_handoff": 1, "receipt": 1, "receipt_link": 1}
     assert _leaks(service, "imported", token) == []
-    titles = [t.title for t in threads.list_threads(service, "imported")]
-    assert titles and all(GITLAB not in t for t in titles)
+    (title,) = [t.title for t in threads.list_threads(service, "imported")]
+    assert title.startswith("Launch [SECRET_REDACTED]")
 
 
 def test_a_possible_secret_in_a_tag_sends_the_entry_to_review(
