@@ -43,13 +43,16 @@ from core.model.entries import (
     utc_now,
 )
 from core.model.errors import Forbidden, InvalidParams, NotFound
+from core.policy.field_screening import screen_label
 from core.policy.manifest import validate_args
+from core.policy.own_files import known_secrets
 from core.recall import search
 from core.recall.brief import MemoryBrief
 from core.recall.briefing import build_group_brief, refresh_decay
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.paths import DataDir
+from core.storage.scrub import Index, scrub
 from core.storage.store import GroupStore
 from core.storage.workspace import Workspace
 
@@ -81,6 +84,7 @@ class MemoryService(Workspace):
         expired = expire_exchanges(store, self.config, utc_now())
         if expired:
             log.info("expired %d exchanges in group %s", expired, store.group)
+            scrub(store, (Index.EXCHANGES,))
         self.refresh_decay(store.group)
 
     # -- sessions ------------------------------------------------------------
@@ -91,6 +95,7 @@ class MemoryService(Workspace):
             # A long-running app opens a store once; sessions are when time has moved on.
             self.refresh_decay(group)
             expire_exchanges(store, self.config, utc_now())
+        client = screen_label(client[:1000], "client", known=known_secrets(self.data_dir.root))
         return sessions.start_session(self, group, actor, client)
 
     def end_session(self, caller: Caller, *, graceful: bool = True) -> None:
@@ -140,6 +145,7 @@ class MemoryService(Workspace):
                 entry_ids=[entry_id],
                 count=1,
             )
+        scrub(store, (Index.ENTRIES,))
         return self.emit(
             Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=(entry_id,))
         )

@@ -16,7 +16,8 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from core.attachments.filetypes import Kind, NotRegular, OverLimit, classify, digest
@@ -32,9 +33,10 @@ from core.model.changes import Changes
 from core.model.entries import iso, utc_now
 from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge
 from core.model.text import single_line
+from core.policy.field_screening import Statements, refuse_secret_name, screen_field, screen_label
+from core.policy.own_files import check_attachable, known_secrets
 from core.policy.sanitize import neutralize
 from core.policy.screening import audit_redacted
-from core.policy.secrets import redact
 from core.storage import audit
 from core.storage.audit import Action
 
@@ -115,21 +117,26 @@ def _not_file_error(path: str, what: str) -> InvalidParams:
     )
 
 
-def inspect_file(path: str) -> FileFacts:
+def inspect_file(path: str, *, data_root: Path | None = None) -> FileFacts:
     """Resolve, hash and classify the file at ``path``; nothing is stored.
 
     Symlinks resolve to their target, whose absolute path is the source path.
+    With ``data_root``, Ambry's own files and the keyring's are refused before
+    they are read (:func:`core.policy.own_files.check_attachable`).
 
     Raises:
         NotFound: nothing at ``path``.
         InvalidParams: a directory, FIFO, socket, device, symlink loop, or a
             file that cannot be read (``rule`` says which).
         TooLarge: over :data:`MAX_ATTACHMENT_BYTES`.
+        Forbidden: one of Ambry's own files, or a keyring's.
     """
     if "\x00" in path or not path:
         raise InvalidParams("path must be a non-empty path without NUL", field="path")
     try:
         resolved = os.path.realpath(os.path.abspath(path), strict=True)
+        if data_root is not None:
+            check_attachable(resolved, data_root)
         found = digest(resolved, MAX_ATTACHMENT_BYTES, _EXTRACT_BYTES)
     except OSError as exc:
         raise _path_error(path, exc) from None
@@ -151,7 +158,14 @@ def inspect_file(path: str) -> FileFacts:
     excerpt = ""
     if text is not None:
         # Redact past the cut, so a secret straddling it is caught whole before it is cut.
-        result = redact(text[: MAX_EXTRACT_CHARS + _REDACT_MARGIN])
+        # A file's credential statements (an .env, a notes file) lose their values;
+        # refusing the whole file would lose the receipt too.
+        result = screen_field(
+            text[: MAX_EXTRACT_CHARS + _REDACT_MARGIN],
+            "text",
+            statements=Statements.REDACT,
+            known=known_secrets(data_root) if data_root is not None else (),
+        )
         text, redacted = result.text[:MAX_EXTRACT_CHARS], result.redacted
         excerpt, neutralized = _one_line_excerpt(text, MAX_EXCERPT_CHARS)
     return FileFacts(
@@ -168,13 +182,18 @@ def inspect_file(path: str) -> FileFacts:
     )
 
 
-def prepare_observation(text: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+def prepare_observation(
+    text: str, *, known: tuple[str, ...] = ()
+) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     """The agent's observation as stored: redacted, inert, one line, clipped.
 
     Returns:
         The excerpt, the redacted pattern names and the neutralized marker names.
+
+    Raises:
+        Refused: the observation states a credential.
     """
-    result = redact(text[: 4 * MAX_OBSERVATION_CHARS])
+    result = screen_field(text[: 4 * MAX_OBSERVATION_CHARS], "observation", known=known)
     excerpt, markers = _one_line_excerpt(result.text, MAX_OBSERVATION_CHARS)
     return excerpt, result.redacted, markers
 
@@ -227,9 +246,8 @@ def attach(
         Conflict: another file's hash shares the 64-bit id (practically never).
     """
     _check_turn(turn)
-    return record_receipt(
-        service, caller, inspect_file(path), thread=thread, turn=turn, observation=observation
-    )
+    facts = inspect_file(path, data_root=service.data_dir.root)
+    return record_receipt(service, caller, facts, thread=thread, turn=turn, observation=observation)
 
 
 def _check_turn(turn: str | None) -> None:
@@ -256,7 +274,14 @@ def record_receipt(
         Conflict: another file's hash shares the 64-bit id (practically never).
     """
     _check_turn(turn)
-    obs, obs_redacted, obs_neutralized = prepare_observation(observation)
+    root = service.data_dir.root
+    check_attachable(facts.path, root)
+    refuse_secret_name(facts.path, "path")
+    known = known_secrets(root)
+    facts = _without_known(facts, known)
+    obs, obs_redacted, obs_neutralized = prepare_observation(observation, known=known)
+    if turn is not None:
+        turn = screen_label(turn, "turn", known=known)
     store = service.store_for(caller.group)
     rid, now = facts.receipt_id, iso(utc_now())
     with store.transaction():
@@ -308,6 +333,17 @@ def record_receipt(
         receipt = get_receipt(store, rid)
     changes = service.emit(Changes(group=store.group, attachments=True, audit=True))
     return AttachOutcome(receipt, existing is None, link, changes)
+
+
+def _without_known(facts: FileFacts, known: tuple[str, ...]) -> FileFacts:
+    """``facts`` with the agent token cut out of its text (a copy of the token file)."""
+    if facts.text is None or not any(k in facts.text for k in known):
+        return facts
+    screened = screen_field(facts.text, "text", statements=Statements.REDACT, known=known)
+    excerpt, _ = _one_line_excerpt(screened.text, MAX_EXCERPT_CHARS)
+    return replace(
+        facts, text=screened.text, excerpt=excerpt, redacted=facts.redacted + screened.redacted
+    )
 
 
 def _session_thread(store: GroupStore, session_id: str) -> str | None:

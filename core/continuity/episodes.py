@@ -29,6 +29,8 @@ from core.model.changes import Changes
 from core.model.config import Config
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import InvalidParams, TooLarge
+from core.policy.field_screening import screen_label
+from core.policy.own_files import known_secrets
 from core.policy.screening import audit_redacted, screen, strip_controls
 from core.storage import audit
 from core.storage.audit import Action
@@ -190,6 +192,8 @@ def log_exchange(
     store = service.store_for(caller.group)
     clean, redacted = screen(service, store, caller, _check_text(text), "text")
     turn_id = _check_turn(turn)
+    if turn_id is not None:
+        turn_id = screen_label(turn_id, "turn", known=known_secrets(service.data_dir.root))
     at = iso(now or utc_now())
     with store.transaction():
         thread_id = session_thread(service, caller)

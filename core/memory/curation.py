@@ -16,6 +16,7 @@ from core.model.errors import Conflict, Forbidden, NotFound
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.rows import where_clause
+from core.storage.scrub import Index, scrub
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
@@ -99,6 +100,8 @@ def review(
                 entry_ids=[entry_id],
                 reason=entry.review_reason,
             )
+    if decision is Decision.REJECT:
+        scrub(store, (Index.ENTRIES,))
     return service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
@@ -148,6 +151,7 @@ def delete_many(
             entry_ids=list(entry_ids),
             count=len(entry_ids),
         )
+    scrub(store, (Index.ENTRIES,))
     changes = service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)

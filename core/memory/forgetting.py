@@ -16,6 +16,7 @@ from core.model.entries import EntryFilter, MemoryEntry, Status
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.fts import match_expression, query_terms
+from core.storage.scrub import Index, scrub
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
@@ -87,6 +88,7 @@ def forget(service: Workspace, caller: Caller, plan: ForgetPlan) -> Changes:
             count=len(plan.entries),
             exchanges=len(plan.exchange_ids),
         )
+    scrub(store)
     return service.emit(
         Changes(group=store.group, entries=True, review=True, audit=True, threads=True)
     )
@@ -115,6 +117,13 @@ _TABLES: dict[Scope, tuple[str, ...]] = {
 }
 
 
+_INDEXES: dict[Scope, tuple[Index, ...]] = {
+    Scope.EPISODIC: (Index.EXCHANGES,),
+    Scope.SEMANTIC: (Index.ENTRIES,),
+    Scope.ALL: (Index.ENTRIES, Index.EXCHANGES),
+}
+
+
 def clear(service: Workspace, caller: Caller, scope: Scope) -> dict[str, int]:
     """Delete a whole kind of memory; the audit log keeps the counts."""
     require_operator(caller, "clearing memory")
@@ -132,6 +141,7 @@ def clear(service: Workspace, caller: Caller, scope: Scope) -> dict[str, int]:
             scope=scope.value,
             tables=counts,
         )
+    scrub(store, _INDEXES[scope])
     service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, threads=True, attachments=True

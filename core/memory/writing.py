@@ -35,6 +35,7 @@ from core.model.entries import (
 from core.model.errors import Conflict, InvalidParams, RateLimited, Refused
 from core.policy import write_policy as policy
 from core.policy.manifest import validate_args
+from core.policy.own_files import known_secrets
 from core.policy.screening import audit_redacted
 from core.storage import audit
 from core.storage.audit import Action
@@ -180,7 +181,14 @@ def prepare(service: Workspace, caller: Caller, request: StoreRequest) -> StoreR
     source = request.source or policy.resolve_source(
         caller.actor, request.claimed_type, request.claimed_trust
     )
-    verdict = policy.apply(caller.actor, content, clean_tags(request.tags), source, service.config)
+    verdict = policy.apply(
+        caller.actor,
+        content,
+        clean_tags(request.tags),
+        source,
+        service.config,
+        known=known_secrets(service.data_dir.root),
+    )
     if not verdict.content.strip("[]SECRT_DA "):
         raise Refused(
             "not stored: nothing is left once the secret is removed",

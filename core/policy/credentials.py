@@ -9,6 +9,7 @@ credentials ("use a password manager", "the password is required") passes.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from core.policy.secrets import REPLACEMENT
 
@@ -16,7 +17,8 @@ _STATEMENT = re.compile(
     r"(?<![\w-])(?P<noun>password|passwd|passcode|passphrase|pin(?:[ \t]+(?:code|number))?"
     r"|(?:api|secret|access|private)[ \t_-]?key|(?:(?:access|auth|api)[ \t_-]?)?token|secret"
     r"|credentials?)"
-    r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[\w.@-]+)?"
+    r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[\w.@-]+"
+    r"(?:[ \t]+[\w.@-]+)?)?"
     r"(?:[ \t]+(?:is|was|are|=)|[ \t]*:)[ \t]+"
     r"(?:(?:now|still|just|currently|actually|set[ \t]+to)[ \t]+)?"
     r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
@@ -37,12 +39,46 @@ _NOT_A_VALUE = frozenset(
     inactive enabled disabled locked unlocked deprecated outdated configured defined
     undefined null none present absent available unavailable sent passed used usually
     generally typically only just probably please must should will can may might
-    does did""".split()
+    does did str bytes int bool optional""".split()
 )
+# "os.environ['TOKEN']", "getpass.getpass(...)", "Field(...)": code computing a value.
+_CODE_VALUE = re.compile(r"[A-Za-z_][\w.]*[(\[]")
 _UNITS = frozenset(
     "characters chars character digits digit letters letter symbols long days hours minutes "
     "weeks months years times attempts".split()
 )
+
+
+# "Login for the NAS: admin / hunter2", "creds for staging: root:Pa55word".
+_LOGIN = re.compile(
+    r"(?<![\w-])(?P<noun>log[ \t-]?ins?|logons?|sign[ \t-]?ins?|creds|credentials?"
+    r"|user(?:name)?[ \t]*(?:/|and|&)[ \t]*pass(?:word)?|u/p)"
+    r"(?:[ \t]+(?:for|to|on|of|at|into)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?[\w.@-]+"
+    r"(?:[ \t]+[\w.@-]+)?)?"
+    r"(?:[ \t]+(?:is|are|was|=)|[ \t]*[:=])[ \t]+"
+    r"(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|/|:)(?P<value>[^\s]{3,})",
+    re.IGNORECASE,
+)
+_LOGIN_NOUNS = ("log", "sign", "cred", "user", "u/p")
+
+
+def _login_value(m: re.Match[str]) -> bool:
+    """Whether the part after "user /" is a password rather than more prose."""
+    value = m.group("value").rstrip(".,;!?)")
+    if value.startswith("/") or value.lower() in _NOT_A_VALUE or len(value) < 3:
+        return False
+    if value.lower() in ("password", "pass", "passwd", "secret", "token", "none", "null"):
+        return False
+    if m.group("sep") == ":" and m.group("user").lower() in ("http", "https", "ssh", "ftp"):
+        return False  # a URL, not "user:password"
+    if m.group("sep").strip() == "/" and m.group("sep") == "/":
+        # "admin/hunter2" is a login; "ops/team-a" and "read/write" are not.
+        return (
+            any(c.isdigit() for c in value)
+            or any(not c.isalnum() and c not in "-_." for c in value)
+            or (any(c.isupper() for c in value) and any(c.islower() for c in value))
+        )
+    return True
 
 
 def _statement_reason(noun: str) -> str:
@@ -75,12 +111,33 @@ def credential_statement(text: str) -> str | None:
     Returns:
         A short reason, or None if the text does not look like a disclosure.
     """
+    for reason, _span in _statements(text):
+        return reason
+    return None
+
+
+def statement_values(text: str) -> list[tuple[str, tuple[int, int]]]:
+    """Every disclosure in ``text``: its reason and the span of the disclosed value.
+
+    For text nobody composed for Ambry (a file's contents), where refusing the
+    whole would lose the rest, the caller cuts these spans out instead.
+    """
+    return list(_statements(text))
+
+
+def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
     lowered = text.lower()
+    if any(noun in lowered for noun in _LOGIN_NOUNS):
+        for m in _LOGIN.finditer(text):
+            if _login_value(m):
+                yield "looks like a login (user and password)", m.span("value")
     if not any(noun in lowered for noun in _STATEMENT_NOUNS):
-        return None  # the regex costs ~50x more than these look-ups
+        return  # the regex costs ~50x more than these look-ups
     for m in _STATEMENT.finditer(text):
         value = m.group("value").strip("\"'.,;:!?()[]")
         if not value or value.lower() in _NOT_A_VALUE or value == REPLACEMENT.strip("[]"):
+            continue
+        if _CODE_VALUE.match(m.group("value")):
             continue
         rest = (m.group("rest") or "").strip().lower()
         if value.isalpha():
@@ -89,5 +146,4 @@ def credential_statement(text: str) -> str | None:
                 continue
         elif value.isdigit() and rest in _UNITS:
             continue  # "the PIN is 4 digits"
-        return _statement_reason(m.group("noun"))
-    return None
+        yield _statement_reason(m.group("noun")), m.span("value")

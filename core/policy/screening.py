@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from core.model.changes import Changes
 from core.model.errors import InvalidParams, Refused
-from core.policy.credentials import credential_statement
-from core.policy.secrets import redact
+from core.policy.field_screening import screen_field
+from core.policy.own_files import known_secrets
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.store import GroupStore
@@ -53,25 +53,21 @@ def screen(
     Returns:
         The text to store and the pattern names that were redacted.
     """
-    reason = credential_statement(text)
-    if reason is not None:
+    known = known_secrets(service.data_dir.root)
+    try:
+        result = screen_field(text, field, known=known)
+    except Refused as exc:
         with store.transaction():
             audit.record(
                 store,
                 Action.REFUSED,
                 caller.actor,
                 session_id=caller.session_id,
-                reason=reason,
+                reason=exc.data["reason"],
                 field=field,
             )
         service.emit(Changes(group=store.group, audit=True))
-        raise Refused(
-            f"not stored: {field} {reason}. Ambry never keeps credentials; remove the "
-            "value (a note of where it lives is fine) and try again",
-            reason=reason,
-            field=field,
-        )
-    result = redact(text)
+        raise
     return result.text, result.redacted
 
 

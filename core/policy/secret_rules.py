@@ -58,7 +58,8 @@ class Rule:
     name: str
     tier: Tier
     #: Matched (not searched) at each anchor; it must also work with ``finditer``,
-    #: which is the fallback when lower-casing changes the text's length.
+    #: which is the fallback when lower-casing changes the text's length and what
+    #: a rule with no anchors uses.
     regex: re.Pattern[str]
     anchors: tuple[str, ...]
     #: Skip the rule unless one of these characters occurs (a memchr-cheap test).
@@ -88,6 +89,8 @@ _CODE_REF = re.compile(
     r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[a-z]+(?:_[a-z0-9]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+"
 )
 _PATH_STARTS = ("/", "~/", "./", "../")
+# "get_secret(name)" or "os.environ[...]": the value is computed, not written down.
+_CALL = re.compile(r"[A-Za-z_][\w.]*[(\[]")
 _WORDISH = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*")
 _PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
 
@@ -120,11 +123,12 @@ def _assignment(judge: Callable[[str], bool]) -> Extract:
             if m.group(group) is not None:
                 value = m.group(group)
                 return m.span(group) if judge(value) else None
-        value = m.group("bare").rstrip(".:")
+        value = _sentence_end(m.group("bare"), m.string, m.end("bare"))
         start = m.start("bare")
         end = start + len(value)
         text = m.string
-        if text[m.end("bare") : m.end("bare") + 1] in ("(", "["):
+        after = text[m.end("bare") : m.end("bare") + 1]
+        if after in ("(", "[") or (_CALL.match(value) and _closed(value, text, m.end("bare"))):
             return None  # a call or a subscript: code, not a literal
         if _CODE_REF.fullmatch(value) or value.startswith(_PATH_STARTS):
             return None  # PWD=/home/alice is a directory, not a password
@@ -135,9 +139,26 @@ def _assignment(judge: Callable[[str], bool]) -> Extract:
     return extract
 
 
+def _closed(value: str, text: str, end: int) -> bool:
+    """Whether the bracket a call-shaped value opens is closed later on its line."""
+    closer = ")" if "(" in value else "]"
+    line = text[end : end + 200].split("\n", 1)[0]
+    return closer in value[value.index("(" if closer == ")" else "[") :] or closer in line
+
+
+def _sentence_end(value: str, text: str, end: int) -> str:
+    """``value`` without one full stop that ends the sentence around it."""
+    if value.endswith(".") and len(value) > 1 and text[end : end + 1] in ("", " ", "\n", "\t"):
+        return value[:-1]
+    return value
+
+
 def _group_span(group: str, judge: Callable[[str], bool]) -> Extract:
     def extract(m: re.Match[str]) -> Span | None:
-        value = m.group(group).rstrip(".")
+        for quoted in ("dq", "sq"):
+            if quoted in m.re.groupindex and m.group(quoted) is not None:
+                return m.span(quoted) if judge(m.group(quoted)) else None
+        value = _sentence_end(m.group(group), m.string, m.end(group))
         start = m.start(group)
         return (start, start + len(value)) if judge(value) else None
 
@@ -187,9 +208,18 @@ def _basic_auth(m: re.Match[str]) -> Span | None:
 
 # --- rules ---------------------------------------------------------------------
 
+# Characters that usually end a bare value (a query's "&", a list's ",", a call's
+# ")"), but only where what follows them shows the value is over: the end, a
+# space or the next "key=". Elsewhere they are part of the secret
+# ("Tr0ub4dor&3"), and redacting only the part before them would leak the rest.
+_DELIMS = r"\"'`,;&<>(){}\[\]"
+_BARE = (
+    rf"(?P<bare>[^\s{_DELIMS}]"
+    rf"(?:[^\s{_DELIMS}]|[{_DELIMS}](?![{_DELIMS}]*(?:\s|\Z|[A-Za-z_][\w.-]*=)))*)"
+)
 _VALUE = (
     r"(?P<sep>:=|=>|=(?!=)|:)\*{0,2}[ \t]*"  # \*{0,2}: "**Password:** value" in Markdown
-    r"(?:\"(?P<dq>[^\"\r\n]+)\"|'(?P<sq>[^'\r\n]+)'|(?P<bare>[^\s\"'`,;&<>(){}\[\]]+))"
+    rf"(?:\"(?P<dq>[^\"\r\n]+)\"|'(?P<sq>[^'\r\n]+)'|{_BARE})"
 )
 # "password: str = ..." — skip a short type annotation before the value.
 _ANNOTATION = r"(?:[ \t]*:[ \t]*(?:str|bytes|SecretStr|Optional\[str\]|str[ \t]*\|[ \t]*None))?"
@@ -336,7 +366,8 @@ RULES: tuple[Rule, ...] = (
         "cli_credential_flag",
         _P,
         re.compile(
-            r"(?:password|passwd|token|api-key|secret)[ \t]+(?P<v>[^\s\"'-][^\s\"']*)",
+            r"(?:password|passwd|token|api-key|secret)[ \t]+"
+            r"(?:\"(?P<dq>[^\"\r\n]+)\"|'(?P<sq>[^'\r\n]+)'|(?P<v>[^\s\"'-][^\s\"']*))",
             re.IGNORECASE,
         ),
         ("pass", "token", "secret", "api-key"),
@@ -376,8 +407,9 @@ RULES: tuple[Rule, ...] = (
 
 
 def matches(rule: Rule, text: str, lowered: str) -> Iterator[re.Match[str]]:
-    if rule.caseless and len(lowered) != len(text):
-        # Lower-casing moved the offsets (e.g. "İ" became two characters).
+    if not rule.anchors or (rule.caseless and len(lowered) != len(text)):
+        # No literal to anchor on (a shape, not a prefix), or lower-casing moved
+        # the offsets (e.g. "İ" became two characters): search the whole text.
         yield from rule.regex.finditer(text)
         return
     haystack = lowered if rule.caseless else text

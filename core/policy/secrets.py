@@ -25,7 +25,15 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from core.policy import provider_rules_dev, provider_rules_saas
 from core.policy.secret_rules import RULES, Span, Tier, matches
+
+#: Contextual rules first, then the providers' token formats.
+ALL_RULES = RULES + provider_rules_dev.RULES + provider_rules_saas.RULES
+_NEED_CHARS = frozenset("".join(r.needs for r in ALL_RULES))
+# The shortest secret any rule finds without a space, "=" or ":" is 20 characters
+# (an AWS key id); contextual rules need one of those characters.
+_INERT = re.compile(r"[A-Za-z0-9_-]{0,19}")
 
 REPLACEMENT = "[SECRET_REDACTED]"
 
@@ -161,11 +169,22 @@ def scan(text: str) -> list[Finding]:
         candidates merge into one finding named after the higher tier (then the
         longer span); a possible candidate never overlaps a redacting one.
     """
+    if _INERT.fullmatch(text):
+        return []  # a short word (most tags and labels): no rule can match it
     lowered = text.lower()
     candidates: list[Finding] = []
-    for rule in RULES:
-        if rule.needs and not any(c in text for c in rule.needs):
+    present = {c for c in _NEED_CHARS if c in text}
+    for rule in ALL_RULES:
+        if rule.needs and present.isdisjoint(rule.needs):
             continue
+        if rule.anchors:
+            # Most rules' anchors are absent; ``in`` says so before a generator is made.
+            haystack = lowered if rule.caseless else text
+            for anchor in rule.anchors:
+                if anchor in haystack:
+                    break
+            else:
+                continue
         for m in matches(rule, text, lowered):
             span = m.span() if rule.extract is None else rule.extract(m)
             if span is not None and span[1] > span[0]:

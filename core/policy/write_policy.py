@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from core.model.config import Config
 from core.model.entries import Actor, Source, SourceType, Status, Trust
 from core.model.errors import InvalidParams, Refused
-from core.policy.credentials import credential_statement
+from core.policy.field_screening import screen_field
 from core.policy.sanitize import neutralize
-from core.policy.secrets import redact
 
 #: Trust when the caller names a source type but no trust (seed 001's table).
 DEFAULT_TRUST: dict[SourceType, Trust] = {
@@ -79,23 +78,35 @@ def resolve_source(actor: Actor, source_type: SourceType | None, trust: Trust | 
 
 
 def apply(
-    actor: Actor, content: str, tags: tuple[str, ...], source: Source, config: Config
+    actor: Actor,
+    content: str,
+    tags: tuple[str, ...],
+    source: Source,
+    config: Config,
+    *,
+    known: tuple[str, ...] = (),
 ) -> Verdict:
-    """Run the pipeline on one write; raises :class:`Refused` for a credential statement."""
-    reason = credential_statement(content)
-    if reason is not None:
+    """Run the pipeline on one write; raises :class:`Refused` for a credential statement.
+
+    Tags are screened like the content: a credential statement in a tag refuses
+    the write, a tag that held a secret is dropped, and a possible secret in a
+    tag sends the entry to review. ``known`` are exact values never to store.
+    """
+    try:
+        cleaned = screen_field(content, "content", known=known)
+    except Refused as exc:
         raise Refused(
-            f"not stored: {reason}. Ambry never keeps credentials; store a note about "
-            "where the secret lives instead (for example 'the API key is in 1Password')",
-            reason=reason,
-        )
-    cleaned = redact(content)
+            f"not stored: {exc.data['reason']}. Ambry never keeps credentials; store a note "
+            "about where the secret lives instead (for example 'the API key is in 1Password')",
+            reason=exc.data["reason"],
+        ) from None
     redacted = list(cleaned.redacted)
     possible = list(cleaned.possible)
     safe_tags: list[str] = []
-    for tag in tags:
-        t = redact(tag)
+    for i, tag in enumerate(tags):
+        t = screen_field(tag, f"tags.{i}", known=known)
         redacted += t.redacted
+        possible += t.possible
         if t.redacted:
             continue  # a tag that was a secret is dropped, not kept as a placeholder
         safe_tags.append(tag)

@@ -39,8 +39,8 @@ from core.model.entries import (
     utc_now,
 )
 from core.model.errors import Conflict, InvalidParams
-from core.policy.credentials import credential_statement
-from core.policy.secrets import redact
+from core.policy.import_screening import screen_entry, screen_row
+from core.policy.own_files import known_secrets
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.best_effort import best_effort
@@ -379,7 +379,7 @@ def import_file(
             if rec["kind"] == "entry":
                 _import_entry(service, store, rec, file_key, report, f"line {number}")
             else:
-                _import_row(store, rec, report)
+                _import_row(store, rec, report, known_secrets(service.data_dir.root))
         if report.conflicts:
             raise Conflict(
                 f"nothing imported: {len(report.conflicts)} record(s) conflict with what is "
@@ -426,51 +426,47 @@ def _import_entry(
             raise InvalidParams(f"{where}: wrong passphrase, or the file was altered") from exc
     else:
         content = rec["content"]
-    if credential_statement(content):
+    screened = screen_entry(content, rec, known_secrets(service.data_dir.root))
+    if screened is None:
         report.refused.append(entry_id)
         return
-    cleaned = redact(content)
-    report.redacted += len(cleaned.redacted)
-    content = cleaned.text
+    report.redacted += screened.redacted
+    content, got = screened.content, screened.fields
     existing = store.get(entry_id)
     if existing is not None:
         current = service.readable(existing, reveal=True).content
         (report.duplicates if current == content else report.conflicts).append(entry_id)
         return
-    prov = rec["provenance"]
     entry = MemoryEntry(
         id=entry_id,
         type=EntryType(rec["type"]),
         content=content,
-        tags=tuple(rec["tags"]),
-        status=Status(rec["status"]),
-        superseded_by=rec.get("superseded_by"),
-        superseded_at=rec.get("superseded_at"),
+        tags=screened.tags,
+        status=screened.status,
+        superseded_by=got["superseded_by"],
+        superseded_at=got["superseded_at"],
         confidence=float(rec["confidence"]),
         pinned=bool(rec.get("pinned", False)),
         privacy=Privacy(rec["privacy"]),
         source=Source(SourceType(rec["source"]["type"]), Trust(rec["source"]["trust"])),
-        provenance=Provenance(
-            prov["session_id"], store.group, prov["created_at"], prov["updated_at"]
-        ),
-        review_reason=rec.get("review_reason"),
-        last_seen_at=rec.get("last_seen_at"),
+        provenance=Provenance(got["session_id"], store.group, got["created_at"], got["updated_at"]),
+        review_reason=got["review_reason"],
+        last_seen_at=got["last_seen_at"],
     )
     store.insert(service.row_for(entry))
     report.entries += 1
 
 
-def _import_row(store: Any, rec: dict[str, Any], report: ImportReport) -> None:
+def _import_row(
+    store: Any, rec: dict[str, Any], report: ImportReport, known: tuple[str, ...]
+) -> None:
     table, key = _ROW_KINDS[rec["kind"]]
     columns = [r[1] for r in store.execute(f"PRAGMA table_info({table})")]
     row = {k: v for k, v in rec["row"].items() if k in columns}
     if key not in row:
         raise InvalidParams(f"a {rec['kind']} record has no {key}")
-    for name in ("markdown", "extracted_text", "excerpt", "observation"):
-        if isinstance(row.get(name), str):
-            cleaned = redact(row[name])
-            report.redacted += len(cleaned.redacted)
-            row[name] = cleaned.text
+    row, count = screen_row(row, key, known)
+    report.redacted += count
     cursor = store.execute(f"SELECT * FROM {table} WHERE {key} = ?", (row[key],))
     existing = cursor.fetchone()
     if existing is not None:

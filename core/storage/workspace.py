@@ -32,6 +32,7 @@ from core.storage.crypto import (
 )
 from core.storage.paths import DataDir, validate_group
 from core.storage.rows import NewRow
+from core.storage.scrub import Index, scrub
 from core.storage.store import GroupStore
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,7 @@ class Workspace:
                 )
         if purged:
             log.info("purged %d superseded entries from group %s", len(purged), store.group)
+            scrub(store, (Index.ENTRIES,))
 
     # -- content at rest ---------------------------------------------------------
 

@@ -279,9 +279,9 @@ class AttachmentsPage(LazyPage):
         """Hash and classify ``path`` on the executor, then record the receipt."""
         group = self._state.group
 
-        def inspect(_service: MemoryService) -> FileFacts:
+        def inspect(service: MemoryService) -> FileFacts:
             # No database: the file's hashing and reading happen here, off the GUI thread.
-            return attachments.inspect_file(path)
+            return attachments.inspect_file(path, data_root=service.data_dir.root)
 
         def record(facts: FileFacts) -> None:
             try:

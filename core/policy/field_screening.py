@@ -1,0 +1,158 @@
+"""One screening for every text field on its way into storage.
+
+Content, tags, thread titles, handoffs, conversation turns and their ids,
+client names, receipt file names and paths, a file's extracted text, an
+agent's observations, and everything an import brings in pass through
+:func:`screen_field` before they are written, so a secret cannot reach the
+disk by a side door that only the content's screening would have closed.
+
+Three things happen to a field, in order:
+
+1. Values known to be secret (Ambry's own agent token) are cut out exactly.
+2. A credential statement ("my password is ...", "Login for the NAS:
+   admin / ...") is refused with a message naming the field, or, for text the
+   caller did not compose (a file's contents, see :class:`Statements`), its
+   value is cut out.
+3. Definite and probable secrets are redacted (:func:`core.policy.secrets.redact`);
+   possible ones are reported so the caller can route the write to review.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+from core.model.errors import Refused
+from core.policy.credentials import statement_values
+from core.policy.secrets import REPLACEMENT, redact
+
+#: Known secrets shorter than this are not cut out (they would match ordinary text).
+MIN_KNOWN_SECRET = 16
+
+
+class Statements(StrEnum):
+    """What to do with a credential statement in a field."""
+
+    #: The caller wrote the text: refuse it, so they can say it without the secret.
+    REFUSE = "refuse"
+    #: The caller did not write it (a file's contents): cut the value out, keep the rest.
+    REDACT = "redact"
+
+
+@dataclass(frozen=True)
+class Screened:
+    """A field as it may be stored.
+
+    Attributes:
+        text: The field with known secrets, statement values (when redacting them)
+            and definite or probable secrets replaced by ``[SECRET_REDACTED]``.
+        redacted: Pattern names of what was replaced, one per replacement.
+        possible: Pattern names of possible secrets left in place for review.
+    """
+
+    text: str
+    redacted: tuple[str, ...]
+    possible: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.redacted)
+
+
+def refusal(field: str, reason: str) -> Refused:
+    """The error for a credential statement in ``field``."""
+    return Refused(
+        f"not stored: {field} {reason}. Ambry never keeps credentials; remove the value "
+        "(a note of where it lives is fine, such as 'the key is in 1Password') and try again",
+        reason=reason,
+        field=field,
+    )
+
+
+def _cut(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with each span (overlapping ones merged) replaced by the placeholder."""
+    merged: list[list[int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    pieces: list[str] = []
+    cursor = 0
+    for start, end in merged:
+        pieces += [text[cursor:start], REPLACEMENT]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def _known_spans(text: str, known: Iterable[str]) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    for secret in known:
+        if len(secret) < MIN_KNOWN_SECRET:
+            continue
+        i = text.find(secret)
+        while i != -1:
+            spans.append((i, i + len(secret)))
+            i = text.find(secret, i + len(secret))
+    return spans
+
+
+def screen_field(
+    text: str,
+    field: str,
+    *,
+    statements: Statements = Statements.REFUSE,
+    known: Iterable[str] = (),
+) -> Screened:
+    """Screen one field (see the module docstring).
+
+    Args:
+        text: The field's text.
+        field: Its name, as the caller knows it (``tags.2``, ``client``), for messages.
+        statements: Refuse a credential statement, or cut its value out.
+        known: Exact values that must never be stored (Ambry's agent token).
+
+    Raises:
+        Refused: ``text`` is a credential statement and ``statements`` is REFUSE.
+    """
+    names: list[str] = []
+    spans = _known_spans(text, known)
+    if spans:
+        names += ["agent_token"] * len(spans)
+        text = _cut(text, spans)
+    found = statement_values(text)
+    if found:
+        if statements is Statements.REFUSE:
+            raise refusal(field, found[0][0])
+        names += ["credential_statement"] * len(found)
+        text = _cut(text, (span for _, span in found))
+    result = redact(text)
+    return Screened(result.text, tuple(names) + result.redacted, result.possible)
+
+
+def screen_label(text: str, field: str, *, known: Iterable[str] = ()) -> str:
+    """A short label (client name, turn id, speaker): anything secret in it is cut out.
+
+    A label is never refused: it names something, and the name still works with
+    the secret replaced.
+    """
+    return screen_field(text, field, statements=Statements.REDACT, known=known).text
+
+
+def refuse_secret_name(text: str, field: str, *, known: Iterable[str] = ()) -> None:
+    """Refuse a name that must stay exact (a file's path) if it holds a secret.
+
+    A path with its secret replaced would point nowhere, so the write is refused
+    instead, with what to change.
+    """
+    screened = screen_field(text, field, statements=Statements.REDACT, known=known)
+    if screened.changed:
+        raise Refused(
+            f"not stored: {field} contains what looks like a secret "
+            f"({', '.join(sorted(set(screened.redacted)))}); rename or move the file so "
+            "its path holds no credential, then attach it again",
+            reason="secret in " + field,
+            field=field,
+        )

@@ -1,0 +1,118 @@
+"""Deleted text leaves the disk: after forget, review reject, delete and clear, no
+byte of it remains in the database, its write-ahead log or its shared memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from core.continuity import episodes
+from core.memory import curation, forgetting
+from core.memory.curation import Decision
+from core.memory.forgetting import Scope
+from core.model.entries import Actor, EntryFilter, Status
+from core.service import Caller, MemoryService
+
+# Porter stemming leaves a word ending in digits alone, and a term is stored
+# after the prefix it shares with the one before it: search for its tail.
+WORD = "zorblaxquintet47"
+TAIL = WORD[3:].encode()
+_ANY = EntryFilter(statuses=(Status.ACTIVE, Status.CANDIDATE), include_superseded=True)
+
+
+def _files(service: MemoryService, group: str = "main") -> list[Path]:
+    db = service.data_dir.group_db(group)
+    return [db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")]
+
+
+def _on_disk(service: MemoryService) -> list[str]:
+    return [p.name for p in _files(service) if p.exists() and TAIL in p.read_bytes()]
+
+
+def _fill(service: MemoryService, operator: Caller, n: int = 40) -> None:
+    # Separate transactions make separate index segments, as real use does.
+    for i in range(n):
+        service.store(operator, {"type": "fact", "content": f"Ordinary note {i} about the garden."})
+
+
+def _forget(service: MemoryService, operator: Caller) -> None:
+    forgetting.forget(service, operator, forgetting.plan_forget(service, "main", WORD))
+
+
+def _delete(service: MemoryService, operator: Caller) -> None:
+    (entry_id,) = service.list_ids("main", _ANY, WORD)
+    service.delete(operator, entry_id)
+
+
+def _delete_many(service: MemoryService, operator: Caller) -> None:
+    ids = service.list_ids("main", _ANY, WORD)
+    curation.delete_many(service, operator, ids)
+
+
+def _reject(service: MemoryService, operator: Caller) -> None:
+    ids = curation.candidate_ids(service.store_for("main"))
+    curation.review(service, operator, ids, Decision.REJECT)
+
+
+def _clear(scope: Scope) -> Callable[[MemoryService, Caller], None]:
+    def run(service: MemoryService, operator: Caller) -> None:
+        forgetting.clear(service, operator, scope)
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("how", "where"),
+    [
+        (_forget, "entry"),
+        (_forget, "exchange"),
+        (_delete, "entry"),
+        (_delete_many, "entry"),
+        (_reject, "candidate"),
+        (_clear(Scope.SEMANTIC), "entry"),
+        (_clear(Scope.EPISODIC), "exchange"),
+        (_clear(Scope.ALL), "entry"),
+        (_clear(Scope.ALL), "exchange"),
+    ],
+    ids=[
+        "forget-entry",
+        "forget-exchange",
+        "delete",
+        "delete-many",
+        "reject",
+        "clear-semantic",
+        "clear-episodic",
+        "clear-all-entry",
+        "clear-all-exchange",
+    ],
+)
+def test_deleted_text_leaves_every_file(
+    service: MemoryService,
+    operator: Caller,
+    how: Callable[[MemoryService, Caller], None],
+    where: str,
+) -> None:
+    _fill(service, operator)
+    text = f"The shed code word is {WORD} for now."
+    if where == "entry":
+        service.store(operator, {"type": "fact", "content": text, "tags": [WORD]})
+    elif where == "candidate":
+        agent = service.open_session("main", Actor.AGENT, "bot")
+        service.store(agent, {"type": "fact", "content": text, "source": {"type": "web_content"}})
+    else:
+        agent = service.open_session("main", Actor.AGENT, "bot")
+        episodes.log_exchange(service, agent, "user", text)
+    _fill(service, operator)
+    store = service.store_for("main")
+    store.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the word is in the database file too
+    assert _on_disk(service)
+
+    how(service, operator)
+
+    assert _on_disk(service) == []
+    wal = _files(service)[1]
+    assert not wal.exists() or wal.stat().st_size == 0
+    if store.total():  # search still works on what is left
+        assert service.list_ids("main", _ANY, "garden")
