@@ -27,7 +27,7 @@ AMBRY = Path(sys.executable).with_name("ambry")
 def server_params(data: Path, group: str = "main") -> StdioServerParameters:
     return StdioServerParameters(
         command=str(AMBRY),
-        args=["--data-dir", str(data), "--group", group, "mcp"],
+        args=["--data-dir", str(data), "--create", "--group", group, "mcp"],
         env={"QT_QPA_PLATFORM": "offscreen"},
     )
 
@@ -131,7 +131,7 @@ def test_the_group_flag_picks_the_group(tmp_path: Path) -> None:
 def test_sigterm_ends_the_session_gracefully(tmp_path: Path) -> None:
     data = tmp_path / "mcp-data"
     proc = subprocess.Popen(
-        [str(AMBRY), "--data-dir", str(data), "mcp"],
+        [str(AMBRY), "--data-dir", str(data), "--create", "mcp"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
