@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: run test lint typecheck unit bench package clean
+.PHONY: run qt-libs test lint typecheck unit install-check bench bench-install package clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Ambry needs Python 3.11 or newer (set PYTHON=...)")'
@@ -13,7 +13,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-run: $(STAMP)
+# The app needs X11/xcb libraries that PySide6 does not bundle; name them before Qt fails.
+qt-libs: $(STAMP)
+	@$(BIN)/python -m core.cli.qtlibs
+
+run: qt-libs
 	$(BIN)/ambry
 
 lint: $(STAMP)
@@ -27,10 +31,17 @@ typecheck: $(STAMP)
 unit: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/pytest -q
 
-test: lint typecheck unit
+# Build the sdist and wheel, install the wheel in a fresh venv (not editable) and use it.
+install-check: $(STAMP)
+	$(BIN)/python packaging/install_check.py
+
+test: lint typecheck unit install-check
 
 bench: $(STAMP)
 	$(BIN)/python bench/store_search.py
+
+bench-install: $(STAMP)
+	$(BIN)/python bench/install.py
 
 package: $(STAMP)
 	$(BIN)/python -m pip install --quiet 'pyinstaller>=6.0'

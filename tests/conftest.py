@@ -19,9 +19,10 @@ from core.storage.paths import DataDir
 
 @pytest.fixture(autouse=True)
 def _isolated_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test ever touches the real data dir or runtime dir."""
+    """No test ever touches the real data dir, runtime dir or log dir."""
     monkeypatch.setenv("AMBRY_DATA_DIR", str(tmp_path / "default-data"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
+    monkeypatch.setenv("AMBRY_LOG_DIR", str(tmp_path / "logs"))
 
 
 @pytest.fixture

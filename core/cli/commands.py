@@ -1,5 +1,15 @@
 """CLI commands; importing a module registers its commands with ``core.cli.main``."""
 
-from core.cli import agent, attachments, continuity, data, memory, recall, review
+from core.cli import agent, attachments, continuity, data, doctor, memory, recall, review, setup
 
-__all__ = ["agent", "attachments", "continuity", "data", "memory", "recall", "review"]
+__all__ = [
+    "agent",
+    "attachments",
+    "continuity",
+    "data",
+    "doctor",
+    "memory",
+    "recall",
+    "review",
+    "setup",
+]

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +21,17 @@ from core.storage.paths import DEFAULT_GROUP
 
 Handler = Callable[["Context", argparse.Namespace], int]
 COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None], str]] = {}
+#: Commands that never open a store, so they run on a data dir that does not exist
+#: (``doctor`` reports on it, ``setup`` and ``completion`` do not touch it).
+NO_STORE: set[str] = set()
+#: Whether this invocation was given ``--json``: errors are then JSON too. Set once
+#: by :func:`core.cli.main.main`; a context variable, so in-process callers (tests)
+#: never see another invocation's choice.
+JSON_ERRORS: ContextVar[bool] = ContextVar("JSON_ERRORS", default=False)
 
 
 def command(
-    name: str, help_text: str
+    name: str, help_text: str, *, opens_store: bool = True
 ) -> Callable[[Callable[[argparse.ArgumentParser], None]], Callable[[Handler], Handler]]:
     """Register ``name``: decorate an argument-adding function, then its handler."""
 
@@ -32,6 +40,8 @@ def command(
     ) -> Callable[[Handler], Handler]:
         def with_handler(handler: Handler) -> Handler:
             COMMANDS[name] = (handler, add_args, help_text)
+            if not opens_store:
+                NO_STORE.add(name)
             return handler
 
         return with_handler
@@ -62,7 +72,11 @@ class Context:
             print(text)
 
 
-def common_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+def common_options(
+    parser: argparse.ArgumentParser, *, suppress: bool, create: bool | None = None
+) -> None:
+    """``--data-dir``, ``--group`` and ``--json``; ``--create`` too on the top-level parser
+    (``create`` defaults to ``not suppress``: a command adds it after its own options)."""
     default: Any = argparse.SUPPRESS if suppress else None
     parser.add_argument(
         "--data-dir",
@@ -77,12 +91,30 @@ def common_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
         "--json",
         action="store_true",
         default=argparse.SUPPRESS if suppress else False,
-        help="print JSON instead of text",
+        help="print JSON instead of text (errors too, as one JSON object on stderr)",
+    )
+    if not suppress if create is None else create:
+        add_create_option(parser, suppress=suppress)
+
+
+def add_create_option(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """``--create``: allow a ``--data-dir`` that does not exist yet (``create_data_dir``)."""
+    parser.add_argument(
+        "--create",
+        dest="create_data_dir",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="create the --data-dir if it does not exist (without it, a missing one is an error)",
     )
 
 
-def fail(message: str, code: int = 1) -> int:
-    print(f"error: {message}", file=sys.stderr)
+def fail(message: str, code: int = 1, details: dict[str, Any] | None = None) -> int:
+    """Report an error on stderr: one ``error:`` line, or JSON under ``--json``."""
+    if JSON_ERRORS.get():
+        error = {"code": "error", "message": message, **(details or {}), "exit_status": code}
+        print(json.dumps({"error": error}, ensure_ascii=False), file=sys.stderr)
+    else:
+        print(f"error: {message}", file=sys.stderr)
     return code
 
 

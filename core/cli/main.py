@@ -1,8 +1,10 @@
 """The ``ambry`` command line: one composition root for every command.
 
-Every command takes ``--data-dir``, ``--group`` and ``--json`` (before or after
-the command name), prints human text by default, and exits 1 with one
-``error:`` line on stderr when something goes wrong (2 for usage errors).
+Every command takes ``--data-dir``, ``--group``, ``--json`` and ``--create`` (before
+or after the command name), prints human text by default, and exits 1 with one
+``error:`` line on stderr when something goes wrong (2 for usage errors); with
+``--json`` that line is a JSON object instead. Every run logs to the rotating log
+file of :mod:`core.cli.logfile`.
 """
 
 from __future__ import annotations
@@ -15,17 +17,38 @@ from typing import NoReturn
 
 from core import __version__
 from core.cli import commands  # noqa: F401  (importing the command modules registers them)
-from core.cli.context import COMMANDS, Context, common_options, fail
+from core.cli.completion import SHELLS, completion_script
+from core.cli.context import (
+    COMMANDS,
+    JSON_ERRORS,
+    NO_STORE,
+    Context,
+    add_create_option,
+    command,
+    common_options,
+    fail,
+)
+from core.cli.logfile import logging_to_file
 from core.model.config import load_config
 from core.model.errors import AmbryError
 from core.service import MemoryService
-from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir
+from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir, validate_group
+
+log = logging.getLogger(__name__)
+
+
+class UsageError(Exception):
+    """A command line argparse refused; :func:`main` reports it (exit status 2)."""
+
+    def __init__(self, usage: str, message: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+        self.message = message
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(2, f"error: {message}\n")
+        raise UsageError(self.format_usage(), message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,7 +66,25 @@ def build_parser() -> argparse.ArgumentParser:
         sub = subs.add_parser(name, help=help_text, description=help_text)
         common_options(sub, suppress=True)
         add_args(sub)
+        # After the command's own options: `handoff write --create` creates a thread,
+        # so there the data dir's --create goes before the command name.
+        if "--create" not in sub._option_string_actions:
+            add_create_option(sub, suppress=True)
     return parser
+
+
+def _completion_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shell", choices=SHELLS, help="the shell to print the completion script for")
+
+
+@command(
+    "completion",
+    "Print a shell completion script (bash, zsh or fish), generated from this parser.",
+    opens_store=False,
+)(_completion_args)
+def cmd_completion(ctx: Context, args: argparse.Namespace) -> int:
+    print(completion_script(build_parser(), args.shell), end="")
+    return 0
 
 
 def run_gui(args: argparse.Namespace) -> int:
@@ -56,29 +97,71 @@ def run_gui(args: argparse.Namespace) -> int:
     return int(run_app(args))
 
 
+def open_data_dir(explicit: str | None, *, create: bool, needs_store: bool) -> DataDir:
+    """The data dir to use; a ``--data-dir`` that does not exist is refused unless ``create``.
+
+    The default location (and ``AMBRY_DATA_DIR``, which is configuration rather than
+    something typed for one command) is created on first use, but a mistyped
+    ``--data-dir`` must not quietly start a new, empty store.
+    """
+    data_dir = DataDir(resolve_data_dir(explicit))
+    root = data_dir.root
+    if root.exists() and not root.is_dir():
+        raise AmbryError(f"--data-dir {root} is a file, not a directory; give a directory")
+    if create:
+        data_dir.ensure()
+    elif explicit and needs_store and not root.exists():
+        raise AmbryError(
+            f"data dir {root} does not exist; check the path, or add --create to start "
+            "a new store there"
+        )
+    return data_dir
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    argv = list(sys.argv[1:] if argv is None else argv)
+    token = JSON_ERRORS.set("--json" in argv)
+    try:
+        try:
+            args = build_parser().parse_args(argv)
+        except UsageError as exc:
+            if not JSON_ERRORS.get():
+                print(exc.usage, end="", file=sys.stderr)
+            return fail(exc.message, 2, {"code": "usage"})
+        with logging_to_file(verbose=args.verbose) as log_path:
+            args.log_file = log_path
+            try:
+                return _run(args)
+            except Exception:
+                log.exception("bug in ambry %s (%s)", args.command or "app", __version__)
+                raise
+    finally:
+        JSON_ERRORS.reset(token)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.self_test:
         from desktop.shell.selftest import run_self_test
 
         return int(run_self_test())
-    if args.command is None:
-        return run_gui(args)
-    handler = COMMANDS[args.command][0]
     service: MemoryService | None = None
     try:
-        data_dir = DataDir(resolve_data_dir(args.data_dir))
+        group = DEFAULT_GROUP if args.group is None else validate_group(args.group)
+        data_dir = open_data_dir(
+            args.data_dir, create=args.create_data_dir, needs_store=args.command not in NO_STORE
+        )
+        if args.command is None:
+            args.group = group
+            return run_gui(args)
+        handler = COMMANDS[args.command][0]
         config = load_config(data_dir.config_file)
         service = MemoryService(data_dir, config)
-        ctx = Context(service=service, group=args.group or DEFAULT_GROUP, as_json=args.json)
+        ctx = Context(service=service, group=group, as_json=args.json)
+        log.info("ambry %s on %s, group %s", args.command, data_dir.root, group)
         return handler(ctx, args)
     except AmbryError as exc:
-        return fail(exc.message)
+        log.info("refused: %s", exc.message)
+        return fail(exc.message, 1, exc.to_dict())
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:

@@ -1,23 +1,28 @@
 """``ambry --self-test``: prove an installation works, source tree or frozen build.
 
-It runs in a temporary data dir and socket, never the person's, and checks:
-store, search, brief, the socket server starting and stopping, and one call
-round-tripped through it by the bundled client. It prints one line per check
-and exits 0 only if all pass.
+It runs in a temporary data dir and socket, never the person's, and checks: the
+files Ambry ships (manifest, icons, stylesheet, skill text), store, search,
+brief, the socket server starting and stopping, and one call round-tripped
+through it by the bundled client. It prints one line per check and exits 0 only
+if all pass.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import tempfile
 import threading
 import time
 import traceback
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
+from importlib import resources as package_files
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEventLoop, QTimer
+from PySide6.QtGui import QImage
 
 from core.agent.auth import load_or_create_token
 from core.agent.client import AmbryClient
@@ -29,6 +34,47 @@ from core.storage.paths import DataDir
 from desktop.server.agent_server import AgentServer
 
 ROUND_TRIP_TIMEOUT_S = 20.0
+ICON_SIZES = (16, 24, 32, 48, 64, 128, 256, 512)
+
+
+def check_icons() -> str:
+    """Every PNG size decodes to a square of that size; the SVG is an <svg> document."""
+    icons = package_files.files("resources") / "icons"
+    for size in ICON_SIZES:
+        image = QImage.fromData((icons / f"ambry-{size}.png").read_bytes(), "PNG")
+        if image.isNull() or (image.width(), image.height()) != (size, size):
+            raise AssertionError(f"icons/ambry-{size}.png is not a {size}x{size} PNG")
+    root = ET.fromstring((icons / "ambry.svg").read_bytes())
+    if not root.tag.endswith("svg") or "viewBox" not in root.attrib:
+        raise AssertionError("icons/ambry.svg is not an SVG document with a viewBox")
+    return f"{len(ICON_SIZES)} PNG sizes and the SVG"
+
+
+def check_stylesheet() -> str:
+    """The Qt stylesheet is there, and every rule block closes."""
+    text = (package_files.files("resources") / "style.qss").read_text(encoding="utf-8")
+    body = re.sub(r"/\*.*?\*/", "", text, flags=re.DOTALL)
+    depth = 0
+    for char in body:
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        if depth not in (0, 1):
+            raise AssertionError("style.qss has an unbalanced or nested '{'/'}'")
+    rules = body.count("{")
+    if depth or not rules:
+        raise AssertionError("style.qss has an unclosed rule, or none")
+    return f"{rules} rules"
+
+
+def check_skill(tools: set[str]) -> str:
+    """The agent skill text names only tools the manifest has."""
+    text = (package_files.files("resources") / "skill" / "memory.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(memory_[a-z_]+)`", text))
+    if not text.startswith("# ") or not named:
+        raise AssertionError("skill/memory.md has no title or names no tool")
+    unknown = named - tools
+    if unknown:
+        raise AssertionError(f"skill/memory.md names tools the manifest lacks: {sorted(unknown)}")
+    return f"{len(text.split())} words, names {len(named)} tools"
 
 
 def _in_thread_while_serving(fn: Callable[[], Any]) -> Any:
@@ -136,6 +182,9 @@ def run_self_test(out: Any = None) -> int:
 
         for name, fn in (
             ("resources", resources),
+            ("icons", check_icons),
+            ("stylesheet", check_stylesheet),
+            ("skill text", lambda: check_skill(set(load_manifest()))),
             ("store", store),
             ("search", search),
             ("brief", brief),

@@ -685,7 +685,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_cli_attach_list_verify(
     tmp_path: Path, files: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    d = ["--data-dir", str(tmp_path / "cli-data")]
+    d = ["--data-dir", str(tmp_path / "cli-data"), "--create"]
     path = write(files / "notes.md", "# Notes\nremember this\n")
     code, out, _ = cli(capsys, *d, "attach", str(path), "--observation", "notes seen")
     assert code == 0 and "new receipt" in out and "text/markdown" in out

@@ -29,7 +29,7 @@ GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 def server_params(data: Path, *extra: str, group: str = "main") -> StdioServerParameters:
     return StdioServerParameters(
         command=str(AMBRY),
-        args=["--data-dir", str(data), "--group", group, "mcp", *extra],
+        args=["--data-dir", str(data), "--create", "--group", group, "mcp", *extra],
         env={"QT_QPA_PLATFORM": "offscreen"},
     )
 

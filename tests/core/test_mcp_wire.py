@@ -30,7 +30,7 @@ class Wire:
 
     def __init__(self, data: Path) -> None:
         self.proc = subprocess.Popen(
-            [str(AMBRY), "--data-dir", str(data), "mcp"],
+            [str(AMBRY), "--data-dir", str(data), "--create", "mcp"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -148,6 +148,7 @@ def test_cli_clear_needs_confirmation_without_a_terminal(
 
 def test_cli_export_import(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = str(tmp_path / "data")
+    Path(d).mkdir()
     out = str(tmp_path / "e.jsonl")
     main(["--data-dir", d, "store", "--tags", "x", "Exported fact"])
     assert main(["--data-dir", d, "export", out]) == 0

@@ -530,6 +530,7 @@ def test_regenerating_the_token_shuts_out_new_hellos_at_once(
 
 def test_ambry_token_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "d"
+    data.mkdir()
     assert cli_main(["--data-dir", str(data), "token"]) == 0
     path = Path(capsys.readouterr().out.strip())
     assert path == data / "agent.token" and path.exists()

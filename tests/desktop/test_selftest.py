@@ -15,7 +15,7 @@ def test_self_test_passes_in_process(qapp: Any) -> None:
     assert run_self_test(out) == 0
     lines = out.getvalue().splitlines()
     assert lines[-1] == "self-test passed"
-    assert sum(line.startswith("PASS") for line in lines) == 7
+    assert sum(line.startswith("PASS") for line in lines) == 10
 
 
 @pytest.mark.slow
@@ -28,3 +28,12 @@ def test_ambry_self_test_command_exits_0() -> None:
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "self-test passed" in done.stdout
+
+
+def test_shipped_files_are_checked(qapp: Any) -> None:
+    from desktop.shell.selftest import check_icons, check_skill, check_stylesheet
+
+    assert check_icons() == "8 PNG sizes and the SVG"
+    assert check_stylesheet().endswith(" rules")
+    with pytest.raises(AssertionError, match="names tools the manifest lacks"):
+        check_skill({"memory_store"})

@@ -1,0 +1,273 @@
+"""``ambry doctor``: is this installation healthy, and if not, what to do.
+
+Each check prints one line, ``ok``, ``warn`` or ``fail``, with what it found and,
+when it is not ok, the fix. Nothing here writes to the data dir: databases are
+opened read-only, and the MCP start-up is timed on a temporary data dir. Exits 1
+if any check fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from core import __version__
+from core.cli.context import Context, command
+from core.cli.logfile import log_file
+from core.cli.qtlibs import check_qt_libraries, report
+from core.model.errors import AmbryError
+from core.storage.db import open_database
+from core.storage.paths import DataDir, default_socket_path
+from core.storage.schema import SCHEMA_VERSION
+
+MCP_OK_S = 1.0
+MCP_TIMEOUT_S = 30.0
+
+
+class Status(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+
+def check_install() -> Finding:
+    where = Path(__file__).resolve().parents[2]
+    return Finding("ambry", Status.OK, f"{__version__} on Python {sys.version.split()[0]}, {where}")
+
+
+def check_data_dir(data_dir: DataDir, explicit: bool) -> Finding:
+    root = data_dir.root
+    if not root.exists():
+        if explicit:
+            return Finding(
+                "data dir",
+                Status.FAIL,
+                f"{root} does not exist",
+                "check the --data-dir path, or add --create to start a new store there",
+            )
+        return Finding("data dir", Status.OK, f"{root} (created on first use)")
+    if not root.is_dir():
+        return Finding("data dir", Status.FAIL, f"{root} is not a directory", "give a directory")
+    mode = stat.S_IMODE(root.stat().st_mode)
+    if not os.access(root, os.W_OK | os.X_OK):
+        return Finding(
+            "data dir",
+            Status.FAIL,
+            f"{root} is not writable by you",
+            f"chown $USER '{root}' or pick another --data-dir",
+        )
+    if mode & 0o077:
+        return Finding(
+            "data dir",
+            Status.WARN,
+            f"{root} is readable by others (mode {mode:04o})",
+            f"chmod 700 '{root}'",
+        )
+    return Finding("data dir", Status.OK, f"{root} (mode {mode:04o})")
+
+
+def check_schemas(data_dir: DataDir) -> list[Finding]:
+    groups = data_dir.groups()
+    if not groups:
+        return [Finding("schema", Status.OK, "no groups yet")]
+    findings = []
+    for group in groups:
+        path = data_dir.group_db(group)
+        name = f"group {group}"
+        try:
+            conn = open_database(path, read_only=True)
+        except AmbryError as exc:
+            findings.append(Finding(name, Status.FAIL, exc.message, "see docs/storage.md"))
+            continue
+        try:
+            version = int(conn.execute("PRAGMA user_version").get)
+        finally:
+            conn.close()
+        if version < SCHEMA_VERSION:
+            findings.append(
+                Finding(
+                    name,
+                    Status.OK,
+                    f"schema v{version}, upgraded to v{SCHEMA_VERSION} (after a backup) "
+                    "when next opened",
+                )
+            )
+        else:
+            findings.append(
+                Finding(name, Status.OK, f"schema v{version}, {path.stat().st_size} bytes")
+            )
+    return findings
+
+
+def check_keyring() -> Finding:
+    import keyring
+    from keyring.backends import fail
+
+    backend = keyring.get_keyring()
+    name = f"{type(backend).__module__}.{type(backend).__name__}"
+    if isinstance(backend, fail.Keyring):
+        return Finding(
+            "keyring",
+            Status.WARN,
+            "no OS keyring: private and secret memories cannot be stored",
+            "install and unlock a Secret Service keyring (gnome-keyring or KWallet), "
+            "or pip install keyrings.alt",
+        )
+    return Finding("keyring", Status.OK, name)
+
+
+def check_socket() -> Finding:
+    path = default_socket_path()
+    if not path.exists():
+        return Finding("socket", Status.OK, f"{path}: no server running (`ambry` or `ambry serve`)")
+    if not stat.S_ISSOCK(path.stat().st_mode):
+        return Finding(
+            "socket",
+            Status.FAIL,
+            f"{path} exists but is not a socket",
+            f"remove it (rm '{path}') or set AMBRY_SOCKET",
+        )
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2)
+        try:
+            sock.connect(str(path))
+        except OSError:
+            return Finding(
+                "socket",
+                Status.WARN,
+                f"{path} is left over from a server that stopped",
+                "the next `ambry serve` replaces it; or rm it",
+            )
+    return Finding("socket", Status.OK, f"{path}: a server is listening")
+
+
+def check_qt() -> Finding:
+    result = check_qt_libraries()
+    if not result.checked:
+        return Finding(
+            "qt", Status.WARN if "PySide6" in result.reason else Status.OK, result.reason
+        )
+    if result.ok:
+        return Finding("qt", Status.OK, f"xcb platform libraries present ({result.plugin})")
+    return Finding(
+        "qt",
+        Status.FAIL,
+        "missing " + ", ".join(result.missing),
+        " or ".join(result.install_commands()) or report(result),
+    )
+
+
+def _ambry_command() -> list[str]:
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    return [sys.executable, "-m", "core.cli.main"]
+
+
+def check_mcp_startup() -> Finding:
+    """Seconds from launching ``ambry mcp`` (temporary data dir) to its ``initialize`` answer."""
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "ambry-doctor", "version": __version__},
+        },
+    }
+    with tempfile.TemporaryDirectory(prefix="ambry-doctor-") as tmp:
+        env = {**os.environ, "AMBRY_DATA_DIR": tmp, "AMBRY_LOG_DIR": tmp}
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [*_ambry_command(), "mcp", "--client", "doctor"],
+            env=env,
+            cwd=tmp,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            out, err = proc.communicate(json.dumps(init).encode() + b"\n", timeout=MCP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            return Finding(
+                "mcp", Status.FAIL, f"no answer within {MCP_TIMEOUT_S:g} s", "run `ambry mcp -v`"
+            )
+        seconds = time.perf_counter() - start
+    first = out.split(b"\n", 1)[0]
+    try:
+        server = json.loads(first)["result"]["serverInfo"]
+    except (ValueError, KeyError, TypeError):
+        tail = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        return Finding(
+            "mcp",
+            Status.FAIL,
+            f"`ambry mcp` did not answer initialize: {tail[0]}",
+            "run `ambry mcp -v` and see the log file",
+        )
+    detail = f"{server.get('name')} answered initialize in {seconds:.2f} s (whole start and exit)"
+    if seconds > MCP_OK_S:
+        return Finding(
+            "mcp", Status.WARN, detail, "a slow disk or a busy machine; clients may time out"
+        )
+    return Finding("mcp", Status.OK, detail)
+
+
+def check_log() -> Finding:
+    path = log_file()
+    if path.exists() and not os.access(path, os.W_OK):
+        return Finding("log", Status.FAIL, f"{path} is not writable", f"chown $USER '{path}'")
+    return Finding("log", Status.OK, str(path))
+
+
+def run_checks(data_dir: DataDir, explicit: bool, *, mcp: bool) -> list[Finding]:
+    findings = [check_install(), check_data_dir(data_dir, explicit)]
+    if data_dir.root.is_dir():
+        findings += check_schemas(data_dir)
+    checks: list[Callable[[], Finding]] = [check_keyring, check_socket, check_qt, check_log]
+    if mcp:
+        checks.append(check_mcp_startup)
+    findings += [fn() for fn in checks]
+    return findings
+
+
+def _doctor_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-mcp", action="store_true", help="skip timing the MCP server's start-up (about 1 s)"
+    )
+
+
+@command(
+    "doctor",
+    "Check the data dir, databases, keyring, socket, Qt libraries, MCP start-up and log file.",
+    opens_store=False,
+)(_doctor_args)
+def cmd_doctor(ctx: Context, args: argparse.Namespace) -> int:
+    explicit = bool(getattr(args, "data_dir", None))
+    findings = run_checks(ctx.service.data_dir, explicit, mcp=not args.no_mcp)
+    text = "\n".join(
+        f"{f.status.value:<5} {f.check}: {f.detail}" + (f"\n      fix: {f.fix}" if f.fix else "")
+        for f in findings
+    )
+    ctx.emit([asdict(f) for f in findings], text)
+    return 1 if any(f.status is Status.FAIL for f in findings) else 0

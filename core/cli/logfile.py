@@ -1,0 +1,88 @@
+"""Where Ambry logs: a rotating file under the platform's log dir, and stderr.
+
+The app has no terminal, and an MCP client usually hides a server's stderr, so
+every entry point writes what happened to ``<user log dir>/ambry.log``
+(``platformdirs.user_log_dir("Ambry")``, or ``AMBRY_LOG_DIR``): Ambry's own
+records from INFO up, other libraries' from WARNING up, and the traceback of
+any bug. The file rotates at 1 MiB and keeps three old ones. Only the
+composition root (:func:`core.cli.main.main`) installs the handlers, and it
+removes them again when the command returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import platformdirs
+
+LOG_DIR_ENV = "AMBRY_LOG_DIR"
+LOG_FILE_NAME = "ambry.log"
+MAX_BYTES = 1024 * 1024
+BACKUPS = 3
+OWN_LOGGERS = ("core", "desktop", "ambry", "__main__")
+FILE_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+
+
+def log_dir() -> Path:
+    """``AMBRY_LOG_DIR``, else the platform's user log dir for Ambry."""
+    env = os.environ.get(LOG_DIR_ENV)
+    if env:
+        return Path(env).expanduser().absolute()
+    return Path(platformdirs.user_log_dir("Ambry", appauthor=False))
+
+
+def log_file() -> Path:
+    return log_dir() / LOG_FILE_NAME
+
+
+class _OwnOrWarning(logging.Filter):
+    """Ambry's records from INFO up; others' (the MCP SDK logs each request) from WARNING."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.WARNING:
+            return True
+        return record.name.split(".", 1)[0] in OWN_LOGGERS
+
+
+def _file_handler(path: Path) -> logging.Handler | None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handler = logging.handlers.RotatingFileHandler(
+            path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
+        )
+    except OSError as exc:
+        # A read-only home must not stop the command; say so once, on stderr.
+        print(f"warning: cannot log to {path}: {exc.strerror or exc}", file=sys.stderr)
+        return None
+    handler.setLevel(logging.INFO)
+    handler.addFilter(_OwnOrWarning())
+    handler.setFormatter(logging.Formatter(FILE_FORMAT))
+    return handler
+
+
+@contextmanager
+def logging_to_file(*, verbose: bool) -> Iterator[Path]:
+    """Log to stderr (WARNING, or INFO with ``verbose``) and to the log file while inside."""
+    root = logging.getLogger()
+    stderr = logging.StreamHandler(sys.stderr)
+    stderr.setLevel(logging.INFO if verbose else logging.WARNING)
+    stderr.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    path = log_file()
+    handlers = [h for h in (stderr, _file_handler(path)) if h is not None]
+    previous_level = root.level
+    root.setLevel(logging.INFO)
+    for handler in handlers:
+        root.addHandler(handler)
+    try:
+        yield path
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(previous_level)

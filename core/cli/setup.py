@@ -1,0 +1,270 @@
+"""``ambry setup CLIENT``: add Ambry's MCP server to an agent client's own config file.
+
+Each client documents where its MCP servers live and in what shape:
+
+- Claude Desktop: ``claude_desktop_config.json`` in the app's config folder, ``mcpServers``;
+- Claude Code: ``~/.claude.json`` (user scope) or a project's ``.mcp.json``, ``mcpServers``
+  with ``"type": "stdio"``;
+- Cursor: ``~/.cursor/mcp.json`` or a project's ``.cursor/mcp.json``, ``mcpServers``;
+- VS Code: ``mcp.json`` in the user profile or ``.vscode/mcp.json``, ``servers`` with
+  ``"type": "stdio"``;
+- Codex: ``$CODEX_HOME/config.toml`` (``~/.codex``) or ``.codex/config.toml``, a
+  ``[mcp_servers.NAME]`` table.
+
+The merge keeps everything else in the file, changes nothing when Ambry's entry
+is already there and the same (so running it twice is harmless), and copies the
+file to ``<file>.bak-<time>`` before any change. A file it cannot parse (JSON
+with comments, say) is refused with the entry to paste by hand. ``--print``
+only shows the entry and where it goes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import sys
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from core.cli.context import Context, command
+from core.model.errors import AmbryError
+
+
+def _config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def _app_support(name: str) -> Path:
+    """The per-user application folder of a desktop app, by platform."""
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / name
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming") / name
+    return _config_home() / name
+
+
+@dataclass(frozen=True)
+class Client:
+    label: str
+    key: str  # the table of servers: "mcpServers", "servers" or "mcp_servers"
+    user_file: Callable[[], Path]
+    project_file: str | None  # relative to --project
+    typed: bool  # whether the entry carries "type": "stdio"
+    toml: bool = False
+
+
+CLIENTS: dict[str, Client] = {
+    "claude-desktop": Client(
+        "Claude Desktop",
+        "mcpServers",
+        lambda: _app_support("Claude") / "claude_desktop_config.json",
+        None,
+        typed=False,
+    ),
+    "claude-code": Client(
+        "Claude Code", "mcpServers", lambda: Path.home() / ".claude.json", ".mcp.json", typed=True
+    ),
+    "cursor": Client(
+        "Cursor",
+        "mcpServers",
+        lambda: Path.home() / ".cursor" / "mcp.json",
+        ".cursor/mcp.json",
+        typed=False,
+    ),
+    "vscode": Client(
+        "VS Code",
+        "servers",
+        lambda: _app_support("Code") / "User" / "mcp.json",
+        ".vscode/mcp.json",
+        typed=True,
+    ),
+    "codex": Client(
+        "Codex",
+        "mcp_servers",
+        lambda: Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "config.toml",
+        ".codex/config.toml",
+        typed=False,
+        toml=True,
+    ),
+}
+
+
+def ambry_command() -> list[str]:
+    """How a client should start this Ambry: an absolute path, never a bare name."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable]
+    argv0 = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if argv0 is not None and argv0.name.startswith("ambry") and argv0.is_file():
+        return [str(argv0.absolute())]
+    found = shutil.which("ambry")
+    if found:
+        return [str(Path(found).absolute())]
+    return [sys.executable, "-m", "core.cli.main"]
+
+
+def server_entry(client_name: str, client: Client, args: argparse.Namespace) -> dict[str, Any]:
+    exe, *prefix = ambry_command()
+    extra: list[str] = []
+    if getattr(args, "data_dir", None):
+        extra += ["--data-dir", str(Path(args.data_dir).expanduser().absolute())]
+    if getattr(args, "group", None):
+        extra += ["--group", args.group]
+    entry: dict[str, Any] = {"type": "stdio"} if client.typed else {}
+    entry |= {"command": exe, "args": [*prefix, *extra, "mcp", "--client", client_name]}
+    return entry
+
+
+def _toml_table(name: str, entry: dict[str, Any]) -> str:
+    # A JSON string is a valid TOML basic string (same escapes), so dumps quotes safely.
+    lines = [f"[mcp_servers.{name}]"]
+    lines += [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in entry.items()]
+    return "\n".join(lines) + "\n"
+
+
+def snippet(client: Client, name: str, entry: dict[str, Any]) -> str:
+    if client.toml:
+        return _toml_table(name, entry)
+    return json.dumps({client.key: {name: entry}}, indent=2, ensure_ascii=False) + "\n"
+
+
+def _refuse(path: Path, why: str, client: Client, name: str, entry: dict[str, Any]) -> AmbryError:
+    flag = {v: k for k, v in CLIENTS.items()}.get(client, "CLIENT")
+    return AmbryError(
+        f"{path}: {why}, so Ambry will not rewrite it; add the entry that "
+        f"`ambry setup {flag} --print` (same options) shows to it by hand",
+        path=str(path),
+        entry=snippet(client, name, entry),
+    )
+
+
+def merged_json(
+    path: Path, text: str, client: Client, name: str, entry: dict[str, Any]
+) -> str | None:
+    """The file with Ambry's entry merged in, or None if it is already there."""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise _refuse(
+            path, f"not plain JSON ({exc.msg}, line {exc.lineno})", client, name, entry
+        ) from exc
+    if not isinstance(data, dict) or not isinstance(data.get(client.key, {}), dict):
+        raise _refuse(path, f"'{client.key}' is not an object", client, name, entry)
+    servers = data.setdefault(client.key, {})
+    if servers.get(name) == entry:
+        return None
+    servers[name] = entry
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def merged_toml(
+    path: Path, text: str, client: Client, name: str, entry: dict[str, Any]
+) -> str | None:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _refuse(path, f"not valid TOML ({exc})", client, name, entry) from exc
+    if data.get("mcp_servers", {}).get(name) == entry:
+        return None
+    # Drop our old table (and its sub-tables such as .env), keep every other line as written.
+    header = re.compile(rf"^\s*\[\s*mcp_servers\.{re.escape(name)}(\.[^\]]*)?\s*\]\s*(#.*)?$")
+    kept: list[str] = []
+    skipping = False
+    for line in text.splitlines(keepends=True):
+        if line.lstrip().startswith("["):
+            skipping = bool(header.match(line.rstrip("\n")))
+        if not skipping:
+            kept.append(line)
+    body = "".join(kept).rstrip("\n")
+    result = (body + "\n\n" if body else "") + _toml_table(name, entry)
+    new = tomllib.loads(result)
+    others = {k: v for k, v in new.get("mcp_servers", {}).items() if k != name}
+    before = {k: v for k, v in data.get("mcp_servers", {}).items() if k != name}
+    rest_new = {k: v for k, v in new.items() if k != "mcp_servers"}
+    rest_old = {k: v for k, v in data.items() if k != "mcp_servers"}
+    if new["mcp_servers"].get(name) != entry or others != before or rest_new != rest_old:
+        raise _refuse(path, f"its [mcp_servers.{name}] is not a plain table", client, name, entry)
+    return result
+
+
+def _backup(path: Path) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.bak-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+    shutil.copy2(path, target)
+    return target
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.ambry-tmp")
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def target_file(client: Client, args: argparse.Namespace) -> Path:
+    if args.config:
+        return Path(args.config).expanduser().absolute()
+    if args.project:
+        if client.project_file is None:
+            raise AmbryError(f"{client.label} has no per-project config; drop --project")
+        return Path(args.project).expanduser().absolute() / client.project_file
+    return client.user_file()
+
+
+def _setup_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("client", choices=list(CLIENTS), help="the client to set up")
+    p.add_argument(
+        "--project", metavar="DIR", help="the project's config file instead of the user's"
+    )
+    p.add_argument(
+        "--config", metavar="FILE", help="this config file instead of the client's default"
+    )
+    p.add_argument(
+        "--name", default="ambry", help="the server's name in the config (default ambry)"
+    )
+    p.add_argument("--print", action="store_true", help="only show the entry and where it goes")
+
+
+@command(
+    "setup",
+    "Add Ambry's MCP server to a client's config (claude-desktop, claude-code, cursor, vscode, "
+    "codex).",
+    opens_store=False,
+)(_setup_args)
+def cmd_setup(ctx: Context, args: argparse.Namespace) -> int:
+    client = CLIENTS[args.client]
+    path = target_file(client, args)
+    entry = server_entry(args.client, client, args)
+    result: dict[str, Any] = {"client": args.client, "path": str(path), "entry": entry}
+    if args.print:
+        ctx.emit(result, f"# {client.label}: {path}\n{snippet(client, args.name, entry).rstrip()}")
+        return 0
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    merge = merged_toml if client.toml else merged_json
+    new = merge(path, text, client, args.name, entry)
+    if new is None:
+        ctx.emit({**result, "changed": False}, f"{client.label} already starts Ambry ({path})")
+        return 0
+    backup = _backup(path) if path.exists() else None
+    _write(path, new)
+    note = f"; the previous file is in {backup}" if backup else ""
+    ctx.emit(
+        {**result, "changed": True, "backup": str(backup) if backup else None},
+        f"added '{args.name}' to {client.label}'s {path}{note}. Restart {client.label} to load it.",
+    )
+    return 0

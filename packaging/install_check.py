@@ -1,0 +1,306 @@
+"""Build the sdist and wheel, install the wheel into a fresh venv and use it.
+
+Usage: python packaging/install_check.py [--full] [--json] [--keep DIR]
+
+Part of ``make test``. It proves what the editable install of the Makefile
+cannot: that the distribution people get works.
+
+1. ``python -m build`` makes the sdist, then the wheel *from that sdist* (so a
+   file the sdist lacks is missing from the wheel too). A "package would be
+   ignored" warning from setuptools fails the check.
+2. Both archives must hold every package under ``core/`` and ``desktop/`` and
+   every file of ``resources/``; the sdist also the LICENSE and README.
+3. The wheel goes into a new venv, not editable. By default it is installed with
+   ``--no-deps`` and the venv sees the dependencies of the development venv
+   through one ``.pth`` line (a plain path: the development venv's own ``.pth``
+   files, among them the editable finder for this source tree, are not run), then
+   ``pip check`` proves the wheel's declared requirements are met. ``--full``
+   installs the dependencies from the package index instead (slower; ``make
+   bench`` and ``bench/install.py`` use it for the install-time figure).
+4. From a directory outside the source tree, with the venv's ``ambry``: the
+   imports come from the venv; ``ambry --self-test``; an MCP ``initialize``,
+   ``tools/list`` and a ``memory_store``/``memory_search`` call; and a CLI
+   ``store``/``search`` round trip.
+
+Prints one ``ok`` line per step (or JSON with ``--json``) and exits 1 on the
+first failure with what went wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+STEP_TIMEOUT_S = 300
+
+
+class CheckFailed(Exception):
+    """A step of the check failed; the message says which and why."""
+
+
+def run(cmd: list[str], *, cwd: Path | None = None, **kw: Any) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, timeout=STEP_TIMEOUT_S, check=False, **kw
+    )
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        raise CheckFailed(f"`{' '.join(cmd)}` exited {proc.returncode}:\n{tail}")
+    return proc
+
+
+def expected_files() -> tuple[set[str], set[str]]:
+    """Python modules of core/ and desktop/ and every file of resources/, relative to ROOT."""
+    modules: set[str] = set()
+    for top in ("core", "desktop"):
+        for path in (ROOT / top).rglob("*.py"):
+            if "__pycache__" not in path.parts:
+                modules.add(path.relative_to(ROOT).as_posix())
+    data = {
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "resources").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    }
+    return modules, data
+
+
+def build(out: Path) -> tuple[Path, Path, float]:
+    """The sdist, then the wheel built from it; refuses setuptools' discovery warnings."""
+    start = time.perf_counter()
+    proc = run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)])
+    seconds = time.perf_counter() - start
+    log = proc.stdout + proc.stderr
+    for warning in ("would be ignored", "SetuptoolsDeprecationWarning", "is absent from the"):
+        if warning in log:
+            lines = [line for line in log.splitlines() if warning in line]
+            raise CheckFailed(
+                f"setuptools warned '{warning}': {lines[:3]}; declare the folder under "
+                "[tool.setuptools] in pyproject.toml"
+            )
+    [wheel] = out.glob("ambry-*.whl")
+    [sdist] = out.glob("ambry-*.tar.gz")
+    return sdist, wheel, seconds
+
+
+def check_contents(sdist: Path, wheel: Path) -> str:
+    modules, data = expected_files()
+    with zipfile.ZipFile(wheel) as zf:
+        in_wheel = set(zf.namelist())
+    with tarfile.open(sdist) as tf:
+        prefix = sdist.name.removesuffix(".tar.gz") + "/"
+        in_sdist = {n.removeprefix(prefix) for n in tf.getnames()}
+    problems = []
+    for name, have, extra in (
+        ("wheel", in_wheel, set()),
+        ("sdist", in_sdist, {"LICENSE", "README.md", "pyproject.toml"}),
+    ):
+        missing = sorted((modules | data | extra) - have)
+        if missing:
+            problems.append(f"the {name} lacks {len(missing)} files: {missing[:8]}")
+    if not any(n.endswith(".dist-info/licenses/LICENSE") for n in in_wheel):
+        problems.append("the wheel lacks LICENSE (project.license-files in pyproject.toml)")
+    if problems:
+        raise CheckFailed("; ".join(problems))
+    return f"{len(modules)} modules and {len(data)} resource files in both"
+
+
+def make_venv(venv: Path, wheel: Path, *, full: bool) -> float:
+    """A new venv with the wheel installed (not editable); returns the install seconds."""
+    run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    python = venv / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    start = time.perf_counter()
+    if full:
+        run([*pip, "install", "--quiet", str(wheel)])
+    else:
+        run([*pip, "install", "--quiet", "--no-deps", str(wheel)])
+        site = run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+        dev_site = sysconfig.get_path("purelib")
+        (Path(site.stdout.strip()) / "_ambry_dev_deps.pth").write_text(dev_site + "\n")
+    seconds = time.perf_counter() - start
+    run([*pip, "check"])
+    return seconds
+
+
+def check_imports(venv: Path, work: Path) -> str:
+    probe = (
+        "import json, core, desktop, resources, core.cli.commands, desktop.shell.app; "
+        "print(json.dumps([m.__file__ for m in (core, desktop, resources)]))"
+    )
+    files = json.loads(run([str(venv / "bin" / "python"), "-c", probe], cwd=work).stdout)
+    outside = [f for f in files if not Path(f).resolve().is_relative_to(venv.resolve())]
+    if outside:
+        raise CheckFailed(f"imported from outside the new venv: {outside}")
+    return "core, desktop and resources load from the venv"
+
+
+def check_self_test(ambry: Path, work: Path, env: dict[str, str]) -> str:
+    out = run([str(ambry), "--self-test"], cwd=work, env=env).stdout
+    passed = sum(line.startswith("PASS") for line in out.splitlines())
+    return f"{passed} checks passed"
+
+
+def _rpc(proc: subprocess.Popen[str], request: dict[str, Any]) -> dict[str, Any]:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(request) + "\n")
+    proc.stdin.flush()
+    if "id" not in request:
+        return {}
+    line = proc.stdout.readline()
+    if not line:
+        raise CheckFailed(f"`ambry mcp` closed stdout before answering {request['method']}")
+    reply: dict[str, Any] = json.loads(line)
+    if "error" in reply:
+        raise CheckFailed(f"`ambry mcp` refused {request['method']}: {reply['error']}")
+    return reply["result"]  # type: ignore[no-any-return]
+
+
+def check_mcp(ambry: Path, work: Path, env: dict[str, str]) -> str:
+    data = work / "mcp-data"
+    data.mkdir()
+    proc = subprocess.Popen(
+        [str(ambry), "--data-dir", str(data), "mcp", "--client", "install-check"],
+        cwd=work,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        init = _rpc(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "install-check", "version": "1"},
+                },
+            },
+        )
+        _rpc(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        tools = [
+            t["name"]
+            for t in _rpc(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["tools"]
+        ]
+        for needed in ("memory_store", "memory_search"):
+            if needed not in tools:
+                raise CheckFailed(f"tools/list lacks {needed}: {tools}")
+        call = {"jsonrpc": "2.0", "method": "tools/call"}
+        store = {
+            "name": "memory_store",
+            "arguments": {"type": "fact", "content": "Wheel installs work"},
+        }
+        _rpc(proc, {**call, "id": 3, "params": store})
+        search = {"name": "memory_search", "arguments": {"query": "wheel installs"}}
+        found = _rpc(proc, {**call, "id": 4, "params": search})
+        if "Wheel installs work" not in json.dumps(found):
+            raise CheckFailed(f"memory_search did not find the stored entry: {found}")
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    server = init["serverInfo"]
+    return f"{server['name']} {server['version']}, {len(tools)} tools, store and search by MCP"
+
+
+def check_cli(ambry: Path, work: Path, env: dict[str, str]) -> str:
+    data = str(work / "cli-data")
+    common = ["--data-dir", data]
+    run(
+        [str(ambry), *common, "--create", "store", "--type", "fact", "Dogs are named Luna"],
+        cwd=work,
+        env=env,
+    )
+    hits = json.loads(
+        run([str(ambry), *common, "search", "luna", "--json"], cwd=work, env=env).stdout
+    )
+    if not hits or hits[0]["content"] != "Dogs are named Luna":
+        raise CheckFailed(f"`ambry search luna` did not find the stored entry: {hits}")
+    return "ambry store, then ambry search finds it"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--full", action="store_true", help="install the dependencies too")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--keep", metavar="DIR", help="work in DIR and leave it (default: a temp dir)"
+    )
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="ambry-install-") as tmp:
+        base = Path(args.keep).absolute() if args.keep else Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        try:
+            figures = check(base, full=args.full, quiet=args.json)
+        except CheckFailed as exc:
+            print(f"FAIL  install check: {exc}", file=sys.stderr)
+            return 1
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    return 0
+
+
+def check(base: Path, *, full: bool, quiet: bool) -> dict[str, Any]:
+    """Every step in order; the figures of the run."""
+    work = base / "work"
+    work.mkdir()
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"),
+        "AMBRY_DATA_DIR": str(work / "default-data"),
+        "XDG_RUNTIME_DIR": str(work / "runtime"),
+        "AMBRY_LOG_DIR": str(work / "logs"),
+    }
+    env.pop("PYTHONPATH", None)
+
+    def say(step: str, detail: str) -> None:
+        if not quiet:
+            print(f"ok    {step}: {detail}", flush=True)
+
+    sdist, wheel, build_s = build(base / "dist")
+    say("build", f"{sdist.name} and {wheel.name} in {build_s:.1f} s")
+    say("contents", check_contents(sdist, wheel))
+    venv = base / "venv"
+    install_s = make_venv(venv, wheel, full=full)
+    say(
+        "install",
+        f"{'with' if full else 'without'} dependencies in {install_s:.1f} s, pip check ok",
+    )
+    ambry = venv / "bin" / "ambry"
+    say("imports", check_imports(venv, work))
+    say("self-test", check_self_test(ambry, work, env))
+    say("mcp", check_mcp(ambry, work, env))
+    say("cli", check_cli(ambry, work, env))
+    return {
+        "benchmark": "install",
+        "mode": "full" if full else "no-deps",
+        "build_s": round(build_s, 2),
+        "install_s": round(install_s, 2),
+        "wheel_bytes": wheel.stat().st_size,
+        "sdist_bytes": sdist.stat().st_size,
+        "venv_bytes": sum(p.stat().st_size for p in venv.rglob("*") if p.is_file()),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())

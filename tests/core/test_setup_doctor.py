@@ -1,0 +1,147 @@
+"""`ambry setup CLIENT` merges into each client's real config format; `ambry doctor` reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from core.cli.main import main
+from core.storage.paths import DataDir
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return home
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+CONFIGS = {
+    "claude-desktop": (".config/Claude/claude_desktop_config.json", "mcpServers", False),
+    "claude-code": (".claude.json", "mcpServers", True),
+    "cursor": (".cursor/mcp.json", "mcpServers", False),
+    "vscode": (".config/Code/User/mcp.json", "servers", True),
+}
+
+
+@pytest.mark.parametrize("client", sorted(CONFIGS))
+def test_json_clients_get_a_merged_entry_once_with_a_backup(
+    home: Path, capsys: pytest.CaptureFixture[str], client: str
+) -> None:
+    relative, key, typed = CONFIGS[client]
+    path = home / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    original = {"theme": "dark", key: {"other": {"command": "other-server", "args": []}}}
+    path.write_text(json.dumps(original))
+
+    code, out, err = run(capsys, "--group", "work", "setup", client)
+    assert code == 0, err
+    data = json.loads(path.read_text())
+    entry = data[key]["ambry"]
+    assert data["theme"] == "dark" and data[key]["other"] == original[key]["other"]
+    assert Path(entry["command"]).is_absolute()
+    assert entry["args"][-5:] == ["--group", "work", "mcp", "--client", client]
+    assert (entry.get("type") == "stdio") is typed
+    [backup] = path.parent.glob(path.name + ".bak-*")
+    assert json.loads(backup.read_text()) == original
+
+    code, out, _ = run(capsys, "--group", "work", "setup", client)
+    assert code == 0 and "already" in out
+    assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
+
+
+def test_codex_gets_a_toml_table_and_keeps_the_rest(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(
+        'model = "o3"  # keep me\n\n[mcp_servers.other]\ncommand = "x"\n\n'
+        '[mcp_servers.ambry]\ncommand = "old"\n[mcp_servers.ambry.env]\nA = "1"\n\n'
+        '[profiles.fast]\nmodel = "mini"\n'
+    )
+    code, _, err = run(capsys, "setup", "codex")
+    assert code == 0, err
+    text = path.read_text()
+    data = tomllib.loads(text)
+    assert "# keep me" in text
+    assert data["model"] == "o3" and data["profiles"] == {"fast": {"model": "mini"}}
+    assert data["mcp_servers"]["other"] == {"command": "x"}
+    assert data["mcp_servers"]["ambry"]["args"][-3:] == ["mcp", "--client", "codex"]
+    assert "env" not in data["mcp_servers"]["ambry"]
+
+
+def test_project_and_print(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "proj"
+    code, out, _ = run(capsys, "setup", "vscode", "--project", str(project), "--print")
+    assert code == 0
+    assert out.startswith(f"# VS Code: {project / '.vscode' / 'mcp.json'}")
+    assert json.loads(out.split("\n", 1)[1])["servers"]["ambry"]["type"] == "stdio"
+    assert not project.exists()
+    code, _, _ = run(capsys, "setup", "cursor", "--project", str(project))
+    assert json.loads((project / ".cursor" / "mcp.json").read_text())["mcpServers"]["ambry"]
+
+
+def test_a_file_with_comments_is_refused_untouched(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{\n  // my servers\n  "mcpServers": {}\n}\n')
+    code, _, err = run(capsys, "setup", "cursor")
+    assert code == 1 and err.count("\n") == 1
+    assert "not plain JSON" in err and "ambry setup cursor --print" in err
+    assert path.read_text().startswith("{\n  // my servers")
+    assert list(path.parent.glob("*.bak-*")) == []
+
+
+def test_setup_does_not_create_a_data_dir(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "elsewhere"
+    code, out, _ = run(capsys, "--data-dir", str(missing), "setup", "cursor", "--print")
+    assert code == 0 and str(missing) in out
+    assert not missing.exists()
+
+
+def test_doctor_reports_every_check_and_fails_on_a_missing_data_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "typo"
+    code, out, _ = run(capsys, "--data-dir", str(missing), "doctor", "--no-mcp", "--json")
+    findings = {f["check"]: f for f in json.loads(out)}
+    assert code == 1
+    assert findings["data dir"]["status"] == "fail" and "--create" in findings["data dir"]["fix"]
+    assert {"ambry", "keyring", "socket", "qt", "log"} <= set(findings)
+    assert findings["log"]["detail"] == str(tmp_path / "logs" / "ambry.log")
+    assert not missing.exists()
+
+
+def test_doctor_reads_schemas_without_writing_and_times_mcp(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    assert run(capsys, "--data-dir", str(data), "--create", "store", "Likes tea")[0] == 0
+    db = DataDir(data).group_db("main")
+    os.chmod(data, 0o755)
+    before = db.stat().st_mtime_ns
+    _, out, _ = run(capsys, "--data-dir", str(data), "doctor")  # qt may fail here
+    lines = {line.split(":")[0]: line for line in out.splitlines() if not line.startswith(" ")}
+    assert "schema v" in lines["ok    group main"]
+    assert lines["warn  data dir"].endswith("readable by others (mode 0755)")
+    assert "chmod 700" in out
+    assert "answered initialize in" in out
+    assert db.stat().st_mtime_ns == before
