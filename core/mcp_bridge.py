@@ -32,6 +32,7 @@ from core import __version__
 from core.errors import AmbryError
 from core.framing import check_unicode
 from core.manifest import load_manifest
+from core.mcp_frames import check_line
 from core.model import Actor
 from core.protocol import MEMORY_TOOLS, run_tool
 
@@ -204,10 +205,27 @@ async def _serve(server: Server[Any]) -> None:
     async with anyio.create_task_group() as tg:
         if os.name == "posix":
             tg.start_soon(_cancel_on_signal, tg.cancel_scope)
-        stdin: Any = _StdinLines()
-        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+        stdin = _StdinLines()
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):  # type: ignore[arg-type]
+            tg.start_soon(_send_refusals, stdin, write_stream)
             await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()
+
+
+async def _send_refusals(stdin: _StdinLines, write_stream: Any) -> None:
+    """Answer the lines :func:`core.mcp_frames.check_line` refused, through the SDK's writer."""
+    import anyio
+    import mcp_types
+    from mcp.shared.message import SessionMessage
+
+    try:
+        async for frame in stdin.refusals:
+            message = mcp_types.jsonrpc_message_adapter.validate_json(frame, by_name=False)
+            await write_stream.send(SessionMessage(message))
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass  # the server is shutting down
+    finally:
+        stdin.refusals_sent.set()
 
 
 async def _cancel_on_signal(scope: CancelScope) -> None:
@@ -235,6 +253,9 @@ class _StdinLines:
 
         self._fd = sys.stdin.fileno()
         self._send, self._receive = anyio.create_memory_object_stream[str](16)
+        self._refuse, self.refusals = anyio.create_memory_object_stream[bytes](16)
+        #: Set once every refusal is written: end of input waits for it.
+        self.refusals_sent = threading.Event()
         token = anyio.lowlevel.current_token()
         threading.Thread(target=self._read, args=(token,), name="mcp-stdin", daemon=True).start()
 
@@ -249,15 +270,27 @@ class _StdinLines:
             while chunk := os.read(self._fd, 1 << 16):
                 buf += chunk
                 while (end := buf.find(b"\n")) >= 0:
-                    line = buf[: end + 1].decode("utf-8", errors="replace")
+                    raw = bytes(buf[:end])
                     del buf[: end + 1]
-                    anyio.from_thread.run(self._send.send, line, token=token)
+                    self._pass_on(raw, token)
             if buf:
-                line = buf.decode("utf-8", errors="replace")
-                anyio.from_thread.run(self._send.send, line, token=token)
+                self._pass_on(bytes(buf), token)
+            # Answer the refused lines before the end of input stops the server.
+            anyio.from_thread.run_sync(self._refuse.close, token=token)
+            self.refusals_sent.wait(5)
             anyio.from_thread.run_sync(self._send.close, token=token)
         except (OSError, RuntimeError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the server stopped first; nobody is waiting for these lines
+
+    def _pass_on(self, raw: bytes, token: EventLoopToken) -> None:
+        import anyio.from_thread
+
+        check = check_line(raw.removesuffix(b"\r"))
+        if check.reply is not None:
+            anyio.from_thread.run(self._refuse.send, check.reply, token=token)
+        elif check.forward:
+            line = raw.decode("utf-8") + "\n"
+            anyio.from_thread.run(self._send.send, line, token=token)
 
     def __aiter__(self) -> _StdinLines:
         return self
