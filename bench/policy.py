@@ -48,6 +48,7 @@ def main() -> None:
     from core.errors import Refused
     from core.model import Actor, SourceType
     from core.paths import DataDir
+    from core.ratelimit import rate_fields
     from core.service import MemoryService
     from tests.core.secret_vectors import corpus_scores
 
@@ -63,7 +64,7 @@ def main() -> None:
 
     # The same writes through the whole service (validation, policy, SQL, fsync).
     with tempfile.TemporaryDirectory() as tmp:
-        svc = MemoryService(DataDir(Path(tmp)), Config(rate_stores_per_session=1_000_000))
+        svc = MemoryService(DataDir(Path(tmp)), Config(**dict.fromkeys(rate_fields(), 1_000_000)))
         agent = svc.open_session("bench", Actor.AGENT, "bench")
         store_s: list[float] = []
         for text, kind in mix[:1000]:

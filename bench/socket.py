@@ -43,6 +43,7 @@ from core.client import AmbryClient  # noqa: E402
 from core.config import Config, save_config  # noqa: E402
 from core.model import Actor, EntryFilter  # noqa: E402
 from core.paths import DataDir  # noqa: E402
+from core.ratelimit import rate_fields  # noqa: E402
 from core.service import MemoryService  # noqa: E402
 
 GROUP = "bench"
@@ -66,9 +67,7 @@ def seed(data: DataDir, entries: int) -> dict[str, object]:
     save_config(
         data.config_file,
         Config(
-            rate_stores_per_session=1_000_000,
-            rate_supersedes_per_session=1_000_000,
-            rate_deletes_per_session=1_000_000,
+            **dict.fromkeys(rate_fields(), 1_000_000),
         ),
     )
     svc = MemoryService(data)

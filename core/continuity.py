@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from core.agent_text import session_author
 from core.handoff_text import extract_open_threads, fenced, inline_safe
 from core.handoffs import ThreadHandoff, current_handoff, read_handoff
 from core.model import Actor
@@ -148,7 +149,9 @@ def continuity_brief_sections(
         sections.append(
             (
                 "From the last session",
-                f"_Left by session {session_handoff.session_id} when it ended, "
+                # Who wrote it is part of how far to trust it: an agent, or the person.
+                f"_Left{_by(session_author(store, session_handoff.session_id))} in session "
+                f"{session_handoff.session_id} when it ended, "
                 f"{session_handoff.created_at}. {_NOTE}_\n\n{fenced(session_handoff.markdown)}",
             )
         )

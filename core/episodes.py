@@ -33,6 +33,7 @@ from core.model import Actor, iso, utc_now
 from core.screening import audit_redacted, screen, strip_controls
 from core.store import GroupStore
 from core.threads import session_thread
+from core.writing import check_rate, writing
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -188,7 +189,8 @@ def log_exchange(
     clean, redacted = screen(service, store, caller, _check_text(text), "text")
     turn_id = _check_turn(turn)
     at = iso(now or utc_now())
-    with store.transaction():
+    with writing(service, store, caller):
+        check_rate(store, caller, "exchanges", service.config)
         thread_id = session_thread(service, caller)
         seq = store.execute(
             "INSERT INTO exchanges (session_id, thread_id, speaker, text, turn, created_at) "

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from core import audit
+from core.agent_text import audit_neutralized, neutralize_agent_text
 from core.audit import Action
 from core.changes import Changes
 from core.config import atomic_write
@@ -23,6 +24,7 @@ from core.model import Actor, iso, utc_now
 from core.screening import audit_redacted, screen
 from core.store import GroupStore
 from core.threads import require_thread
+from core.writing import check_rate, writing
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -178,7 +180,8 @@ def write_handoff(
     """
     store = service.store_for(caller.group)
     text, redacted = screen(service, store, caller, clean_markdown(markdown), "markdown")
-    with store.transaction():
+    text, markers = neutralize_agent_text(caller, text)
+    with writing(service, store, caller):
         require_thread(store, thread_id)
         current = current_handoff(store, thread_id)
         at = 0 if current is None else current.version
@@ -191,6 +194,7 @@ def write_handoff(
             )
         if current is not None and current.markdown == text:
             return HandoffWrite(current, False, redacted)
+        check_rate(store, caller, "handoffs", service.config)
         handoff = _insert_version(
             store, caller, thread_id, text, current, compaction=caller.actor is Actor.AGENT
         )
@@ -205,6 +209,7 @@ def write_handoff(
             version=handoff.version,
         )
         audit_redacted(store, caller, redacted, thread=thread_id)
+        audit_neutralized(store, caller, markers, thread=thread_id)
     service.emit(Changes(group=store.group, threads=True, audit=True))
     return HandoffWrite(handoff, True, redacted)
 

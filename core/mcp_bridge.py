@@ -29,12 +29,14 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from core import __version__
+from core.auth import read_token
 from core.errors import AmbryError
 from core.framing import check_unicode
 from core.manifest import load_manifest
 from core.mcp_frames import check_line
 from core.model import Actor
 from core.protocol import MEMORY_TOOLS, run_tool
+from core.ratelimit import agent_key
 
 if TYPE_CHECKING:
     from anyio import CancelScope
@@ -187,7 +189,11 @@ def run_stdio(service: MemoryService, group: str, client: str = "mcp") -> int:
     """Serve MCP on stdin/stdout until the client closes stdin or a signal arrives."""
     import anyio
 
-    caller = service.open_session(group, Actor.AGENT, client)
+    token = None
+    if service.data_dir.token_file.exists():
+        token = read_token(service.data_dir.token_file)
+    # One agent across restarts of the process: the same token and client, the same windows.
+    caller = service.open_session(group, Actor.AGENT, client, agent_key=agent_key(token, client))
     graceful = False
     try:
         anyio.run(_serve, build_server(service, caller))

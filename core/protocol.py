@@ -44,6 +44,7 @@ from core.framing import (
 )
 from core.model import Actor
 from core.paths import DEFAULT_GROUP, validate_group
+from core.ratelimit import agent_key
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -299,7 +300,10 @@ def _hello(conn: Connection, params: dict[str, Any]) -> Any:
     group = validate_group(args.get("group", DEFAULT_GROUP))
     from core import continuity
 
-    session = conn.service.open_session(group, Actor.AGENT, args.get("client", ""))
+    client = args.get("client", "")
+    # The agent is its token and client: a new session shares the same rate windows.
+    agent = agent_key(args["token"], client)
+    session = conn.service.open_session(group, Actor.AGENT, client, agent_key=agent)
     try:
         entry = continuity.enter_thread(conn.service, session, args.get("thread"))
     except AmbryError:

@@ -204,7 +204,10 @@ class MemoryService:
 
     # -- sessions ------------------------------------------------------------
 
-    def open_session(self, group: str, actor: Actor, client: str = "") -> Caller:
+    def open_session(
+        self, group: str, actor: Actor, client: str = "", *, agent_key: str = ""
+    ) -> Caller:
+        """Start a session; ``agent_key`` names the agent whose rate limits it shares."""
         store = self.store_for(group)
         if actor is Actor.AGENT:
             # A long-running app opens a store once; sessions are when time has moved on.
@@ -213,8 +216,9 @@ class MemoryService:
         session_id = new_session_id()
         with store.transaction():
             store.execute(
-                "INSERT INTO sessions (id, actor, client, started_at) VALUES (?, ?, ?, ?)",
-                (session_id, actor.value, client[:200], iso(utc_now())),
+                "INSERT INTO sessions (id, actor, client, started_at, agent_key) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (session_id, actor.value, client[:200], iso(utc_now()), agent_key),
             )
             audit.record(
                 store, Action.SESSION_START, actor, session_id=session_id, client=client[:200]
@@ -280,7 +284,7 @@ class MemoryService:
         with writing(self, store, caller):
             if store.get(entry_id) is None:
                 raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
-            check_rate(store, caller, "deletes", self.config.rate_deletes_per_session)
+            check_rate(store, caller, "deletes", self.config)
             store.delete(entry_id)
             audit.record(
                 store,

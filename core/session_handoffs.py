@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from core import audit
+from core.agent_text import audit_neutralized, neutralize_agent_text
 from core.audit import Action
 from core.changes import Changes
 from core.errors import Conflict, NotFound
@@ -21,6 +22,7 @@ from core.model import Actor, iso, utc_now
 from core.screening import audit_redacted, screen
 from core.store import GroupStore
 from core.threads import thread_of_session
+from core.writing import check_rate, writing
 
 if TYPE_CHECKING:
     from core.service import Caller, MemoryService
@@ -61,7 +63,8 @@ def write_session_handoff(service: MemoryService, caller: Caller, markdown: str)
     """Leave a handoff for the next session of this session's group and thread."""
     store = service.store_for(caller.group)
     text, redacted = screen(service, store, caller, clean_markdown(markdown, "handoff"), "handoff")
-    with store.transaction():
+    text, markers = neutralize_agent_text(caller, text)
+    with writing(service, store, caller):
         row = store.execute(
             "SELECT thread_id, end_state FROM sessions WHERE id = ?", (caller.session_id,)
         ).fetchone()
@@ -73,6 +76,7 @@ def write_session_handoff(service: MemoryService, caller: Caller, markdown: str)
                 session_id=caller.session_id,
             )
         thread_id = row[0]
+        check_rate(store, caller, "handoffs", service.config)
         written = store.execute(
             "INSERT INTO session_handoffs (session_id, thread_id, markdown, created_at) "
             f"VALUES (?, ?, ?, ?) RETURNING {_SH_COLUMNS}",
@@ -92,6 +96,7 @@ def write_session_handoff(service: MemoryService, caller: Caller, markdown: str)
             thread=thread_id,
         )
         audit_redacted(store, caller, redacted, thread=thread_id)
+        audit_neutralized(store, caller, markers, thread=thread_id)
     service.emit(Changes(group=store.group, threads=True, audit=True))
     return _session_handoff(written[0])
 

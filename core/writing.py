@@ -18,6 +18,7 @@ from core import audit, policy
 from core.audit import Action
 from core.changes import Changes
 from core.confidence import effective_confidence, initial_confidence, reinforce
+from core.config import Config
 from core.errors import Conflict, InvalidParams, RateLimited, Refused
 from core.model import (
     MAX_CONTENT_CHARS,
@@ -35,6 +36,7 @@ from core.model import (
     new_entry_id,
     parse_iso,
 )
+from core.ratelimit import RateAction, charge
 from core.screening import audit_redacted
 
 if TYPE_CHECKING:
@@ -128,32 +130,17 @@ def writing(service: MemoryService, store: GroupStore, caller: Caller) -> Iterat
             yield
     except (RateLimited, Refused) as exc:
         action = Action.RATE_LIMITED if isinstance(exc, RateLimited) else Action.REFUSED
-        safe = {k: v for k, v in exc.data.items() if k in ("limit", "allowed", "reason")}
+        kept = ("limit", "window", "allowed", "reason")
+        safe = {k: v for k, v in exc.data.items() if k in kept}
         with store.transaction():
             audit.record(store, action, caller.actor, session_id=caller.session_id, **safe)
         service.emit(Changes(group=store.group, audit=True))
         raise
 
 
-def check_rate(store: GroupStore, caller: Caller, counter: str, limit: int) -> None:
-    """Count one action against the agent session's budget, or refuse it."""
-    if caller.actor is not Actor.AGENT:
-        return
-    used = store.execute(
-        f"SELECT {counter} FROM sessions WHERE id = ?", (caller.session_id,)
-    ).fetchone()
-    if used is None:
-        raise InvalidParams(f"unknown session {caller.session_id}", field="session")
-    if used[0] >= limit:
-        raise RateLimited(
-            f"this session has used its {limit} {counter} (per-session limit); "
-            "start a new session or ask the person to raise the limit in settings",
-            limit=counter,
-            allowed=limit,
-        )
-    store.execute(
-        f"UPDATE sessions SET {counter} = {counter} + 1 WHERE id = ?", (caller.session_id,)
-    )
+def check_rate(store: GroupStore, caller: Caller, counter: str, config: Config) -> None:
+    """Count one action against the calling agent's rolling windows, or refuse it."""
+    charge(store, caller, RateAction(counter), config)
 
 
 def prepare(service: MemoryService, caller: Caller, request: StoreRequest) -> StoreRequest:
@@ -212,13 +199,18 @@ def write_entry(
                 current=target.superseded_by,
             )
     changes = Changes(group=store.group, entries=True, audit=True)
+    # An agent's sealed (private, secret) write is never matched against sealed
+    # entries: "already stored" would confirm that the person keeps that text,
+    # and reinforcing it would let a guess refresh it. No lookup, so no timing.
+    if caller.actor is Actor.AGENT and request.privacy is not Privacy.PUBLIC:
+        dedup = False
     duplicate = store.find_duplicate(key, entry_type) if dedup else None
     if duplicate is not None and target is not None and duplicate.id == target.id:
         # Same text as the entry it replaces: an edit of tags (or nothing), which
         # still makes a new version so history is kept.
         duplicate = None
     if duplicate is not None:
-        check_rate(store, caller, "stores", service.config.rate_stores_per_session)
+        check_rate(store, caller, "stores", service.config)
         # Seeing the same memory again is evidence for it (seed 002 reinforcement).
         current = effective_confidence(duplicate, parse_iso(now), service.config)
         store.reinforce(duplicate.id, reinforce(current), now)
@@ -228,7 +220,7 @@ def write_entry(
             and target.id != duplicate.id
             and request.status is not Status.CANDIDATE
         ):
-            check_rate(store, caller, "supersedes", service.config.rate_supersedes_per_session)
+            check_rate(store, caller, "supersedes", service.config)
             store.mark_superseded(target.id, duplicate.id, now)
             superseded = target.id
         audit.record(
@@ -243,9 +235,9 @@ def write_entry(
         assert entry is not None
         return StoreOutcome(entry, False, replace(changes, entry_ids=(entry.id,)), superseded)
 
-    check_rate(store, caller, "stores", service.config.rate_stores_per_session)
+    check_rate(store, caller, "stores", service.config)
     if target is not None:
-        check_rate(store, caller, "supersedes", service.config.rate_supersedes_per_session)
+        check_rate(store, caller, "supersedes", service.config)
     candidate = request.status is Status.CANDIDATE
     entry = MemoryEntry(
         id=new_entry_id(),

@@ -457,8 +457,8 @@ def test_ingest_text_stores_markers(conn: Connection, service: MemoryService) ->
     assert result["result"]["markers"] == 1 and len(result["result"]["stored"]) == 1
 
 
-def test_the_session_rate_limit_is_an_application_error(data_dir: DataDir, token: str) -> None:
-    svc = MemoryService(data_dir, Config(rate_stores_per_session=2))
+def test_the_rate_limit_is_an_application_error(data_dir: DataDir, token: str) -> None:
+    svc = MemoryService(data_dir, Config(rate_stores_per_hour=2))
     try:
         conn = Dispatcher(svc).connect()
         call(conn, "hello", {"token": token})
