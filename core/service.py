@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from core import attachments, audit, continuity, receipts
+from core import attachments, audit, continuity, receipts, trash
 from core.audit import Action
 from core.brief import MemoryBrief
 from core.briefing import build_group_brief, refresh_decay
@@ -156,6 +156,8 @@ class MemoryService:
             store.defer_reads = self._defer_reads
             self._stores[group] = store
             self._purge_superseded(store)
+            if trash.purge_expired(store):
+                self.emit(Changes(group=store.group, audit=True))
             expired = expire_exchanges(store, self.config, utc_now())
             if expired:
                 log.info("expired %d exchanges in group %s", expired, group)
@@ -279,13 +281,23 @@ class MemoryService:
         return outcomes
 
     def delete(self, caller: Caller, entry_id: str) -> Changes:
-        """Hard-delete one entry (the search index follows through triggers)."""
+        """Delete one entry (the search index follows through triggers).
+
+        The person's delete is final; an agent's moves the entry to the trash
+        (:mod:`core.trash`), from which the person can restore it.
+        """
         store = self.store_for(caller.group)
         with writing(self, store, caller):
             if store.get(entry_id) is None:
                 raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
             check_rate(store, caller, "deletes", self.config)
-            store.delete(entry_id)
+            # An agent's delete can be undone by the person: it goes to the trash.
+            to_trash = caller.actor is Actor.AGENT
+            where: dict[str, Any] = {"to": "trash"} if to_trash else {}
+            if to_trash:
+                trash.move_to_trash(store, caller, entry_id, self.config, utc_now())
+            else:
+                store.delete(entry_id)
             audit.record(
                 store,
                 Action.DELETE,
@@ -293,6 +305,7 @@ class MemoryService:
                 session_id=caller.session_id,
                 entry_ids=[entry_id],
                 count=1,
+                **where,
             )
         return self.emit(
             Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=(entry_id,))
