@@ -260,20 +260,19 @@ def nesting_depth(value: Any, limit: int = MAX_NESTING_DEPTH) -> int:
 
     Iterative and stopped early, so a hostile value costs no more than its size.
     """
-    deepest = 0
+    if not isinstance(value, dict | list):
+        return 0
+    deepest = 1
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):
+                if depth == deepest:
+                    deepest += 1
+                    if deepest > limit:
+                        return deepest
+                stack.append((child, depth + 1))
     return deepest
 
 
