@@ -35,6 +35,7 @@ from desktop.ops import Executor
 from desktop.review import ReviewPage
 from desktop.settings_view import SettingsPage
 from desktop.threads_view import ThreadsPage
+from desktop.trash_view import TrashPage
 from desktop.watch import AppState
 
 if TYPE_CHECKING:
@@ -53,7 +54,8 @@ class Nav(IntEnum):
     ATTACHMENTS = 3
     THREADS = 4
     AUDIT = 5
-    SETTINGS = 6
+    TRASH = 6
+    SETTINGS = 7
 
     @property
     def label(self) -> str:
@@ -123,6 +125,7 @@ class MainWindow(QMainWindow):
         self.attachments = AttachmentsPage(state, executor)
         self.threads = ThreadsPage(state)
         self.audit = AuditPage(state)
+        self.trash = TrashPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
         self.pages = QStackedWidget()
         for page in (
@@ -132,6 +135,7 @@ class MainWindow(QMainWindow):
             self.attachments,
             self.threads,
             self.audit,
+            self.trash,
             self.settings,
         ):
             self.pages.addWidget(page)
