@@ -146,3 +146,15 @@ def test_trash_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert [r["id"] for r in json.loads(out)] == [ids[0]]
     code, out, err = run(capsys, "trash", "restore", ids[2], "--data-dir", d)
     assert code == 1 and err.startswith("error: no entry")
+
+
+def test_clearing_memories_clears_the_trash_too(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    from core.forgetting import Scope, clear
+
+    ids = [store(service, operator, f"Kept note {i}") for i in range(2)]
+    service.delete(agent, ids[0])
+    counts = clear(service, operator, Scope.SEMANTIC)
+    assert counts == {"memory_entries": 1, "trash": 1}
+    assert trash.list_trash(service, "main") == []
