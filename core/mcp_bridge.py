@@ -20,6 +20,7 @@ is answered.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -190,7 +191,8 @@ def run_stdio(service: MemoryService, group: str, client: str = "mcp") -> int:
     import anyio
 
     token = None
-    if service.data_dir.token_file.exists():
+    # Without a usable token file, the client name alone keys this agent.
+    with contextlib.suppress(AmbryError):
         token = read_token(service.data_dir.token_file)
     # One agent across restarts of the process: the same token and client, the same windows.
     caller = service.open_session(group, Actor.AGENT, client, agent_key=agent_key(token, client))

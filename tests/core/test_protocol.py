@@ -518,6 +518,16 @@ FRAMES = st.one_of(
         ARGS | JSON,
         st.integers() | st.text(max_size=5) | st.none() | st.booleans(),
     ),
+    # Nested far past the limit, closed or not, inside a valid store's arguments.
+    st.builds(
+        lambda depth, closed, opener: (
+            b'{"jsonrpc":"2.0","id":3,"method":"memory_store","params":{"type":"fact",'
+            b'"content":"deep","tags":' + opener * depth + (b"]" * depth if closed else b"") + b"}}"
+        ),
+        st.integers(min_value=MAX_NESTING_DEPTH - 2, max_value=3000),
+        st.booleans(),
+        st.just(b"["),
+    ),
 )
 
 
