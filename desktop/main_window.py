@@ -54,8 +54,9 @@ class Nav(IntEnum):
     ATTACHMENTS = 3
     THREADS = 4
     AUDIT = 5
-    TRASH = 6
-    SETTINGS = 7
+    SETTINGS = 6
+    # Last, as a trash is: Ctrl+1 to Ctrl+7 stay as they were.
+    TRASH = 7
 
     @property
     def label(self) -> str:
@@ -135,8 +136,8 @@ class MainWindow(QMainWindow):
             self.attachments,
             self.threads,
             self.audit,
-            self.trash,
             self.settings,
+            self.trash,
         ):
             self.pages.addWidget(page)
         self.banner = Banner()

@@ -8,7 +8,7 @@ limited and purged), so it is loaded whole on refresh.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -107,6 +107,9 @@ class TrashPage(LazyPage):
     def refresh(self) -> None:
         self._begin_refresh()
         items = trash.list_trash(self._state.service, self._state.group)
+        # Rows are rebuilt; the selection follows the ids, not the row numbers.
+        keep = set(self.selected_ids())
+        self.table.clearSelection()
         self._ids = [i.id for i in items]
         self.table.setRowCount(len(items))
         for row, item in enumerate(items):
@@ -122,6 +125,10 @@ class TrashPage(LazyPage):
                 if column == 0:
                     cell.setToolTip(item.id)
                 self.table.setItem(row, column, cell)
+        rows = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        for row, entry_id in enumerate(self._ids):
+            if entry_id in keep:
+                self.table.selectionModel().select(self.table.model().index(row, 0), rows)
         self.stack.setCurrentIndex(0 if items else 1)
         self.empty_button.setEnabled(bool(items))
         self._on_selection()
