@@ -40,6 +40,7 @@ def build_data(root: Path, entries: int) -> None:
 
     from core.model.config import Config
     from core.model.entries import Actor
+    from core.policy.ratelimit import rate_fields
     from core.service import MemoryService
     from core.storage.paths import DataDir
 
@@ -48,7 +49,7 @@ def build_data(root: Path, entries: int) -> None:
         return
     data_dir = DataDir(root)
     data_dir.ensure()
-    service = MemoryService(data_dir, Config(rate_stores_per_session=10**6))
+    service = MemoryService(data_dir, Config(**dict.fromkeys(rate_fields(), 10**6)))
     try:
         caller = service.open_session("main", Actor.OPERATOR, "bench")
         fill(service, caller, entries, memories)

@@ -38,6 +38,7 @@ from _util import ms, pct  # noqa: E402
 from core.agent.client import AmbryClient  # noqa: E402
 from core.model.config import Config, save_config  # noqa: E402
 from core.model.entries import Actor  # noqa: E402
+from core.policy.ratelimit import rate_fields  # noqa: E402
 from core.service import MemoryService  # noqa: E402
 from core.storage.paths import DataDir  # noqa: E402
 
@@ -59,11 +60,7 @@ def seed(data: DataDir, entries: int) -> None:
     unlimited = 1_000_000
     save_config(
         data.config_file,
-        Config(
-            rate_stores_per_session=unlimited,
-            rate_supersedes_per_session=unlimited,
-            rate_deletes_per_session=unlimited,
-        ),
+        Config(**dict.fromkeys(rate_fields(), unlimited)),
     )
     svc = MemoryService(data)
     try:

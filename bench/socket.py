@@ -42,6 +42,7 @@ from _corpus import memories, queries  # noqa: E402
 from core.agent.client import AmbryClient  # noqa: E402
 from core.model.config import Config, save_config  # noqa: E402
 from core.model.entries import Actor, EntryFilter  # noqa: E402
+from core.policy.ratelimit import rate_fields  # noqa: E402
 from core.service import MemoryService  # noqa: E402
 from core.storage.paths import DataDir  # noqa: E402
 
@@ -66,9 +67,7 @@ def seed(data: DataDir, entries: int) -> dict[str, object]:
     save_config(
         data.config_file,
         Config(
-            rate_stores_per_session=1_000_000,
-            rate_supersedes_per_session=1_000_000,
-            rate_deletes_per_session=1_000_000,
+            **dict.fromkeys(rate_fields(), 1_000_000),
         ),
     )
     svc = MemoryService(data)

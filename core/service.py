@@ -16,6 +16,7 @@ from core.attachments import receipts
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
+from core.memory import trash
 from core.memory.confidence import effective_confidence
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.memory.writing import (
@@ -85,18 +86,26 @@ class MemoryService(Workspace):
         if expired:
             log.info("expired %d exchanges in group %s", expired, store.group)
             scrub(store, (Index.EXCHANGES,))
+        if trash.purge_expired(store):
+            self.emit(Changes(group=store.group, audit=True))
         self.refresh_decay(store.group)
 
     # -- sessions ------------------------------------------------------------
 
-    def open_session(self, group: str, actor: Actor, client: str = "") -> Caller:
+    def open_session(
+        self, group: str, actor: Actor, client: str = "", *, agent_key: str = ""
+    ) -> Caller:
+        """Start a session; ``agent_key`` names the agent whose rate limits it shares."""
         if actor is Actor.AGENT:
             store = self.store_for(group)
             # A long-running app opens a store once; sessions are when time has moved on.
             self.refresh_decay(group)
             expire_exchanges(store, self.config, utc_now())
-        client = screen_label(client[:1000], "client", known=known_secrets(self.data_dir.root))
-        return sessions.start_session(self, group, actor, client)
+        known = known_secrets(self.data_dir.root)
+        client = screen_label(client[:1000], "client", known=known)
+        # The key embeds the client's name as sent: it is stored, so it is screened too.
+        agent_key = screen_label(agent_key, "client", known=known)
+        return sessions.start_session(self, group, actor, client, agent_key=agent_key)
 
     def end_session(self, caller: Caller, *, graceful: bool = True) -> None:
         sessions.end_session(self, caller, graceful=graceful)
@@ -130,13 +139,23 @@ class MemoryService(Workspace):
         return outcomes
 
     def delete(self, caller: Caller, entry_id: str) -> Changes:
-        """Hard-delete one entry (the search index follows through triggers)."""
+        """Delete one entry (the search index follows through triggers).
+
+        The person's delete is final; an agent's moves the entry to the trash
+        (:mod:`core.memory.trash`), from which the person can restore it.
+        """
         store = self.store_for(caller.group)
         with writing(self, store, caller):
             if store.get(entry_id) is None:
                 raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
-            check_rate(store, caller, "deletes", self.config.rate_deletes_per_session)
-            store.delete(entry_id)
+            check_rate(store, caller, "deletes", self.config)
+            # An agent's delete can be undone by the person: it goes to the trash.
+            to_trash = caller.actor is Actor.AGENT
+            where: dict[str, Any] = {"to": "trash"} if to_trash else {}
+            if to_trash:
+                trash.move_to_trash(store, caller, entry_id, self.config, utc_now())
+            else:
+                store.delete(entry_id)
             audit.record(
                 store,
                 Action.DELETE,
@@ -144,6 +163,7 @@ class MemoryService(Workspace):
                 session_id=caller.session_id,
                 entry_ids=[entry_id],
                 count=1,
+                **where,
             )
         scrub(store, (Index.ENTRIES,))
         return self.emit(

@@ -8,6 +8,7 @@ a client needs no more than this module to speak to the server.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any, Final
@@ -18,6 +19,9 @@ from core.model.errors import InvalidParams, TooLarge
 
 #: Largest frame accepted, in bytes, not counting the newline that ends it.
 MAX_FRAME_BYTES: Final = 1 << 20
+#: Deepest nesting of objects and arrays accepted in a frame; the request object
+#: itself is level 1, so ``params`` is 2 and a tool's arguments start at 2 or 3.
+MAX_NESTING_DEPTH: Final = 32
 
 RequestId = str | int | None
 
@@ -199,7 +203,11 @@ def parse_request(line: bytes) -> Request:
     try:
         obj = decode_json(line)
     except (ValueError, RecursionError) as exc:
+        if bracket_depth(line) > MAX_NESTING_DEPTH:
+            raise too_deep(None) from None
         raise RpcError(ErrorCode.PARSE_ERROR, f"parse error: {str(exc)[:200]}") from None
+    if nesting_depth(obj) > MAX_NESTING_DEPTH:
+        raise too_deep(_known_id(obj))
     if isinstance(obj, list):
         raise RpcError(
             ErrorCode.INVALID_REQUEST,
@@ -234,6 +242,70 @@ def parse_request(line: bytes) -> Request:
     if not isinstance(params, dict):
         raise invalid("params must be an object")
     return Request(method, params, request_id, notification)
+
+
+def too_deep(request_id: RequestId) -> RpcError:
+    """The -32602 error for a frame nested past :data:`MAX_NESTING_DEPTH`."""
+    return RpcError(
+        ErrorCode.INVALID_PARAMS,
+        f"frame nested deeper than {MAX_NESTING_DEPTH} levels of objects and arrays; "
+        "flatten the arguments",
+        request_id,
+        {"code": InvalidParams.code, "field": "params", "rule": "maxDepth"},
+    )
+
+
+def nesting_depth(value: Any, limit: int = MAX_NESTING_DEPTH) -> int:
+    """Levels of objects and arrays in a decoded value, counted up to ``limit + 1``.
+
+    Iterative and stopped early, so a hostile value costs no more than its size.
+    """
+    if not isinstance(value, dict | list):
+        return 0
+    deepest = 1
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):
+                if depth == deepest:
+                    deepest += 1
+                    if deepest > limit:
+                        return deepest
+                stack.append((child, depth + 1))
+    return deepest
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_OPENERS = frozenset(b"[{")
+
+
+def bracket_depth(data: bytes, limit: int = MAX_NESTING_DEPTH) -> int:
+    """The bracket nesting of raw bytes that may not be valid JSON, up to ``limit + 1``.
+
+    Strings are skipped, so brackets inside them do not count. Used on frames
+    the decoder refused, to tell "nested too deep" from "not JSON".
+    """
+    depth = deepest = 0
+    for b in _STRING.sub(b"", data).translate(None, _NOT_BRACKETS):
+        if b in _OPENERS:
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > limit:
+                    break
+        else:
+            depth -= 1
+    return deepest
+
+
+def _known_id(obj: Any) -> RequestId:
+    if isinstance(obj, dict):
+        request_id = obj.get("id")
+        if isinstance(request_id, str) or _is_int(request_id):
+            return request_id
+    return None
 
 
 def _is_int(value: object) -> bool:

@@ -28,6 +28,7 @@ tool, prompt or resource is a protocol error.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from core import __version__
+from core.agent.auth import read_token
 from core.agent.dispatch import Connection
 from core.agent.framing import ErrorCode, RpcError, check_unicode, short_repr
 from core.agent.protocol import agent_dispatcher
@@ -44,6 +46,7 @@ from core.continuity import context as continuity
 from core.model.entries import Actor
 from core.model.errors import AmbryError, InvalidParams
 from core.policy.manifest import load_manifest, read_resource
+from core.policy.ratelimit import agent_key
 
 if TYPE_CHECKING:
     from core.policy.manifest import Tool
@@ -173,7 +176,14 @@ class McpSession:
         }
 
     def _open_session(self, client: str, thread: str | None) -> None:
-        caller = self.service.open_session(self.group, Actor.AGENT, client[:200])
+        token = None
+        # Without a usable token file, the client name alone keys this agent.
+        with contextlib.suppress(AmbryError):
+            token = read_token(self.service.data_dir.token_file)
+        # One agent across restarts of the process: the same token and client, the same windows.
+        caller = self.service.open_session(
+            self.group, Actor.AGENT, client[:200], agent_key=agent_key(token, client)
+        )
         try:
             entry = continuity.enter_thread(self.service, caller, thread)
         except AmbryError:

@@ -165,6 +165,16 @@ class StdioServer:
                 if not _is_response(line):
                     parsed.append(exc)
                 continue
+            if not request.notification and request.id is None:
+                # MCP requires a string or integer id; a null one could never be matched.
+                parsed.append(
+                    RpcError(
+                        ErrorCode.INVALID_REQUEST,
+                        "a request id must be a string or an integer, not null",
+                        None,
+                    )
+                )
+                continue
             if request.method == "notifications/cancelled":
                 cancelled.add(_request_id(request.params.get("requestId")))
             parsed.append(request)

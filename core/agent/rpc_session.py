@@ -13,6 +13,7 @@ from core.continuity import session_handoffs
 from core.model.entries import Actor
 from core.model.errors import AmbryError, Conflict, Unauthorized
 from core.policy.manifest import load_manifest, validate_args
+from core.policy.ratelimit import agent_key
 from core.storage.paths import DEFAULT_GROUP, validate_group
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,10 @@ def _hello(conn: Connection, params: dict[str, Any]) -> Any:
         log.warning("agent hello refused: wrong token (%d on this connection)", conn.failed_hellos)
         raise Unauthorized(f"wrong token; use the one in {token_file}")
     group = validate_group(args.get("group", DEFAULT_GROUP))
-    session = conn.service.open_session(group, Actor.AGENT, args.get("client", ""))
+    client = args.get("client", "")
+    # The agent is its token and client: a new session shares the same rate windows.
+    agent = agent_key(args["token"], client)
+    session = conn.service.open_session(group, Actor.AGENT, client, agent_key=agent)
     try:
         entry = continuity.enter_thread(conn.service, session, args.get("thread"))
     except AmbryError:

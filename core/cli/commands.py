@@ -1,6 +1,17 @@
 """CLI commands; importing a module registers its commands with ``core.cli.main``."""
 
-from core.cli import agent, attachments, continuity, data, doctor, memory, recall, review, setup
+from core.cli import (
+    agent,
+    attachments,
+    continuity,
+    data,
+    doctor,
+    memory,
+    recall,
+    review,
+    setup,
+    trash,
+)
 
 __all__ = [
     "agent",
@@ -12,4 +23,5 @@ __all__ = [
     "recall",
     "review",
     "setup",
+    "trash",
 ]

@@ -50,10 +50,44 @@ class _OwnOrWarning(logging.Filter):
         return record.name.split(".", 1)[0] in OWN_LOGGERS
 
 
+class _LogFile(logging.handlers.RotatingFileHandler):
+    """The log file, which gives up quietly on a full or read-only disk.
+
+    A failed write says so once on stderr and stops the file handler, instead of
+    the logging module's traceback for every record: the command itself goes on.
+    """
+
+    failed = False
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        if self.failed:
+            return
+        self.failed = True
+        exc = sys.exc_info()[1]
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        print(f"warning: cannot write the log file {self.baseFilename}: {reason}", file=sys.stderr)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.failed:
+            super().emit(record)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError as exc:
+            # The buffered tail could not be written: the same full disk, said once.
+            if not self.failed:
+                self.failed = True
+                print(
+                    f"warning: cannot write the log file {self.baseFilename}: {exc}",
+                    file=sys.stderr,
+                )
+
+
 def _file_handler(path: Path) -> logging.Handler | None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handler = logging.handlers.RotatingFileHandler(
+        handler = _LogFile(
             path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8", delay=True
         )
     except OSError as exc:

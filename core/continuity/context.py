@@ -39,6 +39,7 @@ from core.continuity.threads import (
     thread_by_id,
 )
 from core.model.entries import Actor
+from core.policy.agent_text import session_author
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
@@ -149,7 +150,9 @@ def continuity_brief_sections(
         sections.append(
             (
                 "From the last session",
-                f"_Left by session {session_handoff.session_id} when it ended, "
+                # Who wrote it is part of how far to trust it: an agent, or the person.
+                f"_Left{_by(session_author(store, session_handoff.session_id))} in session "
+                f"{session_handoff.session_id} when it ended, "
                 f"{session_handoff.created_at}. {_NOTE}_\n\n{fenced(session_handoff.markdown)}",
             )
         )

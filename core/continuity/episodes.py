@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
 from core.continuity.threads import session_thread
+from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
 from core.model.config import Config
 from core.model.entries import Actor, iso, utc_now
@@ -195,7 +196,8 @@ def log_exchange(
     if turn_id is not None:
         turn_id = screen_label(turn_id, "turn", known=known_secrets(service.data_dir.root))
     at = iso(now or utc_now())
-    with store.transaction():
+    with writing(service, store, caller):
+        check_rate(store, caller, "exchanges", service.config)
         thread_id = session_thread(service, caller)
         seq = store.execute(
             "INSERT INTO exchanges (session_id, thread_id, speaker, text, turn, created_at) "

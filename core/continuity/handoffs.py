@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 from core.continuity.handoff_text import clean_markdown
 from core.continuity.threads import require_thread
+from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
 from core.model.config import atomic_write
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import Conflict, NotFound, StorageError
+from core.policy.agent_text import audit_neutralized, neutralize_agent_text
 from core.policy.screening import audit_redacted, screen
 from core.storage import audit
 from core.storage.audit import Action
@@ -182,7 +184,8 @@ def write_handoff(
     """
     store = service.store_for(caller.group)
     text, redacted = screen(service, store, caller, clean_markdown(markdown), "markdown")
-    with store.transaction():
+    text, markers = neutralize_agent_text(caller, text)
+    with writing(service, store, caller):
         require_thread(store, thread_id)
         current = current_handoff(store, thread_id)
         at = 0 if current is None else current.version
@@ -195,6 +198,7 @@ def write_handoff(
             )
         if current is not None and current.markdown == text:
             return HandoffWrite(current, False, redacted)
+        check_rate(store, caller, "handoffs", service.config)
         handoff = _insert_version(
             store, caller, thread_id, text, current, compaction=caller.actor is Actor.AGENT
         )
@@ -209,6 +213,7 @@ def write_handoff(
             version=handoff.version,
         )
         audit_redacted(store, caller, redacted, thread=thread_id)
+        audit_neutralized(store, caller, markers, thread=thread_id)
     service.emit(Changes(group=store.group, threads=True, audit=True))
     return HandoffWrite(handoff, True, redacted)
 

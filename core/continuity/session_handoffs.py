@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any
 from core.continuity.handoff_text import clean_markdown
 from core.continuity.sessions import end_session
 from core.continuity.threads import thread_of_session
+from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import Conflict, NotFound
+from core.policy.agent_text import audit_neutralized, neutralize_agent_text
 from core.policy.screening import audit_redacted, screen
 from core.storage import audit
 from core.storage.audit import Action
@@ -63,7 +65,8 @@ def write_session_handoff(service: Workspace, caller: Caller, markdown: str) -> 
     """Leave a handoff for the next session of this session's group and thread."""
     store = service.store_for(caller.group)
     text, redacted = screen(service, store, caller, clean_markdown(markdown, "handoff"), "handoff")
-    with store.transaction():
+    text, markers = neutralize_agent_text(caller, text)
+    with writing(service, store, caller):
         row = store.execute(
             "SELECT thread_id, end_state FROM sessions WHERE id = ?", (caller.session_id,)
         ).fetchone()
@@ -75,6 +78,7 @@ def write_session_handoff(service: Workspace, caller: Caller, markdown: str) -> 
                 session_id=caller.session_id,
             )
         thread_id = row[0]
+        check_rate(store, caller, "handoffs", service.config)
         written = store.execute(
             "INSERT INTO session_handoffs (session_id, thread_id, markdown, created_at) "
             f"VALUES (?, ?, ?, ?) RETURNING {_SH_COLUMNS}",
@@ -94,6 +98,7 @@ def write_session_handoff(service: Workspace, caller: Caller, markdown: str) -> 
             thread=thread_id,
         )
         audit_redacted(store, caller, redacted, thread=thread_id)
+        audit_neutralized(store, caller, markers, thread=thread_id)
     service.emit(Changes(group=store.group, threads=True, audit=True))
     return _session_handoff(written[0])
 

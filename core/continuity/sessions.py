@@ -14,16 +14,23 @@ from core.storage.workspace import Workspace
 MAX_CLIENT_CHARS = 200
 
 
-def start_session(ws: Workspace, group: str, actor: Actor, client: str = "") -> Caller:
-    """Record a new session of ``actor`` in ``group``; the caller it returns carries it."""
+def start_session(
+    ws: Workspace, group: str, actor: Actor, client: str = "", *, agent_key: str = ""
+) -> Caller:
+    """Record a new session of ``actor`` in ``group``; the caller it returns carries it.
+
+    ``agent_key`` names the agent (its token's fingerprint and client) whose rate
+    windows the session shares.
+    """
     store = ws.store_for(group)
     session_id = new_session_id()
     client = client[:MAX_CLIENT_CHARS]
     # The person can always read; an agent's session must be on record (rate limits).
     with operator_best_effort(store, actor, "the operator's session"), store.transaction():
         store.execute(
-            "INSERT INTO sessions (id, actor, client, started_at) VALUES (?, ?, ?, ?)",
-            (session_id, actor.value, client, iso(utc_now())),
+            "INSERT INTO sessions (id, actor, client, started_at, agent_key) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (session_id, actor.value, client, iso(utc_now()), agent_key),
         )
         audit.record(store, Action.SESSION_START, actor, session_id=session_id, client=client)
     ws.emit(Changes(group=store.group, sessions=True, audit=True))

@@ -14,9 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
+from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import Conflict, Forbidden, InvalidParams, NotFound
+from core.policy.agent_text import audit_neutralized, neutralize_agent_text
 from core.policy.screening import CONTROLS, audit_redacted, check_unicode, screen
 from core.policy.secrets import redact
 from core.storage import audit
@@ -194,11 +196,14 @@ def open_thread(
     if thread_id is not None:
         return require_thread(store, thread_id), False
     text, redacted = screen(service, store, caller, clean_title(title), "title")
+    # A title is a heading in the brief: an agent's cannot pose as an instruction.
+    text, markers = neutralize_agent_text(caller, text)
     now = iso(utc_now())
-    with store.transaction():
+    with writing(service, store, caller):
         found = _thread_by_title(store, text)
         if found is not None:
             return found, False
+        check_rate(store, caller, "threads", service.config)
         new_id = new_thread_id()
         store.execute(
             "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
@@ -208,6 +213,7 @@ def open_thread(
             store, Action.THREAD_CREATE, caller.actor, session_id=caller.session_id, thread=new_id
         )
         audit_redacted(store, caller, redacted, thread=new_id)
+        audit_neutralized(store, caller, markers, thread=new_id)
         thread = require_thread(store, new_id)
     service.emit(Changes(group=store.group, threads=True, audit=True))
     return thread, True

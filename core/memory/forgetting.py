@@ -104,9 +104,11 @@ def clear_counts(service: Workspace, group: str, scope: Scope) -> dict[str, int]
 
 _TABLES: dict[Scope, tuple[str, ...]] = {
     Scope.EPISODIC: ("exchanges", "session_handoffs"),
-    Scope.SEMANTIC: ("memory_entries",),
+    # Clearing memories clears what agents deleted too: it is memory content.
+    Scope.SEMANTIC: ("memory_entries", "trash"),
     Scope.ALL: (
         "memory_entries",
+        "trash",
         "exchanges",
         "session_handoffs",
         "thread_handoffs",

@@ -109,7 +109,7 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
                 continue
             match = _existing(store, marker, prepared.content)
             if match is not None:
-                check_rate(store, caller, "stores", service.config.rate_stores_per_session)
+                check_rate(store, caller, "stores", service.config)
                 current = effective_confidence(match, now_dt, service.config)
                 store.reinforce(match.id, reinforce(current), now)
                 reinforced.append(match.id)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.memory.confidence import effective_confidence, initial_confidence, reinforce
 from core.model.changes import Changes
+from core.model.config import Config
 from core.model.entries import (
     MAX_CONTENT_CHARS,
     MAX_TAG_CHARS,
@@ -36,6 +37,7 @@ from core.model.errors import Conflict, InvalidParams, RateLimited, Refused
 from core.policy import write_policy as policy
 from core.policy.manifest import validate_args
 from core.policy.own_files import known_secrets
+from core.policy.ratelimit import RateAction, charge
 from core.policy.screening import audit_redacted
 from core.storage import audit
 from core.storage.audit import Action
@@ -144,32 +146,17 @@ def writing(service: Workspace, store: GroupStore, caller: Caller) -> Iterator[N
             yield
     except (RateLimited, Refused) as exc:
         action = Action.RATE_LIMITED if isinstance(exc, RateLimited) else Action.REFUSED
-        safe = {k: v for k, v in exc.data.items() if k in ("limit", "allowed", "reason")}
+        kept = ("limit", "window", "allowed", "reason")
+        safe = {k: v for k, v in exc.data.items() if k in kept}
         with store.transaction():
             audit.record(store, action, caller.actor, session_id=caller.session_id, **safe)
         service.emit(Changes(group=store.group, audit=True))
         raise
 
 
-def check_rate(store: GroupStore, caller: Caller, counter: str, limit: int) -> None:
-    """Count one action against the agent session's budget, or refuse it."""
-    if caller.actor is not Actor.AGENT:
-        return
-    used = store.execute(
-        f"SELECT {counter} FROM sessions WHERE id = ?", (caller.session_id,)
-    ).fetchone()
-    if used is None:
-        raise InvalidParams(f"unknown session {caller.session_id}", field="session")
-    if used[0] >= limit:
-        raise RateLimited(
-            f"this session has used its {limit} {counter} (per-session limit); "
-            "start a new session or ask the person to raise the limit in settings",
-            limit=counter,
-            allowed=limit,
-        )
-    store.execute(
-        f"UPDATE sessions SET {counter} = {counter} + 1 WHERE id = ?", (caller.session_id,)
-    )
+def check_rate(store: GroupStore, caller: Caller, counter: str, config: Config) -> None:
+    """Count one action against the calling agent's rolling windows, or refuse it."""
+    charge(store, caller, RateAction(counter), config)
 
 
 def prepare(service: Workspace, caller: Caller, request: StoreRequest) -> StoreRequest:
@@ -235,13 +222,18 @@ def write_entry(
                 current=target.superseded_by,
             )
     changes = Changes(group=store.group, entries=True, audit=True)
+    # An agent's sealed (private, secret) write is never matched against sealed
+    # entries: "already stored" would confirm that the person keeps that text,
+    # and reinforcing it would let a guess refresh it. No lookup, so no timing.
+    if caller.actor is Actor.AGENT and request.privacy is not Privacy.PUBLIC:
+        dedup = False
     duplicate = store.find_duplicate(key, entry_type) if dedup else None
     if duplicate is not None and target is not None and duplicate.id == target.id:
         # Same text as the entry it replaces: an edit of tags (or nothing), which
         # still makes a new version so history is kept.
         duplicate = None
     if duplicate is not None:
-        check_rate(store, caller, "stores", service.config.rate_stores_per_session)
+        check_rate(store, caller, "stores", service.config)
         # Seeing the same memory again is evidence for it (seed 002 reinforcement).
         current = effective_confidence(duplicate, parse_iso(now), service.config)
         store.reinforce(duplicate.id, reinforce(current), now)
@@ -251,7 +243,7 @@ def write_entry(
             and target.id != duplicate.id
             and request.status is not Status.CANDIDATE
         ):
-            check_rate(store, caller, "supersedes", service.config.rate_supersedes_per_session)
+            check_rate(store, caller, "supersedes", service.config)
             store.mark_superseded(target.id, duplicate.id, now)
             superseded = target.id
         audit.record(
@@ -268,9 +260,9 @@ def write_entry(
             entry, False, replace(changes, entry_ids=(entry.id,)), superseded, request.redacted
         )
 
-    check_rate(store, caller, "stores", service.config.rate_stores_per_session)
+    check_rate(store, caller, "stores", service.config)
     if target is not None:
-        check_rate(store, caller, "supersedes", service.config.rate_supersedes_per_session)
+        check_rate(store, caller, "supersedes", service.config)
     candidate = request.status is Status.CANDIDATE
     entry = MemoryEntry(
         id=new_entry_id(),

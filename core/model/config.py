@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import os
 import tempfile
 from dataclasses import dataclass, fields
@@ -16,6 +17,8 @@ from typing import Any
 
 from core.model.errors import InvalidParams
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(frozen=True)
 class Config:
@@ -23,9 +26,21 @@ class Config:
     max_brief_chars: int = 10_000
     brief_token_budget: int = 2_500
     purge_superseded_days: int = 90
-    rate_stores_per_session: int = 20
-    rate_supersedes_per_session: int = 5
-    rate_deletes_per_session: int = 5
+    # Agent rate limits, rolling windows per agent (token and client): core.policy.ratelimit.
+    rate_stores_per_hour: int = 120
+    rate_stores_per_day: int = 600
+    rate_supersedes_per_hour: int = 30
+    rate_supersedes_per_day: int = 150
+    rate_deletes_per_hour: int = 10
+    rate_deletes_per_day: int = 50
+    rate_exchanges_per_hour: int = 600
+    rate_exchanges_per_day: int = 5000
+    rate_handoffs_per_hour: int = 30
+    rate_handoffs_per_day: int = 200
+    rate_threads_per_hour: int = 20
+    rate_threads_per_day: int = 100
+    #: Days an agent-deleted entry stays in the trash before it is purged.
+    trash_days: int = 30
     review_agent_writes: bool = False
     include_private_in_brief: bool = False
     decay_grace_days: int = 30
@@ -46,9 +61,12 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "max_brief_chars": (200, 200_000),
     "brief_token_budget": (50, 100_000),
     "purge_superseded_days": (1, 36_500),
-    "rate_stores_per_session": (0, 1_000_000),
-    "rate_supersedes_per_session": (0, 1_000_000),
-    "rate_deletes_per_session": (0, 1_000_000),
+    **{
+        f"rate_{action}_per_{window}": (0, 1_000_000)
+        for action in ("stores", "supersedes", "deletes", "exchanges", "handoffs", "threads")
+        for window in ("hour", "day")
+    },
+    "trash_days": (1, 3650),
     "decay_grace_days": (0, 3650),
     "decay_per_week": (0.0, 1.0),
     "stale_threshold": (0.0, 1.0),
@@ -56,11 +74,21 @@ BOUNDS: dict[str, tuple[float, float]] = {
 }
 
 
+#: Settings of earlier versions that no longer exist; a file holding them still loads.
+RETIRED = frozenset(
+    {"rate_stores_per_session", "rate_supersedes_per_session", "rate_deletes_per_session"}
+)
+
+
 def parse_config(raw: dict[str, Any]) -> Config:
     """Build a :class:`Config`, refusing unknown keys, wrong types and out-of-range values."""
     known = {f.name: f for f in fields(Config)}
     values: dict[str, Any] = {}
     for key, value in raw.items():
+        if key in RETIRED:
+            # Per-session limits became rolling windows per agent (rate_*_per_hour/day).
+            log.warning("ignoring retired setting %r (rate limits are now per hour and day)", key)
+            continue
         if key not in known:
             raise InvalidParams(f"unknown setting {key!r}", field=key, rule="unknown")
         default = getattr(Config, key)

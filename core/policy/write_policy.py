@@ -1,8 +1,8 @@
 """The write policy: what happens to content between the caller and the store.
 
 Order (DESIGN.md, "Policy"): credential statements are refused → definite and
-probable secrets are redacted → low-trust content has injection markers
-neutralised → trust routing decides ``active`` or ``candidate``. Schema
+probable secrets are redacted → agent-written and low-trust content has
+injection markers neutralised → trust routing decides ``active`` or ``candidate``. Schema
 validation comes before (core.policy.manifest) and rate limits and the audit record
 after (core.service), so every front end gets the same rules.
 """
@@ -51,7 +51,8 @@ def resolve_source(actor: Actor, source_type: SourceType | None, trust: Trust | 
 
     An agent that names nothing is taken as an AI inference at medium trust (so
     that, as seed 000 argues, ordinary agent writes need no review). An agent
-    can never claim a source reserved for the person, nor high trust.
+    can never claim a source reserved for the person, nor high trust, nor more
+    trust than the source it names allows (:data:`DEFAULT_TRUST`).
     """
     if actor is not Actor.AGENT:
         kind = source_type or SourceType.OPERATOR
@@ -71,10 +72,14 @@ def resolve_source(actor: Actor, source_type: SourceType | None, trust: Trust | 
         )
     if source_type is None:
         return Source(SourceType.AI_INFERENCE, trust or Trust.MEDIUM)
-    default = DEFAULT_TRUST[source_type]
-    if _TRUST_ORDER[default] > _TRUST_ORDER[Trust.MEDIUM]:
-        default = Trust.MEDIUM
-    return Source(source_type, trust or default)
+    # Trust follows the source: an agent may claim less than its source allows,
+    # never more ("web_content at medium" is still low, and goes to review).
+    ceiling = DEFAULT_TRUST[source_type]
+    if _TRUST_ORDER[ceiling] > _TRUST_ORDER[Trust.MEDIUM]:
+        ceiling = Trust.MEDIUM
+    if trust is None or _TRUST_ORDER[trust] > _TRUST_ORDER[ceiling]:
+        trust = ceiling
+    return Source(source_type, trust)
 
 
 def apply(
@@ -112,7 +117,9 @@ def apply(
         safe_tags.append(tag)
     text = cleaned.text
     neutralized: tuple[str, ...] = ()
-    if source.trust is Trust.LOW:
+    # Whatever an agent writes can reach the next session's brief, whatever it
+    # claims about the source; the person's own words are kept as typed.
+    if source.trust is Trust.LOW or actor is Actor.AGENT:
         text, neutralized = neutralize(text)
 
     status, review = Status.ACTIVE, None

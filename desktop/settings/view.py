@@ -57,9 +57,28 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
     (
         "Agent writes",
         (
-            ("rate_stores_per_session", "Stores per session", "Writes one agent session may make."),
-            ("rate_supersedes_per_session", "Supersedes per session", "Replacements per session."),
-            ("rate_deletes_per_session", "Deletes per session", "Deletions per session."),
+            *(
+                (
+                    f"rate_{action}_per_{window}",
+                    f"{action.capitalize()} per {window}",
+                    "Most an agent (its token and client) may make in any rolling "
+                    f"{window}, across its sessions.",
+                )
+                for action in (
+                    "stores",
+                    "supersedes",
+                    "deletes",
+                    "exchanges",
+                    "handoffs",
+                    "threads",
+                )
+                for window in ("hour", "day")
+            ),
+            (
+                "trash_days",
+                "Keep agent deletes in the trash (days)",
+                "Restore them from the trash.",
+            ),
             (
                 "review_agent_writes",
                 "Review every agent write",

@@ -32,6 +32,7 @@ from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
 from desktop.settings.view import SettingsPage
 from desktop.threads.view import ThreadsPage
+from desktop.trash.view import TrashPage
 from desktop.widgets import messages
 from desktop.widgets.messages import Level
 from desktop.widgets.ops import Executor
@@ -54,6 +55,8 @@ class Nav(IntEnum):
     THREADS = 4
     AUDIT = 5
     SETTINGS = 6
+    # Last, as a trash is: Ctrl+1 to Ctrl+7 stay as they were.
+    TRASH = 7
 
     @property
     def label(self) -> str:
@@ -123,6 +126,7 @@ class MainWindow(QMainWindow):
         self.attachments = AttachmentsPage(state, executor)
         self.threads = ThreadsPage(state)
         self.audit = AuditPage(state)
+        self.trash = TrashPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
         self.pages = QStackedWidget()
         for page in (
@@ -133,6 +137,7 @@ class MainWindow(QMainWindow):
             self.threads,
             self.audit,
             self.settings,
+            self.trash,
         ):
             self.pages.addWidget(page)
         self.banner = Banner()

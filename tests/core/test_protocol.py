@@ -17,12 +17,15 @@ from core.agent.auth import load_or_create_token, read_token, regenerate_token, 
 from core.agent.client import RemoteError, error_from_reply
 from core.agent.dispatch import MAX_FAILED_HELLOS, Connection, Dispatcher
 from core.agent.framing import (
+    MAX_NESTING_DEPTH,
     ErrorCode,
     FrameBuffer,
     FrameTooLarge,
     RpcError,
+    bracket_depth,
     decode_json,
     encode_frame,
+    nesting_depth,
     parse_request,
 )
 from core.agent.protocol import agent_dispatcher
@@ -167,7 +170,8 @@ def test_a_valid_request_and_a_notification() -> None:
         (b"\xff\xfe{}", ErrorCode.PARSE_ERROR),
         (b'{"jsonrpc": "2.0", "method": "x", "id": 1', ErrorCode.PARSE_ERROR),
         (b'{"jsonrpc": "2.0", "method": "x", "id": NaN}', ErrorCode.PARSE_ERROR),
-        (b"[" * 100_000, ErrorCode.PARSE_ERROR),
+        (b"[" * 100_000, ErrorCode.INVALID_PARAMS),  # deeper than the limit, and not JSON
+        (b'"[[[' + b"]" * 40, ErrorCode.PARSE_ERROR),
         (b"1" * 5000, ErrorCode.PARSE_ERROR),  # past Python's int-digits limit
         (b'[{"jsonrpc": "2.0", "method": "x", "id": 1}]', ErrorCode.INVALID_REQUEST),
         (b'"hello"', ErrorCode.INVALID_REQUEST),
@@ -189,6 +193,50 @@ def test_bad_frames_get_the_right_code(line: bytes, code: ErrorCode) -> None:
         parse_request(line)
     assert info.value.code == code
     assert len(info.value.message) < 400
+
+
+def nested(depth: int) -> Any:
+    """Arguments whose deepest value sits ``depth`` levels inside the request object."""
+    value: Any = "leaf"
+    for i in range(depth - 2):
+        value = [value] if i % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [MAX_NESTING_DEPTH + 1, 1000, 1100, 100_000])
+def test_frames_nested_past_the_limit_are_invalid_params_before_any_schema(
+    conn: Connection, service: MemoryService, depth: int
+) -> None:
+    before = entry_rows(service)
+    tags = "[" * (depth - 2) + "]" * (depth - 2)
+    line = b'{"jsonrpc":"2.0","id":5,"method":"memory_store","params":{"type":"fact",'
+    line += b'"content":"deep","tags":' + tags.encode() + b"}}"
+    reply = conn.handle_line(line)
+    assert reply.frame is not None
+    decoded = json.loads(reply.frame)
+    code, data = error_of(decoded)
+    assert code == ErrorCode.INVALID_PARAMS and data["rule"] == "maxDepth"
+    assert str(MAX_NESTING_DEPTH) in decoded["error"]["message"]
+    # The id is echoed when the frame could be decoded at all.
+    assert decoded["id"] == (5 if depth <= 1000 else None)
+    assert entry_rows(service) == before
+
+
+def test_a_frame_at_the_depth_limit_is_served(conn: Connection) -> None:
+    reply = call(conn, "memory_search", {"query": "x", "tags": nested(MAX_NESTING_DEPTH)})
+    code, data = error_of(reply)
+    # Past the depth check: the schema now names the field.
+    assert code == ErrorCode.INVALID_PARAMS and data["rule"] != "maxDepth"
+    assert nesting_depth(json.loads(frame("m", {"a": nested(MAX_NESTING_DEPTH)}))) == (
+        MAX_NESTING_DEPTH
+    )
+
+
+@given(st.integers(min_value=1, max_value=80), st.text(alphabet='[]{}"\\a,:', max_size=30))
+def test_bracket_depth_agrees_with_the_decoded_depth(depth: int, noise: str) -> None:
+    value = nested(depth + 2)
+    data = json.dumps({"v": value, "s": noise}).encode()
+    assert bracket_depth(data, limit=1000) == nesting_depth(json.loads(data), limit=1000)
 
 
 def test_an_error_carries_the_id_once_it_is_known() -> None:
@@ -411,8 +459,8 @@ def test_ingest_text_stores_markers(conn: Connection, service: MemoryService) ->
     assert result["result"]["markers"] == 1 and len(result["result"]["stored"]) == 1
 
 
-def test_the_session_rate_limit_is_an_application_error(data_dir: DataDir, token: str) -> None:
-    svc = MemoryService(data_dir, Config(rate_stores_per_session=2))
+def test_the_rate_limit_is_an_application_error(data_dir: DataDir, token: str) -> None:
+    svc = MemoryService(data_dir, Config(rate_stores_per_hour=2))
     try:
         conn = agent_dispatcher(svc).connect()
         call(conn, "hello", {"token": token})
@@ -471,6 +519,16 @@ FRAMES = st.one_of(
         st.sampled_from(["memory_store", "memory_delete", "hello", "session_end", "memory_x"]),
         ARGS | JSON,
         st.integers() | st.text(max_size=5) | st.none() | st.booleans(),
+    ),
+    # Nested far past the limit, closed or not, inside a valid store's arguments.
+    st.builds(
+        lambda depth, closed, opener: (
+            b'{"jsonrpc":"2.0","id":3,"method":"memory_store","params":{"type":"fact",'
+            b'"content":"deep","tags":' + opener * depth + (b"]" * depth if closed else b"") + b"}}"
+        ),
+        st.integers(min_value=MAX_NESTING_DEPTH - 2, max_value=3000),
+        st.booleans(),
+        st.just(b"["),
     ),
 )
 

@@ -170,7 +170,7 @@ def test_superseded_entries_are_purged_at_open(data_dir: DataDir) -> None:
 
 
 def test_agent_rate_limits(data_dir: DataDir) -> None:
-    svc = MemoryService(data_dir, Config(rate_stores_per_session=3, rate_deletes_per_session=1))
+    svc = MemoryService(data_dir, Config(rate_stores_per_hour=3, rate_deletes_per_hour=1))
     agent = svc.open_session("main", Actor.AGENT)
     ids = [_store(svc, agent, f"fact {i}") for i in range(3)]
     with pytest.raises(RateLimited, match="3 stores"):

@@ -91,7 +91,7 @@ def test_live_insert_keeps_selection_and_scroll(
     agent_caller: Caller,
     window: MainWindow,
 ) -> None:
-    service.set_config(Config(rate_stores_per_session=1000))
+    service.set_config(Config(rate_stores_per_hour=1000, rate_stores_per_day=1000))
     for i in range(120):
         add(service, operator, f"Background memory {i}")
     qtbot.waitUntil(lambda: window.browser.model.rowCount() == 120)

@@ -44,7 +44,7 @@ AMBRY = Path(sys.executable).with_name("ambry")
 @pytest.fixture
 def service(data_dir: DataDir) -> Iterator[MemoryService]:
     # Roomy rate limits: these tests are about the transport, not the write policy.
-    svc = MemoryService(data_dir, Config(rate_stores_per_session=10_000))
+    svc = MemoryService(data_dir, Config(rate_stores_per_hour=10_000, rate_stores_per_day=10_000))
     yield svc
     svc.close()
 

@@ -111,13 +111,13 @@ def test_settings_save_validate_and_token(
     page.open_folder = opened.append
     page.open_button.click()
     assert opened == [data_dir.root]
-    page.editors["rate_stores_per_session"].setValue(7)  # type: ignore[union-attr]
+    page.editors["rate_stores_per_hour"].setValue(7)  # type: ignore[union-attr]
     page.editors["review_agent_writes"].setChecked(True)  # type: ignore[union-attr]
     page.save_button.click()
-    assert service.config.rate_stores_per_session == 7
+    assert service.config.rate_stores_per_hour == 7
     assert service.config.review_agent_writes
     saved = json.loads(data_dir.config_file.read_text())
-    assert saved["rate_stores_per_session"] == 7
+    assert saved["rate_stores_per_hour"] == 7
 
     page.copy_token()
     first = QGuiApplication.clipboard().text()

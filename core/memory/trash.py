@@ -1,0 +1,227 @@
+"""The trash: where an agent's deletes go, for the person to restore or empty.
+
+An agent may delete memories (``memory_delete``), but an injected or confused
+agent must not be able to destroy what the person kept. So an agent's delete
+moves the entry's row, exactly as stored, into the ``trash`` table: private
+and secret content stays sealed, and the entry leaves the brief, search and
+the search index at once. The person lists the trash, restores an entry (it
+comes back with its id, history links and search index) or empties it
+(``ambry trash``). Entries are purged :attr:`~core.model.config.Config.trash_days`
+after the delete (30 by default), when the group is opened. The person's own
+deletes are final, as they confirm them.
+
+Nothing here is reachable by an agent: there is no protocol method for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from core.model.changes import Changes
+from core.model.config import Config
+from core.model.entries import Actor, iso, utc_now
+from core.model.errors import Conflict, Forbidden, NotFound
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.store import GroupStore
+
+if TYPE_CHECKING:
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
+
+#: Longest content preview in a trash listing, in characters.
+PREVIEW_CHARS: Final = 160
+#: The row's key, reassigned on restore (another entry may have taken it since).
+_SEQ: Final = "seq"
+
+
+@dataclass(frozen=True)
+class TrashItem:
+    """One deleted entry waiting in the trash."""
+
+    id: str
+    type: str
+    #: The content, readable as the browser shows it (secret content masked).
+    preview: str
+    tags: tuple[str, ...]
+    privacy: str
+    deleted_at: str
+    deleted_by: str
+    session_id: str | None
+    expires_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "preview": self.preview,
+            "tags": list(self.tags),
+            "privacy": self.privacy,
+            "deleted_at": self.deleted_at,
+            "deleted_by": self.deleted_by,
+            "session_id": self.session_id,
+            "expires_at": self.expires_at,
+        }
+
+
+def move_to_trash(
+    store: GroupStore, caller: Caller, entry_id: str, config: Config, now: datetime
+) -> bool:
+    """Move one entry's row into the trash (inside the caller's write transaction).
+
+    Returns:
+        False when there is no such entry.
+    """
+    cursor = store.execute("SELECT * FROM memory_entries WHERE id = ?", (entry_id,))
+    row = cursor.fetchone()
+    if row is None:
+        return False
+    names = [d[0] for d in cursor.getdescription()]
+    entry = {k: v for k, v in zip(names, row, strict=True) if k != _SEQ}
+    store.execute(
+        "INSERT OR REPLACE INTO trash (id, entry, deleted_at, deleted_by, session_id, expires_at) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            entry_id,
+            json.dumps(entry, ensure_ascii=False),
+            iso(now),
+            caller.actor.value,
+            caller.session_id,
+            iso(now + timedelta(days=config.trash_days)),
+        ),
+    )
+    store.delete(entry_id)
+    return True
+
+
+def _item(service: Workspace, row: Sequence[Any]) -> TrashItem:
+    entry = json.loads(row[1])
+    content = service.readable_content(row[0], entry["privacy"], entry["content"])
+    if len(content) > PREVIEW_CHARS:
+        content = content[: PREVIEW_CHARS - 1] + "…"
+    return TrashItem(
+        id=row[0],
+        type=entry["type"],
+        preview=" ".join(content.split()),
+        tags=tuple(json.loads(entry.get("tags") or "[]")),
+        privacy=entry["privacy"],
+        deleted_at=row[2],
+        deleted_by=row[3],
+        session_id=row[4],
+        expires_at=row[5],
+    )
+
+
+_COLUMNS = "id, entry, deleted_at, deleted_by, session_id, expires_at"
+
+
+def list_trash(service: Workspace, group: str) -> list[TrashItem]:
+    """What is in the trash of ``group``, most recently deleted first."""
+    rows = service.store_for(group).execute(
+        f"SELECT {_COLUMNS} FROM trash ORDER BY deleted_at DESC, id"
+    )
+    return [_item(service, r) for r in rows]
+
+
+def _for_the_person(caller: Caller, what: str) -> None:
+    if caller.actor is Actor.AGENT:
+        raise Forbidden(f"{what} the trash is for the person, in the app or the CLI")
+
+
+def restore(service: Workspace, caller: Caller, entry_id: str) -> Changes:
+    """Put a trashed entry back, as it was when it was deleted."""
+    _for_the_person(caller, "restoring from")
+    store = service.store_for(caller.group)
+    with store.transaction():
+        row = store.execute("SELECT entry FROM trash WHERE id = ?", (entry_id,)).fetchone()
+        if row is None:
+            raise NotFound(
+                f"no entry {entry_id} in the trash of group {store.group}; see `ambry trash list`",
+                field="id",
+            )
+        if store.get(entry_id) is not None:
+            raise Conflict(f"entry {entry_id} exists already; empty it from the trash instead")
+        entry: dict[str, Any] = json.loads(row[0])
+        current = {r[1] for r in store.execute("PRAGMA table_info(memory_entries)")}
+        # Columns added by later migrations take their defaults.
+        values = {k: v for k, v in entry.items() if k in current and k != _SEQ}
+        names = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        store.execute(
+            f"INSERT INTO memory_entries ({names}) VALUES ({marks})", tuple(values.values())
+        )
+        store.execute("DELETE FROM trash WHERE id = ?", (entry_id,))
+        audit.record(
+            store,
+            Action.RESTORE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[entry_id],
+            count=1,
+            source="trash",
+        )
+    return service.emit(
+        Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=(entry_id,))
+    )
+
+
+def empty(service: Workspace, caller: Caller, ids: Sequence[str] = ()) -> int:
+    """Delete trashed entries for good: those in ``ids``, or all. Returns how many."""
+    _for_the_person(caller, "emptying")
+    store = service.store_for(caller.group)
+    with store.transaction():
+        if ids:
+            gone = [i for i in ids if _drop(store, i)]
+            missing = sorted(set(ids) - set(gone))
+            if missing:
+                raise NotFound(
+                    f"not in the trash of group {store.group}: {', '.join(missing[:5])}",
+                    field="id",
+                )
+        else:
+            gone = [r[0] for r in store.execute("DELETE FROM trash RETURNING id")]
+        if gone:
+            audit.record(
+                store,
+                Action.PURGE,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=gone,
+                count=len(gone),
+                reason="trash emptied",
+            )
+    if gone:
+        service.emit(Changes(group=store.group, audit=True))
+    return len(gone)
+
+
+def _drop(store: GroupStore, entry_id: str) -> bool:
+    return bool(
+        store.execute("DELETE FROM trash WHERE id = ? RETURNING id", (entry_id,)).fetchall()
+    )
+
+
+def purge_expired(store: GroupStore, now: datetime | None = None) -> list[str]:
+    """Delete trashed entries whose time is up; returns their ids (audited)."""
+    cutoff = iso(now or utc_now())
+    with store.transaction():
+        gone = [
+            r[0]
+            for r in store.execute(
+                "DELETE FROM trash WHERE expires_at <= ? RETURNING id", (cutoff,)
+            )
+        ]
+        if gone:
+            audit.record(
+                store,
+                Action.PURGE,
+                Actor.SYSTEM,
+                entry_ids=gone,
+                count=len(gone),
+                reason="kept in the trash for the configured days",
+            )
+    return gone

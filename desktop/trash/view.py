@@ -1,0 +1,181 @@
+"""The trash: memories agents deleted, for the person to restore or delete for good.
+
+An agent's delete is never final (core.memory.trash): the entry waits here, sealed
+content still sealed, until the person restores it, empties it, or the
+configured days pass. The list is short by construction (deletes are rate
+limited and purged), so it is loaded whole on refresh.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QStackedWidget,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.memory import trash
+from core.model.changes import Changes
+from core.model.errors import AmbryError
+from desktop.memories.values import local_time
+from desktop.widgets import messages
+from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.watch import AppState
+
+_INTRO = (
+    "Memories an agent deleted wait here, out of the brief and search, until you restore "
+    "them or delete them for good. They are removed after the days set in Settings."
+)
+_COLUMNS = ("Memory", "Type", "Deleted", "By", "Removed after")
+
+
+class TrashPage(LazyPage):
+    """Lists the trash of the current group; restore, delete for good, or empty it.
+
+    Args:
+        state: the shared app state.
+        parent: the parent widget.
+    """
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._ids: list[str] = []
+        self.table = QTableWidget(0, len(_COLUMNS), self)
+        self.table.setObjectName("trashTable")
+        self.table.setHorizontalHeaderLabels(_COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, len(_COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+
+        intro = QLabel(_INTRO, self)
+        intro.setObjectName("hint")
+        intro.setWordWrap(True)
+        self.restore_button = QPushButton("Restore", self)
+        self.restore_button.setObjectName("primary")
+        self.delete_button = QPushButton("Delete for good…", self)
+        self.delete_button.setObjectName("danger")
+        self.empty_button = QPushButton("Empty trash…", self)
+        self.restore_button.clicked.connect(self.restore_selected)
+        self.delete_button.clicked.connect(self.delete_selected)
+        self.empty_button.clicked.connect(self.empty_all)
+        buttons = QHBoxLayout()
+        for button in (self.restore_button, self.delete_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(self.empty_button)
+
+        list_page = QWidget(self)
+        list_layout = QVBoxLayout(list_page)
+        list_layout.setContentsMargins(0, 0, 0, 0)
+        list_layout.addWidget(self.table, 1)
+        list_layout.addLayout(buttons)
+        self.nothing = QLabel("The trash is empty.\n\nMemories agents delete appear here.")
+        self.nothing.setObjectName("emptyTitle")
+        self.nothing.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(list_page)
+        self.stack.addWidget(self.nothing)
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addWidget(self.stack, 1)
+
+        self.table.itemSelectionChanged.connect(self._on_selection)
+        state.changed.connect(self._on_changes)
+        state.group_changed.connect(lambda _g: self._invalidate(reload=True))
+
+    def _on_changes(self, changes: Changes) -> None:
+        # Agent deletes change entries; emptying the trash only leaves an audit row.
+        if changes.group == self._state.group and (changes.entries or changes.audit):
+            self._invalidate()
+
+    def refresh(self) -> None:
+        self._begin_refresh()
+        items = trash.list_trash(self._state.service, self._state.group)
+        # Rows are rebuilt; the selection follows the ids, not the row numbers.
+        keep = set(self.selected_ids())
+        self.table.clearSelection()
+        self._ids = [i.id for i in items]
+        self.table.setRowCount(len(items))
+        for row, item in enumerate(items):
+            cells = (
+                item.preview,
+                item.type,
+                local_time(item.deleted_at),
+                item.deleted_by,
+                local_time(item.expires_at),
+            )
+            for column, text in enumerate(cells):
+                cell = QTableWidgetItem(text)
+                if column == 0:
+                    cell.setToolTip(item.id)
+                self.table.setItem(row, column, cell)
+        rows = QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows
+        for row, entry_id in enumerate(self._ids):
+            if entry_id in keep:
+                self.table.selectionModel().select(self.table.model().index(row, 0), rows)
+        self.stack.setCurrentIndex(0 if items else 1)
+        self.empty_button.setEnabled(bool(items))
+        self._on_selection()
+
+    def selected_ids(self) -> list[str]:
+        rows = sorted({i.row() for i in self.table.selectionModel().selectedRows()})
+        return [self._ids[r] for r in rows if r < len(self._ids)]
+
+    def _on_selection(self) -> None:
+        chosen = bool(self.selected_ids())
+        self.restore_button.setEnabled(chosen)
+        self.delete_button.setEnabled(chosen)
+
+    def restore_selected(self) -> None:
+        ids = self.selected_ids()
+        caller = self._state.operator()
+        try:
+            for entry_id in ids:
+                trash.restore(self._state.service, caller, entry_id)
+        except AmbryError as exc:
+            messages.report(exc)
+        self._invalidate()
+
+    def delete_selected(self) -> None:
+        ids = self.selected_ids()
+        if not ids or not messages.confirm(
+            self,
+            "Delete for good",
+            f"Delete {len(ids)} memor{'y' if len(ids) == 1 else 'ies'} for good? "
+            "This cannot be undone.",
+            "Delete",
+        ):
+            return
+        self._empty(ids)
+
+    def empty_all(self) -> None:
+        if self._ids and messages.confirm(
+            self,
+            "Empty trash",
+            f"Delete all {len(self._ids)} memories in the trash for good? This cannot be undone.",
+            "Empty trash",
+        ):
+            self._empty([])
+
+    def _empty(self, ids: list[str]) -> None:
+        try:
+            trash.empty(self._state.service, self._state.operator(), ids)
+        except AmbryError as exc:
+            messages.report(exc)
+        self._invalidate()

@@ -1,0 +1,47 @@
+"""The Trash page: what agents deleted, restored or deleted for good by the person."""
+
+from __future__ import annotations
+
+from pytestqt.qtbot import QtBot
+
+from core.memory import trash
+from core.model.entries import Actor
+from core.service import Caller, MemoryService
+from desktop.shell.main_window import MainWindow, Nav
+from tests.desktop.conftest import Dialogs, add
+
+
+def listed(window: MainWindow) -> list[str]:
+    table = window.trash.table
+    return [table.item(r, 0).text() for r in range(table.rowCount())]
+
+
+def test_restore_and_delete_for_good_from_the_trash(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow, dialogs: Dialogs
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "test-agent")
+    ids = [add(service, operator, f"Window note {i}") for i in range(3)]
+    window.go(Nav.TRASH)
+    assert window.trash.stack.currentWidget() is window.trash.nothing
+    for entry_id in ids:
+        service.delete(agent, entry_id)
+    qtbot.waitUntil(lambda: len(listed(window)) == 3)
+    assert window.nav.item(Nav.TRASH).text() == "Trash"
+    assert window.trash.table.item(0, 3).text() == "agent"
+
+    window.trash.table.selectRow(listed(window).index("Window note 1"))
+    window.trash.restore_button.click()
+    assert service.store_for("main").get(ids[1]) is not None
+    qtbot.waitUntil(lambda: "Window note 1" not in listed(window))
+
+    window.trash.table.selectRow(listed(window).index("Window note 0"))
+    dialogs.answer = False
+    window.trash.delete_button.click()
+    assert len(trash.list_trash(service, "main")) == 2  # the person said no
+    dialogs.answer = True
+    window.trash.delete_button.click()
+    qtbot.waitUntil(lambda: listed(window) == ["Window note 2"])
+    window.trash.empty_button.click()
+    qtbot.waitUntil(lambda: window.trash.stack.currentWidget() is window.trash.nothing)
+    assert trash.list_trash(service, "main") == []
+    assert service.store_for("main").get(ids[0]) is None
