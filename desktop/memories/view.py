@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QSignalBlocker, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -114,6 +114,8 @@ class BrowserPage(QWidget):
         sel = self.table.selectionModel()
         sel.selectionChanged.connect(self._on_selection)
         self.editor.save_requested.connect(self._save)
+        self.editor.save_on_top_requested.connect(self._save_on_top)
+        self.editor.cancel_requested.connect(self.cancel_new)
         self.editor.pin_requested.connect(self.commands.set_pinned)
         self.editor.delete_requested.connect(self.delete_ids)
         self.editor.history_requested.connect(self.show_history)
@@ -297,8 +299,18 @@ class BrowserPage(QWidget):
         current = self.editor.entry
         moving = current is None or current.id != entry.id
         if moving and self.editor.is_dirty() and not self._discard_edits():
+            # Kept editing: the highlight goes back to what the editor shows, so
+            # Del and the bulk actions act on that memory, not on the one clicked.
+            self._restore_selection(current)
             return
         self.editor.show_entry(entry)
+
+    def _restore_selection(self, current: MemoryEntry | None) -> None:
+        sel = self.table.selectionModel()
+        with QSignalBlocker(sel):
+            if current is None or not self._select([current.id]):
+                sel.clear()
+        self.table.viewport().update()
 
     def _discard_edits(self) -> bool:
         return messages.confirm(
@@ -330,6 +342,14 @@ class BrowserPage(QWidget):
         self.table.clearSelection()
         self.editor.show_new(EntryType.FACT)
 
+    def cancel_new(self) -> None:
+        """Drop the new memory being written (asks if it has text)."""
+        if not self.editor.is_new or (self.editor.is_dirty() and not self._discard_edits()):
+            return
+        self.editor.show_nothing()
+        self._on_selection(QItemSelection(), QItemSelection())
+        self.table.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def open_entry(self, entry_id: str) -> None:
         """Select ``entry_id`` if the current list has it, else show it in the editor."""
         if self.model.row_of(entry_id) is not None:
@@ -345,6 +365,14 @@ class BrowserPage(QWidget):
         if saved is not None:
             self.editor.show_entry(saved)
             self._select_ids = [saved.id]
+
+    def _save_on_top(self, replaced: MemoryEntry, draft: Draft) -> None:
+        """Save the person's edits of ``replaced`` as a version on top of its current one."""
+        current: MemoryEntry | None = replaced
+        while current is not None and current.superseded_by:
+            current = self.commands.read(current.superseded_by)
+        # Deleted meanwhile: the person's text becomes a memory of its own.
+        self._save(current, draft)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         rows = [r for r in (self.model.row_of(i) for i in ids) if r is not None]

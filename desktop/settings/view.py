@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -35,6 +35,7 @@ from core.model.errors import AmbryError
 from desktop.settings.data_view import DataPanel
 from desktop.widgets import messages
 from desktop.widgets.files import open_folder
+from desktop.widgets.keys import add_key
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
@@ -137,7 +138,9 @@ class SettingsPage(QWidget):
         layout.addLayout(buttons)
 
         self.show_config(state.config)
+        self.save_button.setToolTip("Save and apply the settings (Ctrl+S)")
         self.save_button.clicked.connect(self.save)
+        add_key(self, QKeySequence.StandardKey.Save, self.save, "Save settings")
         self.revert_button.clicked.connect(lambda: self.show_config(self._state.config))
         state.config_changed.connect(self.show_config)
         state.group_changed.connect(lambda _g: self._show_paths())
@@ -233,6 +236,22 @@ class SettingsPage(QWidget):
                 editor.setChecked(bool(value))
             else:
                 editor.setValue(value)
+
+    def is_dirty(self) -> bool:
+        """Whether an editor holds a value that is not the saved setting."""
+        config = self._state.config
+        for name, editor in self.editors.items():
+            saved = getattr(config, name)
+            if isinstance(editor, QCheckBox):
+                if editor.isChecked() != bool(saved):
+                    return True
+            elif isinstance(editor, QDoubleSpinBox):
+                # The box rounds what it shows; a value it cannot show is not an edit.
+                if round(editor.value(), editor.decimals()) != round(saved, editor.decimals()):
+                    return True
+            elif editor.value() != saved:
+                return True
+        return False
 
     def edited_config(self) -> Config:
         """The settings as edited, checked by core.model.config (raises InvalidParams)."""

@@ -304,23 +304,26 @@ class MainWindow(QMainWindow):
         self.review.recount()
         self.state.start_polling()
 
-    def _unsaved(self) -> str | None:
-        """What leaving the current group now would lose, in words; None if nothing."""
+    def _unsaved(self, *, quitting: bool = False) -> str | None:
+        """What leaving the current group (or quitting) would lose, in words; None if nothing."""
         if self.browser.editor.is_dirty():
             return "your changes to this memory"
         if self.threads.handoff.is_dirty():
             return "your edit of this thread's handoff"
+        if quitting and self.settings.is_dirty():
+            # Settings belong to the data folder, not the group: only quitting drops them.
+            return "your changes to the settings"
         return None
 
-    def _may_leave(self, action: str) -> bool:
+    def _may_leave(self, action: str, *, quitting: bool = False) -> bool:
         """Whether to go on with ``action`` (the button's verb) when it drops unsaved edits."""
-        unsaved = self._unsaved()
+        unsaved = self._unsaved(quitting=quitting)
         return unsaved is None or messages.confirm(
             self, "Unsaved changes", f"{action} without saving {unsaved}?", action
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self._may_leave("Quit"):
+        if not self._may_leave("Quit", quitting=True):
             event.ignore()
             return
         messages.bridge.shown.disconnect(self._on_message)
