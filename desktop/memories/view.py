@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, QSignalBlocker, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QItemSelectionModel,
+    QObject,
+    QSignalBlocker,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -21,20 +30,22 @@ from PySide6.QtWidgets import (
 from core.memory.curation import Decision
 from core.model.changes import Changes
 from core.model.entries import EntryType, MemoryEntry, Status
+from core.recall.ordering import SortKey, current_tag_counts
 from desktop.memories.actions import MemoryActions
 from desktop.memories.editor import EntryEditor
 from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
 from desktop.memories.model import IdListModel
 from desktop.memories.query import ListQuery, Request
+from desktop.memories.rows import setup_memory_table, sort_key_of
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft
 from desktop.widgets import messages
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
-#: Initial column widths, in average character widths (Content stretches).
-_WIDTHS = {"type": 10, "tags": 12, "source": 17, "confidence": 5, "age": 5, "status": 14}
+#: Ages on screen are redrawn this often ("now" becomes "1m").
+AGE_REFRESH_MS = 60_000
 
 
 class BrowserPage(QWidget):
@@ -66,6 +77,8 @@ class BrowserPage(QWidget):
         super().__init__(parent)
         self._state = state
         self._query = BrowserQuery()
+        #: The column order the person clicked, or None for newest / best match first.
+        self._sort: tuple[SortKey | None, bool] = (None, False)
         self._empty: bool | None = None
         #: Ids to select once a list has them (a saved or restored entry).
         self._select_ids: list[str] = []
@@ -77,7 +90,7 @@ class BrowserPage(QWidget):
         self.table = QTableView(self)
         self.table.setObjectName("memoryTable")
         self.table.setModel(self.model)
-        self._setup_table()
+        setup_memory_table(self.table, self.model)
         self.editor = EntryEditor(self)
         self.commands = commands
         self.runner = ListQuery(executor, self)
@@ -109,6 +122,12 @@ class BrowserPage(QWidget):
 
         self._add_actions()
         self.filters.changed.connect(self._on_query)
+        self.filters.search.installEventFilter(self)
+        self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_sort)
+        self._ages = QTimer(self)
+        self._ages.setInterval(AGE_REFRESH_MS)
+        self._ages.timeout.connect(self._refresh_ages)
+        self._ages.start()
         self.filters.typing.connect(self.runner.cancel_running)
         self.runner.ready.connect(self._on_ids)
         sel = self.table.selectionModel()
@@ -126,32 +145,6 @@ class BrowserPage(QWidget):
         self.delete_matching_button.clicked.connect(self.delete_matching)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(self._on_group)
-
-    def _setup_table(self) -> None:
-        t = self.table
-        t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        t.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        t.setWordWrap(False)
-        t.setShowGrid(False)
-        t.setAlternatingRowColors(True)
-        t.setSortingEnabled(False)
-        t.setTextElideMode(Qt.TextElideMode.ElideRight)
-        vh = t.verticalHeader()
-        vh.hide()
-        # Fixed row heights let the view skip measuring rows it does not show.
-        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vh.setDefaultSectionSize(t.fontMetrics().height() + 10)
-        hh = t.horizontalHeader()
-        hh.setHighlightSections(False)
-        hh.setSectionsClickable(False)
-        char = t.fontMetrics().averageCharWidth()
-        for column in range(self.model.columnCount()):
-            key = self.model.columns[column].key
-            if key == "content":
-                hh.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
-            else:
-                hh.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-                hh.resizeSection(column, _WIDTHS.get(key, 10) * char + 16)
 
     def _add_actions(self) -> None:
         delete = QAction("Delete", self.table)
@@ -184,11 +177,48 @@ class BrowserPage(QWidget):
         self.runner.run(self._state.group, self._query)
 
     def _on_query(self, query: BrowserQuery) -> None:
-        self._query = query
-        self.runner.run(self._state.group, query)
+        sort, descending = self._sort
+        self._query = replace(query, sort=sort, descending=descending)
+        self.runner.run(self._state.group, self._query)
+
+    def _on_sort(self, section: int, order: Qt.SortOrder) -> None:
+        key = sort_key_of(self.model.columns[section].key) if section >= 0 else None
+        self._sort = (key, order == Qt.SortOrder.DescendingOrder)
+        self._on_query(self.filters.query())
+
+    def clear_sort(self) -> None:
+        """Back to newest first (or best match first while searching)."""
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+
+    def _refresh_ages(self) -> None:
+        if self.isVisible() and self.model.rowCount():
+            self.model.refresh_rows()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # Down or Enter in the search box moves into the results.
+        if (
+            watched is self.filters.search
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            self.focus_results()
+            return True
+        return super().eventFilter(watched, event)
+
+    def focus_results(self) -> None:
+        """Put the keyboard in the list, on the selected row or the first one."""
+        if not self.model.rowCount():
+            return
+        self.table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if not self.selected_ids():
+            self._select([self.model.id_at(0)])
 
     def _on_group(self, group: str) -> None:
         self.filters.reset()
+        with QSignalBlocker(self.table.horizontalHeader()):
+            self.clear_sort()
+        self._sort = (None, False)
         self._query = BrowserQuery()
         self._empty = None
         self.editor.show_nothing()
@@ -204,7 +234,8 @@ class BrowserPage(QWidget):
         self.runner.run(self._state.group, self._query, refresh=True)
 
     def _refresh_tags(self) -> None:
-        self.filters.set_tags(self._state.service.store_for(self._state.group).all_tags())
+        store = self._state.service.store_for(self._state.group)
+        self.filters.set_tags(current_tag_counts(store))
 
     def _on_ids(self, request: Request, ids: list[str], elapsed: float) -> None:
         if request.group != self._state.group or request.query != self._query:

@@ -32,6 +32,9 @@ from PySide6.QtWidgets import (
 from core.agent import auth
 from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
+from core.service import MemoryService
+from desktop.memories.actions import memories
+from desktop.memories.state import BrowserQuery
 from desktop.settings.data_view import DataPanel
 from desktop.widgets import messages
 from desktop.widgets.files import open_folder
@@ -306,9 +309,12 @@ class SettingsPage(QWidget):
         self.rebuild_button.setEnabled(False)
         messages.info(f"Rebuilding the search index of {group!r}…")
 
-        def done(count: int) -> None:
+        def done(counts: tuple[int, int]) -> None:
             self.rebuild_button.setEnabled(True)
-            messages.info(f"Search index rebuilt ({count:,} memories).")
+            total, current = counts
+            old = total - current
+            kept = f", plus {old:,} old {'version' if old == 1 else 'versions'}" if old else ""
+            messages.info(f"Search index rebuilt: {memories(current)} listed{kept}.")
 
         def failed(exc: BaseException) -> None:
             self.rebuild_button.setEnabled(True)
@@ -316,4 +322,9 @@ class SettingsPage(QWidget):
                 raise exc
             messages.report(exc)
 
-        self._executor.submit(group, lambda svc: svc.store_for(group).rebuild_index(), done, failed)
+        def rebuild(service: MemoryService) -> tuple[int, int]:
+            store = service.store_for(group)
+            # Counted as the Memories list counts: old versions are not listed.
+            return store.rebuild_index(), store.count(BrowserQuery().entry_filter())
+
+        self._executor.submit(group, rebuild, done, failed)
