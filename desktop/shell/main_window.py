@@ -26,6 +26,7 @@ from core.model.errors import AmbryError
 from desktop.attachments.view import AttachmentsPage
 from desktop.audit.view import AuditPage
 from desktop.brief.view import BriefPage
+from desktop.connect.view import ConnectPage
 from desktop.memories.actions import MemoryActions, plural
 from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
@@ -54,10 +55,11 @@ class Nav(IntEnum):
     THREADS = 4
     AUDIT = 5
     SETTINGS = 6
+    CONNECT = 7
 
     @property
     def label(self) -> str:
-        return self.name.capitalize()
+        return "Connect an agent" if self is Nav.CONNECT else self.name.capitalize()
 
 
 class Banner(QFrame):
@@ -124,6 +126,7 @@ class MainWindow(QMainWindow):
         self.threads = ThreadsPage(state)
         self.audit = AuditPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
+        self.connect_page = ConnectPage(state, server, socket_path)
         self.pages = QStackedWidget()
         for page in (
             self.memories,
@@ -133,6 +136,7 @@ class MainWindow(QMainWindow):
             self.threads,
             self.audit,
             self.settings,
+            self.connect_page,
         ):
             self.pages.addWidget(page)
         self.banner = Banner()

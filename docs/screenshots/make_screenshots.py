@@ -212,6 +212,8 @@ def main() -> int:
         shoot(window, app, "audit")
         window.go(Nav.SETTINGS)
         shoot(window, app, "settings")
+        window.go(Nav.CONNECT)
+        shoot(window, app, "connect")
 
         # Added last, so the brief and audit above show the memories alone.
         thread_id = thread_activity(service)
