@@ -7,8 +7,8 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSignalBlocker, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSignalBlocker, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -32,6 +32,7 @@ from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
 from desktop.settings.view import SettingsPage
+from desktop.shell.palette import Command, CommandPalette, KeysDialog
 from desktop.threads.view import ThreadsPage
 from desktop.widgets import messages
 from desktop.widgets.messages import Level
@@ -229,6 +230,57 @@ class MainWindow(QMainWindow):
         add("Quit", QKeySequence.StandardKey.Quit, self.close)
         for item in Nav:
             add(item.label, f"Ctrl+{item.value + 1}", lambda _c=False, i=item: self.go(i))
+        add("Command palette", "Ctrl+K", self.show_palette)
+        # Line edits claim Ctrl+K (delete to the end of the line); the palette wins.
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.installEventFilter(self)
+        add("Keyboard shortcuts", "F1", self.show_keys)
+
+    def command_list(self) -> list[Command]:
+        """Everything the palette offers; those with keys also make the F1 list."""
+        found = [
+            Command("New memory", self.new_entry, "Ctrl+N"),
+            Command("Search memories", self.focus_search, "Ctrl+F"),
+            Command("Save the memory, settings or handoff being edited", None, "Ctrl+S"),
+            Command("Cancel a new memory", None, "Escape"),
+            Command("Delete the selected memories (asks first)", None, "Del"),
+            Command("Undo the last delete or reject", None, "Ctrl+Z"),
+            Command("Accept / reject / defer in Review", None, "A / R / D"),
+            Command("Memory list: default order", self.browser.clear_sort),
+        ]
+        found += [
+            Command(f"Go to {n.label}", lambda n=n: self.go(n), f"Ctrl+{n.value + 1}") for n in Nav
+        ]
+        found += [
+            Command(f"Switch to group {g}", lambda g=g: self.switch_group(g))
+            for g in self.state.groups()
+            if g != self.state.group
+        ]
+        found += [
+            Command("Command palette", self.show_palette, "Ctrl+K"),
+            Command("Keyboard shortcuts", self.show_keys, "F1"),
+            Command("Quit", self.close, "Ctrl+Q"),
+        ]
+        return found
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_K
+            and event.modifiers() == Qt.KeyboardModifier.ControlModifier
+        ):
+            return True  # not accepted: the shortcut runs
+        return super().eventFilter(watched, event)
+
+    def show_palette(self) -> None:
+        self.palette_dialog = CommandPalette(self.command_list(), self)
+        self.palette_dialog.open()
+
+    def show_keys(self) -> None:
+        self.keys_dialog = KeysDialog(self.command_list(), self)
+        self.keys_dialog.open()
 
     # -- navigation --------------------------------------------------------------
 
@@ -266,6 +318,10 @@ class MainWindow(QMainWindow):
         name: str | None = self.group_box.itemText(index)
         if name == _NEW_GROUP:
             name = messages.ask_text(self, "New group", "Name (letters, digits, '_' or '-'):")
+        self.switch_group(name)
+
+    def switch_group(self, name: str | None) -> None:
+        """Open group ``name`` (asks first if that drops unsaved edits)."""
         if name and name != self.state.group and self._may_leave("Switch group"):
             try:
                 self.state.set_group(name)
@@ -331,4 +387,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         messages.bridge.shown.disconnect(self._on_message)
+        app = QCoreApplication.instance()
+        if app is not None:
+            app.removeEventFilter(self)
         super().closeEvent(event)

@@ -199,3 +199,34 @@ def test_selection_restored_when_the_edited_memory_is_filtered_out(
     assert window.browser.selected_ids() == []
     assert window.browser.editor.content.toPlainText() == "Edited"
     assert window.browser.table.indexAt(QPoint(1, 1)).isValid()
+
+
+def test_command_palette_and_keys_list(
+    qtbot: QtBot, filled: dict[str, str], window: MainWindow, service: MemoryService
+) -> None:
+    service.store_for("work")
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    palette = window.palette_dialog
+    qtbot.waitUntil(palette.isVisible)
+    qtbot.keyClicks(palette.search, "conn")
+    assert palette.shown_names() == ["Go to Connect an agent"]
+    qtbot.keyClick(palette.search, Qt.Key.Key_Return)
+    assert not palette.isVisible()
+    assert window.pages.currentWidget() is window.connect_page
+
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    palette = window.palette_dialog
+    qtbot.keyClicks(palette.search, "group work")
+    assert palette.shown_names() == ["Switch to group work"]
+    qtbot.keyClick(palette.search, Qt.Key.Key_Return)
+    assert window.state.group == "work"
+    # Keys that act in place are listed under F1, not run from the palette.
+    assert "Delete the selected memories (asks first)" not in palette._commands
+
+    qtbot.keyClick(window, Qt.Key.Key_F1)
+    keys = window.keys_dialog
+    qtbot.waitUntil(keys.isVisible)
+    text = keys.table.text()
+    for key in ("Ctrl+K", "Ctrl+S", "Ctrl+Z", "Escape", "Ctrl+8", "F1"):
+        assert f"<b>{key}</b>" in text
+    keys.close()
