@@ -44,8 +44,7 @@ from desktop.widgets import messages
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
-#: Ages on screen are redrawn this often ("now" becomes "1m").
-AGE_REFRESH_MS = 60_000
+AGE_REFRESH_MS = 60_000  # how often ages on screen are redrawn ("now" becomes "1m")
 
 
 class BrowserPage(QWidget):
@@ -76,6 +75,7 @@ class BrowserPage(QWidget):
     ) -> None:
         super().__init__(parent)
         self._state = state
+        self._executor = executor
         self._query = BrowserQuery()
         #: The column order the person clicked, or None for newest / best match first.
         self._sort: tuple[SortKey | None, bool] = (None, False)
@@ -124,8 +124,7 @@ class BrowserPage(QWidget):
         self.filters.changed.connect(self._on_query)
         self.filters.search.installEventFilter(self)
         self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_sort)
-        self._ages = QTimer(self)
-        self._ages.setInterval(AGE_REFRESH_MS)
+        self._ages = QTimer(self, interval=AGE_REFRESH_MS)
         self._ages.timeout.connect(self._refresh_ages)
         self._ages.start()
         self.filters.typing.connect(self.runner.cancel_running)
@@ -173,8 +172,9 @@ class BrowserPage(QWidget):
 
     def start(self) -> None:
         """List the current group (call once the window is up)."""
-        self._refresh_tags()
+        self._state.service.store_for(self._state.group)  # created here, not by two threads
         self.runner.run(self._state.group, self._query)
+        self._refresh_tags()
 
     def _on_query(self, query: BrowserQuery) -> None:
         sort, descending = self._sort
@@ -222,20 +222,30 @@ class BrowserPage(QWidget):
         self._query = BrowserQuery()
         self._empty = None
         self.editor.show_nothing()
-        self._refresh_tags()
         self.runner.run(group, self._query)
+        self._refresh_tags()
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.group != self._state.group or not (changes.entries or changes.review):
             return
         self.model.refresh_rows(changes.entry_ids or None)
         self._reload_editor(changes.entry_ids)
-        self._refresh_tags()
         self.runner.run(self._state.group, self._query, refresh=True)
+        self._refresh_tags()
 
     def _refresh_tags(self) -> None:
-        store = self._state.service.store_for(self._state.group)
-        self.filters.set_tags(current_tag_counts(store))
+        group = self._state.group  # counted in the background: a large group takes a while
+
+        def done(tags: list[tuple[str, int]]) -> None:
+            if group == self._state.group:
+                self.filters.set_tags(tags)
+
+        self._executor.submit(
+            group,
+            lambda service: current_tag_counts(service.store_for(group)),
+            done,
+            on_cancel=self._refresh_tags,  # cut short by a search typed meanwhile
+        )
 
     def _on_ids(self, request: Request, ids: list[str], elapsed: float) -> None:
         if request.group != self._state.group or request.query != self._query:
