@@ -7,15 +7,17 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSignalBlocker, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QMainWindow,
+    QPlainTextEdit,
     QPushButton,
     QStackedWidget,
     QVBoxLayout,
@@ -231,10 +233,10 @@ class MainWindow(QMainWindow):
         for item in Nav:
             add(item.label, f"Ctrl+{item.value + 1}", lambda _c=False, i=item: self.go(i))
         add("Command palette", "Ctrl+K", self.show_palette)
-        # Line edits claim Ctrl+K (delete to the end of the line); the palette wins.
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.installEventFilter(self)
+        # Text fields claim Ctrl+K (delete to the end of the line); the palette wins.
+        for kind in (QLineEdit, QPlainTextEdit):
+            for field in self.findChildren(kind):
+                field.installEventFilter(self)
         add("Keyboard shortcuts", "F1", self.show_keys)
 
     def command_list(self) -> list[Command]:
@@ -387,7 +389,4 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         messages.bridge.shown.disconnect(self._on_message)
-        app = QCoreApplication.instance()
-        if app is not None:
-            app.removeEventFilter(self)
         super().closeEvent(event)
