@@ -17,7 +17,7 @@ from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
 
 from core.attachments.receipts import Link, Receipt, SourceState, human_size
-from desktop.memories.editor import local_time
+from desktop.memories.values import local_time
 from desktop.widgets.record_model import Column, RecordModel
 
 #: The role under which the state column answers with the receipt's :class:`SourceState`.

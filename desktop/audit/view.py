@@ -20,7 +20,7 @@ from core.model.entries import Actor
 from core.storage import audit
 from core.storage.audit import Action, AuditRecord
 from core.storage.store import GroupStore
-from desktop.memories.editor import local_time
+from desktop.memories.values import local_time
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.tables import FlatTableModel, Header, list_table
 from desktop.widgets.watch import AppState

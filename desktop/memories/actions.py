@@ -24,7 +24,7 @@ from core.model.entries import MemoryEntry, Status
 from core.model.errors import AmbryError, NotFound
 from core.storage.crypto import KeyUnavailable
 from desktop.memories.state import BrowserQuery
-from desktop.memories.values import Draft, is_locked
+from desktop.memories.values import Draft, is_locked, is_masked
 from desktop.widgets import messages
 from desktop.widgets.watch import AppState
 
@@ -45,6 +45,23 @@ LOCKED_TEXT = (
     "This memory is encrypted and Ambry's key is not available (no OS keyring, or the "
     "key is not in it), so it cannot be read or changed here."
 )
+
+
+def first_words(entry: MemoryEntry, words: int = 8) -> str:
+    """The opening words of ``entry``, quoted, to name it in a question."""
+    if is_masked(entry) or is_locked(entry):
+        return f"a secret {entry.type.value}"
+    parts = entry.content.split()
+    text = " ".join(parts[:words])
+    return f"“{text}…”" if len(parts) > words else f"“{text}”"
+
+
+def named(entries: Sequence[MemoryEntry], limit: int = 3) -> str:
+    """``“Has a dog named Luna”``, or the first few of several and how many more."""
+    shown = [first_words(e, 6 if len(entries) > 1 else 12) for e in entries[:limit]]
+    more = len(entries) - len(shown)
+    tail = f" and {memories(more)} more" if more else ""
+    return ", ".join(shown) + tail
 
 
 def past_tense(decision: Decision) -> str:
@@ -157,20 +174,24 @@ class MemoryActions(QObject):
             messages.report(exc)
 
     def delete(self, ids: Sequence[str], parent: QWidget | None) -> bool:
-        """Ask, then delete ``ids`` in one transaction; Ctrl+Z brings them back."""
+        """Ask, naming what goes, then delete ``ids`` in one transaction; Ctrl+Z undoes."""
         if not ids:
             return False
-        what = "this memory" if len(ids) == 1 else f"these {len(ids)} memories"
+        found = self._state.service.entries(self._state.group, list(ids))
+        entries = [found[i] for i in ids if i in found]
+        if not entries:
+            return False
+        one = len(entries) == 1
+        what = "this memory" if one else f"these {len(entries)} memories"
         if not messages.confirm(
             parent,
             "Delete memories",
-            f"Delete {what}? The agent will no longer see "
-            f"{'it' if len(ids) == 1 else 'them'}.\n\nYou can undo this with Ctrl+Z "
-            "until you close Ambry.",
+            f"Delete {what}?\n\n{named(entries)}\n\nThe agent will no longer see "
+            f"{'it' if one else 'them'}. You can undo this with Ctrl+Z until you close Ambry.",
             "Delete",
         ):
             return False
-        return self._delete_now(self._state.group, list(ids))
+        return self._delete_now(self._state.group, [e.id for e in entries])
 
     def delete_matching(self, query: BrowserQuery, parent: QWidget | None) -> bool:
         """Delete every memory the search and filters match, after showing how many.
@@ -267,8 +288,9 @@ class MemoryActions(QObject):
         return len(requests)
 
     def review(self, ids: Sequence[str], decision: Decision) -> int:
-        """Accept, reject or defer the candidates among ``ids``."""
-        store = self._state.service.store_for(self._state.group)
+        """Accept, reject or defer the candidates among ``ids``; Ctrl+Z undoes a reject."""
+        group = self._state.group
+        store = self._state.service.store_for(group)
         found = store.get_many(ids)
         candidates = [i for i in ids if i in found and found[i].status is Status.CANDIDATE]
         if not candidates:
@@ -279,5 +301,11 @@ class MemoryActions(QObject):
         except AmbryError as exc:
             messages.report(exc)
             return 0
-        messages.info(f"{past_tense(decision)} {plural(len(candidates), 'memory')}.")
+        undo = ""
+        if decision is Decision.REJECT:
+            # A reject deletes: keep the candidates, as a delete does, for Ctrl+Z.
+            self._undo.append((group, [found[i] for i in candidates]))
+            self.undo_changed.emit(True)
+            undo = " Ctrl+Z to undo."
+        messages.info(f"{past_tense(decision)} {plural(len(candidates), 'memory')}.{undo}")
         return len(candidates)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from enum import IntEnum
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -30,6 +31,8 @@ from PySide6.QtWidgets import (
 
 from core.model.entries import MAX_CONTENT_CHARS, EntryType, MemoryEntry, Privacy, Status
 from desktop.memories.bulk import BulkPanel
+from desktop.memories.idle_pane import IdlePane
+from desktop.memories.notice import VersionNotice
 from desktop.memories.privacy import privacy_box
 from desktop.memories.values import (
     Draft,
@@ -40,9 +43,7 @@ from desktop.memories.values import (
     privacy_help,
     status_label,
 )
-
-# Other views format times the same way and import it from here.
-from desktop.memories.values import local_time as local_time
+from desktop.widgets.keys import add_key
 
 _REVEAL_TIP = "Show the text of this secret memory (the audit log records it)"
 
@@ -66,6 +67,10 @@ class EntryEditor(QWidget):
         accept_requested(object): accept these candidate ids.
         tag_requested(object, str): add a tag to these ids.
         open_requested(str): show another entry (the one that superseded this).
+        save_on_top_requested(object, object): the version an agent replaced
+            while the person edited it, and the person's :class:`Draft`, to
+            save as a new version on top of the current one.
+        cancel_requested(): the person gave up the new memory (Cancel, Escape).
     """
 
     save_requested = Signal(object, object)
@@ -76,16 +81,21 @@ class EntryEditor(QWidget):
     accept_requested = Signal(object)
     tag_requested = Signal(object, str)
     open_requested = Signal(str)
+    save_on_top_requested = Signal(object, object)
+    cancel_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("editor")
         self._entry: MemoryEntry | None = None
         self._new = False
+        #: The person's edits outlived their version: an agent replaced it meanwhile.
+        self._orphaned = False
         #: The revealed text of the secret entry shown now, if the person revealed it.
         self._clear: str | None = None
         self.pages = QStackedWidget(self)
-        self.pages.addWidget(self._build_empty())
+        self.idle = IdlePane(self)
+        self.pages.addWidget(self.idle)
         self.pages.addWidget(self._build_form())
         self.bulk = BulkPanel(self)
         self.bulk.accept_requested.connect(self.accept_requested)
@@ -95,21 +105,11 @@ class EntryEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.pages)
+        add_key(self, QKeySequence.StandardKey.Save, self._save_key, "Save")
+        add_key(self, "Escape", self._escape, "Cancel")
         self.show_nothing()
 
     # -- building ----------------------------------------------------------------
-
-    def _build_empty(self) -> QWidget:
-        page = QWidget(self)
-        self.empty_label = QLabel(
-            "Select a memory to read or edit it here.\n\nCtrl+N adds a new one.", page
-        )
-        self.empty_label.setObjectName("hint")
-        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.empty_label.setWordWrap(True)
-        layout = QVBoxLayout(page)
-        layout.addWidget(self.empty_label)
-        return page
 
     def _build_form(self) -> QWidget:
         page = QWidget(self)
@@ -151,10 +151,9 @@ class EntryEditor(QWidget):
         self.info.setObjectName("info")
         self.info.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.info.setWordWrap(True)
-        self.superseded_link = QLabel(page)
-        self.superseded_link.setObjectName("warningLabel")
-        self.superseded_link.setWordWrap(True)
-        self.superseded_link.linkActivated.connect(self.open_requested.emit)
+        self.notice = VersionNotice(page)
+        self.notice.open_requested.connect(self.open_requested)
+        self.notice.save_on_top_requested.connect(self._save)
 
         form = QFormLayout()
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
@@ -168,6 +167,8 @@ class EntryEditor(QWidget):
         self.save_button = QPushButton("Save", page)
         self.save_button.setObjectName("primary")
         self.revert_button = QPushButton("Revert", page)
+        self.cancel_button = QPushButton("Cancel", page)
+        self.cancel_button.setToolTip("Drop this new memory (Escape)")
         self.accept_button = QPushButton("Accept", page)
         self.pin_button = QPushButton("Pin", page)
         self.pin_button.setCheckable(True)
@@ -176,7 +177,7 @@ class EntryEditor(QWidget):
         self.delete_button = QPushButton("Delete…", page)
         self.delete_button.setObjectName("danger")
         buttons = QHBoxLayout()
-        for b in (self.save_button, self.revert_button, self.accept_button):
+        for b in (self.save_button, self.revert_button, self.cancel_button, self.accept_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
         more = QHBoxLayout()
@@ -187,7 +188,7 @@ class EntryEditor(QWidget):
 
         layout = QVBoxLayout(page)
         layout.addLayout(head)
-        layout.addWidget(self.superseded_link)
+        layout.addWidget(self.notice)
         layout.addLayout(form, 1)
         layout.addWidget(self.info)
         layout.addLayout(more)
@@ -200,6 +201,7 @@ class EntryEditor(QWidget):
         self.tags.textChanged.connect(self._update_buttons)
         self.save_button.clicked.connect(self._save)
         self.revert_button.clicked.connect(self._revert)
+        self.cancel_button.clicked.connect(self.cancel_requested)
         self.accept_button.clicked.connect(self._accept)
         self.pin_button.clicked.connect(self._pin)
         self.history_button.clicked.connect(self._history)
@@ -221,18 +223,27 @@ class EntryEditor(QWidget):
         """Whether the secret shown now is in clear (the person clicked Reveal)."""
         return self._clear is not None
 
+    @property
+    def orphaned(self) -> bool:
+        """Whether the text shown are edits of a version an agent replaced meanwhile."""
+        return self._orphaned
+
     def show_nothing(self, text: str | None = None) -> None:
-        self._entry, self._new, self._clear = None, False, None
+        self._entry, self._new, self._clear, self._orphaned = None, False, None, False
         self.bulk.clear()
-        self.empty_label.setText(
-            text or "Select a memory to read or edit it here.\n\nCtrl+N adds a new one."
-        )
+        self.idle.set_text(text)
         self.pages.setCurrentIndex(Page.EMPTY)
 
     def show_entry(self, entry: MemoryEntry) -> None:
         """Show ``entry``; unsaved edits of the same entry are kept."""
         same = self._entry is not None and self._entry.id == entry.id and not self._new
         keep_edits = same and self.is_dirty()
+        # Replaced under the person's edits: keep them editable, to save on top.
+        self._orphaned = (
+            keep_edits
+            and entry.is_superseded
+            and (self._orphaned or not (self._entry and self._entry.is_superseded))
+        )
         if not same:
             self._clear = None  # another entry: a revealed secret is hidden again
         self._entry, self._new = entry, False
@@ -245,11 +256,9 @@ class EntryEditor(QWidget):
         self.status_chip.style().polish(self.status_chip)
         self.info.setText(info_text(entry))
         if entry.superseded_by:
-            self.superseded_link.setText(
-                "This version was replaced and is kept for history. "
-                f'<a href="{entry.superseded_by}">Show the current version</a>'
-            )
-        self.superseded_link.setVisible(entry.superseded_by is not None)
+            self.notice.show_replaced(entry.superseded_by, while_editing=self._orphaned)
+        else:
+            self.notice.hide()
         self.pin_button.setChecked(entry.pinned)
         self.pin_button.setText("Unpin" if entry.pinned else "Pin")
         self.pages.setCurrentIndex(Page.FORM)
@@ -264,7 +273,7 @@ class EntryEditor(QWidget):
         self._update_buttons()
 
     def show_new(self, entry_type: EntryType = EntryType.FACT) -> None:
-        self._entry, self._new, self._clear = None, True, None
+        self._entry, self._new, self._clear, self._orphaned = None, True, None, False
         self.bulk.clear()
         self._fill(entry_type, "", (), Privacy.PUBLIC)
         self.title.setText("New memory")
@@ -272,13 +281,13 @@ class EntryEditor(QWidget):
         self.status_chip.setProperty("status", "new")
         self.status_chip.style().polish(self.status_chip)
         self.info.setText("Memories you add are trusted (source: you) and need no review.")
-        self.superseded_link.hide()
+        self.notice.hide()
         self.pages.setCurrentIndex(Page.FORM)
         self._update_buttons()
         self.content.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def show_bulk(self, ids: Sequence[str], candidates: int) -> None:
-        self._entry, self._new, self._clear = None, False, None
+        self._entry, self._new, self._clear, self._orphaned = None, False, None, False
         self.bulk.show_selection(ids, candidates)
         self.pages.setCurrentIndex(Page.BULK)
 
@@ -344,7 +353,8 @@ class EntryEditor(QWidget):
             self.counter.setText(f"{length} / {MAX_CONTENT_CHARS} characters")
         self.counter.setProperty("over", length > MAX_CONTENT_CHARS and not hidden)
         self.counter.style().polish(self.counter)
-        editable = not locked and (self._new or (entry is not None and not entry.is_superseded))
+        current = entry is not None and (not entry.is_superseded or self._orphaned)
+        editable = not locked and (self._new or current)
         for w in (self.type_box, self.tags):
             w.setEnabled(editable)
         # Greyed: the mask is not the text, so there is nothing to read or edit there.
@@ -362,11 +372,14 @@ class EntryEditor(QWidget):
         self.reveal_button.setText("Hide" if revealed else "Reveal")
         self.reveal_button.setEnabled(not (revealed and dirty))
         self.reveal_button.setToolTip("Hide the text again" if revealed else _REVEAL_TIP)
-        self.save_button.setText("Add memory" if self._new else "Save")
+        self.save_button.setText(
+            "Add memory" if self._new else "Save on top" if self._orphaned else "Save"
+        )
         length_ok = hidden or 0 < length <= MAX_CONTENT_CHARS
         self.save_button.setEnabled(editable and dirty and length_ok)
         self.revert_button.setVisible(not self._new)
-        self.revert_button.setEnabled(dirty)
+        self.revert_button.setEnabled(dirty or self._orphaned)
+        self.cancel_button.setVisible(self._new)
         existing = entry is not None and not self._new
         for b in (self.pin_button, self.history_button, self.delete_button):
             b.setVisible(existing)
@@ -376,11 +389,26 @@ class EntryEditor(QWidget):
         )
 
     def _save(self) -> None:
-        self.save_requested.emit(None if self._new else self._entry, self.values())
+        if self._orphaned:
+            self.save_on_top_requested.emit(self._entry, self.values())
+        else:
+            self.save_requested.emit(None if self._new else self._entry, self.values())
+
+    def _save_key(self) -> None:
+        if self.pages.currentIndex() == Page.FORM and self.save_button.isEnabled():
+            self._save()
+
+    def _escape(self) -> None:
+        if self._new:
+            self.cancel_requested.emit()
 
     def _revert(self) -> None:
         entry = self._entry
-        if entry is not None:
+        if entry is not None and self._orphaned and entry.superseded_by:
+            self._orphaned = False  # dropping the edits: show what the agent saved
+            self._fill(entry.type, self._stored_content(), entry.tags, entry.privacy)
+            self.open_requested.emit(entry.superseded_by)
+        elif entry is not None:
             self._fill(entry.type, self._stored_content(), entry.tags, entry.privacy)
 
     def _reveal(self) -> None:

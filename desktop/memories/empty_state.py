@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType, Source, SourceType, Trust
 from core.model.errors import AmbryError
-from core.storage.paths import DataDir, resolve_data_dir
+from core.storage.paths import DataDir
 from desktop.widgets import messages
 from desktop.widgets.watch import AppState
 
@@ -84,11 +84,9 @@ def ambry_command() -> str:
 
 def mcp_snippet(data_dir: DataDir, group: str) -> str:
     """The MCP client configuration that starts ``ambry mcp`` for this data dir and group."""
-    args = ["mcp"]
-    if data_dir.root != resolve_data_dir(None):
-        args += ["--data-dir", str(data_dir.root)]
-    if group != "main":
-        args += ["--group", group]
+    # Always explicit: a data dir taken from AMBRY_DATA_DIR here is not in the
+    # MCP client's environment, and an agent pointed at other data fails quietly.
+    args = ["mcp", "--data-dir", str(data_dir.root), "--group", group]
     config = {"mcpServers": {"ambry": {"command": ambry_command(), "args": args}}}
     return json.dumps(config, indent=2)
 

@@ -37,6 +37,11 @@ class FilterBar(QWidget):
             "Type", [("All types", None), *((t.value.capitalize(), t) for t in EntryType)]
         )
         self.tag_box = self._combo("Tag", [("All tags", None)])
+        # A fixed width: the bar must not jump as tags come and go.
+        self.tag_box.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.tag_box.setMinimumContentsLength(18)
         self.status_box = self._combo("Status", [(s.label, s) for s in StatusFilter])
         self.behavioral_box = self._combo(
             "Behavioral",

@@ -23,7 +23,7 @@ from PySide6.QtGui import QBrush, QColor
 
 from core.model.entries import MemoryEntry, Privacy, utc_now
 from desktop.memories.privacy import lock_icon, privacy_tooltip
-from desktop.memories.values import MEMORY_COLUMNS, Column, RowView
+from desktop.memories.values import MEMORY_COLUMNS, Column, RowView, detail_line
 from desktop.widgets.tables import FlatTableModel
 
 #: Reads entries by id; ids it does not return are gone from the store.
@@ -32,6 +32,8 @@ AnyIndex = QModelIndex | QPersistentModelIndex
 
 #: The role under which every cell also answers with its entry's id.
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
+#: The second line of a content cell: tags, source and trust (see :mod:`desktop.memories.rows`).
+DETAIL_ROLE = Qt.ItemDataRole.UserRole + 2
 
 _MUTED = QBrush(QColor("#8a8f98"))
 _GONE_TEXT = "(deleted)"
@@ -93,6 +95,9 @@ class IdListModel(FlatTableModel):
         column = self._columns[index.column()]
         if role == ID_ROLE:
             return self._ids[index.row()]
+        if role == DETAIL_ROLE:
+            row = self._row(index.row())
+            return detail_line(row.entry) if row is not None else ""
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if column.numeric:
                 return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter

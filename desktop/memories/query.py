@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
 
+from core.recall import ordering
 from core.service import MemoryService
 from desktop.memories.state import BrowserQuery
 from desktop.widgets.ops import Executor, default_failure
@@ -77,8 +78,14 @@ class ListQuery(QObject):
         self._running = request
         flt = request.query.entry_filter()
 
+        query = request.query
+
         def task(service: MemoryService) -> list[str]:
-            return service.list_ids(request.group, flt, request.query.text)
+            if query.sort is None:
+                return service.list_ids(request.group, flt, query.text)
+            return ordering.sorted_ids(
+                service, request.group, flt, query.text, query.sort, descending=query.descending
+            )
 
         self._executor.submit(
             request.group,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from core.model.entries import EntryFilter, EntryType, Status
+from core.recall.ordering import SortKey
 
 
 class StatusFilter(StrEnum):
@@ -55,6 +56,9 @@ class BrowserQuery:
     tag: str | None = None
     status: StatusFilter = StatusFilter.CURRENT
     behavioral: bool | None = None
+    #: A column the person sorted by; None is newest first, or best match first.
+    sort: SortKey | None = None
+    descending: bool = False
 
     def entry_filter(self) -> EntryFilter:
         base = self.status.entry_filter()
@@ -70,7 +74,8 @@ class BrowserQuery:
 
     @property
     def is_default(self) -> bool:
-        return self == BrowserQuery()
+        """No search and no filter (an order lists the same memories)."""
+        return replace(self, sort=None, descending=False) == BrowserQuery()
 
     def describe(self) -> str:
         """The search and filters in words (``“lyon”, type fact, tag work``); empty if none."""

@@ -181,6 +181,12 @@ def tags_label(entry: MemoryEntry) -> str:
     return ", ".join(entry.tags)
 
 
+def detail_line(entry: MemoryEntry) -> str:
+    """The second line of a memory's row: ``#work #lyon  ·  web · low``."""
+    tags = "  ".join(f"#{t}" for t in entry.tags)
+    return f"{tags}  ·  {source_label(entry)}" if tags else source_label(entry)
+
+
 MEMORY_COLUMNS: tuple[Column, ...] = (
     Column("type", "Type", lambda e, _now: e.type.value),
     Column("content", "Content", lambda e, _now: one_line(e.content)),

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import (
+    QEvent,
+    QItemSelection,
+    QItemSelectionModel,
+    QObject,
+    QSignalBlocker,
+    Qt,
+    QTimer,
+    Signal,
+)
+from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -21,20 +30,21 @@ from PySide6.QtWidgets import (
 from core.memory.curation import Decision
 from core.model.changes import Changes
 from core.model.entries import EntryType, MemoryEntry, Status
+from core.recall.ordering import SortKey, current_tag_counts
 from desktop.memories.actions import MemoryActions
 from desktop.memories.editor import EntryEditor
 from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
 from desktop.memories.model import IdListModel
 from desktop.memories.query import ListQuery, Request
+from desktop.memories.rows import setup_memory_table, sort_key_of
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft
 from desktop.widgets import messages
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
-#: Initial column widths, in average character widths (Content stretches).
-_WIDTHS = {"type": 10, "tags": 12, "source": 17, "confidence": 5, "age": 5, "status": 14}
+AGE_REFRESH_MS = 60_000  # how often ages on screen are redrawn ("now" becomes "1m")
 
 
 class BrowserPage(QWidget):
@@ -65,7 +75,10 @@ class BrowserPage(QWidget):
     ) -> None:
         super().__init__(parent)
         self._state = state
+        self._executor = executor
         self._query = BrowserQuery()
+        #: The column order the person clicked, or None for newest / best match first.
+        self._sort: tuple[SortKey | None, bool] = (None, False)
         self._empty: bool | None = None
         #: Ids to select once a list has them (a saved or restored entry).
         self._select_ids: list[str] = []
@@ -77,7 +90,7 @@ class BrowserPage(QWidget):
         self.table = QTableView(self)
         self.table.setObjectName("memoryTable")
         self.table.setModel(self.model)
-        self._setup_table()
+        setup_memory_table(self.table, self.model)
         self.editor = EntryEditor(self)
         self.commands = commands
         self.runner = ListQuery(executor, self)
@@ -109,11 +122,18 @@ class BrowserPage(QWidget):
 
         self._add_actions()
         self.filters.changed.connect(self._on_query)
+        self.filters.search.installEventFilter(self)
+        self.table.horizontalHeader().sortIndicatorChanged.connect(self._on_sort)
+        self._ages = QTimer(self, interval=AGE_REFRESH_MS)
+        self._ages.timeout.connect(self._refresh_ages)
+        self._ages.start()
         self.filters.typing.connect(self.runner.cancel_running)
         self.runner.ready.connect(self._on_ids)
         sel = self.table.selectionModel()
         sel.selectionChanged.connect(self._on_selection)
         self.editor.save_requested.connect(self._save)
+        self.editor.save_on_top_requested.connect(self._save_on_top)
+        self.editor.cancel_requested.connect(self.cancel_new)
         self.editor.pin_requested.connect(self.commands.set_pinned)
         self.editor.delete_requested.connect(self.delete_ids)
         self.editor.history_requested.connect(self.show_history)
@@ -124,32 +144,6 @@ class BrowserPage(QWidget):
         self.delete_matching_button.clicked.connect(self.delete_matching)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(self._on_group)
-
-    def _setup_table(self) -> None:
-        t = self.table
-        t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        t.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        t.setWordWrap(False)
-        t.setShowGrid(False)
-        t.setAlternatingRowColors(True)
-        t.setSortingEnabled(False)
-        t.setTextElideMode(Qt.TextElideMode.ElideRight)
-        vh = t.verticalHeader()
-        vh.hide()
-        # Fixed row heights let the view skip measuring rows it does not show.
-        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vh.setDefaultSectionSize(t.fontMetrics().height() + 10)
-        hh = t.horizontalHeader()
-        hh.setHighlightSections(False)
-        hh.setSectionsClickable(False)
-        char = t.fontMetrics().averageCharWidth()
-        for column in range(self.model.columnCount()):
-            key = self.model.columns[column].key
-            if key == "content":
-                hh.setSectionResizeMode(column, QHeaderView.ResizeMode.Stretch)
-            else:
-                hh.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
-                hh.resizeSection(column, _WIDTHS.get(key, 10) * char + 16)
 
     def _add_actions(self) -> None:
         delete = QAction("Delete", self.table)
@@ -178,31 +172,80 @@ class BrowserPage(QWidget):
 
     def start(self) -> None:
         """List the current group (call once the window is up)."""
-        self._refresh_tags()
+        self._state.service.store_for(self._state.group)  # created here, not by two threads
         self.runner.run(self._state.group, self._query)
+        self._refresh_tags()
 
     def _on_query(self, query: BrowserQuery) -> None:
-        self._query = query
-        self.runner.run(self._state.group, query)
+        sort, descending = self._sort
+        self._query = replace(query, sort=sort, descending=descending)
+        self.runner.run(self._state.group, self._query)
+
+    def _on_sort(self, section: int, order: Qt.SortOrder) -> None:
+        key = sort_key_of(self.model.columns[section].key) if section >= 0 else None
+        self._sort = (key, order == Qt.SortOrder.DescendingOrder)
+        self._on_query(self.filters.query())
+
+    def clear_sort(self) -> None:
+        """Back to newest first (or best match first while searching)."""
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+
+    def _refresh_ages(self) -> None:
+        if self.isVisible() and self.model.rowCount():
+            self.model.refresh_rows()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # Down or Enter in the search box moves into the results.
+        if (
+            watched is self.filters.search
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            self.focus_results()
+            return True
+        return super().eventFilter(watched, event)
+
+    def focus_results(self) -> None:
+        """Put the keyboard in the list, on the selected row or the first one."""
+        if not self.model.rowCount():
+            return
+        self.table.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if not self.selected_ids():
+            self._select([self.model.id_at(0)])
 
     def _on_group(self, group: str) -> None:
         self.filters.reset()
+        with QSignalBlocker(self.table.horizontalHeader()):
+            self.clear_sort()
+        self._sort = (None, False)
         self._query = BrowserQuery()
         self._empty = None
         self.editor.show_nothing()
-        self._refresh_tags()
         self.runner.run(group, self._query)
+        self._refresh_tags()
 
     def _on_changes(self, changes: Changes) -> None:
         if changes.group != self._state.group or not (changes.entries or changes.review):
             return
         self.model.refresh_rows(changes.entry_ids or None)
         self._reload_editor(changes.entry_ids)
-        self._refresh_tags()
         self.runner.run(self._state.group, self._query, refresh=True)
+        self._refresh_tags()
 
     def _refresh_tags(self) -> None:
-        self.filters.set_tags(self._state.service.store_for(self._state.group).all_tags())
+        group = self._state.group  # counted in the background: a large group takes a while
+
+        def done(tags: list[tuple[str, int]]) -> None:
+            if group == self._state.group:
+                self.filters.set_tags(tags)
+
+        self._executor.submit(
+            group,
+            lambda service: current_tag_counts(service.store_for(group)),
+            done,
+            on_cancel=self._refresh_tags,  # cut short by a search typed meanwhile
+        )
 
     def _on_ids(self, request: Request, ids: list[str], elapsed: float) -> None:
         if request.group != self._state.group or request.query != self._query:
@@ -297,8 +340,18 @@ class BrowserPage(QWidget):
         current = self.editor.entry
         moving = current is None or current.id != entry.id
         if moving and self.editor.is_dirty() and not self._discard_edits():
+            # Kept editing: the highlight goes back to what the editor shows, so
+            # Del and the bulk actions act on that memory, not on the one clicked.
+            self._restore_selection(current)
             return
         self.editor.show_entry(entry)
+
+    def _restore_selection(self, current: MemoryEntry | None) -> None:
+        sel = self.table.selectionModel()
+        with QSignalBlocker(sel):
+            if current is None or not self._select([current.id]):
+                sel.clear()
+        self.table.viewport().update()
 
     def _discard_edits(self) -> bool:
         return messages.confirm(
@@ -330,6 +383,14 @@ class BrowserPage(QWidget):
         self.table.clearSelection()
         self.editor.show_new(EntryType.FACT)
 
+    def cancel_new(self) -> None:
+        """Drop the new memory being written (asks if it has text)."""
+        if not self.editor.is_new or (self.editor.is_dirty() and not self._discard_edits()):
+            return
+        self.editor.show_nothing()
+        self._on_selection(QItemSelection(), QItemSelection())
+        self.table.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def open_entry(self, entry_id: str) -> None:
         """Select ``entry_id`` if the current list has it, else show it in the editor."""
         if self.model.row_of(entry_id) is not None:
@@ -345,6 +406,14 @@ class BrowserPage(QWidget):
         if saved is not None:
             self.editor.show_entry(saved)
             self._select_ids = [saved.id]
+
+    def _save_on_top(self, replaced: MemoryEntry, draft: Draft) -> None:
+        """Save the person's edits of ``replaced`` as a version on top of its current one."""
+        current: MemoryEntry | None = replaced
+        while current is not None and current.superseded_by:
+            current = self.commands.read(current.superseded_by)
+        # Deleted meanwhile: the person's text becomes a memory of its own.
+        self._save(current, draft)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         rows = [r for r in (self.model.row_of(i) for i in ids) if r is not None]

@@ -30,9 +30,8 @@ from core.memory.curation import Decision
 from core.model.changes import Changes
 from core.model.entries import EntryFilter, MemoryEntry, Status
 from desktop.memories.actions import MemoryActions
-from desktop.memories.editor import local_time
 from desktop.memories.model import IdListModel
-from desktop.memories.values import CANDIDATE_COLUMNS, source_text
+from desktop.memories.values import CANDIDATE_COLUMNS, local_time, source_text
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.tables import list_table
 from desktop.widgets.watch import AppState
@@ -40,7 +39,7 @@ from desktop.widgets.watch import AppState
 _INTRO = (
     "These memories came from a low-trust source (web pages, unverified tool output) "
     "or may contain a secret. They stay out of the agent's brief until you accept them. "
-    "Keys: A accept, R reject (delete), D defer."
+    "Keys: A accept, R reject (delete; Ctrl+Z brings it back), D defer."
 )
 
 
@@ -123,6 +122,13 @@ class ReviewPage(LazyPage):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.stack, 1)
+        self.undo_action = QAction("Undo reject", self)
+        self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
+        self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.undo_action.setEnabled(commands.can_undo)
+        self.undo_action.triggered.connect(self.undo)
+        commands.undo_changed.connect(self.undo_action.setEnabled)
+        self.addAction(self.undo_action)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate())
@@ -207,6 +213,15 @@ class ReviewPage(LazyPage):
             self.refresh()
             # Deferred ones move to the end; the next fresh candidate takes the row.
             self._select_row(first)
+
+    def undo(self) -> None:
+        """Bring back the last rejected (or deleted) memories; a candidate waits here again."""
+        restored = self._commands.undo()
+        if restored:
+            self.refresh()
+            rows = [r for r in (self.model.row_of(i) for i in restored) if r is not None]
+            if rows:
+                self._select_row(min(rows))
 
     def _on_selection(self, *_args: object) -> None:
         rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())

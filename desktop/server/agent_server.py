@@ -33,6 +33,7 @@ from core.agent.auth import load_or_create_token
 from core.agent.dispatch import Connection
 from core.agent.framing import FrameBuffer, FrameTooLarge, error_frame, too_large_frame
 from core.agent.protocol import agent_dispatcher
+from core.model.caller import Caller
 from core.model.errors import AmbryError, RateLimited, StorageError
 from core.service import MemoryService
 from core.storage.file_safety import is_socket, refuse_non_socket
@@ -81,6 +82,7 @@ class _Client:
     #: The peer hung up; lines already received still run.
     gone: bool = False
     finished: bool = False
+    last_call: CallInfo | None = None
 
 
 class AgentServer(QObject):
@@ -142,6 +144,10 @@ class AgentServer(QObject):
     @property
     def client_count(self) -> int:
         return len(self._clients)
+
+    def sessions(self) -> list[tuple[Caller | None, CallInfo | None]]:
+        """Each connected client's session (None before ``hello``) and last call."""
+        return [(c.conn.session, c.last_call) for c in self._clients if not c.finished]
 
     @property
     def is_listening(self) -> bool:
@@ -383,7 +389,7 @@ class AgentServer(QObject):
             return  # a blank keep-alive line
         method = reply.method or ""
         group = client.conn.group or group_before
-        self._last_call = CallInfo(method, group, reply.ok, datetime.now(UTC))
+        self._last_call = client.last_call = CallInfo(method, group, reply.ok, datetime.now(UTC))
         self.call_handled.emit(method, group, reply.ok)
 
     def _send(self, client: _Client, frame: bytes) -> None:

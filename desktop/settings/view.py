@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -32,9 +32,13 @@ from PySide6.QtWidgets import (
 from core.agent import auth
 from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
+from core.service import MemoryService
+from desktop.memories.actions import memories
+from desktop.memories.state import BrowserQuery
 from desktop.settings.data_view import DataPanel
 from desktop.widgets import messages
 from desktop.widgets.files import open_folder
+from desktop.widgets.keys import add_key
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
@@ -156,7 +160,9 @@ class SettingsPage(QWidget):
         layout.addLayout(buttons)
 
         self.show_config(state.config)
+        self.save_button.setToolTip("Save and apply the settings (Ctrl+S)")
         self.save_button.clicked.connect(self.save)
+        add_key(self, QKeySequence.StandardKey.Save, self.save, "Save settings")
         self.revert_button.clicked.connect(lambda: self.show_config(self._state.config))
         state.config_changed.connect(self.show_config)
         state.group_changed.connect(lambda _g: self._show_paths())
@@ -253,6 +259,22 @@ class SettingsPage(QWidget):
             else:
                 editor.setValue(value)
 
+    def is_dirty(self) -> bool:
+        """Whether an editor holds a value that is not the saved setting."""
+        config = self._state.config
+        for name, editor in self.editors.items():
+            saved = getattr(config, name)
+            if isinstance(editor, QCheckBox):
+                if editor.isChecked() != bool(saved):
+                    return True
+            elif isinstance(editor, QDoubleSpinBox):
+                # The box rounds what it shows; a value it cannot show is not an edit.
+                if round(editor.value(), editor.decimals()) != round(saved, editor.decimals()):
+                    return True
+            elif editor.value() != saved:
+                return True
+        return False
+
     def edited_config(self) -> Config:
         """The settings as edited, checked by core.model.config (raises InvalidParams)."""
         values: dict[str, object] = {}
@@ -306,9 +328,12 @@ class SettingsPage(QWidget):
         self.rebuild_button.setEnabled(False)
         messages.info(f"Rebuilding the search index of {group!r}…")
 
-        def done(count: int) -> None:
+        def done(counts: tuple[int, int]) -> None:
             self.rebuild_button.setEnabled(True)
-            messages.info(f"Search index rebuilt ({count:,} memories).")
+            total, current = counts
+            old = total - current
+            kept = f", plus {old:,} old {'version' if old == 1 else 'versions'}" if old else ""
+            messages.info(f"Search index rebuilt: {memories(current)} listed{kept}.")
 
         def failed(exc: BaseException) -> None:
             self.rebuild_button.setEnabled(True)
@@ -316,4 +341,9 @@ class SettingsPage(QWidget):
                 raise exc
             messages.report(exc)
 
-        self._executor.submit(group, lambda svc: svc.store_for(group).rebuild_index(), done, failed)
+        def rebuild(service: MemoryService) -> tuple[int, int]:
+            store = service.store_for(group)
+            # Counted as the Memories list counts: old versions are not listed.
+            return store.rebuild_index(), store.count(BrowserQuery().entry_filter())
+
+        self._executor.submit(group, rebuild, done, failed)

@@ -7,15 +7,17 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QSignalBlocker, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QMainWindow,
+    QPlainTextEdit,
     QPushButton,
     QStackedWidget,
     QVBoxLayout,
@@ -26,11 +28,13 @@ from core.model.errors import AmbryError
 from desktop.attachments.view import AttachmentsPage
 from desktop.audit.view import AuditPage
 from desktop.brief.view import BriefPage
+from desktop.connect.view import ConnectPage
 from desktop.memories.actions import MemoryActions, plural
 from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
 from desktop.settings.view import SettingsPage
+from desktop.shell.palette import Command, CommandPalette, KeysDialog
 from desktop.threads.view import ThreadsPage
 from desktop.trash.view import TrashPage
 from desktop.widgets import messages
@@ -55,12 +59,13 @@ class Nav(IntEnum):
     THREADS = 4
     AUDIT = 5
     SETTINGS = 6
-    # Last, as a trash is: Ctrl+1 to Ctrl+7 stay as they were.
-    TRASH = 7
+    CONNECT = 7
+    # Last, as a trash is: the keys of the other pages stay as they were.
+    TRASH = 8
 
     @property
     def label(self) -> str:
-        return self.name.capitalize()
+        return "Connect an agent" if self is Nav.CONNECT else self.name.capitalize()
 
 
 class Banner(QFrame):
@@ -128,6 +133,7 @@ class MainWindow(QMainWindow):
         self.audit = AuditPage(state)
         self.trash = TrashPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
+        self.connect_page = ConnectPage(state, server, socket_path)
         self.pages = QStackedWidget()
         for page in (
             self.memories,
@@ -137,6 +143,7 @@ class MainWindow(QMainWindow):
             self.threads,
             self.audit,
             self.settings,
+            self.connect_page,
             self.trash,
         ):
             self.pages.addWidget(page)
@@ -230,6 +237,57 @@ class MainWindow(QMainWindow):
         add("Quit", QKeySequence.StandardKey.Quit, self.close)
         for item in Nav:
             add(item.label, f"Ctrl+{item.value + 1}", lambda _c=False, i=item: self.go(i))
+        add("Command palette", "Ctrl+K", self.show_palette)
+        # Text fields claim Ctrl+K (delete to the end of the line); the palette wins.
+        for kind in (QLineEdit, QPlainTextEdit):
+            for field in self.findChildren(kind):
+                field.installEventFilter(self)
+        add("Keyboard shortcuts", "F1", self.show_keys)
+
+    def command_list(self) -> list[Command]:
+        """Everything the palette offers; those with keys also make the F1 list."""
+        found = [
+            Command("New memory", self.new_entry, "Ctrl+N"),
+            Command("Search memories", self.focus_search, "Ctrl+F"),
+            Command("Save the memory, settings or handoff being edited", None, "Ctrl+S"),
+            Command("Cancel a new memory", None, "Escape"),
+            Command("Delete the selected memories (asks first)", None, "Del"),
+            Command("Undo the last delete or reject", None, "Ctrl+Z"),
+            Command("Accept / reject / defer in Review", None, "A / R / D"),
+            Command("Memory list: default order", self.browser.clear_sort),
+        ]
+        found += [
+            Command(f"Go to {n.label}", lambda n=n: self.go(n), f"Ctrl+{n.value + 1}") for n in Nav
+        ]
+        found += [
+            Command(f"Switch to group {g}", lambda g=g: self.switch_group(g))
+            for g in self.state.groups()
+            if g != self.state.group
+        ]
+        found += [
+            Command("Command palette", self.show_palette, "Ctrl+K"),
+            Command("Keyboard shortcuts", self.show_keys, "F1"),
+            Command("Quit", self.close, "Ctrl+Q"),
+        ]
+        return found
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.ShortcutOverride
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_K
+            and event.modifiers() == Qt.KeyboardModifier.ControlModifier
+        ):
+            return True  # not accepted: the shortcut runs
+        return super().eventFilter(watched, event)
+
+    def show_palette(self) -> None:
+        self.palette_dialog = CommandPalette(self.command_list(), self)
+        self.palette_dialog.open()
+
+    def show_keys(self) -> None:
+        self.keys_dialog = KeysDialog(self.command_list(), self)
+        self.keys_dialog.open()
 
     # -- navigation --------------------------------------------------------------
 
@@ -267,6 +325,10 @@ class MainWindow(QMainWindow):
         name: str | None = self.group_box.itemText(index)
         if name == _NEW_GROUP:
             name = messages.ask_text(self, "New group", "Name (letters, digits, '_' or '-'):")
+        self.switch_group(name)
+
+    def switch_group(self, name: str | None) -> None:
+        """Open group ``name`` (asks first if that drops unsaved edits)."""
         if name and name != self.state.group and self._may_leave("Switch group"):
             try:
                 self.state.set_group(name)
@@ -309,23 +371,26 @@ class MainWindow(QMainWindow):
         self.review.recount()
         self.state.start_polling()
 
-    def _unsaved(self) -> str | None:
-        """What leaving the current group now would lose, in words; None if nothing."""
+    def _unsaved(self, *, quitting: bool = False) -> str | None:
+        """What leaving the current group (or quitting) would lose, in words; None if nothing."""
         if self.browser.editor.is_dirty():
             return "your changes to this memory"
         if self.threads.handoff.is_dirty():
             return "your edit of this thread's handoff"
+        if quitting and self.settings.is_dirty():
+            # Settings belong to the data folder, not the group: only quitting drops them.
+            return "your changes to the settings"
         return None
 
-    def _may_leave(self, action: str) -> bool:
+    def _may_leave(self, action: str, *, quitting: bool = False) -> bool:
         """Whether to go on with ``action`` (the button's verb) when it drops unsaved edits."""
-        unsaved = self._unsaved()
+        unsaved = self._unsaved(quitting=quitting)
         return unsaved is None or messages.confirm(
             self, "Unsaved changes", f"{action} without saving {unsaved}?", action
         )
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self._may_leave("Quit"):
+        if not self._may_leave("Quit", quitting=True):
             event.ignore()
             return
         messages.bridge.shown.disconnect(self._on_message)

@@ -32,7 +32,7 @@ from core.continuity.handoff_text import inline_safe
 from core.continuity.handoffs import ThreadHandoff, read_handoff, write_handoff
 from core.continuity.session_handoffs import latest_session_handoff
 from core.model.errors import AmbryError, Conflict
-from desktop.memories.editor import local_time
+from desktop.memories.values import local_time
 from desktop.threads.model import author_text
 from desktop.widgets import messages
 from desktop.widgets.markdown import render_markdown

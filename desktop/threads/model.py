@@ -11,7 +11,7 @@ from core.continuity.handoffs import ThreadHandoff, handoff_history
 from core.continuity.threads import Thread, list_threads
 from core.model.text import single_line
 from core.service import MemoryService
-from desktop.memories.editor import local_time
+from desktop.memories.values import local_time
 from desktop.widgets.record_model import Column, Fetch, RecordModel
 
 #: Characters of an exchange shown in its tooltip.

@@ -27,7 +27,7 @@ from core.continuity.threads import Thread, delete_thread, rename_thread
 from core.model.changes import Changes
 from core.model.errors import AmbryError
 from desktop.memories.actions import plural
-from desktop.memories.editor import local_time
+from desktop.memories.values import local_time
 from desktop.threads.handoff_history import HistoryPane
 from desktop.threads.handoff_view import HandoffPane
 from desktop.threads.model import exchanges_model, fetch_exchanges, fetch_threads, threads_model

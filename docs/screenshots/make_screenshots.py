@@ -34,7 +34,8 @@ from desktop.shell.main_window import MainWindow, Nav
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
-SIZE = (1360, 820)
+#: Each view at a large and a small laptop screen: name suffix, size.
+SIZES = (("", (1600, 1000)), ("-1366", (1366, 768)))
 
 
 def settle(app: QApplication, ms: int = 400) -> None:
@@ -155,11 +156,13 @@ def attachment_activity(service: MemoryService, home: Path, thread_id: str) -> N
 
 
 def shoot(window: MainWindow, app: QApplication, name: str) -> None:
-    settle(app)
-    window.statusBar().clearMessage()
-    path = HERE / f"{name}.png"
-    window.grab().save(str(path))
-    print(f"wrote {path}")
+    for suffix, size in SIZES:
+        window.resize(*size)
+        settle(app)
+        window.statusBar().clearMessage()
+        path = HERE / f"{name}{suffix}.png"
+        window.grab().save(str(path))
+        print(f"wrote {path}")
 
 
 def main() -> int:
@@ -180,7 +183,7 @@ def main() -> int:
         server = AgentServer(service, data_dir, Path(tmp) / "agent.sock")
         server.start()
         window = MainWindow(state, executor, server, server.path)
-        window.resize(*SIZE)
+        window.resize(*SIZES[0][1])
         window.show()
         window.start()
         shoot(window, app, "empty")
@@ -209,6 +212,8 @@ def main() -> int:
         shoot(window, app, "audit")
         window.go(Nav.SETTINGS)
         shoot(window, app, "settings")
+        window.go(Nav.CONNECT)
+        shoot(window, app, "connect")
 
         # Added last, so the brief and audit above show the memories alone.
         thread_id = thread_activity(service)
