@@ -22,8 +22,7 @@ from core.storage.audit import Action
 
 
 def _claim_propose(conn: Connection, params: dict[str, Any]) -> Any:
-    args = validate_args("claim_propose", params)
-    return gate.propose(conn.service, conn.caller, args).to_dict()
+    return gate.propose(conn.service, conn.caller, params).to_dict()
 
 
 def _claim_search(conn: Connection, params: dict[str, Any]) -> Any:

@@ -36,6 +36,7 @@ from core.model.entries import Actor, iso, utc_now
 from core.model.errors import Conflict, Forbidden, InvalidParams
 from core.policy.agent_text import audit_neutralized, neutralize_agent_text
 from core.policy.field_screening import screen_field
+from core.policy.manifest import validate_args
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.store import GroupStore
@@ -154,10 +155,11 @@ def record_claim(
 def propose(service: Workspace, caller: Caller, args: dict[str, Any]) -> Proposal:
     """``claim_propose``: record a candidate claim with its sources (never verified).
 
-    ``args`` has been validated against the manifest: text, kind, sources,
-    optional recheck_days. The person's claims start as candidates too: the
-    review is the same for everyone.
+    ``args`` are checked against the manifest here (text, kind, sources,
+    optional recheck_days), so the CLI and the agent get the same errors. The
+    person's claims start as candidates too: the review is the same for everyone.
     """
+    args = validate_args("claim_propose", args)
     store = service.store_for(caller.group)
     kind = parse_kind(args.get("kind"))
     recheck = parse_recheck(args.get("recheck_days"), kind)

@@ -26,6 +26,7 @@ from core.model.errors import AmbryError
 from desktop.attachments.view import AttachmentsPage
 from desktop.audit.view import AuditPage
 from desktop.brief.view import BriefPage
+from desktop.claims.view import ClaimsPage
 from desktop.memories.actions import MemoryActions, plural
 from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
@@ -57,6 +58,7 @@ class Nav(IntEnum):
     SETTINGS = 6
     # Last, as a trash is: Ctrl+1 to Ctrl+7 stay as they were.
     TRASH = 7
+    CLAIMS = 8
 
     @property
     def label(self) -> str:
@@ -127,6 +129,7 @@ class MainWindow(QMainWindow):
         self.threads = ThreadsPage(state)
         self.audit = AuditPage(state)
         self.trash = TrashPage(state)
+        self.claims = ClaimsPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
         self.pages = QStackedWidget()
         for page in (
@@ -138,6 +141,7 @@ class MainWindow(QMainWindow):
             self.audit,
             self.settings,
             self.trash,
+            self.claims,
         ):
             self.pages.addWidget(page)
         self.banner = Banner()
