@@ -183,7 +183,10 @@ def list_claims(
 def fresh_verified(store: GroupStore, now: str, limit: int) -> list[Claim]:
     """Verified claims not yet due for a re-check, most recently verified first."""
     rows = store.execute(
-        f"SELECT {_COLUMNS} FROM claims c WHERE c.status = 'verified' AND c.recheck_due_at > ? "
+        # The partial index walks the newest verified claims in order; the planner would
+        # otherwise pick the status index and sort every verified claim.
+        f"SELECT {_COLUMNS} FROM claims c INDEXED BY idx_claims_fresh "
+        "WHERE c.status = 'verified' AND c.recheck_due_at > ? "
         "ORDER BY c.verified_at DESC, c.seq DESC LIMIT ?",
         (now, limit),
     ).fetchall()

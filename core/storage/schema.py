@@ -291,8 +291,8 @@ MIGRATIONS: tuple[str, ...] = (
         recheck_due_at TEXT                           -- verified_at + recheck_days
     );
     CREATE INDEX idx_claims_status ON claims(status, updated_at);
-    CREATE INDEX idx_claims_fresh ON claims(recheck_due_at, verified_at)
-        WHERE status = 'verified';
+    -- the brief reads the newest verified claims first, skipping stale ones
+    CREATE INDEX idx_claims_fresh ON claims(verified_at, seq) WHERE status = 'verified';
     CREATE INDEX idx_claims_text_key ON claims(text_key);
 
     -- Where a claim came from, and what the source said when it was cited.
