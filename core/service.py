@@ -13,6 +13,7 @@ from typing import Any
 
 from core.attachments import attach as attachments
 from core.attachments import receipts
+from core.claims.context import claims_brief_section
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
@@ -289,6 +290,10 @@ class MemoryService(Workspace):
         """What the brief adds after the memories: the caller's thread and its files."""
         store = self.store_for(caller.group)
         sections = continuity.session_brief_sections(self, caller)
+        claims = claims_brief_section(store, iso(utc_now()))
+        if claims is not None:
+            # Short and confirmed by the person: ahead of the long handoff text.
+            sections.insert(0, claims)
         recent = receipts.list_receipts(store, caller.thread_id, BRIEF_RECEIPTS)
         if recent:
             # A handful of files: checking them now beats citing a stale state.

@@ -3,6 +3,7 @@
 from core.cli import (
     agent,
     attachments,
+    claims,
     continuity,
     data,
     doctor,
@@ -16,6 +17,7 @@ from core.cli import (
 __all__ = [
     "agent",
     "attachments",
+    "claims",
     "continuity",
     "data",
     "doctor",

@@ -14,6 +14,7 @@ class Changes:
     sessions: bool = False
     threads: bool = False
     attachments: bool = False
+    claims: bool = False
     entry_ids: tuple[str, ...] = ()
 
     def __or__(self, other: Changes) -> Changes:
@@ -25,5 +26,6 @@ class Changes:
             sessions=self.sessions or other.sessions,
             threads=self.threads or other.threads,
             attachments=self.attachments or other.attachments,
+            claims=self.claims or other.claims,
             entry_ids=tuple(dict.fromkeys(self.entry_ids + other.entry_ids)),
         )

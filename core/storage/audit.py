@@ -54,6 +54,10 @@ class Action(StrEnum):
     EXPIRE = "expire"
     ATTACH = "attach"
     VERIFY = "verify"
+    CLAIM_PROPOSE = "claim_propose"
+    CLAIM_EXTRACT = "claim_extract"
+    CLAIM_DECIDE = "claim_decide"
+    CLAIM_MODE = "claim_mode"
 
 
 @dataclass(frozen=True)

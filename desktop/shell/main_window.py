@@ -28,6 +28,7 @@ from core.model.errors import AmbryError
 from desktop.attachments.view import AttachmentsPage
 from desktop.audit.view import AuditPage
 from desktop.brief.view import BriefPage
+from desktop.claims.view import ClaimsPage
 from desktop.connect.view import ConnectPage
 from desktop.memories.actions import MemoryActions, plural
 from desktop.memories.empty_state import EmptyState
@@ -60,8 +61,14 @@ class Nav(IntEnum):
     AUDIT = 5
     SETTINGS = 6
     CONNECT = 7
-    # Last, as a trash is: the keys of the other pages stay as they were.
-    TRASH = 8
+    CLAIMS = 8
+    # Last, as a trash is; reached from the palette (Ctrl+K), the digits run out at 9.
+    TRASH = 9
+
+    @property
+    def key(self) -> str:
+        """Ctrl+1 to Ctrl+9 for the first nine pages; the rest from the palette."""
+        return f"Ctrl+{self.value + 1}" if self.value < 9 else ""
 
     @property
     def label(self) -> str:
@@ -132,6 +139,7 @@ class MainWindow(QMainWindow):
         self.threads = ThreadsPage(state)
         self.audit = AuditPage(state)
         self.trash = TrashPage(state)
+        self.claims = ClaimsPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
         self.connect_page = ConnectPage(state, server, socket_path)
         self.pages = QStackedWidget()
@@ -144,6 +152,7 @@ class MainWindow(QMainWindow):
             self.audit,
             self.settings,
             self.connect_page,
+            self.claims,
             self.trash,
         ):
             self.pages.addWidget(page)
@@ -236,7 +245,8 @@ class MainWindow(QMainWindow):
         self.new_action = add("New memory", QKeySequence.StandardKey.New, self.new_entry)
         add("Quit", QKeySequence.StandardKey.Quit, self.close)
         for item in Nav:
-            add(item.label, f"Ctrl+{item.value + 1}", lambda _c=False, i=item: self.go(i))
+            if item.key:
+                add(item.label, item.key, lambda _c=False, i=item: self.go(i))
         add("Command palette", "Ctrl+K", self.show_palette)
         # Text fields claim Ctrl+K (delete to the end of the line); the palette wins.
         for kind in (QLineEdit, QPlainTextEdit):
@@ -256,9 +266,7 @@ class MainWindow(QMainWindow):
             Command("Accept / reject / defer in Review", None, "A / R / D"),
             Command("Memory list: default order", self.browser.clear_sort),
         ]
-        found += [
-            Command(f"Go to {n.label}", lambda n=n: self.go(n), f"Ctrl+{n.value + 1}") for n in Nav
-        ]
+        found += [Command(f"Go to {n.label}", lambda n=n: self.go(n), n.key) for n in Nav]
         found += [
             Command(f"Switch to group {g}", lambda g=g: self.switch_group(g))
             for g in self.state.groups()

@@ -45,6 +45,7 @@ def everything(group: str) -> Changes:
         sessions=True,
         threads=True,
         attachments=True,
+        claims=True,
     )
 
 

@@ -89,11 +89,21 @@ def test_every_tool_result_matches_its_result_schema(conn: Connection, tmp_path:
         ("handoff_read", {}),
         ("attachment_verify", {"id": receipt["receipt"]["id"]}),
         ("attachment_list", {}),
+        (
+            "claim_propose",
+            {
+                "text": "Ships Friday",
+                "kind": "project",
+                "sources": [{"kind": "attachment", "id": receipt["receipt"]["id"]}],
+            },
+        ),
+        ("claim_search", {"query": "ships"}),
         ("memory_delete", {"id": stored["id"]}),
-        ("session_end", {"handoff": "next: ship"}),
     ]
     results = {"memory_store": stored, "attachment_receipt": receipt}
     results |= {name: ok(conn, name, params) for name, params in calls}
+    results["claim_verify"] = ok(conn, "claim_verify", {"id": results["claim_propose"]["id"]})
+    results["session_end"] = ok(conn, "session_end", {"handoff": "next: ship"})
     assert set(results) == set(load_manifest())
     for name, result in results.items():
         errors = list(Draft202012Validator(load_manifest()[name].result_schema).iter_errors(result))

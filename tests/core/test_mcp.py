@@ -98,8 +98,19 @@ def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path) -> None:
             ("handoff_read", {}),
             ("attachment_verify", {"id": receipt["receipt"]["id"]}),
             ("attachment_list", {}),
+            (
+                "claim_propose",
+                {
+                    "text": "Ships Friday",
+                    "kind": "project",
+                    "sources": [{"kind": "attachment", "id": receipt["receipt"]["id"]}],
+                },
+            ),
+            ("claim_search", {"query": "ships"}),
         ]:
             results[name] = await call(session, name, args)
+        claim = {"id": results["claim_propose"]["id"]}
+        results["claim_verify"] = await call(session, "claim_verify", claim)
         brief = await session.call_tool("memory_brief", {})
         out["brief_text"] = text_of(brief.content[0])
         out["results"] = results

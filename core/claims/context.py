@@ -1,0 +1,64 @@
+"""The only way claims reach an agent's context: the brief's "Verified claims" section.
+
+The consumer contract (seed 004 §13.3) for context injection, checked here and
+nowhere else: the claims mode is ``enforce``; the claim is ``verified`` (never a
+candidate, whatever its sources say); it is fresh (its re-check date is ahead);
+and every one of its sources still supports it, by the sources' recorded state
+(no file is hashed here: the brief re-verifies the thread's recent receipts
+itself). The service adds the section like the thread handoff's; the brief's
+own limits (entries, characters, tokens) cut it like any other section.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from core.claims import records
+from core.claims.model import Claim
+from core.claims.modes import current_mode
+from core.claims.verify import verify_claim
+from core.continuity.handoff_text import inline_safe
+from core.storage.store import GroupStore
+
+#: Verified claims in the brief at most.
+BRIEF_CLAIMS: Final = 20
+#: Fresh verified claims looked at to find them (some may have drifted).
+BRIEF_CLAIM_PREFETCH: Final = 60
+SECTION_TITLE: Final = "Verified claims"
+_NOTE = (
+    "_Statements the person verified against their sources. Each held when it was last "
+    "checked; the re-check date says when to trust it less._"
+)
+
+
+def brief_claims(store: GroupStore, now: str) -> list[Claim]:
+    """The claims the session-start brief may carry now (see the module docstring)."""
+    if not current_mode(store).injects:
+        return []
+    out: list[Claim] = []
+    for claim in records.fresh_verified(store, now, BRIEF_CLAIM_PREFETCH):
+        if not claim.fresh(now):
+            continue
+        if verify_claim(store, claim, hash_files=False).state.supports:
+            out.append(claim)
+            if len(out) == BRIEF_CLAIMS:
+                break
+    return out
+
+
+def _line(claim: Claim) -> str:
+    sources = ", ".join(s.label for s in claim.sources)
+    day = (claim.verified_at or "")[:10]
+    due = (claim.recheck_due_at or "")[:10]
+    return (
+        f"- [{claim.kind.value}] {inline_safe(claim.text)} "
+        f"(verified {day}, re-check by {due}; {inline_safe(sources)})"
+    )
+
+
+def claims_brief_section(store: GroupStore, now: str) -> tuple[str, str] | None:
+    """``(title, body)`` for the brief, or None when no claim may appear."""
+    claims = brief_claims(store, now)
+    if not claims:
+        return None
+    return SECTION_TITLE, "\n".join([_NOTE, "", *map(_line, claims)])

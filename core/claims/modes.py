@@ -1,0 +1,184 @@
+"""The claims mode (observe, diagnostic, enforce): plan, apply, roll back; the person only.
+
+Seed 004 §12.1: every change reads the current settings, shows the difference,
+backs the prior settings up to a timestamped file *before* writing, writes only
+the mode, and reports what changed with its boundary statements. ``plan`` is a
+dry run; ``apply`` and ``rollback`` need an explicit confirmation. A rollback
+restores the newest backup, after backing up what it replaces, so a second
+rollback undoes the first.
+
+Backups: ``<data dir>/backups/claims/<group>-<UTC stamp>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from core.claims import records
+from core.claims.model import Mode
+from core.model.changes import Changes
+from core.model.entries import Actor, utc_now
+from core.model.errors import Forbidden, InvalidParams, NotFound
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.store import GroupStore
+
+if TYPE_CHECKING:
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
+
+MODE_KEY = "mode"
+DEFAULT_MODE = Mode.OBSERVE
+
+
+def current_mode(store: GroupStore) -> Mode:
+    value = records.read_setting(store, MODE_KEY)
+    return DEFAULT_MODE if value is None else Mode(value)
+
+
+def parse_mode(value: object) -> Mode:
+    try:
+        return Mode(str(value))
+    except ValueError:
+        choices = ", ".join(m.value for m in Mode)
+        raise InvalidParams(f"mode must be one of {choices}", field="mode", rule="enum") from None
+
+
+def effects(mode: Mode) -> list[str]:
+    """What ``mode`` does, in the person's words."""
+    injected = (
+        "verified, fresh claims are added to the agent's session-start brief"
+        if mode.injects
+        else "no claim reaches the agent's session-start brief"
+    )
+    reported = (
+        "candidate diagnostics are reported"
+        if mode.reports
+        else "candidate diagnostics are not reported"
+    )
+    return ["claims are recorded as candidates; only the person verifies them", injected, reported]
+
+
+def backup_dir(service: Workspace) -> Path:
+    return service.data_dir.root / "backups" / "claims"
+
+
+@dataclass(frozen=True)
+class ModePlan:
+    group: str
+    current: Mode
+    target: Mode
+    backup: str | None = None
+    applied: bool = False
+
+    @property
+    def changes(self) -> bool:
+        return self.current is not self.target
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "current": self.current.value,
+            "target": self.target.value,
+            "changes": self.changes,
+            "applied": self.applied,
+            "backup": self.backup,
+            "effects": effects(self.target),
+            # Seed 004 §12.1: what a mode change never does.
+            "boundary": [
+                "no claim is verified, retracted or changed",
+                "no source is read or modified",
+                "nothing is injected by this command",
+            ],
+        }
+
+
+def plan(service: Workspace, group: str, target: object) -> ModePlan:
+    """The dry run: what ``apply`` would change. Reads only."""
+    return ModePlan(group, current_mode(service.store_for(group)), parse_mode(target))
+
+
+def _require_person(caller: Caller, yes: bool, action: str) -> None:
+    if caller.actor is not Actor.OPERATOR:
+        raise Forbidden("the claims mode is changed by the person only, with `ambry claims mode`")
+    if not yes:
+        raise InvalidParams(
+            f"{action} changes the claims mode: run `ambry claims mode plan` first, then repeat "
+            f"with --yes to confirm",
+            field="yes",
+            rule="confirmation",
+        )
+
+
+def _write_backup(service: Workspace, group: str, mode: Mode, reason: str) -> Path:
+    folder = backup_dir(service)
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = utc_now().strftime("%Y%m%dT%H%M%S%fZ")
+    path = folder / f"{group}-{stamp}.json"
+    n = 1
+    while path.exists():
+        path = folder / f"{group}-{stamp}-{n}.json"
+        n += 1
+    data = {"group": group, "settings": {MODE_KEY: mode.value}, "reason": reason}
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def backups(service: Workspace, group: str) -> list[Path]:
+    """The group's backups, oldest first (the stamp sorts as text)."""
+    folder = backup_dir(service)
+    if not folder.is_dir():
+        return []
+    name = re.compile(re.escape(group) + r"-(\d{8}T\d{12}Z)(?:-(\d+))?\.json")
+    found: list[tuple[str, int, Path]] = []
+    for p in folder.glob(f"{group}-*.json"):
+        if m := name.fullmatch(p.name):
+            found.append((m.group(1), int(m.group(2) or 0), p))
+    return [p for _, _, p in sorted(found)]
+
+
+def _set(service: Workspace, caller: Caller, target: Mode, how: str) -> ModePlan:
+    store = service.store_for(caller.group)
+    current = current_mode(store)
+    path = _write_backup(service, caller.group, current, f"before {how} to {target.value}")
+    with store.transaction():
+        records.write_setting(store, MODE_KEY, target.value)
+        audit.record(
+            store,
+            Action.CLAIM_MODE,
+            caller.actor,
+            session_id=caller.session_id,
+            how=how,
+            previous=current.value,
+            mode=target.value,
+            backup=path.name,
+        )
+    service.emit(Changes(group=store.group, claims=True, audit=True))
+    return ModePlan(caller.group, current, target, str(path), applied=True)
+
+
+def apply(service: Workspace, caller: Caller, target: object, *, yes: bool) -> ModePlan:
+    """Set the mode, after backing up the prior settings. The person only, confirmed."""
+    mode = parse_mode(target)
+    _require_person(caller, yes, "apply")
+    return _set(service, caller, mode, "apply")
+
+
+def rollback(service: Workspace, caller: Caller, *, yes: bool) -> ModePlan:
+    """Restore the settings of the newest backup (backing up the current ones first)."""
+    _require_person(caller, yes, "rollback")
+    found = backups(service, caller.group)
+    if not found:
+        raise NotFound(
+            f"no claims-mode backup for group {caller.group}: nothing to roll back to",
+            field="backup",
+        )
+    data = json.loads(found[-1].read_text(encoding="utf-8"))
+    return _set(service, caller, parse_mode(data["settings"][MODE_KEY]), "rollback")

@@ -1,0 +1,269 @@
+"""``ambry claims``: the person's side of claims (review, decide, extract, mode, diagnostics)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from core.claims import gate, modes, records
+from core.claims.diagnostics import diagnose
+from core.claims.extract import extract
+from core.claims.model import ClaimKind, ClaimStatus, Decision
+from core.claims.verify import ClaimReport, verify_claim
+from core.cli.context import Context, command, fail
+from core.model.errors import InvalidParams
+
+_DECISIONS = {
+    "accept": Decision.ACCEPT,
+    "reject": Decision.REJECT,
+    "defer": Decision.DEFER,
+    "retract": Decision.RETRACT,
+}
+_SOURCE_HELP = (
+    "a source: exchange:ID, handoff:THREAD[@VERSION], attachment:ATT_ID[#START-END] or "
+    "memory:MEM_ID (repeat for several)"
+)
+
+
+def _claims_args(p: argparse.ArgumentParser) -> None:
+    subs = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
+    ls = subs.add_parser("list", help="list claims, newest first (or best match with --query)")
+    ls.add_argument("--status", choices=[s.value for s in ClaimStatus], help="only this status")
+    ls.add_argument("--kind", choices=[k.value for k in ClaimKind], help="only this kind")
+    ls.add_argument("--query", default="", help="words to look for")
+    ls.add_argument("--limit", type=int, default=50, help="how many (default 50)")
+    for name, text in (
+        ("show", "a claim, its sources and its decision history"),
+        ("verify", "check a claim's sources now and recommend (changes nothing)"),
+        ("history", "the decision receipts of a claim"),
+    ):
+        subs.add_parser(name, help=text).add_argument("id", help="the claim's id (clm-...)")
+    for name, text in (
+        ("accept", "verify a candidate after reviewing it and its sources"),
+        ("reject", "reject a candidate"),
+        ("defer", "leave a candidate for later"),
+        ("retract", "take a verified claim back out of the trusted lane"),
+    ):
+        sp = subs.add_parser(name, help=text)
+        sp.add_argument("id", help="the claim's id (clm-...)")
+        sp.add_argument("--note", default="", help="why, kept with the decision receipt")
+        sp.add_argument("--yes", action="store_true", help="decide without asking after the review")
+    pr = subs.add_parser("propose", help="record a claim of your own (a candidate to review)")
+    pr.add_argument("text", help="the statement")
+    pr.add_argument("--kind", required=True, choices=[k.value for k in ClaimKind])
+    pr.add_argument("--source", action="append", required=True, metavar="SOURCE", help=_SOURCE_HELP)
+    pr.add_argument("--recheck-days", type=int, help="days a verified claim stays fresh")
+    ex = subs.add_parser("extract", help="record candidates from thread handoffs (read only)")
+    ex.add_argument("--thread", metavar="ID", help="only this thread's current handoff")
+    subs.add_parser("diagnose", help="recurring, conflicting, ready and decayed candidates")
+    md = subs.add_parser("mode", help="show, plan, apply or roll back the claims mode")
+    md.add_argument(
+        "step", choices=["show", "plan", "apply", "rollback"], nargs="?", default="show"
+    )
+    md.add_argument("target", nargs="?", help="observe, diagnostic or enforce (plan, apply)")
+    md.add_argument("--yes", action="store_true", help="confirm apply or rollback")
+
+
+def parse_source(text: str) -> dict[str, Any]:
+    """``exchange:12``, ``handoff:thr-x@3``, ``attachment:att_…#10-80``, ``memory:mem-…``."""
+    kind, sep, rest = text.partition(":")
+    if not sep or not rest:
+        raise InvalidParams(
+            f"--source {text!r}: write it as KIND:REF ({_SOURCE_HELP})", field="source"
+        )
+    match kind:
+        case "exchange":
+            if not rest.isdigit():
+                raise InvalidParams(
+                    f"--source {text!r}: an exchange id is a number", field="source"
+                )
+            return {"kind": kind, "id": int(rest)}
+        case "handoff":
+            thread, _, version = rest.partition("@")
+            out: dict[str, Any] = {"kind": kind, "thread": thread}
+            if version:
+                if not version.isdigit():
+                    raise InvalidParams(
+                        f"--source {text!r}: the version is a number", field="source"
+                    )
+                out["version"] = int(version)
+            return out
+        case "attachment":
+            rid, _, span = rest.partition("#")
+            out = {"kind": kind, "id": rid}
+            if span:
+                start, dash, end = span.partition("-")
+                if not (dash and start.isdigit() and end.isdigit()):
+                    raise InvalidParams(
+                        f"--source {text!r}: write the span as #START-END", field="source"
+                    )
+                out |= {"start": int(start), "end": int(end)}
+            return out
+        case "memory":
+            return {"kind": kind, "id": rest}
+        case _:
+            raise InvalidParams(
+                f"--source {text!r}: the kind must be exchange, handoff, attachment or memory",
+                field="source",
+            )
+
+
+def _review(report: ClaimReport) -> str:
+    c = report.claim
+    lines = [
+        f"{c.id}  [{c.kind.value}] {c.status.value} ({c.origin.value}), re-check every "
+        f"{c.recheck_days} days" + (f", due {c.recheck_due_at}" if c.recheck_due_at else ""),
+        f"  claim: {c.text}",
+        f"  sources now: {report.state.value}; recommendation: {report.recommendation.value}",
+    ]
+    for s in report.sources:
+        lines.append(f"  - {s.handle.label}: {s.state.value}")
+        lines.append(f"      cited: {s.handle.quote[:300]!r}")
+        if s.matched_text:
+            lines.append(f"      says now: {s.matched_text[:300]!r}")
+        lines.append(f"      {s.evidence}")
+    return "\n".join(lines)
+
+
+def _ask(question: str) -> bool:
+    if not sys.stdin.isatty():
+        raise InvalidParams(
+            "deciding on a claim needs your confirmation: run it in a terminal, or pass --yes "
+            "after reading `ambry claims show ID`",
+            field="yes",
+        )
+    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+
+
+def _decide(ctx: Context, args: argparse.Namespace) -> int:
+    decision = _DECISIONS[args.action]
+    store = ctx.service.store_for(ctx.group)
+    report = verify_claim(store, records.get_claim(store, args.id))
+    if not ctx.as_json:
+        print(_review(report))
+    if not args.yes and not _ask(f"{decision.value} this claim, as shown above?"):
+        return fail("nothing decided")
+    outcome = gate.decide(
+        ctx.service,
+        ctx.caller,
+        args.id,
+        decision,
+        confirmed_text=report.claim.text,
+        confirmed_state=report.state,
+        note=args.note,
+    )
+    ctx.emit(
+        outcome.to_dict(),
+        f"{decision.value}: {args.id} is {outcome.claim.status.value} "
+        f"(receipt {outcome.receipt_id})",
+    )
+    return 0
+
+
+def _mode(ctx: Context, args: argparse.Namespace) -> int:
+    svc = ctx.service
+    match args.step:
+        case "show":
+            mode = modes.current_mode(svc.store_for(ctx.group))
+            ctx.emit(
+                {"group": ctx.group, "mode": mode.value, "effects": modes.effects(mode)},
+                f"claims mode of {ctx.group}: {mode.value}\n"
+                + "\n".join(f"  - {e}" for e in modes.effects(mode)),
+            )
+            return 0
+        case "plan" | "apply" if args.target is None:
+            return fail(
+                f"claims mode {args.step} needs the mode: observe, diagnostic or enforce", 2
+            )
+        case "plan":
+            result = modes.plan(svc, ctx.group, args.target)
+        case "apply":
+            result = modes.apply(svc, ctx.caller, args.target, yes=args.yes)
+        case _:
+            if args.target is not None:
+                return fail("claims mode rollback takes no mode: it restores the newest backup", 2)
+            result = modes.rollback(svc, ctx.caller, yes=args.yes)
+    d = result.to_dict()
+    verb = "changed" if result.applied else "would change" if result.changes else "already"
+    text = [f"claims mode of {ctx.group}: {d['current']} -> {d['target']} ({verb})"]
+    text += [f"  - {e}" for e in d["effects"]] + [f"  boundary: {b}" for b in d["boundary"]]
+    if result.backup:
+        text.append(f"  prior settings backed up to {result.backup}")
+    elif not result.applied:
+        text.append(f"  apply it with: ambry claims mode apply {d['target']} --yes")
+    ctx.emit(d, "\n".join(text))
+    return 0
+
+
+@command("claims", "Review, verify, reject or retract claims; extract them; set the claims mode.")(
+    _claims_args
+)
+def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
+    store = ctx.service.store_for(ctx.group)
+    match args.action:
+        case "list":
+            found = records.list_claims(
+                store,
+                query=args.query,
+                statuses=[ClaimStatus(args.status)] if args.status else [],
+                kinds=[ClaimKind(args.kind)] if args.kind else [],
+                limit=max(1, args.limit),
+            )
+            lines = [f"{c.id}  [{c.kind.value}] {c.status.value}: {c.text}" for c in found]
+            ctx.emit([c.to_dict() for c in found], "\n".join(lines) or "no claims")
+        case "show" | "verify":
+            report = verify_claim(store, records.get_claim(store, args.id))
+            text = _review(report)
+            if args.action == "show":
+                receipts = records.decisions(store, args.id)
+                text += "".join(
+                    f"\n  decided {d.at}: {d.decision.value} by the {d.actor}" for d in receipts
+                )
+            ctx.emit(report.to_dict(), text)
+        case "history":
+            receipts = records.decisions(store, records.get_claim(store, args.id).id)
+            ctx.emit(
+                [d.to_dict() for d in receipts],
+                "\n".join(
+                    f"{d.at}  {d.decision.value} by the {d.actor} (session {d.session_id}): "
+                    + ", ".join(f"{s['source']} {s['state']}" for s in d.source_states)
+                    + (f"  note: {d.note}" if d.note else "")
+                    for d in receipts
+                )
+                or "no decisions yet",
+            )
+        case "accept" | "reject" | "defer" | "retract":
+            return _decide(ctx, args)
+        case "propose":
+            sources = [parse_source(s) for s in args.source]
+            params: dict[str, Any] = {"text": args.text, "kind": args.kind, "sources": sources}
+            if args.recheck_days is not None:
+                params["recheck_days"] = args.recheck_days
+            outcome = gate.propose(ctx.service, ctx.caller, params)
+            ctx.emit(
+                outcome.to_dict(),
+                f"{outcome.claim.id}  {outcome.claim.status.value}"
+                + (
+                    ""
+                    if outcome.created
+                    else f" (existing; {outcome.added_sources} source(s) added)"
+                ),
+            )
+        case "extract":
+            result = extract(ctx.service, ctx.caller, args.thread)
+            ctx.emit(
+                result.to_dict(),
+                f"{result.statements} statement(s) in {result.handoffs} "
+                f"handoff(s): {result.created} new candidate(s), {result.recurring} recurring",
+            )
+        case "diagnose":
+            d = diagnose(store).to_dict()
+            out = [f"claims diagnostics ({d['mode']} mode, {d['scanned']} candidates scanned)"]
+            for name in ("recurring", "conflicts", "ready", "decayed"):
+                out.append(f"{name}: {len(d[name])}")
+                out += [f"  - {i['id']} {', '.join(i['sources'])}: {i['text']}" for i in d[name]]
+            ctx.emit(d, "\n".join(out))
+        case "mode":
+            return _mode(ctx, args)
+    return 0

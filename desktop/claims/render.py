@@ -1,0 +1,78 @@
+"""How a claim reads in the Claims view: badges, the sources side by side, the decisions."""
+
+from __future__ import annotations
+
+import html
+
+from core.claims.model import DecisionReceipt, SourceState
+from core.claims.verify import ClaimReport
+from desktop.memories.values import local_time
+
+#: Badge colours (background, text), as the attachment view's: amber drifted, red missing.
+BADGE_COLOURS: dict[SourceState, tuple[str, str]] = {
+    SourceState.EXACT: ("#e6f4ea", "#1e6b34"),
+    SourceState.PARTIAL: ("#e8f0fe", "#1a4d8f"),
+    SourceState.DRIFTED: ("#fff1d6", "#8a5a00"),
+    SourceState.MISSING: ("#fdecea", "#b42318"),
+}
+
+
+def badge_text(state: SourceState) -> str:
+    match state:
+        case SourceState.EXACT:
+            return "✓ exact match"
+        case SourceState.PARTIAL:
+            return "≈ partial"
+        case SourceState.DRIFTED:
+            return "⚠ drifted"
+        case SourceState.MISSING:
+            return "✗ missing"
+
+
+def _badge(state: SourceState) -> str:
+    bg, fg = BADGE_COLOURS[state]
+    return (
+        f'<span style="background:{bg}; color:{fg}; padding:2px 6px;">'
+        f"&nbsp;{html.escape(badge_text(state))}&nbsp;</span>"
+    )
+
+
+def _text(value: str) -> str:
+    return html.escape(value).replace("\n", "<br/>")
+
+
+def report_html(report: ClaimReport, history: list[DecisionReceipt]) -> str:
+    """The claim, then each source: what it said when cited beside what it says now."""
+    c = report.claim
+    due = f" · re-check by {html.escape(local_time(c.recheck_due_at))}" if c.recheck_due_at else ""
+    parts = [
+        f"<h3>{_text(c.text)}</h3>",
+        f"<p><b>{html.escape(c.status.value)}</b> ({html.escape(c.label)}) · "
+        f"{html.escape(c.kind.value)} · from {html.escape(c.origin.value)} · "
+        f"recorded {html.escape(local_time(c.created_at))}{due}</p>",
+        f"<p>Sources now: {_badge(report.state)} · recommendation: "
+        f"<b>{html.escape(report.recommendation.value.replace('_', ' '))}</b></p>",
+        '<table width="100%" cellspacing="0" cellpadding="6" border="1" '
+        'style="border-collapse:collapse; border-color:#d0d4da;">'
+        "<tr><th align='left'>Source</th><th align='left'>Cited (then)</th>"
+        "<th align='left'>Says now</th></tr>",
+    ]
+    for s in report.sources:
+        now = _text(s.matched_text) if s.matched_text else "<i>nothing that matches</i>"
+        parts.append(
+            f"<tr><td valign='top'>{html.escape(s.handle.label)}<br/>{_badge(s.state)}</td>"
+            f"<td valign='top'>{_text(s.handle.quote[:1500])}</td>"
+            f"<td valign='top'>{now}<br/><small>{html.escape(s.evidence)}</small></td></tr>"
+        )
+    parts.append("</table>")
+    parts.append("<h4>Decisions</h4>")
+    if not history:
+        parts.append("<p><i>None yet.</i></p>")
+    for d in history:
+        states = ", ".join(f"{x['source']}: {x['state']}" for x in d.source_states)
+        note = f" — {html.escape(d.note)}" if d.note else ""
+        parts.append(
+            f"<p>{html.escape(local_time(d.at))}: <b>{html.escape(d.decision.value)}</b> by the "
+            f"{html.escape(d.actor)}{note}<br/><small>{html.escape(states)}</small></p>"
+        )
+    return "".join(parts)

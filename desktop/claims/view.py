@@ -1,0 +1,245 @@
+"""The Claims view: candidates beside their sources, the person's decisions, their history.
+
+A claim is checked against its sources when it is selected (the detail pane
+shows what each source said when cited and what it says now, with a badge).
+Keys A, R and D accept, reject or defer the selected candidate, confirming
+exactly the text and source state on screen: if either changed meanwhile, the
+service refuses and the pane shows the new state to review. Retract takes a
+verified claim back out of the brief.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.claims import gate, modes, records
+from core.claims.model import Claim, ClaimStatus, Decision
+from core.claims.verify import ClaimReport, verify_claim
+from core.model.changes import Changes
+from core.model.errors import AmbryError
+from desktop.claims.render import BADGE_COLOURS, badge_text, report_html
+from desktop.widgets import messages
+from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.watch import AppState
+
+_INTRO = (
+    "Claims are statements with the sources they came from. A candidate never reaches the "
+    "agent's brief; only what you verify does, in enforce mode. Keys: A accept, R reject, "
+    "D defer."
+)
+_COLUMNS = ("Claim", "Kind", "Status", "Sources", "Check")
+_FILTERS: tuple[tuple[str, tuple[ClaimStatus, ...]], ...] = (
+    ("Candidates", (ClaimStatus.CANDIDATE,)),
+    ("Verified", (ClaimStatus.VERIFIED,)),
+    ("Rejected and retracted", (ClaimStatus.REJECTED, ClaimStatus.RETRACTED)),
+    ("All", ()),
+)
+#: Rows loaded at once; the list is for review, search finds the rest.
+LIMIT = 500
+
+
+class ClaimsPage(LazyPage):
+    """Lists claims of the current group by status; review and decide on the selected one.
+
+    Args:
+        state: the shared app state.
+        parent: the parent widget.
+    """
+
+    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._state = state
+        self._claims: list[Claim] = []
+        self._report: ClaimReport | None = None
+
+        intro = QLabel(_INTRO, self)
+        intro.setObjectName("hint")
+        intro.setWordWrap(True)
+        self.filter = QComboBox(self)
+        self.filter.setObjectName("claimsFilter")
+        self.filter.addItems([name for name, _ in _FILTERS])
+        self.mode_label = QLabel(self)
+        self.mode_label.setObjectName("claimsMode")
+        top = QHBoxLayout()
+        top.addWidget(self.filter)
+        top.addSpacing(12)
+        top.addWidget(self.mode_label)
+        top.addStretch(1)
+
+        self.table = QTableWidget(0, len(_COLUMNS), self)
+        self.table.setObjectName("claimsTable")
+        self.table.setHorizontalHeaderLabels(_COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setShowGrid(False)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, len(_COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.detail = QTextBrowser(self)
+        self.detail.setObjectName("claimDetail")
+        self.detail.setOpenLinks(False)
+
+        self.accept_button = QPushButton("Accept (A)", self)
+        self.accept_button.setObjectName("primary")
+        self.reject_button = QPushButton("Reject (R)", self)
+        self.defer_button = QPushButton("Defer (D)", self)
+        self.retract_button = QPushButton("Retract…", self)
+        self.retract_button.setObjectName("danger")
+        buttons = QHBoxLayout()
+        for button, decision in (
+            (self.accept_button, Decision.ACCEPT),
+            (self.reject_button, Decision.REJECT),
+            (self.defer_button, Decision.DEFER),
+            (self.retract_button, Decision.RETRACT),
+        ):
+            button.clicked.connect(lambda _c=False, d=decision: self.decide(d))
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        for key, decision in (
+            ("A", Decision.ACCEPT),
+            ("R", Decision.REJECT),
+            ("D", Decision.DEFER),
+        ):
+            action = QAction(self)
+            action.setShortcut(QKeySequence(key))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action.triggered.connect(lambda _c=False, d=decision: self.decide(d))
+            self.addAction(action)
+
+        right = QWidget(self)
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addWidget(self.detail, 1)
+        right_layout.addLayout(buttons)
+        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split.addWidget(self.table)
+        split.addWidget(right)
+        split.setSizes([520, 640])
+        layout = QVBoxLayout(self)
+        layout.addWidget(intro)
+        layout.addLayout(top)
+        layout.addWidget(split, 1)
+
+        self.filter.currentIndexChanged.connect(lambda _i: self._invalidate(reload=True))
+        self.table.itemSelectionChanged.connect(self._on_selection)
+        state.changed.connect(self._on_changes)
+        state.group_changed.connect(lambda _g: self._invalidate(reload=True))
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.group == self._state.group and (changes.claims or changes.entries):
+            self._invalidate()
+
+    # -- the list ---------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        self._begin_refresh()
+        store = self._state.service.store_for(self._state.group)
+        mode = modes.current_mode(store)
+        reach = "verified claims reach the brief" if mode.injects else "no claim reaches the brief"
+        self.mode_label.setText(f"Claims mode: {mode.value} ({reach})")
+        keep = self.selected_id()
+        statuses = _FILTERS[self.filter.currentIndex()][1]
+        self._claims = records.list_claims(store, statuses=statuses, limit=LIMIT)
+        self.table.clearSelection()
+        self.table.setRowCount(len(self._claims))
+        for row, claim in enumerate(self._claims):
+            # The list uses the receipts' recorded states; the detail hashes files again.
+            state = verify_claim(store, claim, hash_files=False).state
+            cells = (
+                claim.text,
+                claim.kind.value,
+                claim.status.value,
+                ", ".join(s.label for s in claim.sources),
+                badge_text(state),
+            )
+            for column, text in enumerate(cells):
+                cell = QTableWidgetItem(text)
+                if column == 0:
+                    cell.setToolTip(claim.id)
+                if column == 4:
+                    bg, fg = BADGE_COLOURS[state]
+                    cell.setBackground(QBrush(QColor(bg)))
+                    cell.setForeground(QBrush(QColor(fg)))
+                self.table.setItem(row, column, cell)
+        ids = [c.id for c in self._claims]
+        if ids:
+            self.table.selectRow(ids.index(keep) if keep in ids else 0)
+        self._on_selection()
+
+    def selected_id(self) -> str | None:
+        rows = self.table.selectionModel().selectedRows()
+        if not rows or rows[0].row() >= len(self._claims):
+            return None
+        return self._claims[rows[0].row()].id
+
+    def _on_selection(self) -> None:
+        cid = self.selected_id()
+        store = self._state.service.store_for(self._state.group)
+        self._report = None
+        if cid is not None:
+            try:
+                claim = records.get_claim(store, cid)
+            except AmbryError as exc:
+                messages.report(exc)
+                cid = None
+            else:
+                self._report = verify_claim(store, claim)
+                self.detail.setHtml(report_html(self._report, records.decisions(store, cid)))
+        if cid is None:
+            self.detail.setHtml("<p><i>No claim selected.</i></p>")
+        status = None if self._report is None else self._report.claim.status
+        for button in (self.accept_button, self.reject_button, self.defer_button):
+            button.setEnabled(status is ClaimStatus.CANDIDATE)
+        self.retract_button.setEnabled(status is ClaimStatus.VERIFIED)
+
+    # -- decisions ----------------------------------------------------------------------
+
+    def decide(self, decision: Decision) -> None:
+        """Apply ``decision`` to the claim on screen, confirming what the pane shows."""
+        report = self._report
+        if report is None:
+            return
+        if decision is Decision.RETRACT and not messages.confirm(
+            self,
+            "Retract claim",
+            f"Retract “{report.claim.text}”? It leaves the agent's brief at once.",
+            "Retract",
+        ):
+            return
+        row = self.table.currentRow()
+        try:
+            gate.decide(
+                self._state.service,
+                self._state.operator(),
+                report.claim.id,
+                decision,
+                confirmed_text=report.claim.text,
+                confirmed_state=report.state,
+            )
+        except AmbryError as exc:
+            messages.report(exc)
+            self._on_selection()
+            return
+        self._invalidate()
+        # Work through the list without the mouse: the next row is selected.
+        if self._claims:
+            self.table.selectRow(min(max(row, 0), len(self._claims) - 1))

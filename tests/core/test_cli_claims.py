@@ -1,0 +1,167 @@
+"""``ambry claims``: the person's review, decisions, extraction, mode and diagnostics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.claims import modes
+from core.cli.claims import parse_source
+from core.cli.main import main
+from core.continuity.context import enter_thread
+from core.continuity.episodes import log_exchange
+from core.continuity.handoffs import write_handoff
+from core.model.entries import Actor
+from core.model.errors import InvalidParams
+from core.service import MemoryService
+from core.storage.paths import DataDir
+from tests.core.claims_helpers import HANDOFF
+
+
+@pytest.fixture
+def root(data_dir: DataDir) -> Path:
+    """A data dir holding one exchange turn (id 1) and a thread with a handoff."""
+    svc = MemoryService(data_dir)
+    try:
+        agent = svc.open_session("main", Actor.AGENT, "cli-test")
+        log_exchange(svc, agent, "user", "The staging database runs Postgres 16.")
+    finally:
+        svc.close()
+    return data_dir.root
+
+
+def run(root: Path, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any]:
+    capsys.readouterr()
+    code = main(["--data-dir", str(root), "--json", "claims", *argv])
+    out = capsys.readouterr()
+    return code, json.loads(out.out) if code == 0 else out.err
+
+
+def test_propose_review_accept_and_history(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, made = run(
+        root,
+        capsys,
+        "propose",
+        "The staging database runs Postgres 16",
+        "--kind",
+        "configuration",
+        "--source",
+        "exchange:1",
+    )
+    assert code == 0 and made["status"] == "candidate"
+    cid = made["id"]
+    code, listed = run(root, capsys, "list", "--status", "candidate")
+    assert [c["id"] for c in listed] == [cid]
+    code, shown = run(root, capsys, "show", cid)
+    assert shown["state"] == "source_exact_match" and shown["recommendation"] == "accept"
+    code, message = run(root, capsys, "accept", cid)  # no terminal, no --yes: refused
+    assert code != 0 and "--yes" in message
+    code, done = run(root, capsys, "accept", cid, "--yes", "--note", "checked the turn")
+    assert (code, done["status"], done["decision"]) == (0, "verified", "accept_verified")
+    code, history = run(root, capsys, "history", cid)
+    assert [(h["decision"], h["actor"], h["note"]) for h in history] == [
+        ("accept_verified", "operator", "checked the turn")
+    ]
+    code, message = run(root, capsys, "reject", cid, "--yes")
+    assert code != 0 and "applies to a candidate claim only" in message
+    code, done = run(root, capsys, "retract", cid, "--yes")
+    assert done["status"] == "retracted"
+
+
+def test_human_output_shows_the_claim_beside_its_source(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, made = run(
+        root,
+        capsys,
+        "propose",
+        "The cache is cold on Mondays",
+        "--kind",
+        "fact",
+        "--source",
+        "exchange:1",
+    )
+    capsys.readouterr()
+    assert main(["--data-dir", str(root), "claims", "verify", made["id"]]) == 0
+    text = capsys.readouterr().out
+    assert "claim: The cache is cold on Mondays" in text
+    assert "cited: 'The staging database runs Postgres 16.'" in text
+    assert "source_drifted" in text and "recommendation: reject" in text
+
+
+def test_mode_plan_apply_rollback(
+    root: Path, capsys: pytest.CaptureFixture[str], data_dir: DataDir
+) -> None:
+    code, plan = run(root, capsys, "mode", "plan", "enforce")
+    assert (plan["current"], plan["target"], plan["applied"]) == ("observe", "enforce", False)
+    code, message = run(root, capsys, "mode", "apply", "enforce")
+    assert code != 0 and "--yes" in message
+    code, applied = run(root, capsys, "mode", "apply", "enforce", "--yes")
+    assert applied["applied"] and Path(applied["backup"]).is_file()
+    code, shown = run(root, capsys, "mode")
+    assert shown["mode"] == "enforce"
+    code, back = run(root, capsys, "mode", "rollback", "--yes")
+    assert back["target"] == "observe"
+    svc = MemoryService(data_dir)
+    try:
+        assert modes.current_mode(svc.store_for("main")).value == "observe"
+    finally:
+        svc.close()
+    code, message = run(root, capsys, "mode", "apply", "loud", "--yes")
+    assert code != 0 and "observe, diagnostic, enforce" in message
+
+
+def test_extract_and_diagnose(
+    root: Path, capsys: pytest.CaptureFixture[str], data_dir: DataDir
+) -> None:
+    svc = MemoryService(data_dir)
+    try:
+        agent = enter_thread(
+            svc, svc.open_session("main", Actor.AGENT, "cli-test"), "Project"
+        ).caller
+        assert agent.thread_id is not None
+        write_handoff(svc, agent, agent.thread_id, HANDOFF, base_version=0)
+    finally:
+        svc.close()
+    code, result = run(root, capsys, "extract")
+    assert (result["handoffs"], result["created"]) == (1, 3)
+    code, message = run(root, capsys, "diagnose")
+    assert code != 0 and "mode plan diagnostic" in message
+    run(root, capsys, "mode", "apply", "diagnostic", "--yes")
+    code, report = run(root, capsys, "diagnose")
+    assert code == 0 and len(report["ready"]) == 3 and report["read_only"] is True
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("exchange:12", {"kind": "exchange", "id": 12}),
+        ("handoff:thr-abc@3", {"kind": "handoff", "thread": "thr-abc", "version": 3}),
+        ("handoff:thr-abc", {"kind": "handoff", "thread": "thr-abc"}),
+        (
+            "attachment:att_0123#5-40",
+            {"kind": "attachment", "id": "att_0123", "start": 5, "end": 40},
+        ),
+        ("memory:mem-1", {"kind": "memory", "id": "mem-1"}),
+    ],
+)
+def test_source_syntax(text: str, expected: dict[str, Any]) -> None:
+    assert parse_source(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("exchange", "KIND:REF"),
+        ("exchange:abc", "is a number"),
+        ("handoff:thr@x", "version is a number"),
+        ("attachment:att#5", "#START-END"),
+        ("email:1", "must be exchange, handoff, attachment or memory"),
+    ],
+)
+def test_bad_source_syntax_says_what_to_write(text: str, says: str) -> None:
+    with pytest.raises(InvalidParams, match=says):
+        parse_source(text)

@@ -1,0 +1,109 @@
+"""The Claims view: candidates beside their sources, keyboard decisions, badges, history."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from core.claims import gate, records
+from core.claims.model import ClaimStatus, Decision
+from core.continuity.episodes import log_exchange
+from core.model.entries import Actor
+from core.service import Caller, MemoryService
+from desktop.shell.main_window import MainWindow, Nav
+from tests.desktop.conftest import Dialogs
+
+
+def _claim(service: MemoryService, agent: Caller, said: str, claim: str) -> str:
+    seq = log_exchange(service, agent, "user", said).exchange.id
+    args = {"text": claim, "kind": "fact", "sources": [{"kind": "exchange", "id": seq}]}
+    return gate.propose(service, agent, args).claim.id
+
+
+def rows(window: MainWindow) -> list[str]:
+    table = window.claims.table
+    return [table.item(r, 0).text() for r in range(table.rowCount())]
+
+
+def test_review_with_keys_badges_and_history(
+    qtbot: QtBot, service: MemoryService, window: MainWindow, dialogs: Dialogs, tmp_path: Path
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "view-test")
+    exact = _claim(service, agent, "The cache is cold on Mondays.", "The cache is cold on Mondays")
+    partial = _claim(
+        service,
+        agent,
+        "The person prefers dark mode.",
+        "The person prefers dark mode and short answers",
+    )
+    wrong = _claim(service, agent, "Lunch is at noon.", "The office door code is 4411")
+    window.resize(1280, 720)
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    qtbot.waitUntil(lambda: len(rows(window)) == 3)
+    assert window.nav.item(Nav.CLAIMS).text() == "Claims"
+    badges = {page.table.item(r, 0).text(): page.table.item(r, 4).text() for r in range(3)}
+    assert badges == {
+        "The cache is cold on Mondays": "✓ exact match",
+        "The person prefers dark mode and short answers": "≈ partial",
+        "The office door code is 4411": "⚠ drifted",
+    }
+    # The detail shows the claim beside what its source said then and says now.
+    page.table.selectRow(rows(window).index("The person prefers dark mode and short answers"))
+    detail = page.detail.toPlainText()
+    assert "Cited (then)" in detail and "Says now" in detail
+    assert "The person prefers dark mode." in detail and "narrow" in detail
+    qtbot.waitUntil(lambda: page.mode_label.width() >= page.mode_label.sizeHint().width())
+    assert page.mode_label.text() == "Claims mode: observe (no claim reaches the brief)"
+    if os.environ.get("AMBRY_SCREENSHOT_DIR"):
+        window.grab().save(str(Path(os.environ["AMBRY_SCREENSHOT_DIR"]) / "claims-view.png"))
+
+    # A unsupported claim cannot be accepted: the key changes nothing.
+    page.table.selectRow(rows(window).index("The office door code is 4411"))
+    page.table.setFocus()
+    qtbot.keyClick(page.table, Qt.Key.Key_A)
+    store = service.store_for("main")
+    assert records.get_claim(store, wrong).status is ClaimStatus.CANDIDATE
+    qtbot.keyClick(page.table, Qt.Key.Key_R)
+    assert records.get_claim(store, wrong).status is ClaimStatus.REJECTED
+
+    page.table.selectRow(rows(window).index("The cache is cold on Mondays"))
+    qtbot.keyClick(page.table, Qt.Key.Key_A)
+    assert records.get_claim(store, exact).status is ClaimStatus.VERIFIED
+    qtbot.waitUntil(lambda: "The cache is cold on Mondays" not in rows(window))
+
+    page.table.selectRow(rows(window).index("The person prefers dark mode and short answers"))
+    qtbot.keyClick(page.table, Qt.Key.Key_D)
+    assert records.get_claim(store, partial).deferred_at is not None
+
+    # Verified: the filter lists it, with its decision receipt; retract asks first.
+    page.filter.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: rows(window) == ["The cache is cold on Mondays"])
+    page.table.selectRow(0)
+    assert "accept_verified by the operator" in page.detail.toPlainText()
+    assert not page.accept_button.isEnabled() and page.retract_button.isEnabled()
+    dialogs.answer = False
+    page.retract_button.click()
+    assert records.get_claim(store, exact).status is ClaimStatus.VERIFIED
+    dialogs.answer = True
+    page.retract_button.click()
+    assert records.get_claim(store, exact).status is ClaimStatus.RETRACTED
+    qtbot.waitUntil(lambda: rows(window) == [])
+
+
+def test_an_agent_proposal_appears_live_and_stale_reviews_are_refused(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "view-test")
+    window.go(Nav.CLAIMS)
+    cid = _claim(service, agent, "Deploys go through staging.", "Deploys go through staging")
+    qtbot.waitUntil(lambda: rows(window) == ["Deploys go through staging"])
+    page = window.claims
+    page.table.selectRow(0)
+    # The person decides elsewhere (the CLI) while the pane still shows a candidate.
+    gate.decide(service, operator, cid, Decision.REJECT)
+    page.decide(Decision.ACCEPT)
+    assert records.get_claim(service.store_for("main"), cid).status is ClaimStatus.REJECTED
