@@ -12,7 +12,8 @@ from core.cli.context import Context, command, fail, format_entry
 from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.model.errors import InvalidParams
-from core.portability import transfer as portability
+from core.portability.export import export
+from core.portability.importing import import_file
 
 
 def _confirm(question: str) -> bool:
@@ -56,7 +57,7 @@ def _export_args(p: argparse.ArgumentParser) -> None:
 @command("export", "Export the group to a versioned JSON Lines file.")(_export_args)
 def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
     phrase = _passphrase(args, twice=True) if args.include_private else None
-    summary = portability.export(
+    summary = export(
         ctx.service, ctx.caller, args.file, include_private=args.include_private, passphrase=phrase
     )
     rows = ", ".join(f"{n} {k}s" for k, n in summary.rows.items() if n)
@@ -84,14 +85,14 @@ def _import_args(p: argparse.ArgumentParser) -> None:
 )
 def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     try:
-        report = portability.import_file(ctx.service, ctx.caller, args.file)
+        report = import_file(ctx.service, ctx.caller, args.file)
     except InvalidParams as exc:
         if exc.field != "passphrase":
             raise
         phrase = _passphrase(args, twice=False)
         if phrase is None:
             raise
-        report = portability.import_file(ctx.service, ctx.caller, args.file, passphrase=phrase)
+        report = import_file(ctx.service, ctx.caller, args.file, passphrase=phrase)
     rows = sum(report.rows.values())
     text = (
         f"imported {report.entries} entries and {rows} other records; "

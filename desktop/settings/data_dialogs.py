@@ -12,7 +12,8 @@ from pathlib import Path
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
 
 from core.model.errors import Conflict
-from core.portability.transfer import ExportSummary, ImportReport
+from core.portability.export import ExportSummary
+from core.portability.importing import ImportReport
 from desktop.memories.actions import memories
 from desktop.widgets import messages
 

@@ -9,7 +9,7 @@ runs when the person types, and that must never be an import.
 The worker reports progress through a queued signal (emitted on the worker
 thread, delivered on the GUI thread); the bar is busy until the first report,
 then counts records, and a summary follows. Import writes everything or nothing
-(``core.portability.transfer``), so a failed import leaves the group as it was. The
+(``core.portability.importing``), so a failed import leaves the group as it was. The
 questions and summaries are in :mod:`desktop.settings.data_dialogs`.
 """
 
@@ -34,8 +34,8 @@ from PySide6.QtWidgets import (
 
 from core.model.entries import Actor, EntryFilter, Privacy
 from core.model.errors import AmbryError, Conflict, InvalidParams
-from core.portability import transfer as portability
-from core.portability.transfer import ExportSummary, ImportReport
+from core.portability.export import ExportSummary, export
+from core.portability.importing import ImportReport, import_file
 from core.service import Caller, MemoryService
 from core.storage.crypto import KeyUnavailable, load_key
 from desktop.memories.actions import memories
@@ -194,7 +194,7 @@ class DataPanel(QGroupBox):
         def work(service: MemoryService, caller: Caller) -> ExportSummary:
             if include:
                 check_key(service, group)
-            return portability.export(
+            return export(
                 service,
                 caller,
                 path,
@@ -257,7 +257,7 @@ class DataPanel(QGroupBox):
             group,
             as_operator(
                 group,
-                lambda svc, caller: portability.import_file(
+                lambda svc, caller: import_file(
                     svc, caller, path, passphrase=passphrase, progress=self.progressed.emit
                 ),
             ),

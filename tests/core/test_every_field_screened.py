@@ -13,7 +13,8 @@ from core.attachments import attach as attachments
 from core.continuity import episodes, handoffs, session_handoffs, threads
 from core.model.entries import Actor, Status
 from core.model.errors import AmbryError, Forbidden, Refused
-from core.portability import transfer as portability
+from core.portability.export import export
+from core.portability.importing import import_file
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 
@@ -149,7 +150,7 @@ def test_an_import_is_screened_field_by_field(
     attachments.attach(service, operator, str(notes), thread=thread.id, observation="plain")
     handoffs.write_handoff(service, operator, thread.id, "# Launch\n- book the room\n")
     out = tmp_path / "export.jsonl"
-    portability.export(service, operator, out)
+    export(service, operator, out)
 
     # An export edited by someone else: secrets in every kind of field.
     records = [json.loads(line) for line in out.read_text().splitlines()]
@@ -179,7 +180,7 @@ def test_an_import_is_screened_field_by_field(
     edited.write_text("\n".join(json.dumps(r) for r in records) + "\n")
 
     importer = service.open_session("imported", Actor.OPERATOR, "tests")
-    report = portability.import_file(service, importer, edited)
+    report = import_file(service, importer, edited)
     assert report.refused  # the entry whose tag states a login
     # Rows other rows point at are kept, with the secret cut out.
     assert report.rows == {"thread": 1, "thread_handoff": 1, "receipt": 1, "receipt_link": 1}

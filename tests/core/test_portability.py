@@ -12,7 +12,8 @@ from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.model.entries import Actor
 from core.model.errors import Conflict, InvalidParams
-from core.portability import transfer as portability
+from core.portability.export import export
+from core.portability.importing import import_file
 from core.service import Caller, MemoryService
 from core.storage import audit
 from core.storage.paths import DataDir
@@ -37,13 +38,13 @@ def test_round_trip_keeps_supersession_and_provenance(
     ids = _fill(service, operator)
     before = {i: service.get("main", i) for i in ids.values()}
     out = tmp_path / "export.jsonl"
-    summary = portability.export(service, operator, out)
+    summary = export(service, operator, out)
     assert summary.entries == 3
     header = json.loads(out.read_text().splitlines()[0])
     assert header["format"] == "ambry-export" and header["version"] == 1
 
     other = service.open_session("restored", Actor.OPERATOR)
-    report = portability.import_file(service, other, out)
+    report = import_file(service, other, out)
     assert report.entries == 3 and not report.conflicts
     for entry_id, entry in before.items():
         got = service.get("restored", entry_id)
@@ -55,21 +56,21 @@ def test_round_trip_keeps_supersession_and_provenance(
         )
     assert [r.content for r in service.search(other, {"query": "lives"})] == ["Lives in Lyon"]
     # Importing the same file again finds only duplicates.
-    again = portability.import_file(service, other, out)
+    again = import_file(service, other, out)
     assert again.entries == 0 and len(again.duplicates) == 3
 
 
 def test_import_is_all_or_nothing(service: MemoryService, operator: Caller, tmp_path: Path) -> None:
     _fill(service, operator)
     out = tmp_path / "export.jsonl"
-    portability.export(service, operator, out)
+    export(service, operator, out)
     lines = out.read_text().splitlines()
     target = service.open_session("target", Actor.OPERATOR)
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join([*lines, '{"kind": "entry", "id": "mem-x"}']) + "\n")
     with pytest.raises(InvalidParams, match="line 5"):
-        portability.import_file(service, target, bad)
+        import_file(service, target, bad)
     assert service.store_for("target").total() == 0
 
     # A conflicting record (same id, different content) stops the whole import.
@@ -78,10 +79,10 @@ def test_import_is_all_or_nothing(service: MemoryService, operator: Caller, tmp_
     changed = dict(record, content="Something else entirely")
     conflict = tmp_path / "conflict.jsonl"
     conflict.write_text("\n".join([lines[0], json.dumps(changed)]) + "\n")
-    portability.import_file(service, target, out)
+    import_file(service, target, out)
     total = service.store_for("target").total()
     with pytest.raises(Conflict, match="nothing imported"):
-        portability.import_file(service, target, conflict)
+        import_file(service, target, conflict)
     assert service.store_for("target").total() == total
     assert service.get("target", service_id).content == record["content"]
 
@@ -92,19 +93,19 @@ def test_private_entries_export_only_encrypted(
     text = "Therapist appointment every other Thursday"
     p = service.store(operator, {"type": "fact", "content": text, "privacy": "private"}).entry
     plain = tmp_path / "plain.jsonl"
-    assert portability.export(service, operator, plain).skipped_private == 1
+    assert export(service, operator, plain).skipped_private == 1
     assert "Therapist" not in plain.read_text()
     with pytest.raises(InvalidParams, match="passphrase"):
-        portability.export(service, operator, tmp_path / "x.jsonl", include_private=True)
+        export(service, operator, tmp_path / "x.jsonl", include_private=True)
     sealed = tmp_path / "sealed.jsonl"
-    portability.export(service, operator, sealed, include_private=True, passphrase="correct horse")
+    export(service, operator, sealed, include_private=True, passphrase="correct horse")
     assert "Therapist" not in sealed.read_text()
     other = service.open_session("other", Actor.OPERATOR)
     with pytest.raises(InvalidParams, match="passphrase"):
-        portability.import_file(service, other, sealed)
+        import_file(service, other, sealed)
     with pytest.raises(InvalidParams, match="wrong passphrase"):
-        portability.import_file(service, other, sealed, passphrase="wrong")
-    portability.import_file(service, other, sealed, passphrase="correct horse")
+        import_file(service, other, sealed, passphrase="wrong")
+    import_file(service, other, sealed, passphrase="correct horse")
     assert service.get("other", p.id).content == text
 
 
@@ -166,7 +167,7 @@ def test_private_data_dir_scan_after_export(data_dir: DataDir) -> None:
     op = svc.open_session("main", Actor.OPERATOR)
     svc.store(op, {"type": "fact", "content": "x"})
     out = data_dir.root / "e.jsonl"
-    portability.export(svc, op, out)
+    export(svc, op, out)
     assert out.stat().st_mode & 0o077 == 0
     svc.close()
 
@@ -181,7 +182,7 @@ def test_export_with_private_entries_refuses_without_their_key(
     fresh = MemoryService(service.data_dir)  # no key cached
     op = fresh.open_session("main", Actor.OPERATOR)
     with pytest.raises(KeyUnavailable, match="nothing was exported"):
-        portability.export(fresh, op, tmp_path / "x.jsonl", include_private=True, passphrase="pw")
+        export(fresh, op, tmp_path / "x.jsonl", include_private=True, passphrase="pw")
     assert not (tmp_path / "x.jsonl").exists()
     fresh.close()
 
@@ -193,9 +194,9 @@ def test_export_and_import_report_progress(
         service.store(operator, {"type": "fact", "content": f"fact {i}"})
     seen: list[tuple[int, int]] = []
     out = tmp_path / "e.jsonl"
-    portability.export(service, operator, out, progress=lambda d, t: seen.append((d, t)))
+    export(service, operator, out, progress=lambda d, t: seen.append((d, t)))
     assert seen == [(200, 450), (400, 450), (450, 450)]
     seen.clear()
     other = service.open_session("other", Actor.OPERATOR)
-    portability.import_file(service, other, out, progress=lambda d, t: seen.append((d, t)))
+    import_file(service, other, out, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (450, 450)

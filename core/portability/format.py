@@ -1,0 +1,147 @@
+"""The export file format: a versioned JSON Lines file, read and checked record by record.
+
+Line 1 is a header (format, version, group, time, counts, encryption). Each
+following line is one record with a ``kind``: ``entry``, ``thread``,
+``thread_handoff``, ``receipt`` or ``receipt_link``. Private and secret entries
+are left out unless asked for, and then their content is sealed with a key
+derived from a passphrase (scrypt, AES-256-GCM, the entry id as associated data),
+so the file never holds them in clear. :mod:`core.portability.export` writes it;
+:mod:`core.portability.importing` reads it, all or nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
+
+from core.model.entries import (
+    ENTRY_TYPES,
+    Privacy,
+    SourceType,
+    Status,
+    Trust,
+)
+from core.model.errors import InvalidParams
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+
+
+#: ``progress(done, total)``, called every :data:`PROGRESS_EVERY` records and at the end.
+Progress = Callable[[int, int], None]
+PROGRESS_EVERY = 200
+FORMAT = "ambry-export"
+VERSION = 1
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**15, 8, 1
+#: Tables copied row by row besides the entries, with their key column.
+ROW_KINDS: dict[str, tuple[str, str]] = {
+    "thread": ("threads", "id"),
+    "thread_handoff": ("thread_handoffs", "id"),
+    "receipt": ("attachment_receipts", "id"),
+    "receipt_link": ("attachment_receipt_turns", "id"),
+}
+
+ENTRY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "kind",
+        "id",
+        "type",
+        "tags",
+        "status",
+        "privacy",
+        "source",
+        "provenance",
+        "confidence",
+    ],
+    "properties": {
+        "kind": {"const": "entry"},
+        "id": {"type": "string", "pattern": "^mem-[0-9a-f-]{36}$"},
+        "type": {"enum": list(ENTRY_TYPES)},
+        "content": {"type": "string", "maxLength": 2000},
+        "sealed": {"type": "string"},
+        "tags": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 50}},
+        "status": {"enum": [s.value for s in Status]},
+        "privacy": {"enum": [p.value for p in Privacy]},
+        "superseded_by": {"type": ["string", "null"]},
+        "superseded_at": {"type": ["string", "null"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "pinned": {"type": "boolean"},
+        "review_reason": {"type": ["string", "null"]},
+        "last_seen_at": {"type": ["string", "null"]},
+        "source": {
+            "type": "object",
+            "required": ["type", "trust"],
+            "properties": {
+                "type": {"enum": [s.value for s in SourceType]},
+                "trust": {"enum": [t.value for t in Trust]},
+            },
+        },
+        "provenance": {
+            "type": "object",
+            "required": ["session_id", "group", "created_at", "updated_at"],
+            "properties": {
+                k: {"type": "string"} for k in ("session_id", "group", "created_at", "updated_at")
+            },
+        },
+    },
+    "oneOf": [{"required": ["content"]}, {"required": ["sealed"]}],
+}
+ROW_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["kind", "row"],
+    "properties": {"kind": {"enum": list(ROW_KINDS)}, "row": {"type": "object"}},
+}
+HEADER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["format", "version"],
+    "properties": {"format": {"const": FORMAT}, "version": {"type": "integer"}},
+}
+
+
+SCHEMAS = {"entry": ENTRY_SCHEMA, "row": ROW_SCHEMA, "header": HEADER_SCHEMA}
+
+
+def derive_key(passphrase: str, salt: bytes) -> bytes:
+    return Scrypt(salt=salt, length=32, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P).derive(
+        passphrase.encode("utf-8")
+    )
+
+
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        handle = path.open(encoding="utf-8")
+    except OSError as exc:
+        raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
+    with handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidParams(f"{path.name} line {number}: not JSON ({exc.msg})") from exc
+            if not isinstance(value, dict):
+                raise InvalidParams(f"{path.name} line {number}: expected a JSON object")
+            yield number, value
+
+
+@functools.cache
+def validator(record: str) -> Draft202012Validator:
+    # Imported here: jsonschema takes 50 ms to import, which an import pays, not every command.
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(SCHEMAS[record])
+
+
+def check_record(record: str, value: Any, where: str) -> None:
+    """Raise InvalidParams naming the first field of ``value`` that breaks ``record``'s schema."""
+    error = next(iter(validator(record).iter_errors(value)), None)
+    if error is not None:
+        at = ".".join(str(p) for p in error.absolute_path) or "record"
+        raise InvalidParams(f"{where}: {at}: {error.message}")

@@ -1,0 +1,221 @@
+"""Import: an ``ambry-export`` file read back, checked first, then written all or nothing.
+
+Everything imported passes the same screening as an agent's write.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from core.memory.curation import require_operator
+from core.model.changes import Changes
+from core.model.entries import (
+    EntryType,
+    MemoryEntry,
+    Privacy,
+    Provenance,
+    Source,
+    SourceType,
+    Trust,
+    iso,
+    utc_now,
+)
+from core.model.errors import Conflict, InvalidParams
+from core.policy.import_screening import screen_entry, screen_row
+from core.policy.own_files import known_secrets
+from core.storage import audit
+from core.storage.audit import Action
+
+if TYPE_CHECKING:
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
+
+
+from core.portability.format import (
+    PROGRESS_EVERY,
+    ROW_KINDS,
+    VERSION,
+    Progress,
+    check_record,
+    derive_key,
+    read_records,
+)
+
+
+@dataclass
+class ImportReport:
+    entries: int = 0
+    rows: dict[str, int] = field(default_factory=dict)
+    duplicates: list[str] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    redacted: int = 0
+    refused: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "entries": self.entries,
+            "rows": self.rows,
+            "duplicates": self.duplicates,
+            "conflicts": self.conflicts,
+            "redacted": self.redacted,
+            "refused": self.refused,
+        }
+
+
+def import_file(
+    service: Workspace,
+    caller: Caller,
+    path: Path,
+    *,
+    passphrase: str | None = None,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Validate every line, then import everything in one transaction, or nothing.
+
+    Records already present unchanged are duplicates (skipped and reported);
+    a record whose id exists with different content is a conflict, and any
+    conflict stops the import before anything is written.
+    """
+    require_operator(caller, "import")
+    records = list(read_records(path))
+    if not records:
+        raise InvalidParams(f"{path.name} is empty")
+    number, header = records[0]
+    check_record("header", header, f"{path.name} line {number} (header)")
+    if header["version"] > VERSION:
+        raise InvalidParams(
+            f"{path.name} was written by a newer Ambry (format v{header['version']}); "
+            "upgrade Ambry to import it"
+        )
+    file_key: bytes | None = None
+    encryption = header.get("encryption")
+    for number, rec in records[1:]:
+        where = f"{path.name} line {number}"
+        if rec.get("kind") == "entry":
+            check_record("entry", rec, where)
+            if "sealed" in rec and file_key is None:
+                if not encryption or not passphrase:
+                    raise InvalidParams(
+                        f"{where}: this file holds encrypted private entries; "
+                        "give the passphrase it was exported with",
+                        field="passphrase",
+                    )
+                file_key = derive_key(passphrase, base64.b64decode(encryption["salt"]))
+        else:
+            check_record("row", rec, where)
+
+    store = service.store_for(caller.group)
+    report = ImportReport()
+    now = iso(utc_now())
+    total = len(records) - 1
+    with store.transaction():
+        for done, (number, rec) in enumerate(records[1:], 1):
+            if progress is not None and (done % PROGRESS_EVERY == 0 or done == total):
+                progress(done, total)
+            if rec["kind"] == "entry":
+                _import_entry(service, store, rec, file_key, report, f"line {number}")
+            else:
+                _import_row(store, rec, report, known_secrets(service.data_dir.root))
+        if report.conflicts:
+            raise Conflict(
+                f"nothing imported: {len(report.conflicts)} record(s) conflict with what is "
+                f"stored (first: {report.conflicts[0]}); resolve them or import into another "
+                "group with --group",
+                count=len(report.conflicts),
+                conflicts=report.conflicts[:20],
+            )
+        audit.record(
+            store,
+            Action.IMPORT,
+            caller.actor,
+            session_id=caller.session_id,
+            count=report.entries,
+            duplicates=len(report.duplicates),
+            redacted=report.redacted,
+            refused=len(report.refused),
+            at=now,
+        )
+    service.emit(
+        Changes(
+            group=store.group, entries=True, review=True, audit=True, threads=True, attachments=True
+        )
+    )
+    return report
+
+
+def _import_entry(
+    service: Workspace,
+    store: Any,
+    rec: dict[str, Any],
+    file_key: bytes | None,
+    report: ImportReport,
+    where: str,
+) -> None:
+
+    entry_id = rec["id"]
+    if "sealed" in rec:
+        assert file_key is not None
+        raw = base64.b64decode(rec["sealed"])
+        try:
+            content = AESGCM(file_key).decrypt(raw[:12], raw[12:], entry_id.encode()).decode()
+        except InvalidTag as exc:
+            raise InvalidParams(f"{where}: wrong passphrase, or the file was altered") from exc
+    else:
+        content = rec["content"]
+    screened = screen_entry(content, rec, known_secrets(service.data_dir.root))
+    if screened is None:
+        report.refused.append(entry_id)
+        return
+    report.redacted += screened.redacted
+    content, got = screened.content, screened.fields
+    existing = store.get(entry_id)
+    if existing is not None:
+        current = service.readable(existing, reveal=True).content
+        (report.duplicates if current == content else report.conflicts).append(entry_id)
+        return
+    entry = MemoryEntry(
+        id=entry_id,
+        type=EntryType(rec["type"]),
+        content=content,
+        tags=screened.tags,
+        status=screened.status,
+        superseded_by=got["superseded_by"],
+        superseded_at=got["superseded_at"],
+        confidence=float(rec["confidence"]),
+        pinned=bool(rec.get("pinned", False)),
+        privacy=Privacy(rec["privacy"]),
+        source=Source(SourceType(rec["source"]["type"]), Trust(rec["source"]["trust"])),
+        provenance=Provenance(got["session_id"], store.group, got["created_at"], got["updated_at"]),
+        review_reason=got["review_reason"],
+        last_seen_at=got["last_seen_at"],
+    )
+    store.insert(service.row_for(entry))
+    report.entries += 1
+
+
+def _import_row(
+    store: Any, rec: dict[str, Any], report: ImportReport, known: tuple[str, ...]
+) -> None:
+    table, key = ROW_KINDS[rec["kind"]]
+    columns = [r[1] for r in store.execute(f"PRAGMA table_info({table})")]
+    row = {k: v for k, v in rec["row"].items() if k in columns}
+    if key not in row:
+        raise InvalidParams(f"a {rec['kind']} record has no {key}")
+    row, count = screen_row(row, key, known)
+    report.redacted += count
+    cursor = store.execute(f"SELECT * FROM {table} WHERE {key} = ?", (row[key],))
+    existing = cursor.fetchone()
+    if existing is not None:
+        names = [d[0] for d in cursor.get_description()]
+        same = all(dict(zip(names, existing, strict=True)).get(k) == v for k, v in row.items())
+        (report.duplicates if same else report.conflicts).append(f"{rec['kind']} {row[key]}")
+        return
+    marks = ", ".join("?" * len(row))
+    store.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values()))
+    report.rows[rec["kind"]] = report.rows.get(rec["kind"], 0) + 1
