@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Any
 
-from core import attachments, audit, continuity, receipts
+from core import attachments, audit, continuity, memory_recall, receipts
 from core.audit import Action
+from core.backfill import EmbeddingWorker, Progress
 from core.brief import MemoryBrief
 from core.briefing import build_group_brief, refresh_decay
 from core.changes import Changes
@@ -29,7 +30,8 @@ from core.crypto import (
 )
 from core.episodes import expire_exchanges
 from core.errors import Forbidden, InvalidParams, NotFound
-from core.fts import query_terms, typed_terms
+from core.fts import typed_terms
+from core.hybrid import Mode, parse_mode
 from core.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.manifest import validate_args
 from core.model import (
@@ -128,6 +130,8 @@ class MemoryService:
         self._listeners: list[Callable[[Changes], None]] = []
         self._key: bytes | None = None
         self._defer_reads = False
+        #: Embeds new rows after their write is acknowledged (see :meth:`start_embedding`).
+        self.embedding: EmbeddingWorker | None = None
 
     # -- plumbing ------------------------------------------------------------
 
@@ -144,7 +148,19 @@ class MemoryService:
         """Tell every listener about ``changes`` (modules that write through a store call this)."""
         for fn in list(self._listeners):
             fn(changes)
+        if self.embedding is not None and (changes.entries or changes.threads):
+            self.embedding.wake(self.data_dir.group_db(changes.group), changes.group)
         return changes
+
+    def start_embedding(self, on_progress: Callable[[Progress], None] | None = None) -> None:
+        """Embed new and not yet embedded rows in a background thread (long-running apps).
+
+        Without it (one-shot CLI commands, tests) rows are embedded by ``ambry reindex``.
+        """
+        if self.embedding is None:
+            self.embedding = EmbeddingWorker(self.config.embedding_model_dir, on_progress)
+            for group in self._stores:
+                self.embedding.wake(self.data_dir.group_db(group), group)
 
     def store_for(self, group: str) -> GroupStore:
         """The open store of ``group``, opening (and migrating, purging) it on first use."""
@@ -160,6 +176,8 @@ class MemoryService:
             if expired:
                 log.info("expired %d exchanges in group %s", expired, group)
             self.refresh_decay(group)
+            if self.embedding is not None:
+                self.embedding.wake(store.path, group)
         return store
 
     def defer_read_audit(self, on: bool = True) -> None:
@@ -179,6 +197,9 @@ class MemoryService:
         return written
 
     def close(self) -> None:
+        if self.embedding is not None:
+            self.embedding.close()
+            self.embedding = None
         for store in self._stores.values():
             store.close()
         self._stores.clear()
@@ -390,7 +411,11 @@ class MemoryService:
             privacy=(Privacy.PUBLIC, Privacy.PRIVATE),
         )
         results = self.search_entries(
-            caller.group, args.get("query") or "", flt, int(args["limit"])
+            caller.group,
+            args.get("query") or "",
+            flt,
+            int(args["limit"]),
+            mode=parse_mode(args.get("mode")),
         )
         store = self.store_for(caller.group)
         audit.record(
@@ -405,20 +430,26 @@ class MemoryService:
         return results
 
     def search_entries(
-        self, group: str, query: str, flt: EntryFilter, limit: int = 20
+        self, group: str, query: str, flt: EntryFilter, limit: int = 20, mode: Mode = Mode.AUTO
     ) -> list[SearchResult]:
-        """Search without auditing (the GUI's browsing uses this)."""
+        """Search without auditing (the GUI's browsing uses this): bm25 and meaning, fused."""
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
         store = self.store_for(group)
         if query.strip():
-            hits = store.search(query_terms(query), flt, limit)
-            scores = relevance_scores([h.score for h in hits])
+            ranked = memory_recall.search(
+                store, query, flt, limit, mode=mode, config=self.config, now=utc_now()
+            )
         else:
-            hits = store.recent_hits(flt, limit)
-            scores = [0.0] * len(hits)
+            ranked = [memory_recall.RankedHit(h, 0.0, ()) for h in store.recent_hits(flt, limit)]
         results = [
-            to_search_result(h, self.readable_content(h.id, h.privacy, h.content), score)
-            for h, score in zip(hits, scores, strict=True)
+            to_search_result(
+                r.hit, self.readable_content(r.hit.id, r.hit.privacy, r.hit.content), r.score
+            )
+            for r in ranked
+        ]
+        results = [
+            replace(res, signals=r.signals) if r.signals else res
+            for res, r in zip(results, ranked, strict=True)
         ]
         return self._with_receipt_states(store, results)
 

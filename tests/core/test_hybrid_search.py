@@ -1,0 +1,111 @@
+"""Semantic and hybrid memory search with the real model, vectors and background worker."""
+
+from __future__ import annotations
+
+import pytest
+
+from core import backfill, vectors
+from core.embedding import shared_embedder
+from core.errors import InvalidParams
+from core.service import Caller, MemoryService
+
+
+def _store(svc: MemoryService, who: Caller, content: str, **extra: object) -> str:
+    return svc.store(who, {"type": "fact", "content": content, **extra}).entry.id
+
+
+FACTS = (
+    "User's dog is named Luna",
+    "The user prefers dark roast coffee in the morning",
+    "The project deadline moved to the first week of March",
+    "User is allergic to peanuts",
+    "The user's sister lives in Lisbon",
+)
+
+
+@pytest.fixture
+def embedded(service: MemoryService, agent: Caller) -> dict[str, str]:
+    ids = {fact: _store(service, agent, fact) for fact in FACTS}
+    service.start_embedding()
+    assert service.embedding is not None
+    assert service.embedding.wait_idle(60)
+    return ids
+
+
+def test_a_paraphrase_finds_the_fact_without_shared_words(
+    service: MemoryService, agent: Caller, embedded: dict[str, str]
+) -> None:
+    results = service.search(agent, {"query": "Which food could give me a bad reaction?"})
+    assert results[0].id == embedded["User is allergic to peanuts"]
+    assert "semantic" in results[0].signals
+    assert 0.0 < results[0].relevance_score <= 1.0
+    assert results[0].to_dict()["score"] == results[0].relevance_score
+
+
+def test_first_person_words_reach_facts_about_the_user(
+    service: MemoryService, agent: Caller, embedded: dict[str, str]
+) -> None:
+    for mode in ("auto", "keyword"):
+        results = service.search(agent, {"query": "what is my dog called?", "mode": mode})
+        assert results[0].id == embedded["User's dog is named Luna"], mode
+
+
+def test_keyword_mode_keeps_to_shared_words(
+    service: MemoryService, agent: Caller, embedded: dict[str, str]
+) -> None:
+    assert service.search(agent, {"query": "espresso beans", "mode": "keyword"}) == []
+    semantic = service.search(agent, {"query": "espresso beans", "mode": "semantic"})
+    assert semantic[0].id == embedded["The user prefers dark roast coffee in the morning"]
+    assert semantic[0].signals == ("semantic", "recent")
+
+
+def test_an_unknown_mode_is_refused(service: MemoryService, agent: Caller) -> None:
+    with pytest.raises(InvalidParams) as info:
+        service.search(agent, {"query": "dog", "mode": "fuzzy"})
+    assert info.value.field == "mode"
+
+
+def test_private_and_secret_entries_get_no_vector(
+    service: MemoryService, agent: Caller, memory_keyring: object
+) -> None:
+    _store(service, agent, "User's bank is Northwind", privacy="private")
+    _store(service, agent, "Locker code is 4321", privacy="secret")
+    public = _store(service, agent, "User likes hiking")
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    store = service.store_for("main")
+    keys = [r[0] for r in store.execute("SELECT entry_seq FROM memory_vectors")]
+    assert keys == [store.execute("SELECT seq FROM memory_entries WHERE id = ?", (public,)).get]
+
+
+def test_edits_and_deletes_follow_into_the_vectors(
+    service: MemoryService, agent: Caller, operator: Caller, embedded: dict[str, str]
+) -> None:
+    store = service.store_for("main")
+    service.search(agent, {"query": "pets"})  # loads the cached vectors
+    service.delete(operator, embedded["User's dog is named Luna"])
+    assert store.execute("SELECT count(*) FROM memory_vectors").get == len(FACTS) - 1
+    results = service.search(agent, {"query": "what pet do I have", "mode": "semantic"})
+    assert embedded["User's dog is named Luna"] not in [r.id for r in results]
+
+
+def test_backfill_resumes_after_a_stop(service: MemoryService, operator: Caller) -> None:
+    for i in range(150):
+        _store(service, operator, f"Fact number {i} about the garden shed and its tools")
+    store = service.store_for("main")
+    model = shared_embedder()
+    assert model is not None
+    seen: list[backfill.Progress] = []
+    first = backfill.reindex(
+        store.conn,
+        store.path,
+        "main",
+        model,
+        on_progress=seen.append,
+        should_stop=lambda: len(seen) > 1,
+    )
+    assert 0 < first.done < first.total == 150
+    second = backfill.reindex(store.conn, store.path, "main", model, on_progress=seen.append)
+    assert second.complete and second.done == 150
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert vectors.pending_count(store.conn, vectors.MEMORIES, model.model_id) == 0
