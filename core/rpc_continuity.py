@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from core import continuity, episodes, handoff_text, handoffs, session_handoffs, threads
 from core.errors import InvalidParams
+from core.hybrid import parse_mode
 from core.protocol import StringParam, check_string_params
 
 if TYPE_CHECKING:
@@ -58,10 +59,18 @@ def _exchange_log(conn: Connection, params: dict[str, Any]) -> Any:
             # Longer text is TooLarge from the service, with the limit in its data.
             StringParam("text", required=True),
             StringParam("turn", max_length=episodes.MAX_TURN_CHARS),
+            StringParam("name", max_length=episodes.MAX_NAME_CHARS),
+            StringParam("at", max_length=64),
         ),
     )
     logged = episodes.log_exchange(
-        conn.service, conn.caller, args["speaker"], args["text"], args.get("turn")
+        conn.service,
+        conn.caller,
+        args["speaker"],
+        args["text"],
+        args.get("turn"),
+        name=args.get("name"),
+        at=args.get("at"),
     )
     return logged.to_dict()
 
@@ -75,6 +84,7 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
             StringParam("query", max_length=MAX_QUERY_CHARS),
             StringParam("thread", max_length=MAX_REF_CHARS),
             StringParam("speaker"),
+            StringParam("mode"),
         ),
     )
     speaker = episodes.parse_speaker(args["speaker"]) if "speaker" in args else None
@@ -85,6 +95,7 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
         thread_id=_thread_id(conn, args.get("thread")),
         speaker=speaker,
         limit=ints.get("limit", episodes.DEFAULT_EXCHANGE_RESULTS),
+        mode=parse_mode(args.get("mode")),
     )
     return {"results": [h.to_dict() for h in hits]}
 

@@ -1,0 +1,175 @@
+"""Hybrid search over conversation turns.
+
+Candidates come from bm25 over the turns' words and from their vectors; each
+is scored on both (:mod:`core.hybrid`). Then conversation structure counts:
+
+- a turn borrows part of its neighbours' relevance (a question and its answer
+  belong together, and the answer often shares no word with what is asked);
+- a turn by a speaker the question names, or said within a date the question
+  names ("in May 2023", "last week"), is lifted;
+- a turn of the searcher's thread is lifted by :data:`THREAD_BOOST`: a better
+  match from another thread still comes first;
+- recency, as for memories, by the turn's own time (``said_at``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from core import hybrid, vectors
+from core.config import Config
+from core.fts import match_expression, query_terms
+from core.hybrid import Mode, Signal
+from core.model import parse_iso
+from core.store import GroupStore
+from core.timeref import time_span
+
+#: Share of a neighbour's relevance a turn takes on.
+CONTEXT_WEIGHT: Final = 0.3
+THREAD_BOOST: Final = 0.1
+SPEAKER_BOOST: Final = 0.05
+DATE_BOOST: Final = 0.15
+#: The most matches bm25 ranks for one query (the most recent ones beyond it).
+MAX_RANKED: Final = 20_000
+
+
+@dataclass(frozen=True)
+class RankedTurn:
+    seq: int
+    score: float
+    signals: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Turn:
+    seq: int
+    session_id: str
+    thread_id: str | None
+    speaker: str
+    name: str | None
+    said_at: str | None
+
+
+def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]:
+    if not terms:
+        return {}
+    rows = store.execute(
+        "SELECT rowid, score FROM (SELECT rowid, rank AS score FROM exchanges_fts "
+        f"WHERE exchanges_fts MATCH ? ORDER BY rowid DESC LIMIT {MAX_RANKED}) "
+        f"ORDER BY score LIMIT {int(want)}",
+        (match_expression(terms),),
+    ).fetchall()
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+def _turns(store: GroupStore, seqs: Sequence[int]) -> dict[int, _Turn]:
+    found: dict[int, _Turn] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = list(seqs[start : start + 500])
+        marks = ", ".join("?" * len(chunk))
+        for r in store.execute(
+            "SELECT seq, session_id, thread_id, speaker, name, said_at FROM exchanges "
+            f"WHERE seq IN ({marks})",
+            chunk,
+        ):
+            found[int(r[0])] = _Turn(int(r[0]), r[1], r[2], r[3], r[4], r[5])
+    return found
+
+
+def _named(query: str) -> set[str]:
+    return {w.casefold() for w in re.findall(r"\w+", query)}
+
+
+def _time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_iso(value)
+    except ValueError:
+        return None
+
+
+def rank(
+    store: GroupStore,
+    query: str,
+    *,
+    limit: int,
+    mode: Mode,
+    config: Config,
+    now: datetime,
+    thread_id: str | None = None,
+    speaker: str | None = None,
+) -> list[RankedTurn]:
+    """The ``limit`` best turns for ``query`` (``speaker``: that role only)."""
+    want = max(hybrid.CANDIDATES, 3 * limit)
+    found = None
+    if mode is not Mode.KEYWORD:
+        found = hybrid.query_vector(query, config.embedding_model_dir)
+        if found is None:
+            mode = Mode.KEYWORD
+    bm25 = _keyword(store, query_terms(query), want) if mode is not Mode.SEMANTIC else {}
+    cosines: dict[int, float] = {}
+    index = None
+    if found is not None:
+        embedder, qvec = found
+        index = hybrid.vector_index(store, vectors.EXCHANGES, embedder)
+        floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
+        cosines = {s: c for s, c in index.nearest(qvec, want) if c >= floor}
+    keyword = hybrid.keyword_strengths(bm25)
+    candidates = set(bm25) | set(cosines)
+    # Neighbours share relevance, and may be the answer themselves.
+    around = {n for s in candidates for n in (s - 1, s + 1)}
+    turns = _turns(store, sorted(candidates | around))
+
+    def cosine_of(seq: int) -> float | None:
+        if seq in cosines:
+            return cosines[seq]
+        vec = None if index is None else index.vector_of(seq)
+        return None if vec is None or found is None else float(vec @ found[1])
+
+    base = {s: hybrid.relevance(cosine_of(s), keyword.get(s, 0.0), mode) for s in turns}
+    span = time_span(query, now)
+    named = _named(query)
+    ranked: list[RankedTurn] = []
+    for seq, turn in turns.items():
+        if speaker is not None and turn.speaker != speaker:
+            continue
+        neighbours = [
+            base[n]
+            for n in (seq - 1, seq + 1)
+            if n in turns and turns[n].session_id == turn.session_id
+        ]
+        context = max(neighbours, default=0.0)
+        own = base[seq]
+        if own <= 0.0 and context <= 0.0:
+            continue
+        score = (own + CONTEXT_WEIGHT * context) / (1 + CONTEXT_WEIGHT)
+        signals: list[str] = []
+        if seq in bm25:
+            signals.append(Signal.KEYWORD.value)
+        cosine = cosine_of(seq) if mode is not Mode.KEYWORD else None
+        if cosine is not None and cosine >= hybrid.MIN_SEMANTIC_ONLY:
+            signals.append(Signal.SEMANTIC.value)
+        if context > own:
+            signals.append(Signal.CONTEXT.value)
+        said = _time(turn.said_at)
+        if turn.name and turn.name.casefold() in named:
+            score += SPEAKER_BOOST
+            signals.append(Signal.SPEAKER.value)
+        if span is not None and said is not None and span[0] <= said < span[1]:
+            score += DATE_BOOST
+            signals.append(Signal.DATE.value)
+        if thread_id is not None and turn.thread_id == thread_id:
+            score += THREAD_BOOST
+            signals.append(Signal.THREAD.value)
+        recent = hybrid.recency(said, now, config.recency_half_life_days)
+        if recent >= 0.5:
+            signals.append(Signal.RECENT.value)
+        score = hybrid.adjusted(score, recent, config.recency_weight)
+        ranked.append(RankedTurn(seq, hybrid.rounded(score), tuple(signals)))
+    ranked.sort(key=lambda r: (-r.score, -r.seq))
+    return ranked[:limit]
