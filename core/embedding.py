@@ -208,18 +208,26 @@ class Embedder:
 
 # -- the process-wide model ---------------------------------------------------------
 
-_shared: dict[str, Embedder | EmbeddingUnavailable] = {}
+_shared: dict[tuple[str, str], Embedder | EmbeddingUnavailable] = {}
 _shared_lock = threading.Lock()
+#: Model folders whose failure has been logged (once per process).
+_said: set[str] = set()
 
 
-def shared_embedder(model_dir: str = "") -> Embedder | None:
+def shared_embedder(model_dir: str = "", role: str = "query") -> Embedder | None:
     """The process's model for ``model_dir`` ("" is the default), loaded on first use.
 
+    ``role`` keeps a separate copy per use: the background worker embeds with its
+    own, so a search never waits behind a batch of new rows.
     Returns None when it cannot be had; the reason is logged once per process and
     kept for :func:`unavailable_reason`.
     """
     with _shared_lock:
-        found = _shared.get(model_dir)
+        found = _shared.get((model_dir, role))
+        if found is None and role != "query":
+            earlier = _shared.get((model_dir, "query"))
+            if isinstance(earlier, EmbeddingUnavailable):
+                found = earlier
         if found is None:
             try:
                 files = directory_files(Path(model_dir)) if model_dir else default_files()
@@ -227,18 +235,23 @@ def shared_embedder(model_dir: str = "") -> Embedder | None:
                 log.info("embedding model %s loaded in %.2f s", found.model_id, found.load_seconds)
             except EmbeddingUnavailable as exc:
                 found = exc
-                log.warning("semantic search is off, search ranks by keywords only: %s", exc)
-            _shared[model_dir] = found
+                if model_dir not in _said:
+                    _said.add(model_dir)
+                    log.warning("semantic search is off, search ranks by keywords only: %s", exc)
+            _shared[(model_dir, role)] = found
     return found if isinstance(found, Embedder) else None
 
 
 def unavailable_reason(model_dir: str = "") -> str | None:
     """Why the model for ``model_dir`` could not be loaded (None: loaded or not tried)."""
-    found = _shared.get(model_dir)
-    return str(found) if isinstance(found, EmbeddingUnavailable) else None
+    for (directory, _), found in list(_shared.items()):
+        if directory == model_dir and isinstance(found, EmbeddingUnavailable):
+            return str(found)
+    return None
 
 
 def forget_shared() -> None:
     """Drop the loaded models (tests and a settings change use this)."""
     with _shared_lock:
         _shared.clear()
+        _said.clear()

@@ -33,6 +33,8 @@ CONTEXT_WEIGHT: Final = 0.3
 THREAD_BOOST: Final = 0.1
 SPEAKER_BOOST: Final = 0.05
 DATE_BOOST: Final = 0.15
+#: How many of the best candidates have their neighbouring turns scored too.
+NEIGHBOURED: Final = 40
 #: The most matches bm25 ranks for one query (the most recent ones beyond it).
 MAX_RANKED: Final = 20_000
 
@@ -119,19 +121,20 @@ def rank(
         index = hybrid.vector_index(store, vectors.EXCHANGES, embedder)
         floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
         cosines = {s: c for s, c in index.nearest(qvec, want) if c >= floor}
+        cosines.update(index.similarities([s for s in bm25 if s not in cosines], qvec))
     keyword = hybrid.keyword_strengths(bm25)
-    candidates = set(bm25) | set(cosines)
-    # Neighbours share relevance, and may be the answer themselves.
-    around = {n for s in candidates for n in (s - 1, s + 1)}
-    turns = _turns(store, sorted(candidates | around))
 
-    def cosine_of(seq: int) -> float | None:
-        if seq in cosines:
-            return cosines[seq]
-        vec = None if index is None else index.vector_of(seq)
-        return None if vec is None or found is None else float(vec @ found[1])
+    def scored(seqs: set[int]) -> dict[int, float]:
+        return {s: hybrid.relevance(cosines.get(s), keyword.get(s, 0.0), mode) for s in seqs}
 
-    base = {s: hybrid.relevance(cosine_of(s), keyword.get(s, 0.0), mode) for s in turns}
+    base = scored(set(bm25) | set(cosines))
+    # Neighbours of the best share relevance, and may be the answer themselves.
+    best = sorted(base, key=base.__getitem__, reverse=True)[: max(NEIGHBOURED, 2 * limit)]
+    around = {n for s in best for n in (s - 1, s + 1)} - set(base)
+    if index is not None and found is not None:
+        cosines.update(index.similarities(sorted(around), found[1]))
+    base.update(scored(around))
+    turns = _turns(store, sorted(base))
     span = time_span(query, now)
     named = _named(query)
     ranked: list[RankedTurn] = []
@@ -151,7 +154,7 @@ def rank(
         signals: list[str] = []
         if seq in bm25:
             signals.append(Signal.KEYWORD.value)
-        cosine = cosine_of(seq) if mode is not Mode.KEYWORD else None
+        cosine = cosines.get(seq) if mode is not Mode.KEYWORD else None
         if cosine is not None and cosine >= hybrid.MIN_SEMANTIC_ONLY:
             signals.append(Signal.SEMANTIC.value)
         if context > own:

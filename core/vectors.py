@@ -190,6 +190,14 @@ class VectorIndex:
         top = top[np.argsort(-sims[top])]
         return [(int(self._keys[i]), float(sims[i])) for i in top]
 
+    def similarities(self, seqs: list[int], query: npt.NDArray[np.float32]) -> dict[int, float]:
+        """Cosine similarity of ``query`` to each of ``seqs`` that has a vector."""
+        known = [(seq, self._rows[seq]) for seq in seqs if seq in self._rows]
+        if not known:
+            return {}
+        sims = self._matrix[[row for _, row in known]] @ query
+        return {seq: float(sim) for (seq, _), sim in zip(known, sims.tolist(), strict=True)}
+
     def vector_of(self, seq: int) -> npt.NDArray[np.float32] | None:
         row = self._rows.get(seq)
         return None if row is None else self._matrix[row]
