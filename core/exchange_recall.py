@@ -14,6 +14,7 @@ is scored on both (:mod:`core.hybrid`). Then conversation structure counts:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,9 +30,9 @@ from core.store import GroupStore
 from core.timeref import time_span
 
 #: Share of a neighbour's relevance a turn takes on.
-CONTEXT_WEIGHT: Final = 0.3
+CONTEXT_WEIGHT: Final = 0.5
 THREAD_BOOST: Final = 0.1
-SPEAKER_BOOST: Final = 0.05
+SPEAKER_BOOST: Final = 0.2
 DATE_BOOST: Final = 0.15
 #: How many of the best candidates have their neighbouring turns scored too.
 NEIGHBOURED: Final = 40
@@ -82,8 +83,31 @@ def _turns(store: GroupStore, seqs: Sequence[int]) -> dict[int, _Turn]:
     return found
 
 
-def _named(query: str) -> set[str]:
-    return {w.casefold() for w in re.findall(r"\w+", query)}
+def speakers_named(store: GroupStore, query: str) -> set[str]:
+    """The speaker names (casefolded) that ``query`` mentions: its words and word pairs."""
+    words = re.findall(r"\w+", query)
+    grams = {w for w in words if w[:1].isupper()} | {
+        f"{a} {b}" for a, b in itertools.pairwise(words) if a[:1].isupper()
+    }
+    if not grams:
+        return set()
+    grams = set(list(grams)[:40])
+    marks = ", ".join("?" * len(grams))
+    rows = store.execute(
+        f"SELECT DISTINCT name FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) "
+        "AND name IS NOT NULL",
+        sorted(grams),
+    )
+    return {str(r[0]).casefold() for r in rows}
+
+
+def search_terms(query: str, named: set[str]) -> list[str]:
+    """The query's words less the speakers' names (metadata, not words to match),
+    unless nothing else is left."""
+    terms = query_terms(query)
+    name_words = {w for name in named for w in name.split()}
+    rest = [t for t in terms if t not in name_words]
+    return rest or terms
 
 
 def _time(value: str | None) -> datetime | None:
@@ -113,7 +137,8 @@ def rank(
         found = hybrid.query_vector(query, config.embedding_model_dir)
         if found is None:
             mode = Mode.KEYWORD
-    bm25 = _keyword(store, query_terms(query), want) if mode is not Mode.SEMANTIC else {}
+    named = speakers_named(store, query)
+    bm25 = _keyword(store, search_terms(query, named), want) if mode is not Mode.SEMANTIC else {}
     cosines: dict[int, float] = {}
     index = None
     if found is not None:
@@ -136,8 +161,7 @@ def rank(
     base.update(scored(around))
     turns = _turns(store, sorted(base))
     span = time_span(query, now)
-    named = _named(query)
-    ranked: list[RankedTurn] = []
+    ranked: list[tuple[float, RankedTurn]] = []
     for seq, turn in turns.items():
         if speaker is not None and turn.speaker != speaker:
             continue
@@ -173,6 +197,6 @@ def rank(
         if recent >= 0.5:
             signals.append(Signal.RECENT.value)
         score = hybrid.adjusted(score, recent, config.recency_weight)
-        ranked.append(RankedTurn(seq, hybrid.rounded(score), tuple(signals)))
-    ranked.sort(key=lambda r: (-r.score, -r.seq))
-    return ranked[:limit]
+        ranked.append((score, RankedTurn(seq, hybrid.rounded(score), tuple(signals))))
+    ranked.sort(key=lambda r: (-r[0], -r[1].seq))
+    return [r for _, r in ranked[:limit]]

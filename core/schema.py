@@ -279,6 +279,7 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE exchanges ADD COLUMN said_at TEXT;
     UPDATE exchanges SET said_at = created_at;
     CREATE INDEX idx_exchanges_said ON exchanges(said_at);
+    CREATE INDEX idx_exchanges_name ON exchanges(name COLLATE NOCASE) WHERE name IS NOT NULL;
 
     CREATE INDEX idx_entries_superseded_at ON memory_entries(superseded_at)
         WHERE superseded_at IS NOT NULL;
