@@ -161,7 +161,7 @@ class EmbeddingWorker:
             self._idle.set()
 
     def _fill(self, conns: dict[Path, apsw.Connection], path: Path, group: str) -> None:
-        embedder = shared_embedder(self.model_dir, role="background")
+        embedder = shared_embedder(self.model_dir)
         if embedder is None:
             return  # said once in the log; keyword search carries on
         try:

@@ -50,8 +50,9 @@ TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f41157
 DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
 #: Tokens per text: the model was trained on at most 256; longer text is cut.
 MAX_TOKENS = 256
-#: Texts per model call when embedding many.
-BATCH = 32
+#: Texts per model call when embedding many: larger batches were no faster on one
+#: core, and a search waits behind at most one batch of the background worker.
+BATCH = 8
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -166,6 +167,11 @@ class Embedder:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
+            # Measured on all-MiniLM-L6-v2 int8: the basic graph rewrites answer a query
+            # in half the time of the full set, and without the memory arena a session
+            # keeps about 30 MB less after a batch of long texts, at no cost in speed.
+            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+            options.enable_cpu_mem_arena = False
             session = onnxruntime.InferenceSession(
                 str(files.model), options, providers=["CPUExecutionProvider"]
             )
@@ -208,26 +214,22 @@ class Embedder:
 
 # -- the process-wide model ---------------------------------------------------------
 
-_shared: dict[tuple[str, str], Embedder | EmbeddingUnavailable] = {}
+_shared: dict[str, Embedder | EmbeddingUnavailable] = {}
 _shared_lock = threading.Lock()
 #: Model folders whose failure has been logged (once per process).
 _said: set[str] = set()
 
 
-def shared_embedder(model_dir: str = "", role: str = "query") -> Embedder | None:
+def shared_embedder(model_dir: str = "") -> Embedder | None:
     """The process's model for ``model_dir`` ("" is the default), loaded on first use.
 
-    ``role`` keeps a separate copy per use: the background worker embeds with its
-    own, so a search never waits behind a batch of new rows.
+    One copy serves searches and the background worker (a loaded model holds
+    about 170 MB); the worker's small batches keep a search's wait short.
     Returns None when it cannot be had; the reason is logged once per process and
     kept for :func:`unavailable_reason`.
     """
     with _shared_lock:
-        found = _shared.get((model_dir, role))
-        if found is None and role != "query":
-            earlier = _shared.get((model_dir, "query"))
-            if isinstance(earlier, EmbeddingUnavailable):
-                found = earlier
+        found = _shared.get(model_dir)
         if found is None:
             try:
                 files = directory_files(Path(model_dir)) if model_dir else default_files()
@@ -238,16 +240,14 @@ def shared_embedder(model_dir: str = "", role: str = "query") -> Embedder | None
                 if model_dir not in _said:
                     _said.add(model_dir)
                     log.warning("semantic search is off, search ranks by keywords only: %s", exc)
-            _shared[(model_dir, role)] = found
+            _shared[model_dir] = found
     return found if isinstance(found, Embedder) else None
 
 
 def unavailable_reason(model_dir: str = "") -> str | None:
     """Why the model for ``model_dir`` could not be loaded (None: loaded or not tried)."""
-    for (directory, _), found in list(_shared.items()):
-        if directory == model_dir and isinstance(found, EmbeddingUnavailable):
-            return str(found)
-    return None
+    found = _shared.get(model_dir)
+    return str(found) if isinstance(found, EmbeddingUnavailable) else None
 
 
 def forget_shared() -> None:

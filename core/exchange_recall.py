@@ -131,7 +131,7 @@ def rank(
     speaker: str | None = None,
 ) -> list[RankedTurn]:
     """The ``limit`` best turns for ``query`` (``speaker``: that role only)."""
-    want = max(hybrid.CANDIDATES, 3 * limit)
+    want = max(2 * hybrid.CANDIDATES, 3 * limit)
     found = None
     if mode is not Mode.KEYWORD:
         found = hybrid.query_vector(query, config.embedding_model_dir)

@@ -41,7 +41,7 @@ COSINE_FULL: Final = 0.8
 #: A result found only by its vector needs at least this similarity in ``auto`` mode.
 MIN_SEMANTIC_ONLY: Final = 0.3
 #: Candidates taken from each signal before fusion.
-CANDIDATES: Final = 100
+CANDIDATES: Final = 50
 #: Confidence moves a memory's score by at most this fraction.
 CONFIDENCE_WEIGHT: Final = 0.1
 
@@ -160,13 +160,15 @@ def keyword_strengths(bm25: dict[int, float]) -> dict[int, float]:
     return {k: max(0.0, -s) / best for k, s in bm25.items()}
 
 
-def relevance(semantic: float | None, keyword: float, mode: Mode) -> float:
+def relevance(
+    semantic: float | None, keyword: float, mode: Mode, weight: float = SEMANTIC_WEIGHT
+) -> float:
     """Fuse the two signals (``semantic`` None: no vector for this row, or none at all)."""
     if mode is Mode.KEYWORD or semantic is None:
         return keyword
     if mode is Mode.SEMANTIC:
         return semantic_strength(semantic)
-    return SEMANTIC_WEIGHT * semantic_strength(semantic) + (1 - SEMANTIC_WEIGHT) * keyword
+    return weight * semantic_strength(semantic) + (1 - weight) * keyword
 
 
 def recency(at: datetime | None, now: datetime, half_life_days: float) -> float:

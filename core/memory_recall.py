@@ -22,6 +22,9 @@ from core.model import EntryFilter, parse_iso
 from core.rows import HIT_COLUMNS, Hit, where_clause
 from core.store import BM25, GroupStore
 
+#: Share of relevance from meaning. Memories are short statements about a few
+#: subjects, so shared names match many of them: meaning decides among those.
+SEMANTIC_WEIGHT: Final = 0.8
 #: The most matches bm25 ranks for one query (the most recent ones beyond it).
 MAX_RANKED: Final = 20_000
 
@@ -131,7 +134,7 @@ def search(
     ranked: list[RankedHit] = []
     for seq, row in rows.items():
         cosine = cosines.get(seq)
-        base = hybrid.relevance(cosine, keyword.get(seq, 0.0), mode)
+        base = hybrid.relevance(cosine, keyword.get(seq, 0.0), mode, SEMANTIC_WEIGHT)
         signals: list[str] = []
         if seq in bm25:
             signals.append(Signal.KEYWORD.value)
