@@ -25,7 +25,7 @@ from core import hybrid, vectors
 from core.config import Config
 from core.fts import match_expression, query_terms
 from core.hybrid import Mode, Signal
-from core.model import parse_iso
+from core.model import iso, parse_iso
 from core.store import GroupStore
 from core.timeref import time_span
 
@@ -67,6 +67,17 @@ def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]
         (match_expression(terms),),
     ).fetchall()
     return {int(r[0]): float(r[1]) for r in rows}
+
+
+def _said_within(store: GroupStore, span: tuple[datetime, datetime], want: int) -> set[int]:
+    """Turns said within ``span``, the latest first: a date in the question makes them
+    candidates even when they share no word with it."""
+    rows = store.execute(
+        f"SELECT seq FROM exchanges WHERE said_at >= ? AND said_at < ? "
+        f"ORDER BY said_at DESC LIMIT {int(want)}",
+        (iso(span[0]), iso(span[1])),
+    )
+    return {int(r[0]) for r in rows}
 
 
 def _turns(store: GroupStore, seqs: Sequence[int]) -> dict[int, _Turn]:
@@ -152,7 +163,11 @@ def rank(
     def scored(seqs: set[int]) -> dict[int, float]:
         return {s: hybrid.relevance(cosines.get(s), keyword.get(s, 0.0), mode) for s in seqs}
 
-    base = scored(set(bm25) | set(cosines))
+    span = time_span(query, now)
+    dated = _said_within(store, span, want) if span is not None else set()
+    if index is not None and found is not None:
+        cosines.update(index.similarities(sorted(dated - set(cosines)), found[1]))
+    base = scored(set(bm25) | set(cosines) | dated)
     # Neighbours of the best share relevance, and may be the answer themselves.
     best = sorted(base, key=base.__getitem__, reverse=True)[: max(NEIGHBOURED, 2 * limit)]
     around = {n for s in best for n in (s - 1, s + 1)} - set(base)
@@ -160,7 +175,6 @@ def rank(
         cosines.update(index.similarities(sorted(around), found[1]))
     base.update(scored(around))
     turns = _turns(store, sorted(base))
-    span = time_span(query, now)
     ranked: list[tuple[float, RankedTurn]] = []
     for seq, turn in turns.items():
         if speaker is not None and turn.speaker != speaker:
@@ -172,7 +186,7 @@ def rank(
         ]
         context = max(neighbours, default=0.0)
         own = base[seq]
-        if own <= 0.0 and context <= 0.0:
+        if own <= 0.0 and context <= 0.0 and seq not in dated:
             continue
         score = (own + CONTEXT_WEIGHT * context) / (1 + CONTEXT_WEIGHT)
         signals: list[str] = []

@@ -70,7 +70,12 @@ def _more(store: GroupStore, match: str, window: int) -> bool:
     )
 
 
-def _rows(store: GroupStore, seqs: Sequence[int], flt: EntryFilter) -> dict[int, Any]:
+def hit_of(row: Any) -> Hit:
+    """The :class:`Hit` of a row read by :func:`rows_for`."""
+    return Hit._make(row[:10])
+
+
+def rows_for(store: GroupStore, seqs: Sequence[int], flt: EntryFilter) -> dict[int, Any]:
     """The hit columns, confidence and last-seen time of ``seqs`` that pass ``flt``."""
     found: dict[int, Any] = {}
     where, params = where_clause(flt)
@@ -117,7 +122,7 @@ def search(
         while True:
             near = index.nearest(qvec, k)
             picked = [(seq, c) for seq, c in near if c >= floor]
-            rows = _rows(store, sorted({s for s, _ in picked} | set(bm25)), flt)
+            rows = rows_for(store, sorted({s for s, _ in picked} | set(bm25)), flt)
             cosines = {seq: c for seq, c in picked}
             enough = sum(1 for s in cosines if s in rows) >= limit
             if enough or len(near) < k or len(picked) < len(near):
@@ -129,7 +134,7 @@ def search(
                 if vec is not None:
                     cosines[seq] = float(vec @ qvec)
     else:
-        rows = _rows(store, list(bm25), flt)
+        rows = rows_for(store, list(bm25), flt)
     keyword = hybrid.keyword_strengths(bm25)
     ranked: list[RankedHit] = []
     for seq, row in rows.items():
@@ -145,7 +150,7 @@ def search(
             signals.append(Signal.RECENT.value)
         score = hybrid.adjusted(base, recent, config.recency_weight)
         score *= 1 - hybrid.CONFIDENCE_WEIGHT * (1 - float(row[11]))
-        ranked.append(RankedHit(Hit._make(row[:10]), hybrid.rounded(score), tuple(signals)))
+        ranked.append(RankedHit(hit_of(row), hybrid.rounded(score), tuple(signals)))
     ranked.sort(key=lambda r: (-r.score, r.hit.id))
     return ranked[:limit]
 

@@ -59,7 +59,13 @@ MAX_CLIENT_CHARS: Final = 200
 #: Bumped when a change would break existing clients.
 PROTOCOL_VERSION: Final = 1
 
-MEMORY_TOOLS: Final = ("memory_store", "memory_search", "memory_brief", "memory_delete")
+MEMORY_TOOLS: Final = (
+    "memory_store",
+    "memory_search",
+    "memory_brief",
+    "memory_delete",
+    "memory_related",
+)
 
 # -- parameters of the methods not in the manifest -------------------------------
 
@@ -270,6 +276,8 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_delete":
             service.delete_tool(caller, args)
             return {"deleted": args["id"]}
+        case "memory_related":
+            return {"results": [r.to_dict() for r in service.related(caller, args)]}
         case _:
             raise NotFound(f"unknown tool {name!r}; known: {', '.join(MEMORY_TOOLS)}")
 

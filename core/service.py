@@ -50,6 +50,7 @@ from core.model import (
     utc_now,
 )
 from core.paths import DataDir, validate_group
+from core.related import related as related_entries
 from core.rows import Hit, NewRow, decode_tags
 from core.store import GroupStore
 from core.writing import (
@@ -452,6 +453,43 @@ class MemoryService:
             for res, r in zip(results, ranked, strict=True)
         ]
         return self._with_receipt_states(store, results)
+
+    def related(self, caller: Caller, args: dict[str, Any]) -> list[SearchResult]:
+        """``memory_related``: the entries nearest in meaning to one entry (not secret ones)."""
+        args = validate_args("memory_related", args)
+        entry = self.get(caller.group, args["id"])
+        if entry.privacy is Privacy.SECRET:
+            raise Forbidden("secret entries are not compared with others; pick another entry")
+        flt = EntryFilter(privacy=(Privacy.PUBLIC, Privacy.PRIVATE))
+        store = self.store_for(caller.group)
+        ranked = related_entries(
+            store,
+            entry.id,
+            entry.content,
+            flt,
+            limit=int(args["limit"]),
+            model_dir=self.config.embedding_model_dir,
+        )
+        results = [
+            replace(
+                to_search_result(
+                    r.hit, self.readable_content(r.hit.id, r.hit.privacy, r.hit.content), r.score
+                ),
+                signals=r.signals,
+            )
+            for r in ranked or []
+        ]
+        audit.record(
+            store,
+            Action.SEARCH,
+            caller.actor,
+            session_id=caller.session_id,
+            count=len(results),
+            read=True,
+            scope="related",
+        )
+        self.emit(Changes(group=store.group, audit=True))
+        return results
 
     @staticmethod
     def _with_receipt_states(store: GroupStore, results: list[SearchResult]) -> list[SearchResult]:

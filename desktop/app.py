@@ -140,6 +140,8 @@ def launch(args: argparse.Namespace) -> Running:
     try:
         state = AppState(service, data_dir, getattr(args, "group", None) or DEFAULT_GROUP)
         service.store_for(state.group)
+        # Embedding runs in its own thread with its own connection, after each write.
+        service.start_embedding()
     except BaseException:
         service.close()
         raise

@@ -1,5 +1,23 @@
 """CLI commands; importing a module registers its commands with ``core.cli``."""
 
-from core.commands import agent, attachments, continuity, data, memory, recall, review
+from core.commands import (
+    agent,
+    attachments,
+    continuity,
+    data,
+    memory,
+    recall,
+    review,
+    semantic,
+)
 
-__all__ = ["agent", "attachments", "continuity", "data", "memory", "recall", "review"]
+__all__ = [
+    "agent",
+    "attachments",
+    "continuity",
+    "data",
+    "memory",
+    "recall",
+    "review",
+    "semantic",
+]
