@@ -97,7 +97,13 @@ def test_tools_prompt_and_resource_over_stdio(tmp_path: Path) -> None:
     assert out["server"] == "ambry" and "memory" in out["instructions"]
     manifest = load_manifest()
     assert out["tools"] == {name: manifest[name].schema for name in out["tools"]}
-    assert set(out["tools"]) == {"memory_store", "memory_search", "memory_brief", "memory_delete"}
+    assert set(out["tools"]) == {
+        "memory_store",
+        "memory_search",
+        "memory_brief",
+        "memory_delete",
+        "memory_related",
+    }
     assert [r["id"] for r in out["found"]["results"]] == [out["stored"]["id"]]
     is_error, error = out["bad"]
     assert is_error and error["code"] == "invalid_params" and error["field"] == "content"
