@@ -28,6 +28,7 @@ from desktop.browser.filters import FilterBar
 from desktop.browser.history import HistoryDialog
 from desktop.browser.model import IdListModel
 from desktop.browser.query import ListQuery, Request
+from desktop.browser.related import RelatedList
 from desktop.browser.state import BrowserQuery
 from desktop.browser.values import Draft
 from desktop.ops import Executor
@@ -79,6 +80,7 @@ class BrowserPage(QWidget):
         self.table.setModel(self.model)
         self._setup_table()
         self.editor = EntryEditor(self)
+        self.related = RelatedList(executor, self)
         self.commands = commands
         self.runner = ListQuery(executor, self)
         self.count_label = QLabel(self)
@@ -92,7 +94,12 @@ class BrowserPage(QWidget):
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.table)
-        splitter.addWidget(self.editor)
+        side = QWidget(self)
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.editor, 1)
+        side_layout.addWidget(self.related)
+        splitter.addWidget(side)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 0)
         splitter.setChildrenCollapsible(False)
@@ -121,6 +128,7 @@ class BrowserPage(QWidget):
         self.editor.tag_requested.connect(self.commands.add_tag)
         self.editor.open_requested.connect(self.open_entry)
         self.editor.reveal_requested.connect(self.reveal)
+        self.related.open_requested.connect(self.open_entry)
         self.delete_matching_button.clicked.connect(self.delete_matching)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(self._on_group)
@@ -299,6 +307,8 @@ class BrowserPage(QWidget):
         if moving and self.editor.is_dirty() and not self._discard_edits():
             return
         self.editor.show_entry(entry)
+        if moving:
+            self.related.show_for(self._state.group, entry.id)
 
     def _discard_edits(self) -> bool:
         return messages.confirm(
