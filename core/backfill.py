@@ -24,7 +24,7 @@ import apsw
 
 from core import vectors
 from core.db import open_database, write_transaction
-from core.embedding import Embedder, shared_embedder
+from core.embedding import Embedder, shared_embedder, unavailable_reason
 from core.errors import AmbryError
 
 log = logging.getLogger(__name__)
@@ -118,6 +118,9 @@ class EmbeddingWorker:
         self._idle.set()
         self._thread: threading.Thread | None = None
         self.progress: dict[str, Progress] = {}
+        #: Called once, from the worker thread, with the reason when the model is missing.
+        self.on_unavailable: Callable[[str], None] | None = None
+        self._said_unavailable = False
 
     def wake(self, path: Path, group: str) -> None:
         """Ask for ``group``'s missing vectors to be made (cheap; call after every write)."""
@@ -163,7 +166,11 @@ class EmbeddingWorker:
     def _fill(self, conns: dict[Path, apsw.Connection], path: Path, group: str) -> None:
         embedder = shared_embedder(self.model_dir)
         if embedder is None:
-            return  # said once in the log; keyword search carries on
+            # Said once in the log (and to the app); keyword search carries on.
+            if self.on_unavailable is not None and not self._said_unavailable:
+                self._said_unavailable = True
+                self.on_unavailable(unavailable_reason(self.model_dir) or "no model")
+            return
         try:
             conn = conns.get(path)
             if conn is None:

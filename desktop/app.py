@@ -25,6 +25,7 @@ from core.errors import AmbryError
 from core.paths import DEFAULT_GROUP, DataDir, resolve_data_dir
 from core.service import MemoryService
 from desktop import messages
+from desktop.embedding_status import EmbeddingStatus
 from desktop.main_window import MainWindow
 from desktop.ops import Executor
 from desktop.server import AgentServer
@@ -154,6 +155,8 @@ def launch(args: argparse.Namespace) -> Running:
     except AmbryError as exc:
         socket_error = exc.message
     window = MainWindow(state, executor, server, server.path, socket_error)
+    if service.embedding is not None:
+        window.statusBar().addWidget(EmbeddingStatus(service.embedding, window))
     window.show()
     window.start()
     if socket_error:
