@@ -71,7 +71,6 @@ def run(data_path: Path, mode: str) -> dict[str, object]:
         conv = sample["conversation"]
         with tempfile.TemporaryDirectory() as tmp:
             svc = MemoryService(DataDir(Path(tmp)))
-            agent = svc.open_session("locomo", Actor.AGENT, "bench")
             known: set[str] = set()
             roles = {conv["speaker_a"]: "user", conv["speaker_b"]: "assistant"}
             keys = sorted(
@@ -80,6 +79,8 @@ def run(data_path: Path, mode: str) -> dict[str, object]:
             )
             for key in keys:
                 at = session_time(conv[f"{key}_date_time"])
+                # Each LoCoMo session is its own conversation, as it would be imported.
+                agent = svc.open_session("locomo", Actor.AGENT, "bench")
                 for turn in conv[key]:
                     text = turn["text"]
                     if turn.get("blip_caption"):

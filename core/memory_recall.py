@@ -24,7 +24,7 @@ from core.store import BM25, GroupStore
 
 #: Share of relevance from meaning. Memories are short statements about a few
 #: subjects, so shared names match many of them: meaning decides among those.
-SEMANTIC_WEIGHT: Final = 0.8
+SEMANTIC_WEIGHT: Final = 0.7
 #: The most matches bm25 ranks for one query (the most recent ones beyond it).
 MAX_RANKED: Final = 20_000
 
