@@ -24,7 +24,7 @@ import apsw
 
 from core import vectors
 from core.db import open_database, write_transaction
-from core.embedding import Embedder, shared_embedder, unavailable_reason
+from core.embedding import DEFAULT_MODEL_ID, Embedder, shared_embedder, unavailable_reason
 from core.errors import AmbryError
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ def embed_step(conn: Any, path: Path, embedder: Embedder, kind: vectors.VectorTa
     rows = vectors.pending(conn, kind, embedder.model_id, ROWS_PER_STEP)
     if not rows:
         return 0
-    found = embedder.encode([text for _, text in rows])
+    found = embedder.encode([text for _, text in rows], background=True)
     with write_transaction(conn, path):
         vectors.write(conn, kind, embedder.model_id, rows, found)
     return len(rows)
@@ -95,6 +95,10 @@ def reindex(
             if on_progress is not None:
                 on_progress(Progress(group, min(done, state.total), state.total))
     return progress_of(conn, group, embedder.model_id)
+
+
+def _waiting(conn: Any, model_id: str) -> bool:
+    return any(vectors.pending(conn, kind, model_id, 1) for kind in vectors.TABLES)
 
 
 class EmbeddingWorker:
@@ -164,19 +168,21 @@ class EmbeddingWorker:
             self._idle.set()
 
     def _fill(self, conns: dict[Path, apsw.Connection], path: Path, group: str) -> None:
-        embedder = shared_embedder(self.model_dir)
-        if embedder is None:
-            # Said once in the log (and to the app); keyword search carries on.
-            if self.on_unavailable is not None and not self._said_unavailable:
-                self._said_unavailable = True
-                self.on_unavailable(unavailable_reason(self.model_dir) or "no model")
-            return
         try:
             conn = conns.get(path)
             if conn is None:
                 conn = conns[path] = open_database(path)
-                # Vectors are derived data: losing the last ones to a power cut costs a re-embed.
+                # Vectors are derived data: a power cut costs at most a re-embed.
                 conn.execute("PRAGMA synchronous = NORMAL")
+            if not self.model_dir and not _waiting(conn, DEFAULT_MODEL_ID):
+                return  # nothing to embed: the model is not loaded for nothing
+            embedder = shared_embedder(self.model_dir)
+            if embedder is None:
+                # Said once in the log (and to the app); keyword search carries on.
+                if self.on_unavailable is not None and not self._said_unavailable:
+                    self._said_unavailable = True
+                    self.on_unavailable(unavailable_reason(self.model_dir) or "no model")
+                return
             reindex(
                 conn,
                 path,

@@ -20,13 +20,14 @@ to keyword ranking and no call fails.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.resources
 import importlib.util
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,7 +148,11 @@ class Embedder:
         self._session = session
         self._tokenizer = tokenizer
         self._inputs = {i.name for i in session.get_inputs()}
-        self._lock = threading.Lock()
+        # One call runs the model at a time; a search waiting for it goes before
+        # the background worker's next batch.
+        self._lock = threading.Condition()
+        self._running = False
+        self._searches_waiting = 0
         self.dimensions = int(self.encode(["dimension probe"]).shape[1])
 
     @classmethod
@@ -182,8 +187,30 @@ class Embedder:
         tokenizer.no_padding()
         return cls(files, session, tokenizer, time.perf_counter() - started)
 
-    def encode(self, texts: Sequence[str]) -> Vectors:
-        """Unit-length vectors of ``texts``, one row each, in order."""
+    @contextlib.contextmanager
+    def _turn(self, background: bool) -> Iterator[None]:
+        with self._lock:
+            if not background:
+                self._searches_waiting += 1
+            try:
+                while self._running or (background and self._searches_waiting):
+                    self._lock.wait()
+            finally:
+                if not background:
+                    self._searches_waiting -= 1
+            self._running = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running = False
+                self._lock.notify_all()
+
+    def encode(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        """Unit-length vectors of ``texts``, one row each, in order.
+
+        ``background`` work (the backfill) yields to searches between batches.
+        """
         if not texts:
             return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
@@ -202,7 +229,7 @@ class Embedder:
             feeds = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feeds["token_type_ids"] = np.zeros_like(ids)
-            with self._lock:
+            with self._turn(background):
                 states = self._session.run(None, feeds)[0]
             pooled = (states * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
