@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import apsw
 import pytest
 
-from core import backfill, vectors
+from core import backfill, schema, vectors
 from core.embedding import shared_embedder
 from core.errors import InvalidParams
+from core.hybrid import Mode
+from core.model import EntryFilter, iso, utc_now
+from core.paths import DataDir
 from core.service import Caller, MemoryService
 
 
@@ -109,3 +115,43 @@ def test_backfill_resumes_after_a_stop(service: MemoryService, operator: Caller)
     assert second.complete and second.done == 150
     assert [p.done for p in seen] == sorted(p.done for p in seen)
     assert vectors.pending_count(store.conn, vectors.MEMORIES, model.model_id) == 0
+
+
+def test_a_database_from_before_vectors_is_upgraded_and_backfilled(tmp_path: Path) -> None:
+    data = DataDir(tmp_path)
+    data.ensure()
+    path = data.group_db("main")
+    old = apsw.Connection(str(path))
+    for step in schema.MIGRATIONS[:4]:
+        with old:
+            old.execute(step)
+    old.execute("PRAGMA user_version = 4")
+    old.execute(
+        "INSERT INTO memory_entries (id, type, content, search_text, content_key, behavioral, "
+        "session_id, group_name, created_at, updated_at, last_seen_at) VALUES ('mem-1', 'fact', "
+        "'User keeps bees in the garden', 'User keeps bees in the garden', 'k', 0, 's', 'main', "
+        "'2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')"
+    )
+    logged = iso(utc_now())
+    old.execute(
+        "INSERT INTO exchanges (session_id, speaker, text, created_at) "
+        "VALUES ('s', 'user', 'The hive needs a new frame', ?)",
+        (logged,),
+    )
+    old.close()
+    service = MemoryService(data)
+    try:
+        store = service.store_for("main")
+        assert store.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
+        said = store.execute("SELECT said_at FROM exchanges").get
+        assert said == logged
+        service.start_embedding()
+        assert service.embedding is not None and service.embedding.wait_idle(60)
+        assert store.execute("SELECT count(*) FROM memory_vectors").get == 1
+        assert store.execute("SELECT count(*) FROM exchange_vectors").get == 1
+        hits = service.search_entries(
+            "main", "who looks after the beehives", EntryFilter(), 5, mode=Mode.SEMANTIC
+        )
+        assert [h.id for h in hits] == ["mem-1"]
+    finally:
+        service.close()
