@@ -84,19 +84,6 @@ class Caller:
     thread_id: str | None = None
 
 
-def relevance_scores(bm25_scores: list[float]) -> list[float]:
-    """Map bm25 scores (lower is better) onto 0..1 relative to the best match.
-
-    bm25 has no fixed scale (it depends on corpus size and term rarity), so the
-    best result scores 1.0 and the others their fraction of it.
-    """
-    strengths = [max(0.0, -s) for s in bm25_scores]
-    best = max(strengths, default=0.0)
-    if best <= 0.0:
-        return [1.0 for _ in strengths]
-    return [round(s / best, 4) for s in strengths]
-
-
 _BEHAVIORAL_TYPES = frozenset(t.value for t in EntryType if t.behavioral)
 
 
