@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from core.model_cache import cached_graph
+
 log = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
@@ -167,18 +169,32 @@ class Embedder:
                 f"the embedding runtime is missing ({exc.name}); reinstall Ambry"
             ) from exc
         verify(files)
-        try:
+
+        def base_options() -> Any:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
-            # Measured on all-MiniLM-L6-v2 int8: the basic graph rewrites answer a query
-            # in half the time of the full set, and without the memory arena a session
-            # keeps about 30 MB less after a batch of long texts, at no cost in speed.
-            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+            # Without the memory arena a session keeps about 30 MB less after a
+            # batch of long texts, at no cost in speed (measured on this model).
             options.enable_cpu_mem_arena = False
+            return options
+
+        try:
+            options = base_options()
+            key = f"{files.model_id}-{(files.model_sha256 or '')[:12]}".rstrip("-")
+            graph = cached_graph(files.model, key, onnxruntime, base_options, sha256_file)
+            if graph is not None:
+                options.graph_optimization_level = (
+                    onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+                )
+            else:
+                # The basic rewrites answer a query in half the time of the full set.
+                options.graph_optimization_level = (
+                    onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+                )
             session = onnxruntime.InferenceSession(
-                str(files.model), options, providers=["CPUExecutionProvider"]
+                str(graph or files.model), options, providers=["CPUExecutionProvider"]
             )
             tokenizer = Tokenizer.from_file(str(files.tokenizer))
         except Exception as exc:  # the runtime raises its own, unexported, types

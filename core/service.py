@@ -49,6 +49,7 @@ from core.model import (
     parse_iso,
     utc_now,
 )
+from core.model_cache import set_cache_dir
 from core.paths import DataDir, validate_group
 from core.related import related as related_entries
 from core.rows import Hit, NewRow, decode_tags
@@ -146,6 +147,8 @@ class MemoryService:
         Without it (one-shot CLI commands, tests) rows are embedded by ``ambry reindex``.
         """
         if self.embedding is None:
+            # A long-running process keeps the model's optimised graph for its next start.
+            set_cache_dir(self.data_dir.root / "model-cache")
             self.embedding = EmbeddingWorker(self.config.embedding_model_dir, on_progress)
             for group in self._stores:
                 self.embedding.wake(self.data_dir.group_db(group), group)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import embedding
+from core import embedding, model_cache
 from core.embedding import Embedder, EmbeddingUnavailable, default_files, directory_files
 
 
@@ -80,3 +80,23 @@ def test_shared_embedder_falls_back_with_one_log_line(
         assert "model.onnx" in (embedding.unavailable_reason(str(tmp_path)) or "")
     finally:
         embedding.forget_shared()
+
+
+def test_the_optimised_graph_is_cached_verified_and_rebuilt_when_damaged(
+    tmp_path: Path, model: Embedder
+) -> None:
+    model_cache.set_cache_dir(tmp_path)
+    try:
+        first = Embedder.load(default_files())
+        graphs = list(tmp_path.glob("*.onnx"))
+        assert len(graphs) == 1 and graphs[0].with_name(graphs[0].name + ".sha256").exists()
+        again = Embedder.load(default_files())
+        texts = ["The user's dog is named Luna", "a question about pets?"]
+        assert np.allclose(again.encode(texts), model.encode(texts), atol=1e-4)
+        assert np.allclose(first.encode(texts), model.encode(texts), atol=1e-4)
+        graphs[0].write_bytes(b"not a model")
+        repaired = Embedder.load(default_files())
+        assert np.allclose(repaired.encode(texts), model.encode(texts), atol=1e-4)
+        assert graphs[0].stat().st_size > 1_000_000
+    finally:
+        model_cache.set_cache_dir(None)
