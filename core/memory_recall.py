@@ -25,6 +25,8 @@ from core.store import BM25, GroupStore
 #: Share of relevance from meaning. Memories are short statements about a few
 #: subjects, so shared names match many of them: meaning decides among those.
 SEMANTIC_WEIGHT: Final = 0.7
+#: Added to the relevance of an entry holding every word of the question.
+COVERAGE_BONUS = 0.1
 #: The most matches bm25 ranks for one query (the most recent ones beyond it).
 MAX_RANKED: Final = 20_000
 
@@ -59,6 +61,17 @@ def keyword_candidates(
         if len(rows) >= want or window >= MAX_RANKED or not _more(store, match, window):
             return {int(r[0]): float(r[1]) for r in rows}
         window *= 8
+
+
+def all_terms(store: GroupStore, terms: list[str], want: int) -> set[int]:
+    """Entries holding every one of ``terms`` (at most ``want``, the newest)."""
+    match = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    rows = store.execute(
+        f"SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC "
+        f"LIMIT {int(want)}",
+        (match,),
+    )
+    return {int(r[0]) for r in rows}
 
 
 def _more(store: GroupStore, match: str, window: int) -> bool:
@@ -110,8 +123,11 @@ def search(
             # No model: keyword ranking (said once in the log) rather than nothing.
             mode = Mode.KEYWORD
     bm25: dict[int, float] = {}
+    complete: set[int] = set()
     if mode is not Mode.SEMANTIC:
-        bm25 = keyword_candidates(store, hybrid.keyword_terms(query), flt, want)
+        terms = hybrid.keyword_terms(query)
+        bm25 = keyword_candidates(store, terms, flt, want)
+        complete = all_terms(store, terms, want) if len(terms) > 1 else set()
     cosines: dict[int, float] = {}
     rows: dict[int, Any] = {}
     if found is not None:
@@ -140,6 +156,9 @@ def search(
     for seq, row in rows.items():
         cosine = cosines.get(seq)
         base = hybrid.relevance(cosine, keyword.get(seq, 0.0), mode, SEMANTIC_WEIGHT)
+        if seq in complete:
+            # Every word of the question is in it: the strongest keyword evidence.
+            base = min(1.0, base + COVERAGE_BONUS)
         signals: list[str] = []
         if seq in bm25:
             signals.append(Signal.KEYWORD.value)

@@ -122,8 +122,11 @@ class VectorIndex:
         self.kind = kind
         self.model_id = model_id
         self._dims = dimensions
-        self._matrix: Vectors = np.zeros((0, dimensions), dtype=np.float32)
-        self._keys: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        # Rows are appended into spare capacity (a quarter more each time), so a store that grows
+        # one row at a time does not copy the whole matrix each time.
+        self._buffer: Vectors = np.zeros((0, dimensions), dtype=np.float32)
+        self._key_buffer: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._size = 0
         self._rows: dict[int, int] = {}
         self._last_id = 0
         #: Rows of another model (before a re-index replaces them): not loaded.
@@ -153,9 +156,18 @@ class VectorIndex:
             )
             self._other_models = total - len(self._rows)
 
+    @property
+    def _matrix(self) -> Vectors:
+        return self._buffer[: self._size]
+
+    @property
+    def _keys(self) -> npt.NDArray[np.int64]:
+        return self._key_buffer[: self._size]
+
     def _reset(self) -> None:
-        self._matrix = np.zeros((0, self._dims), dtype=np.float32)
-        self._keys = np.zeros(0, dtype=np.int64)
+        self._buffer = np.zeros((0, self._dims), dtype=np.float32)
+        self._key_buffer = np.zeros(0, dtype=np.int64)
+        self._size = 0
         self._rows = {}
         self._last_id = 0
 
@@ -169,13 +181,21 @@ class VectorIndex:
         if replaced:
             # A re-embedded row: overwrite its old place rather than keep two.
             for i in replaced:
-                self._matrix[self._rows[int(keys[i])]] = added[i]
+                self._buffer[self._rows[int(keys[i])]] = added[i]
             fresh = np.ones(len(rows), dtype=bool)
             fresh[replaced] = False
             added, keys = added[fresh], keys[fresh]
-        start = len(self._keys)
-        self._matrix = np.concatenate([self._matrix, added.astype(np.float32)])
-        self._keys = np.concatenate([self._keys, keys])
+        start, end = self._size, self._size + len(keys)
+        if end > len(self._buffer):
+            capacity = max(end, len(self._buffer) * 5 // 4, len(self._buffer) + 1024)
+            grown = np.zeros((capacity, self._dims), dtype=np.float32)
+            grown[:start] = self._buffer[:start]
+            grown_keys = np.zeros(capacity, dtype=np.int64)
+            grown_keys[:start] = self._key_buffer[:start]
+            self._buffer, self._key_buffer = grown, grown_keys
+        self._buffer[start:end] = added
+        self._key_buffer[start:end] = keys
+        self._size = end
         for offset, key in enumerate(keys.tolist()):
             self._rows[key] = start + offset
         self._last_id = int(rows[-1][0])
