@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 #: Rows embedded per transaction: big enough to batch the model, small enough
 #: that a kill loses little and a writer waits little.
 ROWS_PER_STEP = 64
+#: The worker connection's page cache, in KiB (readers keep the larger default).
+WORKER_CACHE_KIB = 2048
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,8 @@ class EmbeddingWorker:
                 conn = conns[path] = open_database(path)
                 # Vectors are derived data: a power cut costs at most a re-embed.
                 conn.execute("PRAGMA synchronous = NORMAL")
+                # It reads each row once and appends: a small page cache will do.
+                conn.execute(f"PRAGMA cache_size = -{WORKER_CACHE_KIB}")
             if not self.model_dir and not _waiting(conn, DEFAULT_MODEL_ID):
                 return  # nothing to embed: the model is not loaded for nothing
             embedder = shared_embedder(self.model_dir)
