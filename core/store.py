@@ -16,6 +16,7 @@ from typing import Any
 
 import apsw
 
+from core import vocab
 from core.db import mapped_errors, open_database, write_transaction
 from core.fts import match_expression
 from core.model import (
@@ -66,6 +67,7 @@ class GroupStore:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.conn: apsw.Connection = open_database(path)
         self._df_cache: dict[str, tuple[int, float]] = {}
+        self._tokenize: Any = None
         #: Batch read-audit rows (see :meth:`audit_read`); off unless a server asks.
         self.defer_reads = False
         self._pending_reads: list[Callable[[], tuple[Any, ...]]] = []
@@ -338,7 +340,11 @@ class GroupStore:
         cap = max(EXACT_RANK_LIMIT, int(COMMON_FRACTION * total)) + 1
         last = len(terms) - 1
         freqs = {
-            t: self.doc_freq(match_expression([t], prefix_last=prefix_last and i == last), cap)
+            t: (
+                self.doc_freq(match_expression([t], prefix_last=True), cap)
+                if prefix_last and i == last
+                else self.term_freq(t)
+            )
             for i, t in enumerate(terms)
         }
         if sum(freqs.values()) <= EXACT_RANK_LIMIT:
@@ -346,6 +352,13 @@ class GroupStore:
         rare = [t for t in terms if 0 < freqs[t] <= COMMON_FRACTION * total]
         kept = rare or terms
         return kept, sum(freqs[t] for t in kept) <= EXACT_RANK_LIMIT
+
+    def term_freq(self, word: str) -> int:
+        """Entries holding ``word``, from the index's term counts (one seek; core.vocab)."""
+        if self._tokenize is None:
+            self._tokenize = vocab.tokenizer(self.conn)
+        with mapped_errors(self.path):
+            return vocab.term_doc_freq(self.conn, self._tokenize, word)
 
     def doc_freq(self, expression: str, cap: int) -> int:
         """Entries matching one quoted term ``expression``, counted up to ``cap``, cached.
