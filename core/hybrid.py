@@ -7,10 +7,10 @@ similarity over sentence vectors, and scores every candidate on both:
 
 where ``semantic`` maps cosine similarity onto 0..1 (:func:`semantic_strength`)
 and ``keyword`` is the candidate's bm25 strength as a fraction of the best one.
-A weighted sum keeps each signal's evidence (reciprocal rank fusion throws
-the margins away, and measured worse on the development data; see
-``docs/search.md``). Recency, confidence and thread then adjust it, each by a
-bounded amount, so the final ``score`` stays in 0..1.
+A weighted sum keeps how strong each signal's evidence is, where reciprocal
+rank fusion keeps only a result's place in each list (``docs/search.md``).
+Recency, confidence and thread then adjust it, each by a bounded amount, so
+the final ``score`` stays in 0..1.
 """
 
 from __future__ import annotations
