@@ -7,7 +7,7 @@ A rule (validation, limits, redaction, audit) lives here and nowhere else. A
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -51,6 +51,11 @@ from core.policy.own_files import known_secrets
 from core.recall import search
 from core.recall.brief import MemoryBrief
 from core.recall.briefing import build_group_brief, refresh_decay
+from core.recall.related import related as related_entries
+from core.recall.search import to_search_result
+from core.semantic.backfill import EmbeddingWorker, Progress
+from core.semantic.hybrid import Mode, parse_mode
+from core.semantic.model_cache import set_cache_dir
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.paths import DataDir
@@ -80,7 +85,38 @@ class MemoryService(Workspace):
 
     def __init__(self, data_dir: DataDir, config: Config | None = None) -> None:
         super().__init__(data_dir, config)
+        #: Embeds new rows after their write is acknowledged (see :meth:`start_embedding`).
+        self.embedding: EmbeddingWorker | None = None
         self.on_open(self._expire_and_decay)
+        self.on_open(self._embed_on_open)
+
+    def emit(self, changes: Changes) -> Changes:
+        """Tell the listeners, and wake the embedding worker when rows may need vectors."""
+        if self.embedding is not None and (changes.entries or changes.threads):
+            self.embedding.wake(self.data_dir.group_db(changes.group), changes.group)
+        return super().emit(changes)
+
+    def start_embedding(self, on_progress: Callable[[Progress], None] | None = None) -> None:
+        """Embed new and not yet embedded rows in a background thread (long-running apps).
+
+        Without it (one-shot CLI commands, tests) rows are embedded by ``ambry reindex``.
+        """
+        if self.embedding is None:
+            # A long-running process keeps the model's optimised graph for its next start.
+            set_cache_dir(self.data_dir.root / "model-cache")
+            self.embedding = EmbeddingWorker(self.config.embedding_model_dir, on_progress)
+            for group in self.open_groups():
+                self.embedding.wake(self.data_dir.group_db(group), group)
+
+    def close(self) -> None:
+        if self.embedding is not None:
+            self.embedding.close()
+            self.embedding = None
+        super().close()
+
+    def _embed_on_open(self, store: GroupStore) -> None:
+        if self.embedding is not None:
+            self.embedding.wake(store.path, store.group)
 
     def _expire_and_decay(self, store: GroupStore) -> None:
         expired = expire_exchanges(store, self.config, utc_now())
@@ -218,7 +254,11 @@ class MemoryService(Workspace):
             privacy=(Privacy.PUBLIC, Privacy.PRIVATE),
         )
         results = self.search_entries(
-            caller.group, args.get("query") or "", flt, int(args["limit"])
+            caller.group,
+            args.get("query") or "",
+            flt,
+            int(args["limit"]),
+            mode=parse_mode(args.get("mode")),
         )
         store = self.store_for(caller.group)
         audit.record(
@@ -233,11 +273,48 @@ class MemoryService(Workspace):
         return results
 
     def search_entries(
-        self, group: str, query: str, flt: EntryFilter, limit: int = 20
+        self, group: str, query: str, flt: EntryFilter, limit: int = 20, mode: Mode = Mode.AUTO
     ) -> list[SearchResult]:
-        """Search without auditing (the GUI's browsing uses this)."""
-        results = search.search_entries(self, group, query, flt, limit)
+        """Search without auditing (the GUI's browsing uses this): bm25 and meaning, fused."""
+        results = search.search_entries(self, group, query, flt, limit, mode=mode)
         return self._with_receipt_states(self.store_for(group), results)
+
+    def related(self, caller: Caller, args: dict[str, Any]) -> list[SearchResult]:
+        """``memory_related``: the entries nearest in meaning to one entry (not secret ones)."""
+        args = validate_args("memory_related", args)
+        entry = self.get(caller.group, args["id"])
+        if entry.privacy is Privacy.SECRET:
+            raise Forbidden("secret entries are not compared with others; pick another entry")
+        flt = EntryFilter(privacy=(Privacy.PUBLIC, Privacy.PRIVATE))
+        store = self.store_for(caller.group)
+        ranked = related_entries(
+            store,
+            entry.id,
+            entry.content,
+            flt,
+            limit=int(args["limit"]),
+            model_dir=self.config.embedding_model_dir,
+        )
+        results = [
+            replace(
+                to_search_result(
+                    r.hit, self.readable_content(r.hit.id, r.hit.privacy, r.hit.content), r.score
+                ),
+                signals=r.signals,
+            )
+            for r in ranked or []
+        ]
+        audit.record(
+            store,
+            Action.SEARCH,
+            caller.actor,
+            session_id=caller.session_id,
+            count=len(results),
+            read=True,
+            scope="related",
+        )
+        self.emit(Changes(group=store.group, audit=True))
+        return results
 
     @staticmethod
     def _with_receipt_states(store: GroupStore, results: list[SearchResult]) -> list[SearchResult]:

@@ -15,6 +15,7 @@ from core.continuity import context as continuity
 from core.continuity import episodes, handoff_text, handoffs, session_handoffs, threads
 from core.model.errors import InvalidParams
 from core.policy.manifest import validate_args
+from core.semantic.hybrid import parse_mode
 
 if TYPE_CHECKING:
     from core.agent.dispatch import Connection, Dispatcher
@@ -42,7 +43,13 @@ def _exchange_log(conn: Connection, params: dict[str, Any]) -> Any:
     # Text over MAX_EXCHANGE_CHARS is TooLarge from the service, with the limit in its data.
     args = validate_args("exchange_log", params)
     logged = episodes.log_exchange(
-        conn.service, conn.caller, args["speaker"], args["text"], args.get("turn")
+        conn.service,
+        conn.caller,
+        args["speaker"],
+        args["text"],
+        args.get("turn"),
+        name=args.get("name"),
+        at=args.get("at"),
     )
     return logged.to_dict()
 
@@ -57,6 +64,7 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
         thread_id=_thread_id(conn, args.get("thread")),
         speaker=speaker,
         limit=args["limit"],
+        mode=parse_mode(args.get("mode")),
     )
     return {"results": [h.to_dict() for h in hits]}
 

@@ -12,7 +12,13 @@ if TYPE_CHECKING:
     from core.model.caller import Caller
     from core.service import MemoryService
 
-MEMORY_TOOLS: Final = ("memory_store", "memory_search", "memory_brief", "memory_delete")
+MEMORY_TOOLS: Final = (
+    "memory_store",
+    "memory_search",
+    "memory_brief",
+    "memory_delete",
+    "memory_related",
+)
 
 
 def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, Any]) -> Any:
@@ -32,6 +38,8 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_delete":
             service.delete_tool(caller, args)
             return {"deleted": args["id"]}
+        case "memory_related":
+            return {"results": [r.to_dict() for r in service.related(caller, args)]}
         case _:
             raise NotFound(f"unknown tool {name!r}; known: {', '.join(MEMORY_TOOLS)}")
 

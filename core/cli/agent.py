@@ -26,6 +26,8 @@ def cmd_serve(ctx: Context, args: argparse.Namespace) -> int:
     from desktop.server.headless import serve_headless
 
     socket_path = Path(args.socket).expanduser().absolute() if args.socket else None
+    # New memories and turns are embedded after their write is acknowledged.
+    ctx.service.start_embedding()
     return int(serve_headless(ctx.service, ctx.service.data_dir, socket_path))
 
 
@@ -46,6 +48,7 @@ def _mcp_args(p: argparse.ArgumentParser) -> None:
 def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
     from core.agent.mcp_stdio import run_stdio
 
+    ctx.service.start_embedding()
     return run_stdio(ctx.service, ctx.group, args.client, args.thread)
 
 

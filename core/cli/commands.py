@@ -10,6 +10,7 @@ from core.cli import (
     memory,
     recall,
     review,
+    semantic,
     setup,
     trash,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "memory",
     "recall",
     "review",
+    "semantic",
     "setup",
     "trash",
 ]

@@ -15,6 +15,7 @@ from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
 from core.model.errors import InvalidParams, NotFound
+from core.semantic.hybrid import Mode
 
 _Subs = argparse._SubParsersAction  # the type add_subparsers returns
 
@@ -235,6 +236,12 @@ def _exchanges_args(p: argparse.ArgumentParser) -> None:
         default=episodes.DEFAULT_EXCHANGE_RESULTS,
         help=f"at most N turns (≤ {episodes.MAX_EXCHANGE_RESULTS})",
     )
+    p.add_argument(
+        "--mode",
+        choices=("auto", "keyword", "semantic"),
+        default="auto",
+        help="auto: words and meaning fused (default); keyword or semantic alone",
+    )
 
 
 @command("exchanges", "Search the logged conversation turns (episodic memory).")(_exchanges_args)
@@ -242,6 +249,10 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     thread_id = None
     if args.thread:
         thread_id = threads.find_thread(ctx.service, ctx.group, args.thread).id
+    if args.mode != "keyword" and args.query:
+        from core.cli.semantic import catch_up
+
+        catch_up(ctx)
     hits = episodes.search_exchanges(
         ctx.service,
         ctx.caller,
@@ -249,13 +260,15 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
         thread_id=thread_id,
         speaker=episodes.Speaker(args.speaker) if args.speaker else None,
         limit=args.limit,
+        mode=Mode(args.mode),
     )
 
     def line(hit: episodes.ExchangeHit) -> str:
         e = hit.exchange
         where = e.thread_title or "no thread"
         text = " ".join(e.text.split())
-        return f"{e.created_at}  [{e.speaker}] ({where}, {e.session_id})\n  {text[:300]}"
+        who = f"{e.speaker}: {e.name}" if e.name else e.speaker
+        return f"{e.said_at or e.created_at}  [{who}] ({where}, {e.session_id})\n  {text[:300]}"
 
     ctx.emit([h.to_dict() for h in hits], "\n".join(map(line, hits)) or "no matching exchanges")
     return 0

@@ -76,19 +76,30 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--limit", type=int, default=20, help=f"at most N results (≤ {MAX_SEARCH_LIMIT})"
     )
+    p.add_argument(
+        "--mode",
+        choices=("auto", "keyword", "semantic"),
+        default="auto",
+        help="auto: words and meaning fused (default); keyword or semantic alone",
+    )
 
 
-@command("search", "Search memories (full text, ranked), or list the most recent.")(_search_args)
+@command("search", "Search memories by words and meaning, or list the most recent.")(_search_args)
 def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     tool_args: dict[str, object] = {
         "query": " ".join(args.query),
         "limit": args.limit,
         "include_superseded": args.include_superseded,
+        "mode": args.mode,
     }
     if args.type:
         tool_args["type"] = args.type
     if args.tags:
         tool_args["tags"] = _tags(args.tags)
+    if args.mode != "keyword" and args.query:
+        from core.cli.semantic import catch_up
+
+        catch_up(ctx)
     results = ctx.service.search(ctx.caller, tool_args)
     text = "\n".join(format_result(r) for r in results) or "no matching memories"
     ctx.emit([r.to_dict() for r in results], text)

@@ -2,10 +2,11 @@
 
 An agent logs each turn it wants remembered (``exchange_log``) into its session
 and the session's thread. Turns are history, not facts: they never enter the
-brief and are found by :func:`search_exchanges`, which ranks turns of the
-searcher's thread first (seed 004 §2's thread boost, made strict) and the rest
-by bm25. Turns older than ``Config.episodic_ttl_days`` are deleted when a group
-opens (seed 001, rule 2), and the deletion is audited as a count.
+brief and are found by :func:`search_exchanges`, which ranks them by words and
+meaning together and lifts the searcher's thread (:mod:`core.continuity.exchange_recall`).
+Turns older than ``Config.episodic_ttl_days`` (counted from when they were
+logged, not from their ``at``) are deleted when a group opens (seed 001, rule
+2), and the deletion is audited as a count.
 
 Speakers are a closed set:
 
@@ -20,10 +21,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
+from core.continuity import exchange_recall
 from core.continuity.threads import session_thread
 from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
@@ -33,9 +35,10 @@ from core.model.errors import InvalidParams, TooLarge
 from core.policy.field_screening import screen_label
 from core.policy.own_files import known_secrets
 from core.policy.screening import audit_redacted, screen, strip_controls
+from core.semantic.hybrid import Mode
 from core.storage import audit
 from core.storage.audit import Action
-from core.storage.fts import match_expression, query_terms
+from core.storage.fts import query_terms
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -44,6 +47,7 @@ if TYPE_CHECKING:
 
 MAX_EXCHANGE_CHARS: Final = 20_000
 MAX_TURN_CHARS: Final = 100
+MAX_NAME_CHARS: Final = 100
 MAX_EXCHANGE_RESULTS: Final = 50
 DEFAULT_EXCHANGE_RESULTS: Final = 10
 
@@ -65,6 +69,9 @@ class Exchange:
     text: str
     turn: str | None
     created_at: str
+    #: The speaker's display name, and when the turn was said (``created_at``: logged).
+    name: str | None = None
+    said_at: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,8 +80,10 @@ class Exchange:
             "thread_id": self.thread_id,
             "thread_title": self.thread_title,
             "speaker": self.speaker.value,
+            "name": self.name,
             "text": self.text,
             "turn": self.turn,
+            "at": self.said_at or self.created_at,
             "created_at": self.created_at,
         }
 
@@ -86,11 +95,15 @@ class ExchangeHit:
     relevance_score: float
     #: In the thread the search favoured.
     same_thread: bool
+    #: What found or lifted it (core.semantic.hybrid.Signal values).
+    signals: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             **self.exchange.to_dict(),
+            "score": self.relevance_score,
             "relevance_score": self.relevance_score,
+            "signals": list(self.signals),
             "same_thread": self.same_thread,
         }
 
@@ -113,11 +126,25 @@ class LoggedExchange:
         }
 
 
-_COLUMNS = "e.seq, e.session_id, e.thread_id, t.title, e.speaker, e.text, e.turn, e.created_at"
+_COLUMNS = (
+    "e.seq, e.session_id, e.thread_id, t.title, e.speaker, e.text, e.turn, e.created_at, "
+    "e.name, e.said_at"
+)
 
 
 def _exchange(row: Sequence[Any]) -> Exchange:
-    return Exchange(int(row[0]), row[1], row[2], row[3], Speaker(row[4]), row[5], row[6], row[7])
+    return Exchange(
+        int(row[0]),
+        row[1],
+        row[2],
+        row[3],
+        Speaker(row[4]),
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        row[9],
+    )
 
 
 def parse_speaker(value: object) -> Speaker:
@@ -169,6 +196,37 @@ def _check_turn(turn: object) -> str | None:
     return turn or None
 
 
+def _check_name(name: object) -> str | None:
+    if name is None:
+        return None
+    if not isinstance(name, str):
+        raise InvalidParams("name must be a string", field="name", rule="type")
+    name = " ".join(strip_controls(name).split())
+    if len(name) > MAX_NAME_CHARS:
+        raise InvalidParams(
+            f"name must be at most {MAX_NAME_CHARS} characters", field="name", rule="maxLength"
+        )
+    return name or None
+
+
+def parse_at(value: object) -> datetime | None:
+    """An ``at`` param: ISO 8601 (a date, or a time with or without offset; none is UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            at = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            pass
+        else:
+            return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    raise InvalidParams(
+        "at must be an ISO 8601 date or time, for example 2023-05-08T13:56:00Z",
+        field="at",
+        rule="format",
+    )
+
+
 def log_exchange(
     service: Workspace,
     caller: Caller,
@@ -177,12 +235,17 @@ def log_exchange(
     turn: str | None = None,
     *,
     now: datetime | None = None,
+    name: str | None = None,
+    at: str | None = None,
 ) -> LoggedExchange:
     """Store one turn in the caller's session and current thread, redacted.
 
     Args:
         turn: the client's own id for the turn, grouping a question with its answer.
         now: the time to record (tests set it; callers leave it out).
+        name: the speaker's display name (``speaker`` is the role).
+        at: when the turn was said, ISO 8601 (default: now); imported history
+            keeps its real dates. Expiry still counts from when it was logged.
 
     Raises:
         InvalidParams: an unknown speaker, empty text, a malformed turn id.
@@ -193,19 +256,25 @@ def log_exchange(
     store = service.store_for(caller.group)
     clean, redacted = screen(service, store, caller, _check_text(text), "text")
     turn_id = _check_turn(turn)
+    known = known_secrets(service.data_dir.root)
     if turn_id is not None:
-        turn_id = screen_label(turn_id, "turn", known=known_secrets(service.data_dir.root))
-    at = iso(now or utc_now())
+        turn_id = screen_label(turn_id, "turn", known=known)
+    display = _check_name(name)
+    if display is not None:
+        display = screen_label(display, "name", known=known)
+    said = parse_at(at)
+    logged_at = iso(now or utc_now())
+    said_at = logged_at if said is None else iso(said)
     with writing(service, store, caller):
         check_rate(store, caller, "exchanges", service.config)
         thread_id = session_thread(service, caller)
         seq = store.execute(
-            "INSERT INTO exchanges (session_id, thread_id, speaker, text, turn, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?) RETURNING seq",
-            (caller.session_id, thread_id, who.value, clean, turn_id, at),
+            "INSERT INTO exchanges (session_id, thread_id, speaker, text, turn, created_at, "
+            "name, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            (caller.session_id, thread_id, who.value, clean, turn_id, logged_at, display, said_at),
         ).fetchall()[0][0]
         if thread_id is not None:
-            store.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (at, thread_id))
+            store.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (logged_at, thread_id))
         audit.record(
             store,
             Action.EXCHANGE_LOG,
@@ -225,13 +294,6 @@ def log_exchange(
     return LoggedExchange(_exchange(row), redacted)
 
 
-def _scores(bm25: list[float]) -> list[float]:
-    # bm25 (lower is better) has no fixed scale; report each as a fraction of the best.
-    strengths = [max(0.0, -s) for s in bm25]
-    best = max(strengths, default=0.0)
-    return [1.0 if best <= 0.0 else round(s / best, 4) for s in strengths]
-
-
 def find_exchanges(
     store: GroupStore,
     query: str,
@@ -239,8 +301,11 @@ def find_exchanges(
     thread_id: str | None = None,
     speaker: Speaker | None = None,
     limit: int = DEFAULT_EXCHANGE_RESULTS,
+    mode: Mode = Mode.AUTO,
+    config: Config | None = None,
 ) -> list[ExchangeHit]:
-    """Turns matching any word of ``query`` (none: the most recent), ``thread_id``'s first.
+    """Turns for ``query`` ranked by words and meaning (:mod:`core.continuity.exchange_recall`),
+    ``thread_id``'s lifted; without a query, the most recent, ``thread_id``'s first.
 
     Every word is quoted (core.storage.fts), so FTS syntax in ``query`` is searched as
     words and can never raise.
@@ -250,33 +315,54 @@ def find_exchanges(
             f"limit must be between 1 and {MAX_EXCHANGE_RESULTS}", field="limit", rule="range"
         )
     same = "coalesce(e.thread_id = :thread, 0)"
+    if query_terms(query):
+        ranked = exchange_recall.rank(
+            store,
+            query,
+            limit=limit,
+            mode=mode,
+            config=config or Config(),
+            now=utc_now(),
+            thread_id=thread_id,
+            speaker=None if speaker is None else speaker.value,
+        )
+        rows = _rows_by_seq(store, [r.seq for r in ranked])
+        return [
+            ExchangeHit(
+                _exchange(rows[r.seq]),
+                r.score,
+                rows[r.seq][2] == thread_id and thread_id is not None,
+                r.signals,
+            )
+            for r in ranked
+            if r.seq in rows
+        ]
     where = "1" if speaker is None else "e.speaker = :speaker"
     params: dict[str, Any] = {
         "thread": thread_id,
         "speaker": None if speaker is None else speaker.value,
         "limit": limit,
     }
-    terms = query_terms(query)
-    if terms:
-        params["match"] = match_expression(terms)
-        sql = (
-            f"SELECT {_COLUMNS}, {same}, f.score FROM ("
-            "  SELECT rowid, rank AS score FROM exchanges_fts WHERE exchanges_fts MATCH :match"
-            ") AS f CROSS JOIN exchanges e ON e.seq = f.rowid "
-            f"LEFT JOIN threads t ON t.id = e.thread_id WHERE {where} "
-            f"ORDER BY {same} DESC, f.score, e.seq DESC LIMIT :limit"
-        )
-    else:
-        sql = (
-            f"SELECT {_COLUMNS}, {same}, 0.0 FROM exchanges e "
-            f"LEFT JOIN threads t ON t.id = e.thread_id WHERE {where} "
-            f"ORDER BY {same} DESC, e.created_at DESC, e.seq DESC LIMIT :limit"
-        )
+    sql = (
+        f"SELECT {_COLUMNS}, {same} FROM exchanges e "
+        f"LEFT JOIN threads t ON t.id = e.thread_id WHERE {where} "
+        f"ORDER BY {same} DESC, e.created_at DESC, e.seq DESC LIMIT :limit"
+    )
     rows = store.execute(sql, params).fetchall()
-    scores = _scores([float(r[9]) for r in rows]) if terms else [1.0] * len(rows)
-    return [
-        ExchangeHit(_exchange(r), score, bool(r[8])) for r, score in zip(rows, scores, strict=True)
-    ]
+    return [ExchangeHit(_exchange(r), 1.0, bool(r[10])) for r in rows]
+
+
+def _rows_by_seq(store: GroupStore, seqs: list[int]) -> dict[int, Any]:
+    found: dict[int, Any] = {}
+    if seqs:
+        marks = ", ".join("?" * len(seqs))
+        for r in store.execute(
+            f"SELECT {_COLUMNS} FROM exchanges e LEFT JOIN threads t ON t.id = e.thread_id "
+            f"WHERE e.seq IN ({marks})",
+            seqs,
+        ):
+            found[int(r[0])] = r
+    return found
 
 
 def search_exchanges(
@@ -287,12 +373,21 @@ def search_exchanges(
     thread_id: str | None = None,
     speaker: Speaker | None = None,
     limit: int = DEFAULT_EXCHANGE_RESULTS,
+    mode: Mode = Mode.AUTO,
 ) -> list[ExchangeHit]:
     """``exchange_search``: :func:`find_exchanges` favouring ``thread_id`` (default:
     the caller's current thread), audited as a count."""
     store = service.store_for(caller.group)
     favoured = thread_id if thread_id is not None else session_thread(service, caller)
-    hits = find_exchanges(store, query, thread_id=favoured, speaker=speaker, limit=limit)
+    hits = find_exchanges(
+        store,
+        query,
+        thread_id=favoured,
+        speaker=speaker,
+        limit=limit,
+        mode=mode,
+        config=service.config,
+    )
     with store.relaxed_transaction():
         audit.record(
             store,

@@ -47,6 +47,11 @@ class Config:
     decay_per_week: float = 0.1
     stale_threshold: float = 0.3
     episodic_ttl_days: int = 90
+    #: Ranking: how much recency adds to a result, and the age at which it adds half.
+    recency_weight: float = 0.15
+    recency_half_life_days: float = 14.0
+    #: Another local embedding model: a folder with model.onnx and tokenizer.json.
+    embedding_model_dir: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -71,6 +76,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "decay_per_week": (0.0, 1.0),
     "stale_threshold": (0.0, 1.0),
     "episodic_ttl_days": (1, 365),
+    "recency_weight": (0.0, 1.0),
+    "recency_half_life_days": (0.5, 3650.0),
 }
 
 
@@ -94,6 +101,8 @@ def parse_config(raw: dict[str, Any]) -> Config:
         default = getattr(Config, key)
         if isinstance(default, bool):
             ok = isinstance(value, bool)
+        elif isinstance(default, str):
+            ok = isinstance(value, str)
         elif isinstance(default, int):
             ok = isinstance(value, int) and not isinstance(value, bool)
         else:

@@ -175,11 +175,15 @@ class SearchResult:
     trust: str = "high"
     #: Receipts (``att_…``) the content cites, with their verification state in words.
     receipts: dict[str, str] | None = None
+    #: What found or lifted this result: keyword, semantic, recent (core.semantic.hybrid.Signal).
+    signals: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         # Built by hand: dataclasses.asdict deep-copies and is the slowest step of a search.
         extra = {"receipts": dict(self.receipts)} if self.receipts else {}
         return {
+            "score": self.relevance_score,
+            "signals": list(self.signals),
             "id": self.id,
             "type": self.type,
             "content": self.content,

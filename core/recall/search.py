@@ -1,26 +1,17 @@
-"""Memory search: bm25-ranked matches, or the most recent entries when there is no query."""
+"""Memory search: bm25 and meaning fused (:mod:`~core.recall.memory_recall`), else the newest."""
 
 from __future__ import annotations
 
-from core.model.entries import MAX_SEARCH_LIMIT, EntryFilter, EntryType, SearchResult
-from core.storage.fts import query_terms, typed_terms
+from dataclasses import replace
+
+from core.model.entries import MAX_SEARCH_LIMIT, EntryFilter, EntryType, SearchResult, utc_now
+from core.recall import memory_recall
+from core.semantic.hybrid import Mode
+from core.storage.fts import typed_terms
 from core.storage.rows import Hit, decode_tags
 from core.storage.workspace import Workspace
 
 _BEHAVIORAL_TYPES = frozenset(t.value for t in EntryType if t.behavioral)
-
-
-def relevance_scores(bm25_scores: list[float]) -> list[float]:
-    """Map bm25 scores (lower is better) onto 0..1 relative to the best match.
-
-    bm25 has no fixed scale (it depends on corpus size and term rarity), so the
-    best result scores 1.0 and the others their fraction of it.
-    """
-    strengths = [max(0.0, -s) for s in bm25_scores]
-    best = max(strengths, default=0.0)
-    if best <= 0.0:
-        return [1.0 for _ in strengths]
-    return [round(s / best, 4) for s in strengths]
 
 
 def to_search_result(hit: Hit, content: str, score: float) -> SearchResult:
@@ -40,21 +31,33 @@ def to_search_result(hit: Hit, content: str, score: float) -> SearchResult:
 
 
 def search_entries(
-    ws: Workspace, group: str, query: str, flt: EntryFilter, limit: int = 20
+    ws: Workspace,
+    group: str,
+    query: str,
+    flt: EntryFilter,
+    limit: int = 20,
+    *,
+    mode: Mode = Mode.AUTO,
 ) -> list[SearchResult]:
-    """Entries of ``group`` matching ``query`` best first (no audit row: callers decide)."""
+    """Entries of ``group`` matching ``query`` best first: bm25 and meaning fused.
+
+    With no query, the most recent entries. No audit row: callers decide.
+    """
     limit = max(1, min(limit, MAX_SEARCH_LIMIT))
     store = ws.store_for(group)
     if query.strip():
-        hits = store.search(query_terms(query), flt, limit)
-        scores = relevance_scores([h.score for h in hits])
+        ranked = memory_recall.search(
+            store, query, flt, limit, mode=mode, config=ws.config, now=utc_now()
+        )
     else:
-        hits = store.recent_hits(flt, limit)
-        scores = [0.0] * len(hits)
-    return [
-        to_search_result(h, ws.readable_content(h.id, h.privacy, h.content), score)
-        for h, score in zip(hits, scores, strict=True)
-    ]
+        ranked = [memory_recall.RankedHit(h, 0.0, ()) for h in store.recent_hits(flt, limit)]
+    results = []
+    for r in ranked:
+        result = to_search_result(
+            r.hit, ws.readable_content(r.hit.id, r.hit.privacy, r.hit.content), r.score
+        )
+        results.append(replace(result, signals=r.signals) if r.signals else result)
+    return results
 
 
 def list_ids(ws: Workspace, group: str, flt: EntryFilter, query: str = "") -> list[str]:

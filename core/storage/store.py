@@ -21,6 +21,7 @@ from core.model.entries import (
     EntryType,
     MemoryEntry,
 )
+from core.storage import vocab
 from core.storage.best_effort import best_effort
 from core.storage.db import mapped_errors, open_database, write_transaction
 from core.storage.file_safety import make_private
@@ -73,6 +74,7 @@ class GroupStore:
         #: Why the last best-effort write failed (see :mod:`core.storage.best_effort`).
         self.write_failure: str | None = None
         self._df_cache: dict[str, tuple[int, float]] = {}
+        self._tokenize: Any = None
         #: Batch read-audit rows (see :meth:`audit_read`); off unless a server asks.
         self.defer_reads = False
         self._pending_reads: list[Callable[[], tuple[Any, ...]]] = []
@@ -351,7 +353,11 @@ class GroupStore:
         cap = max(EXACT_RANK_LIMIT, int(COMMON_FRACTION * total)) + 1
         last = len(terms) - 1
         freqs = {
-            t: self.doc_freq(match_expression([t], prefix_last=prefix_last and i == last), cap)
+            t: (
+                self.doc_freq(match_expression([t], prefix_last=True), cap)
+                if prefix_last and i == last
+                else self.term_freq(t)
+            )
             for i, t in enumerate(terms)
         }
         if sum(freqs.values()) <= EXACT_RANK_LIMIT:
@@ -359,6 +365,13 @@ class GroupStore:
         rare = [t for t in terms if 0 < freqs[t] <= COMMON_FRACTION * total]
         kept = rare or terms
         return kept, sum(freqs[t] for t in kept) <= EXACT_RANK_LIMIT
+
+    def term_freq(self, word: str) -> int:
+        """Entries holding ``word``, from the index's term counts (one seek; core.storage.vocab)."""
+        if self._tokenize is None:
+            self._tokenize = vocab.tokenizer(self.conn)
+        with mapped_errors(self.path):
+            return vocab.term_doc_freq(self.conn, self._tokenize, word)
 
     def doc_freq(self, expression: str, cap: int) -> int:
         """Entries matching one quoted term ``expression``, counted up to ``cap``, cached.

@@ -108,6 +108,10 @@ class Workspace:
                     hook(store)
         return store
 
+    def open_groups(self) -> list[str]:
+        """The groups whose stores are open now."""
+        return list(self._stores)
+
     def defer_read_audit(self, on: bool = True) -> None:
         """Batch the audit rows of reads until :meth:`flush_read_audit` (servers use this)."""
         self._defer_reads = on

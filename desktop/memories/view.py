@@ -37,6 +37,7 @@ from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
 from desktop.memories.model import IdListModel
 from desktop.memories.query import ListQuery, Request
+from desktop.memories.related import RelatedList
 from desktop.memories.rows import setup_memory_table, sort_key_of
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft
@@ -92,6 +93,7 @@ class BrowserPage(QWidget):
         self.table.setModel(self.model)
         setup_memory_table(self.table, self.model)
         self.editor = EntryEditor(self)
+        self.related = RelatedList(executor, self)
         self.commands = commands
         self.runner = ListQuery(executor, self)
         self.count_label = QLabel(self)
@@ -105,7 +107,12 @@ class BrowserPage(QWidget):
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.table)
-        splitter.addWidget(self.editor)
+        side = QWidget(self)
+        side_layout = QVBoxLayout(side)
+        side_layout.setContentsMargins(0, 0, 0, 0)
+        side_layout.addWidget(self.editor, 1)
+        side_layout.addWidget(self.related)
+        splitter.addWidget(side)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 0)
         splitter.setChildrenCollapsible(False)
@@ -141,6 +148,7 @@ class BrowserPage(QWidget):
         self.editor.tag_requested.connect(self.commands.add_tag)
         self.editor.open_requested.connect(self.open_entry)
         self.editor.reveal_requested.connect(self.reveal)
+        self.related.open_requested.connect(self.open_entry)
         self.delete_matching_button.clicked.connect(self.delete_matching)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(self._on_group)
@@ -345,6 +353,8 @@ class BrowserPage(QWidget):
             self._restore_selection(current)
             return
         self.editor.show_entry(entry)
+        if moving:
+            self.related.show_for(self._state.group, entry.id)
 
     def _restore_selection(self, current: MemoryEntry | None) -> None:
         sel = self.table.selectionModel()

@@ -27,6 +27,7 @@ from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir
 from desktop.server.agent_server import AgentServer
 from desktop.shell.main_window import MainWindow
 from desktop.widgets import messages
+from desktop.widgets.embedding_status import EmbeddingStatus
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
@@ -140,6 +141,8 @@ def launch(args: argparse.Namespace) -> Running:
     try:
         state = AppState(service, data_dir, getattr(args, "group", None) or DEFAULT_GROUP)
         service.store_for(state.group)
+        # Embedding runs in its own thread with its own connection, after each write.
+        service.start_embedding()
     except BaseException:
         service.close()
         raise
@@ -152,6 +155,8 @@ def launch(args: argparse.Namespace) -> Running:
     except AmbryError as exc:
         socket_error = exc.message
     window = MainWindow(state, executor, server, server.path, socket_error)
+    if service.embedding is not None:
+        window.statusBar().addWidget(EmbeddingStatus(service.embedding, window))
     window.show()
     window.start()
     if socket_error:

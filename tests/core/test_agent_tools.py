@@ -79,12 +79,13 @@ def test_every_tool_result_matches_its_result_schema(conn: Connection, tmp_path:
     receipt = ok(conn, "attachment_receipt", {"path": str(note), "observation": "Friday"})
     calls: list[tuple[str, dict[str, Any]]] = [
         ("memory_search", {"query": "Lyon"}),
+        ("memory_related", {"id": stored["id"]}),
         ("memory_brief", {}),
         ("ingest_text", {"text": "[MEMORY:tooling:npm] The project uses pnpm"}),
         ("thread_open", {"title": "Project X"}),
         ("thread_list", {}),
-        ("exchange_log", {"speaker": "user", "text": "Use pnpm", "turn": "1"}),
-        ("exchange_search", {"query": "pnpm"}),
+        ("exchange_log", {"speaker": "user", "text": "Use pnpm", "turn": "1", "name": "Ada"}),
+        ("exchange_search", {"query": "pnpm", "mode": "keyword"}),
         ("handoff_write", {"markdown": "- [ ] ship it", "base_version": 0}),
         ("handoff_read", {}),
         ("attachment_verify", {"id": receipt["receipt"]["id"]}),

@@ -87,33 +87,41 @@ def test_secrets_are_redacted_and_credentials_refused(
     assert not episodes.find_exchanges(service.store_for("main"), "hunter2")
 
 
-def test_search_ranks_the_current_thread_first(service: MemoryService) -> None:
+def test_search_lifts_the_current_thread_without_burying_better_matches(
+    service: MemoryService,
+) -> None:
     other = in_thread(service, "Other")
-    episodes.log_exchange(service, other, "user", "deploy deploy deploy the database")
+    episodes.log_exchange(service, other, "user", "we might deploy the database on friday")
+    episodes.log_exchange(service, other, "user", "lunch plans")
+    third = in_thread(service, "Third")
+    episodes.log_exchange(service, third, "user", "deploy deploy deploy the database")
+    episodes.log_exchange(service, third, "user", "lunch plans")
     me = in_thread(service, "Project X")
-    episodes.log_exchange(service, me, "assistant", "we might deploy on friday")
-    episodes.log_exchange(service, me, "user", "unrelated words")
+    episodes.log_exchange(service, me, "assistant", "we might deploy the database on friday")
+    episodes.log_exchange(service, me, "user", "lunch plans")
 
-    hits = episodes.search_exchanges(service, me, "deploy")
-    assert [(h.exchange.thread_title, h.same_thread) for h in hits] == [
-        ("Project X", True),
-        ("Other", False),
-    ]
-    # bm25 alone would rank the other thread's turn first (it says deploy three times).
+    hits = episodes.search_exchanges(service, me, "deploy database")
+    # The same words in both threads: this thread's turn comes first ...
+    mine = [h for h in hits if h.same_thread and "friday" in h.exchange.text]
+    theirs = [h for h in hits if not h.same_thread and "friday" in h.exchange.text]
+    assert hits.index(mine[0]) < hits.index(theirs[0])
+    assert "thread" in mine[0].signals and mine[0].relevance_score > theirs[0].relevance_score
+    # ... but a clearly better match from another thread is not buried under it.
+    assert hits[0].exchange.text == "deploy deploy deploy the database"
     ranked = episodes.find_exchanges(service.store_for("main"), "deploy")
-    assert ranked[0].exchange.thread_title == "Other" and ranked[0].relevance_score == 1.0
+    assert ranked[0].exchange.thread_title == "Third" and ranked[0].relevance_score <= 1.0
     # Another thread can be favoured explicitly; speakers can be filtered.
     favoured = threads.find_thread(service, "main", "other").id
-    hits = episodes.search_exchanges(service, me, "deploy", thread_id=favoured)
+    hits = episodes.search_exchanges(service, me, "friday", thread_id=favoured)
     assert hits[0].exchange.thread_title == "Other"
     hits = episodes.search_exchanges(service, me, "deploy", speaker=Speaker.ASSISTANT)
     assert [h.exchange.speaker for h in hits] == [Speaker.ASSISTANT]
     # No words: the most recent turns, this thread's first.
     recent = episodes.search_exchanges(service, me, "  ", limit=3)
     assert [h.exchange.text for h in recent] == [
-        "unrelated words",
-        "we might deploy on friday",
-        "deploy deploy deploy the database",
+        "lunch plans",
+        "we might deploy the database on friday",
+        "lunch plans",
     ]
     rows = audit.recent(service.store_for("main"), limit=1, actions=["search"])
     assert rows[0].count == 3 and rows[0].detail == {"scope": "exchanges"}

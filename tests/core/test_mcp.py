@@ -88,6 +88,7 @@ def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path) -> None:
         results = {"memory_store": stored, "attachment_receipt": receipt}
         for name, args in [
             ("memory_search", {"query": "metric"}),
+            ("memory_related", {"id": stored["id"]}),
             ("memory_brief", {}),
             ("ingest_text", {"text": "[MEMORY:tooling:npm] The project uses pnpm"}),
             ("thread_open", {"title": "Project X"}),

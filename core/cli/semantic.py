@@ -1,0 +1,101 @@
+"""``ambry reindex`` and ``ambry related``: the vectors behind semantic search."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from core.cli.context import Context, command, format_result
+from core.model.errors import AmbryError
+from core.recall.related import DEFAULT_RELATED, MAX_RELATED
+from core.semantic import backfill, vectors
+from core.semantic.embedding import shared_embedder, unavailable_reason
+from core.storage.best_effort import best_effort
+
+
+class SemanticSearchOff(AmbryError):
+    """The embedding model cannot be loaded; the message says why."""
+
+    code = "semantic_search_off"
+
+
+#: A search from the command line embeds at most this many waiting rows first.
+CATCH_UP_LIMIT = 1000
+
+
+def catch_up(ctx: Context) -> None:
+    """Embed the few rows written since the last run, so a one-shot search sees them.
+
+    The CLI runs no background worker; a long backlog is left to ``ambry reindex``.
+    """
+    embedder = shared_embedder(ctx.service.config.embedding_model_dir)
+    if embedder is None:
+        return
+    store = ctx.service.store_for(ctx.group)
+    if store.read_only:
+        return  # a read-only or full disk: the search still works, by words for new rows
+    waiting = sum(
+        vectors.pending_count(store.conn, kind, embedder.model_id) for kind in vectors.TABLES
+    )
+    if 0 < waiting <= CATCH_UP_LIMIT:
+        # Vectors are derived data: a failed write here must never fail the search.
+        with best_effort(store, "embedding new rows before the search"):
+            backfill.reindex(store.conn, store.path, ctx.group, embedder)
+    elif waiting:
+        print(
+            f"note: {waiting} memories and turns have no vector yet; run `ambry reindex` "
+            "(until then they are found by their words)",
+            file=sys.stderr,
+        )
+
+
+def _reindex_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="drop every vector and embed all again (after changing the model)",
+    )
+
+
+@command("reindex", "Embed the memories and turns that have no vector yet, with progress.")(
+    _reindex_args
+)
+def cmd_reindex(ctx: Context, args: argparse.Namespace) -> int:
+    model_dir = ctx.service.config.embedding_model_dir
+    embedder = shared_embedder(model_dir)
+    if embedder is None:
+        raise SemanticSearchOff(
+            f"semantic search is off: {unavailable_reason(model_dir)}; keyword search still works"
+        )
+    store = ctx.service.store_for(ctx.group)
+    shown = not ctx.as_json and sys.stderr.isatty()
+
+    def report(progress: backfill.Progress) -> None:
+        if shown:
+            print(f"\rembedded {progress.done} of {progress.total}", end="", file=sys.stderr)
+
+    done = backfill.reindex(
+        store.conn, store.path, ctx.group, embedder, rebuild=args.rebuild, on_progress=report
+    )
+    if shown:
+        print(file=sys.stderr)
+    ctx.emit(
+        {**done.to_dict(), "model": embedder.model_id},
+        f"{done.done} of {done.total} memories and turns have vectors ({embedder.model_id})",
+    )
+    return 0
+
+
+def _related_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("id", help="entry id (mem-...)")
+    p.add_argument(
+        "--limit", type=int, default=DEFAULT_RELATED, help=f"at most N entries (≤ {MAX_RELATED})"
+    )
+
+
+@command("related", "List the memories closest in meaning to one entry.")(_related_args)
+def cmd_related(ctx: Context, args: argparse.Namespace) -> int:
+    results = ctx.service.related(ctx.caller, {"id": args.id, "limit": args.limit})
+    text = "\n".join(f"{r.relevance_score:.2f}  {format_result(r)}" for r in results)
+    ctx.emit([r.to_dict() for r in results], text or "no related memories")
+    return 0

@@ -1,0 +1,216 @@
+"""Hybrid search over conversation turns.
+
+Candidates come from bm25 over the turns' words and from their vectors; each
+is scored on both (:mod:`core.semantic.hybrid`). Then conversation structure counts:
+
+- a turn borrows part of its neighbours' relevance (a question and its answer
+  belong together, and the answer often shares no word with what is asked);
+- a turn by a speaker the question names, or said within a date the question
+  names ("in May 2023", "last week"), is lifted;
+- a turn of the searcher's thread is lifted by :data:`THREAD_BOOST`: a better
+  match from another thread still comes first;
+- recency, as for memories, by the turn's own time (``said_at``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Final
+
+from core.model.config import Config
+from core.model.entries import iso, parse_iso
+from core.semantic import hybrid, vectors
+from core.semantic.hybrid import Mode, Signal
+from core.semantic.timeref import time_span
+from core.storage.fts import match_expression, query_terms
+from core.storage.store import GroupStore
+
+#: Share of a neighbour's relevance a turn takes on.
+CONTEXT_WEIGHT: Final = 0.5
+THREAD_BOOST: Final = 0.1
+SPEAKER_BOOST: Final = 0.2
+DATE_BOOST: Final = 0.15
+#: How many of the best candidates have their neighbouring turns scored too.
+NEIGHBOURED: Final = 40
+#: The most matches bm25 ranks for one query (the most recent ones beyond it).
+MAX_RANKED: Final = 20_000
+
+
+@dataclass(frozen=True)
+class RankedTurn:
+    seq: int
+    score: float
+    signals: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Turn:
+    seq: int
+    session_id: str
+    thread_id: str | None
+    speaker: str
+    name: str | None
+    said_at: str | None
+
+
+def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]:
+    if not terms:
+        return {}
+    rows = store.execute(
+        "SELECT rowid, score FROM (SELECT rowid, rank AS score FROM exchanges_fts "
+        f"WHERE exchanges_fts MATCH ? ORDER BY rowid DESC LIMIT {MAX_RANKED}) "
+        f"ORDER BY score LIMIT {int(want)}",
+        (match_expression(terms),),
+    ).fetchall()
+    return {int(r[0]): float(r[1]) for r in rows}
+
+
+def _said_within(store: GroupStore, span: tuple[datetime, datetime], want: int) -> set[int]:
+    """Turns said within ``span``, the latest first: a date in the question makes them
+    candidates even when they share no word with it."""
+    rows = store.execute(
+        f"SELECT seq FROM exchanges WHERE said_at >= ? AND said_at < ? "
+        f"ORDER BY said_at DESC LIMIT {int(want)}",
+        (iso(span[0]), iso(span[1])),
+    )
+    return {int(r[0]) for r in rows}
+
+
+def _turns(store: GroupStore, seqs: Sequence[int]) -> dict[int, _Turn]:
+    found: dict[int, _Turn] = {}
+    for start in range(0, len(seqs), 500):
+        chunk = list(seqs[start : start + 500])
+        marks = ", ".join("?" * len(chunk))
+        for r in store.execute(
+            "SELECT seq, session_id, thread_id, speaker, name, said_at FROM exchanges "
+            f"WHERE seq IN ({marks})",
+            chunk,
+        ):
+            found[int(r[0])] = _Turn(int(r[0]), r[1], r[2], r[3], r[4], r[5])
+    return found
+
+
+def speakers_named(store: GroupStore, query: str) -> set[str]:
+    """The speaker names (casefolded) that ``query`` mentions: its words and word pairs."""
+    words = re.findall(r"\w+", query)
+    grams = {w for w in words if w[:1].isupper()} | {
+        f"{a} {b}" for a, b in itertools.pairwise(words) if a[:1].isupper()
+    }
+    if not grams:
+        return set()
+    grams = set(list(grams)[:40])
+    marks = ", ".join("?" * len(grams))
+    rows = store.execute(
+        f"SELECT DISTINCT name FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) "
+        "AND name IS NOT NULL",
+        sorted(grams),
+    )
+    return {str(r[0]).casefold() for r in rows}
+
+
+def search_terms(query: str, named: set[str]) -> list[str]:
+    """The query's words less the speakers' names (metadata, not words to match),
+    unless nothing else is left."""
+    terms = query_terms(query)
+    name_words = {w for name in named for w in name.split()}
+    rest = [t for t in terms if t not in name_words]
+    return rest or terms
+
+
+def _time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_iso(value)
+    except ValueError:
+        return None
+
+
+def rank(
+    store: GroupStore,
+    query: str,
+    *,
+    limit: int,
+    mode: Mode,
+    config: Config,
+    now: datetime,
+    thread_id: str | None = None,
+    speaker: str | None = None,
+) -> list[RankedTurn]:
+    """The ``limit`` best turns for ``query`` (``speaker``: that role only)."""
+    want = max(2 * hybrid.CANDIDATES, 3 * limit)
+    found = None
+    if mode is not Mode.KEYWORD:
+        found = hybrid.query_vector(query, config.embedding_model_dir)
+        if found is None:
+            mode = Mode.KEYWORD
+    named = speakers_named(store, query)
+    bm25 = _keyword(store, search_terms(query, named), want) if mode is not Mode.SEMANTIC else {}
+    cosines: dict[int, float] = {}
+    index = None
+    if found is not None:
+        embedder, qvec = found
+        index = hybrid.vector_index(store, vectors.EXCHANGES, embedder)
+        floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
+        cosines = {s: c for s, c in index.nearest(qvec, want) if c >= floor}
+        cosines.update(index.similarities([s for s in bm25 if s not in cosines], qvec))
+    keyword = hybrid.keyword_strengths(bm25)
+
+    def scored(seqs: set[int]) -> dict[int, float]:
+        return {s: hybrid.relevance(cosines.get(s), keyword.get(s, 0.0), mode) for s in seqs}
+
+    span = time_span(query, now)
+    dated = _said_within(store, span, want) if span is not None else set()
+    if index is not None and found is not None:
+        cosines.update(index.similarities(sorted(dated - set(cosines)), found[1]))
+    base = scored(set(bm25) | set(cosines) | dated)
+    # Neighbours of the best share relevance, and may be the answer themselves.
+    best = sorted(base, key=base.__getitem__, reverse=True)[: max(NEIGHBOURED, 2 * limit)]
+    around = {n for s in best for n in (s - 1, s + 1)} - set(base)
+    if index is not None and found is not None:
+        cosines.update(index.similarities(sorted(around), found[1]))
+    base.update(scored(around))
+    turns = _turns(store, sorted(base))
+    ranked: list[tuple[float, RankedTurn]] = []
+    for seq, turn in turns.items():
+        if speaker is not None and turn.speaker != speaker:
+            continue
+        neighbours = [
+            base[n]
+            for n in (seq - 1, seq + 1)
+            if n in turns and turns[n].session_id == turn.session_id
+        ]
+        context = max(neighbours, default=0.0)
+        own = base[seq]
+        if own <= 0.0 and context <= 0.0 and seq not in dated:
+            continue
+        score = (own + CONTEXT_WEIGHT * context) / (1 + CONTEXT_WEIGHT)
+        signals: list[str] = []
+        if seq in bm25:
+            signals.append(Signal.KEYWORD.value)
+        cosine = cosines.get(seq) if mode is not Mode.KEYWORD else None
+        if cosine is not None and cosine >= hybrid.MIN_SEMANTIC_ONLY:
+            signals.append(Signal.SEMANTIC.value)
+        if context > own:
+            signals.append(Signal.CONTEXT.value)
+        said = _time(turn.said_at)
+        if turn.name and turn.name.casefold() in named:
+            score += SPEAKER_BOOST
+            signals.append(Signal.SPEAKER.value)
+        if span is not None and said is not None and span[0] <= said < span[1]:
+            score += DATE_BOOST
+            signals.append(Signal.DATE.value)
+        if thread_id is not None and turn.thread_id == thread_id:
+            score += THREAD_BOOST
+            signals.append(Signal.THREAD.value)
+        recent = hybrid.recency(said, now, config.recency_half_life_days)
+        if recent >= 0.5:
+            signals.append(Signal.RECENT.value)
+        score = hybrid.adjusted(score, recent, config.recency_weight)
+        ranked.append((score, RankedTurn(seq, hybrid.rounded(score), tuple(signals))))
+    ranked.sort(key=lambda r: (-r[0], -r[1].seq))
+    return [r for _, r in ranked[:limit]]

@@ -1,0 +1,183 @@
+"""Hybrid search over memory entries: bm25 and vectors fused, then adjusted.
+
+Every match is ranked by bm25, not only the most recent ones: the index ranks
+at most :data:`MAX_RANKED` matches of the query's rarer terms (words found in
+more than a tenth of the entries are dropped while rarer ones remain), so the
+cost is bounded at any store size while a store of tens of thousands is ranked
+exactly. The vector scan is one matrix product over every embedded entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from core.model.config import Config
+from core.model.entries import EntryFilter, parse_iso
+from core.semantic import hybrid, vectors
+from core.semantic.hybrid import Mode, Signal
+from core.storage.fts import match_expression
+from core.storage.rows import HIT_COLUMNS, Hit, where_clause
+from core.storage.store import BM25, GroupStore
+
+#: Share of relevance from meaning. Memories are short statements about a few
+#: subjects, so shared names match many of them: meaning decides among those.
+SEMANTIC_WEIGHT: Final = 0.7
+#: Added to the relevance of an entry holding every word of the question.
+COVERAGE_BONUS = 0.1
+#: The most matches bm25 ranks for one query (the most recent ones beyond it).
+MAX_RANKED: Final = 20_000
+
+
+@dataclass(frozen=True)
+class RankedHit:
+    hit: Hit
+    score: float
+    signals: tuple[str, ...]
+
+
+def keyword_candidates(
+    store: GroupStore, terms: list[str], flt: EntryFilter, want: int
+) -> dict[int, float]:
+    """Up to ``want`` entries passing ``flt``, best bm25 first, as {seq: bm25}."""
+    if not terms:
+        return {}
+    kept, _ = store.plan(terms)
+    match = match_expression(kept)
+    where, params = where_clause(flt)
+    window = max(2 * want, 64)
+    while True:
+        rows = store.execute(
+            "SELECT e.seq, f.score FROM ("
+            f"  SELECT rowid, score FROM (SELECT rowid, {BM25} AS score FROM memory_fts"
+            f"    WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT {MAX_RANKED})"
+            f"  ORDER BY score LIMIT {int(window)}) AS f "
+            f"CROSS JOIN memory_entries e ON e.seq = f.rowid WHERE {where} "
+            f"ORDER BY f.score LIMIT {int(want)}",
+            (match, *params),
+        ).fetchall()
+        if len(rows) >= want or window >= MAX_RANKED or not _more(store, match, window):
+            return {int(r[0]): float(r[1]) for r in rows}
+        window *= 8
+
+
+def all_terms(store: GroupStore, terms: list[str], want: int) -> set[int]:
+    """Entries holding every one of ``terms`` (at most ``want``, the newest)."""
+    match = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    rows = store.execute(
+        f"SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC "
+        f"LIMIT {int(want)}",
+        (match,),
+    )
+    return {int(r[0]) for r in rows}
+
+
+def _more(store: GroupStore, match: str, window: int) -> bool:
+    return bool(
+        store.execute(
+            f"SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT 1 OFFSET {int(window)}",
+            (match,),
+        ).fetchone()
+    )
+
+
+def hit_of(row: Any) -> Hit:
+    """The :class:`Hit` of a row read by :func:`rows_for`."""
+    return Hit._make(row[:10])
+
+
+def rows_for(store: GroupStore, seqs: Sequence[int], flt: EntryFilter) -> dict[int, Any]:
+    """The hit columns, confidence and last-seen time of ``seqs`` that pass ``flt``."""
+    found: dict[int, Any] = {}
+    where, params = where_clause(flt)
+    for start in range(0, len(seqs), 500):
+        chunk = list(seqs[start : start + 500])
+        marks = ", ".join("?" * len(chunk))
+        for row in store.execute(
+            f"SELECT {HIT_COLUMNS}, 0.0, e.seq, e.effective_confidence, e.last_seen_at "
+            f"FROM memory_entries e WHERE e.seq IN ({marks}) AND {where}",
+            (*chunk, *params),
+        ):
+            found[int(row[10])] = row
+    return found
+
+
+def search(
+    store: GroupStore,
+    query: str,
+    flt: EntryFilter,
+    limit: int,
+    *,
+    mode: Mode,
+    config: Config,
+    now: datetime,
+) -> list[RankedHit]:
+    """The ``limit`` best entries for ``query``, each with its 0..1 score and signals."""
+    want = max(hybrid.CANDIDATES, 2 * limit)
+    found = None
+    if mode is not Mode.KEYWORD:
+        found = hybrid.query_vector(query, config.embedding_model_dir)
+        if found is None:
+            # No model: keyword ranking (said once in the log) rather than nothing.
+            mode = Mode.KEYWORD
+    bm25: dict[int, float] = {}
+    complete: set[int] = set()
+    if mode is not Mode.SEMANTIC:
+        terms = hybrid.keyword_terms(query)
+        bm25 = keyword_candidates(store, terms, flt, want)
+        complete = all_terms(store, terms, want) if len(terms) > 1 else set()
+    cosines: dict[int, float] = {}
+    rows: dict[int, Any] = {}
+    if found is not None:
+        embedder, qvec = found
+        index = hybrid.vector_index(store, vectors.MEMORIES, embedder)
+        floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
+        k = want
+        while True:
+            near = index.nearest(qvec, k)
+            picked = [(seq, c) for seq, c in near if c >= floor]
+            rows = rows_for(store, sorted({s for s, _ in picked} | set(bm25)), flt)
+            cosines = {seq: c for seq, c in picked}
+            enough = sum(1 for s in cosines if s in rows) >= limit
+            if enough or len(near) < k or len(picked) < len(near):
+                break
+            k *= 8
+        for seq in bm25:
+            if seq not in cosines and seq in rows:
+                vec = index.vector_of(seq)
+                if vec is not None:
+                    cosines[seq] = float(vec @ qvec)
+    else:
+        rows = rows_for(store, list(bm25), flt)
+    keyword = hybrid.keyword_strengths(bm25)
+    ranked: list[RankedHit] = []
+    for seq, row in rows.items():
+        cosine = cosines.get(seq)
+        base = hybrid.relevance(cosine, keyword.get(seq, 0.0), mode, SEMANTIC_WEIGHT)
+        if seq in complete:
+            # Every word of the question is in it: the strongest keyword evidence.
+            base = min(1.0, base + COVERAGE_BONUS)
+        signals: list[str] = []
+        if seq in bm25:
+            signals.append(Signal.KEYWORD.value)
+        if cosine is not None and cosine >= hybrid.MIN_SEMANTIC_ONLY and mode is not Mode.KEYWORD:
+            signals.append(Signal.SEMANTIC.value)
+        recent = hybrid.recency(_time(row[12]), now, config.recency_half_life_days)
+        if recent >= 0.5 and base > 0:
+            signals.append(Signal.RECENT.value)
+        score = hybrid.adjusted(base, recent, config.recency_weight)
+        score *= 1 - hybrid.CONFIDENCE_WEIGHT * (1 - float(row[11]))
+        ranked.append(RankedHit(hit_of(row), hybrid.rounded(score), tuple(signals)))
+    ranked.sort(key=lambda r: (-r.score, r.hit.id))
+    return ranked[:limit]
+
+
+def _time(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_iso(value)
+    except ValueError:
+        return None

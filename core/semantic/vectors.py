@@ -1,0 +1,223 @@
+"""Sentence vectors in a group's SQLite file, and the nearest-neighbour scan over them.
+
+Vectors are derived data, like the FTS index: one row per embedded memory
+entry (``memory_vectors``) or exchange (``exchange_vectors``), a float32 BLOB
+labelled with the model that made it. Triggers drop a vector when its text
+changes or its row goes, and the background worker (:mod:`core.semantic.backfill`) makes
+the missing ones.
+
+What gets a vector follows what gets an FTS entry: a memory's ``search_text``,
+which is empty for private and secret entries (their content is ciphertext at
+rest), so their plaintext never reaches an unencrypted vector. Exchanges are
+stored and indexed as plain text already; their vectors add nothing a reader of
+the file could not see.
+
+Search scans every vector with one matrix product (:class:`VectorIndex`): at
+10,000 vectors of 384 dimensions that is about a millisecond, faster than
+sqlite-vec's brute-force ``vec0`` scan at these sizes (``bench/vectors.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from core.semantic.embedding import Vectors
+
+
+@dataclass(frozen=True)
+class VectorTable:
+    """One kind of embedded row: where its text is and where its vectors go."""
+
+    table: str
+    key: str
+    source: str
+    text: str
+    #: Rows of ``source`` that should have a vector.
+    eligible: str
+
+
+MEMORIES: Final = VectorTable(
+    table="memory_vectors",
+    key="entry_seq",
+    source="memory_entries",
+    text="search_text",
+    eligible="s.search_text != ''",
+)
+EXCHANGES: Final = VectorTable(
+    table="exchange_vectors",
+    key="exchange_seq",
+    source="exchanges",
+    text="text",
+    eligible="1",
+)
+TABLES: Final = (MEMORIES, EXCHANGES)
+
+
+def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
+    return np.ascontiguousarray(vector, dtype="<f4").tobytes()
+
+
+def pending(conn: Any, kind: VectorTable, model_id: str, limit: int) -> list[tuple[int, str]]:
+    """Up to ``limit`` rows still without a vector of ``model_id``, oldest first."""
+    rows = conn.execute(
+        f"SELECT s.seq, s.{kind.text} FROM {kind.source} s WHERE {kind.eligible} "
+        f"AND NOT EXISTS (SELECT 1 FROM {kind.table} v WHERE v.{kind.key} = s.seq "
+        f"AND v.model = ?) ORDER BY s.seq LIMIT {int(limit)}",
+        (model_id,),
+    ).fetchall()
+    return [(int(r[0]), str(r[1])) for r in rows]
+
+
+def pending_count(conn: Any, kind: VectorTable, model_id: str) -> int:
+    return int(
+        conn.execute(
+            f"SELECT count(*) FROM {kind.source} s WHERE {kind.eligible} "
+            f"AND NOT EXISTS (SELECT 1 FROM {kind.table} v WHERE v.{kind.key} = s.seq "
+            "AND v.model = ?)",
+            (model_id,),
+        ).get
+    )
+
+
+def eligible_count(conn: Any, kind: VectorTable) -> int:
+    return int(conn.execute(f"SELECT count(*) FROM {kind.source} s WHERE {kind.eligible}").get)
+
+
+def write(
+    conn: Any, kind: VectorTable, model_id: str, rows: list[tuple[int, str]], vectors: Vectors
+) -> int:
+    """Store the vectors of ``rows`` whose text is still what was embedded; returns how many.
+
+    The caller holds a write transaction. A row edited or deleted while the model
+    ran is skipped: its text no longer matches, and a later pass embeds it anew.
+    """
+    written = 0
+    for (seq, text), vector in zip(rows, vectors, strict=True):
+        current = conn.execute(
+            f"SELECT {kind.text} FROM {kind.source} WHERE seq = ?", (seq,)
+        ).fetchone()
+        if current is None or current[0] != text:
+            continue
+        conn.execute(
+            f"INSERT OR REPLACE INTO {kind.table} ({kind.key}, model, vector) VALUES (?, ?, ?)",
+            (seq, model_id, to_blob(vector)),
+        )
+        written += 1
+    return written
+
+
+class VectorIndex:
+    """An in-memory copy of one table's vectors, kept fresh incrementally.
+
+    Rows only ever get a higher ``id``; a refresh reads those above the last one
+    seen. A changed row count (a vector deleted) reloads the whole copy.
+    Belongs to the thread of the connection it is given.
+    """
+
+    def __init__(self, kind: VectorTable, model_id: str, dimensions: int) -> None:
+        self.kind = kind
+        self.model_id = model_id
+        self._dims = dimensions
+        # Rows are appended into spare capacity (a quarter more each time), so a store that grows
+        # one row at a time does not copy the whole matrix each time.
+        self._buffer: Vectors = np.zeros((0, dimensions), dtype=np.float32)
+        self._key_buffer: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._size = 0
+        self._rows: dict[int, int] = {}
+        self._last_id = 0
+        #: Rows of another model (before a re-index replaces them): not loaded.
+        self._other_models = 0
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def refresh(self, conn: Any) -> None:
+        """Load the vectors added since the last call (all of them when some went)."""
+        k = self.kind
+        rows = conn.execute(
+            f"SELECT id, {k.key}, vector FROM {k.table} WHERE id > ? AND model = ? ORDER BY id",
+            (self._last_id, self.model_id),
+        ).fetchall()
+        if rows:
+            self._append(rows)
+        # count(*) reads the small key index, not the vectors.
+        total = int(conn.execute(f"SELECT count(*) FROM {k.table}").get)
+        if total != len(self._rows) + self._other_models:
+            self._reset()
+            self._append(
+                conn.execute(
+                    f"SELECT id, {k.key}, vector FROM {k.table} WHERE model = ? ORDER BY id",
+                    (self.model_id,),
+                ).fetchall()
+            )
+            self._other_models = total - len(self._rows)
+
+    @property
+    def _matrix(self) -> Vectors:
+        return self._buffer[: self._size]
+
+    @property
+    def _keys(self) -> npt.NDArray[np.int64]:
+        return self._key_buffer[: self._size]
+
+    def _reset(self) -> None:
+        self._buffer = np.zeros((0, self._dims), dtype=np.float32)
+        self._key_buffer = np.zeros(0, dtype=np.int64)
+        self._size = 0
+        self._rows = {}
+        self._last_id = 0
+
+    def _append(self, rows: list[Any]) -> None:
+        if not rows:
+            return
+        blobs = b"".join(r[2] for r in rows)
+        added = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), self._dims)
+        keys = np.fromiter((int(r[1]) for r in rows), dtype=np.int64, count=len(rows))
+        replaced = [i for i, key in enumerate(keys.tolist()) if key in self._rows]
+        if replaced:
+            # A re-embedded row: overwrite its old place rather than keep two.
+            for i in replaced:
+                self._buffer[self._rows[int(keys[i])]] = added[i]
+            fresh = np.ones(len(rows), dtype=bool)
+            fresh[replaced] = False
+            added, keys = added[fresh], keys[fresh]
+        start, end = self._size, self._size + len(keys)
+        if end > len(self._buffer):
+            capacity = max(end, len(self._buffer) * 5 // 4, len(self._buffer) + 1024)
+            grown = np.zeros((capacity, self._dims), dtype=np.float32)
+            grown[:start] = self._buffer[:start]
+            grown_keys = np.zeros(capacity, dtype=np.int64)
+            grown_keys[:start] = self._key_buffer[:start]
+            self._buffer, self._key_buffer = grown, grown_keys
+        self._buffer[start:end] = added
+        self._key_buffer[start:end] = keys
+        self._size = end
+        for offset, key in enumerate(keys.tolist()):
+            self._rows[key] = start + offset
+        self._last_id = int(rows[-1][0])
+
+    def nearest(self, query: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
+        """The ``k`` most similar rows as (seq, cosine similarity), best first."""
+        if not len(self._keys) or k <= 0:
+            return []
+        sims = self._matrix @ query
+        k = min(k, len(sims))
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top])]
+        return [(int(self._keys[i]), float(sims[i])) for i in top]
+
+    def similarities(self, seqs: list[int], query: npt.NDArray[np.float32]) -> dict[int, float]:
+        """Cosine similarity of ``query`` to each of ``seqs`` that has a vector."""
+        known = [(seq, self._rows[seq]) for seq in seqs if seq in self._rows]
+        if not known:
+            return {}
+        sims = self._matrix[[row for _, row in known]] @ query
+        return {seq: float(sim) for (seq, _), sim in zip(known, sims.tolist(), strict=True)}
+
+    def vector_of(self, seq: int) -> npt.NDArray[np.float32] | None:
+        row = self._rows.get(seq)
+        return None if row is None else self._matrix[row]

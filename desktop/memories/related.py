@@ -1,0 +1,93 @@
+"""The "also related" list under the entry editor: the nearest memories by meaning.
+
+Looked up on the executor thread after an entry is shown, so selecting stays
+instant; a link opens that memory. When semantic search is off, the list says
+why instead.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QWidget
+
+from core.model.entries import EntryFilter, Privacy
+from core.recall.related import related
+from core.semantic.embedding import unavailable_reason
+from core.service import MemoryService
+from desktop.widgets.ops import Executor
+
+#: Memories listed, and the characters of each shown.
+SHOWN = 5
+PREVIEW_CHARS = 90
+
+
+def related_preview(
+    service: MemoryService, group: str, entry_id: str
+) -> list[tuple[str, str]] | str:
+    """(id, text) of the memories nearest ``entry_id``, or why there are none to show."""
+    entry = service.get(group, entry_id)
+    if entry.privacy is Privacy.SECRET:
+        return "Secret memories are not compared with others."
+    found = related(
+        service.store_for(group),
+        entry.id,
+        entry.content,
+        EntryFilter(privacy=(Privacy.PUBLIC, Privacy.PRIVATE)),
+        limit=SHOWN,
+        model_dir=service.config.embedding_model_dir,
+    )
+    if found is None:
+        reason = unavailable_reason(service.config.embedding_model_dir) or "the model is missing"
+        return f"Semantic search is off: {reason}"
+    return [
+        (r.hit.id, service.readable_content(r.hit.id, r.hit.privacy, r.hit.content)) for r in found
+    ]
+
+
+class RelatedList(QLabel):
+    """Links to the memories most like the shown one.
+
+    Signals:
+        open_requested(str): the id of a memory the person clicked.
+    """
+
+    open_requested = Signal(str)
+
+    def __init__(self, executor: Executor, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("relatedList")
+        self.setWordWrap(True)
+        self.setOpenExternalLinks(False)
+        self.linkActivated.connect(self.open_requested.emit)
+        self._executor = executor
+        self._showing: str | None = None
+
+    def show_for(self, group: str, entry_id: str | None) -> None:
+        """Look up the relatives of ``entry_id`` (None clears the list)."""
+        self._showing = entry_id
+        self.clear()
+        if entry_id is None:
+            return
+
+        def task(service: MemoryService) -> list[tuple[str, str]] | str:
+            return related_preview(service, group, entry_id)
+
+        self._executor.submit(group, task, lambda found: self._show(entry_id, found))
+
+    def _show(self, entry_id: str, found: list[tuple[str, str]] | str) -> None:
+        if entry_id != self._showing:
+            return  # the person moved on
+        if isinstance(found, str):
+            self.setText(f"<i>{html.escape(found)}</i>")
+            return
+        if not found:
+            self.setText("<i>No related memories yet.</i>")
+            return
+        items = "".join(
+            f'<li><a href="{html.escape(i)}">{html.escape(" ".join(t.split())[:PREVIEW_CHARS])}'
+            "</a></li>"
+            for i, t in found
+        )
+        self.setText(f"<b>Also related</b><ul>{items}</ul>")

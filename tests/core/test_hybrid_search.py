@@ -1,0 +1,158 @@
+"""Semantic and hybrid memory search with the real model, vectors and background worker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import pytest
+
+from core.model.entries import EntryFilter, iso, utc_now
+from core.model.errors import InvalidParams
+from core.semantic import backfill, vectors
+from core.semantic.embedding import shared_embedder
+from core.semantic.hybrid import Mode
+from core.service import Caller, MemoryService
+from core.storage import schema
+from core.storage.paths import DataDir
+
+
+def _store(svc: MemoryService, who: Caller, content: str, **extra: object) -> str:
+    return svc.store(who, {"type": "fact", "content": content, **extra}).entry.id
+
+
+FACTS = (
+    "User's dog is named Luna",
+    "The user prefers dark roast coffee in the morning",
+    "The project deadline moved to the first week of March",
+    "User is allergic to peanuts",
+    "The user's sister lives in Lisbon",
+)
+
+
+@pytest.fixture
+def embedded(service: MemoryService, agent: Caller) -> dict[str, str]:
+    ids = {fact: _store(service, agent, fact) for fact in FACTS}
+    service.start_embedding()
+    assert service.embedding is not None
+    assert service.embedding.wait_idle(60)
+    return ids
+
+
+def test_a_paraphrase_finds_the_fact_without_shared_words(
+    service: MemoryService, agent: Caller, embedded: dict[str, str]
+) -> None:
+    results = service.search(agent, {"query": "Which food could give me a bad reaction?"})
+    assert results[0].id == embedded["User is allergic to peanuts"]
+    assert "semantic" in results[0].signals
+    assert 0.0 < results[0].relevance_score <= 1.0
+    assert results[0].to_dict()["score"] == results[0].relevance_score
+
+
+def test_first_person_words_reach_facts_about_the_user(
+    service: MemoryService, agent: Caller, embedded: dict[str, str]
+) -> None:
+    for mode in ("auto", "keyword"):
+        results = service.search(agent, {"query": "what is my dog called?", "mode": mode})
+        assert results[0].id == embedded["User's dog is named Luna"], mode
+
+
+def test_keyword_mode_keeps_to_shared_words(
+    service: MemoryService, agent: Caller, embedded: dict[str, str]
+) -> None:
+    assert service.search(agent, {"query": "espresso beans", "mode": "keyword"}) == []
+    semantic = service.search(agent, {"query": "espresso beans", "mode": "semantic"})
+    assert semantic[0].id == embedded["The user prefers dark roast coffee in the morning"]
+    assert semantic[0].signals == ("semantic", "recent")
+
+
+def test_an_unknown_mode_is_refused(service: MemoryService, agent: Caller) -> None:
+    with pytest.raises(InvalidParams) as info:
+        service.search(agent, {"query": "dog", "mode": "fuzzy"})
+    assert info.value.field == "mode"
+
+
+def test_private_and_secret_entries_get_no_vector(
+    service: MemoryService, agent: Caller, memory_keyring: object
+) -> None:
+    _store(service, agent, "User's bank is Northwind", privacy="private")
+    _store(service, agent, "Locker code is 4321", privacy="secret")
+    public = _store(service, agent, "User likes hiking")
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    store = service.store_for("main")
+    keys = [r[0] for r in store.execute("SELECT entry_seq FROM memory_vectors")]
+    assert keys == [store.execute("SELECT seq FROM memory_entries WHERE id = ?", (public,)).get]
+
+
+def test_edits_and_deletes_follow_into_the_vectors(
+    service: MemoryService, agent: Caller, operator: Caller, embedded: dict[str, str]
+) -> None:
+    store = service.store_for("main")
+    service.search(agent, {"query": "pets"})  # loads the cached vectors
+    service.delete(operator, embedded["User's dog is named Luna"])
+    assert store.execute("SELECT count(*) FROM memory_vectors").get == len(FACTS) - 1
+    results = service.search(agent, {"query": "what pet do I have", "mode": "semantic"})
+    assert embedded["User's dog is named Luna"] not in [r.id for r in results]
+
+
+def test_backfill_resumes_after_a_stop(service: MemoryService, operator: Caller) -> None:
+    for i in range(150):
+        _store(service, operator, f"Fact number {i} about the garden shed and its tools")
+    store = service.store_for("main")
+    model = shared_embedder()
+    assert model is not None
+    seen: list[backfill.Progress] = []
+    first = backfill.reindex(
+        store.conn,
+        store.path,
+        "main",
+        model,
+        on_progress=seen.append,
+        should_stop=lambda: len(seen) > 1,
+    )
+    assert 0 < first.done < first.total == 150
+    second = backfill.reindex(store.conn, store.path, "main", model, on_progress=seen.append)
+    assert second.complete and second.done == 150
+    assert [p.done for p in seen] == sorted(p.done for p in seen)
+    assert vectors.pending_count(store.conn, vectors.MEMORIES, model.model_id) == 0
+
+
+def test_a_database_from_before_vectors_is_upgraded_and_backfilled(tmp_path: Path) -> None:
+    data = DataDir(tmp_path)
+    data.ensure()
+    path = data.group_db("main")
+    old = apsw.Connection(str(path))
+    for step in schema.MIGRATIONS[:4]:
+        with old:
+            old.execute(step)
+    old.execute("PRAGMA user_version = 4")
+    old.execute(
+        "INSERT INTO memory_entries (id, type, content, search_text, content_key, behavioral, "
+        "session_id, group_name, created_at, updated_at, last_seen_at) VALUES ('mem-1', 'fact', "
+        "'User keeps bees in the garden', 'User keeps bees in the garden', 'k', 0, 's', 'main', "
+        "'2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z')"
+    )
+    logged = iso(utc_now())
+    old.execute(
+        "INSERT INTO exchanges (session_id, speaker, text, created_at) "
+        "VALUES ('s', 'user', 'The hive needs a new frame', ?)",
+        (logged,),
+    )
+    old.close()
+    service = MemoryService(data)
+    try:
+        store = service.store_for("main")
+        assert store.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
+        said = store.execute("SELECT said_at FROM exchanges").get
+        assert said == logged
+        service.start_embedding()
+        assert service.embedding is not None and service.embedding.wait_idle(60)
+        assert store.execute("SELECT count(*) FROM memory_vectors").get == 1
+        assert store.execute("SELECT count(*) FROM exchange_vectors").get == 1
+        hits = service.search_entries(
+            "main", "who looks after the beehives", EntryFilter(), 5, mode=Mode.SEMANTIC
+        )
+        assert [h.id for h in hits] == ["mem-1"]
+    finally:
+        service.close()

@@ -1,0 +1,160 @@
+"""Semantic search through the front ends: the protocol, MCP's tool list, the CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.agent.auth import load_or_create_token
+from core.agent.dispatch import Connection
+from core.agent.protocol import agent_dispatcher
+from core.agent.rpc_memory import MEMORY_TOOLS
+from core.cli.main import main
+from core.continuity import episodes
+from core.model.errors import Forbidden, InvalidParams
+from core.semantic import timeref
+from core.semantic.hybrid import parse_mode
+from core.service import Caller, MemoryService
+from core.storage.paths import DataDir
+
+
+def call(conn: Connection, method: str, params: Any) -> dict[str, Any]:
+    frame = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    reply = conn.handle_line(json.dumps(frame).encode())
+    assert reply.frame is not None
+    decoded: dict[str, Any] = json.loads(reply.frame)
+    return decoded
+
+
+@pytest.fixture
+def conn(service: MemoryService, data_dir: DataDir) -> Connection:
+    token = load_or_create_token(data_dir.token_file)
+    connection = agent_dispatcher(service).connect()
+    assert "result" in call(connection, "hello", {"token": token, "group": "main"})
+    return connection
+
+
+def _embed(service: MemoryService) -> None:
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+
+
+def test_search_takes_a_mode_and_returns_scores_and_signals(
+    service: MemoryService, conn: Connection
+) -> None:
+    for text in ("User's dog is named Luna", "User's sister lives in Lisbon"):
+        assert "result" in call(conn, "memory_store", {"type": "fact", "content": text})
+    _embed(service)
+    reply = call(conn, "memory_search", {"query": "which pet do I own", "mode": "semantic"})
+    first = reply["result"]["results"][0]
+    assert first["content"] == "User's dog is named Luna"
+    assert 0 < first["score"] <= 1 and "semantic" in first["signals"]
+    bad = call(conn, "memory_search", {"query": "dog", "mode": "fuzzy"})
+    assert bad["error"]["code"] == -32602
+
+
+def test_related_memories_as_a_tool(service: MemoryService, conn: Connection) -> None:
+    ids = [
+        call(conn, "memory_store", {"type": "fact", "content": text})["result"]["id"]
+        for text in (
+            "User's dog is named Luna",
+            "Luna the dog needs a walk every evening",
+            "The quarterly report is due in April",
+        )
+    ]
+    _embed(service)
+    assert "memory_related" in MEMORY_TOOLS
+    tools = call(conn, "tools/list", {})["result"]["tools"]
+    assert "memory_related" in {t["name"] for t in tools}
+    related = call(conn, "memory_related", {"id": ids[0]})["result"]["results"]
+    assert [r["id"] for r in related][:1] == [ids[1]]
+    assert ids[0] not in [r["id"] for r in related]
+    missing = call(conn, "memory_related", {"id": "mem-nope"})
+    assert missing["error"]["code"] == -32002
+
+
+def test_related_refuses_secret_entries(
+    service: MemoryService, operator: Caller, memory_keyring: object
+) -> None:
+    secret = service.store(
+        operator, {"type": "fact", "content": "Door code 1234", "privacy": "secret"}
+    )
+    with pytest.raises(Forbidden):
+        service.related(operator, {"id": secret.entry.id})
+
+
+def test_exchange_log_keeps_name_and_original_time(conn: Connection) -> None:
+    logged = call(
+        conn,
+        "exchange_log",
+        {
+            "speaker": "user",
+            "name": "Caroline",
+            "text": "I went to a support group",
+            "at": "2023-05-08T13:56:00Z",
+        },
+    )
+    assert "result" in logged
+    hits = call(conn, "exchange_search", {"query": "What did Caroline do in May 2023?"})
+    first = hits["result"]["results"][0]
+    assert first["name"] == "Caroline" and first["at"].startswith("2023-05-08T13:56")
+    assert {"speaker", "date"} <= set(first["signals"])
+    for bad in ({"at": "last tuesday"}, {"name": "x" * 101}):
+        reply = call(conn, "exchange_log", {"speaker": "user", "text": "hi", **bad})
+        assert reply["error"]["code"] == -32602
+
+
+def test_a_question_and_its_answer_belong_together(service: MemoryService, agent: Caller) -> None:
+    episodes.log_exchange(service, agent, "user", "Where should we go for the team offsite?")
+    episodes.log_exchange(service, agent, "assistant", "Porto, in the second week of June.")
+    episodes.log_exchange(service, agent, "user", "Thanks, and the budget is fine.")
+    hits = episodes.search_exchanges(service, agent, "offsite", limit=3)
+    texts = [h.exchange.text for h in hits]
+    assert texts[:2] == [
+        "Where should we go for the team offsite?",
+        "Porto, in the second week of June.",
+    ]
+    assert "context" in hits[1].signals
+    with pytest.raises(InvalidParams):
+        parse_mode("x")
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "end"),
+    [
+        ("What happened in March 2023?", "2023-03-01", "2023-04-01"),
+        ("on 8 May, 2023 what did she say", "2023-05-08", "2023-05-09"),
+        ("anything from December 2022", "2022-12-01", "2023-01-01"),
+        ("what did we plan in 2021", "2021-01-01", "2022-01-01"),
+        ("notes from 2024-02-29", "2024-02-29", "2024-03-01"),
+        ("what did I say last week", "2026-11-16", "2026-11-23"),
+        ("yesterday's plan", "2026-11-23", "2026-11-24"),
+    ],
+)
+def test_dates_in_a_question(question: str, start: str, end: str) -> None:
+    now = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
+    span = timeref.time_span(question, now)
+    assert span is not None
+    assert (span[0].date().isoformat(), span[1].date().isoformat()) == (start, end)
+    assert timeref.time_span("no dates in here, 42 items", now) is None
+
+
+def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    for text in ("User's dog is named Luna", "Luna loves the beach", "Invoices go out monthly"):
+        assert main([*d, "store", "--type", "fact", text]) == 0
+    first = capsys.readouterr().out.split()[0]
+    assert main([*d, "reindex", "--json"]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert done["done"] == done["total"] == 3
+    assert main([*d, "related", first, "--json"]) == 0
+    related = json.loads(capsys.readouterr().out)
+    assert related[0]["content"] == "Luna loves the beach"
+    assert main([*d, "search", "espresso", "--mode", "keyword"]) == 0
+    assert capsys.readouterr().out.strip() == "no matching memories"
+    assert main([*d, "exchanges", "beach", "--mode", "semantic"]) == 0
+    assert capsys.readouterr().out.strip() == "no matching exchanges"

@@ -1,0 +1,59 @@
+"""The in-memory vector copy stays equal to the table through inserts, replacements, deletes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from core.semantic.vectors import MEMORIES, VectorIndex, to_blob
+from core.storage.db import open_database
+
+
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.standard_normal((n, 384)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def _put(conn: apsw.Connection, seq: int, vector: np.ndarray, model: str = "m") -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO memory_vectors (entry_seq, model, vector) VALUES (?, ?, ?)",
+        (seq, model, to_blob(vector)),
+    )
+
+
+def _brute(conn: apsw.Connection, query: np.ndarray, k: int) -> list[int]:
+    rows = conn.execute("SELECT entry_seq, vector FROM memory_vectors WHERE model = 'm'")
+    scored = [(float(np.frombuffer(b, "<f4") @ query), int(s)) for s, b in rows]
+    return [s for _, s in sorted(scored, reverse=True)[:k]]
+
+
+def test_index_follows_the_table(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    conn = open_database(tmp_path / "g.sqlite")
+    try:
+        index = VectorIndex(MEMORIES, "m", 384)
+        data = _unit(rng, 1200)
+        for seq, vec in enumerate(data[:1000]):
+            _put(conn, seq, vec)
+        _put(conn, 5000, data[0], model="other")  # another model's row is not loaded
+        query = _unit(rng, 1)[0]
+        index.refresh(conn)
+        assert len(index) == 1000
+        assert [s for s, _ in index.nearest(query, 10)] == _brute(conn, query, 10)
+        for seq, vec in enumerate(data[1000:], start=1000):  # one at a time, as writes come
+            _put(conn, seq, vec)
+            index.refresh(conn)
+        _put(conn, 3, data[1100])  # re-embedded
+        conn.execute("DELETE FROM memory_vectors WHERE entry_seq IN (7, 8)")
+        index.refresh(conn)
+        assert len(index) == 1198
+        assert [s for s, _ in index.nearest(query, 25)] == _brute(conn, query, 25)
+        vec = index.vector_of(3)
+        assert vec is not None and np.allclose(vec, data[1100])
+        assert index.vector_of(7) is None
+        sims = index.similarities([3, 7, 1199], query)
+        assert set(sims) == {3, 1199}
+    finally:
+        conn.close()
