@@ -7,7 +7,7 @@ the facts (bench/_facts.py) are stored, embedded by the backfill (timed), and
 then asked about in other words. Reported beside the targets:
 
 - hit@1 and hit@5 of paraphrased questions, in ``auto`` mode and with the
-  keyword ranking of before (``GroupStore.search``, bm25 with its recent window);
+  keyword ranking of before (bm25 with its 500-most-recent window, :func:`windowed_bm25`);
 - hit@5 of keyword queries (words taken from the fact), before and now;
 - query p50/p95 (query embedding included), ``memory_store`` round trip p50 with
   the background worker running, backfill rate, and peak resident memory.
@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import ms, pct, per_size, setup_path
@@ -30,6 +31,35 @@ from _util import ms, pct, per_size, setup_path
 setup_path()
 
 TARGETS = {"paraphrase_hit@5": {"2000": 0.98, "10000": 0.95}, "query_p95_ms": 30.0}
+
+
+#: The old keyword search ranked only this many of the most recent matches of a common query.
+RECENT_WINDOW = 500
+
+
+def windowed_bm25(store: Any, terms: list[str], limit: int) -> list[str]:
+    """The keyword ranking memory search had before hybrid search: the baseline figures.
+
+    Exact bm25 when the terms match at most 1,000 entries, else bm25 over the
+    500 most recent matches only (the window hybrid search removed).
+    """
+    from core.storage.fts import match_expression
+    from core.storage.store import BM25
+
+    if not terms:
+        return []
+    kept, exact = store.plan(terms)
+    order = "score" if exact else "rowid DESC"
+    window = max(4 * limit, 64) if exact else RECENT_WINDOW
+    rows = store.execute(
+        f"SELECT e.id FROM (SELECT rowid, {BM25} AS score FROM memory_fts "
+        f"WHERE memory_fts MATCH ? ORDER BY {order} LIMIT {int(window)}) AS f "
+        "CROSS JOIN memory_entries e ON e.seq = f.rowid "
+        "WHERE e.superseded_by IS NULL AND e.status = 'active' "
+        f"ORDER BY f.score LIMIT {int(limit)}",
+        (match_expression(kept),),
+    ).fetchall()
+    return [r[0] for r in rows]
 
 
 def run_size(n: int, question_count: int) -> dict[str, object]:
@@ -68,7 +98,7 @@ def run_size(n: int, question_count: int) -> dict[str, object]:
             return [r.id for r in svc.search_entries("bench", query, flt, 10, mode=mode)]
 
         def before(query: str) -> list[str]:
-            return [h.id for h in store.search(query_terms(query), flt, 10)]
+            return windowed_bm25(store, query_terms(query), 10)
 
         for q, _ in questions[:10]:  # warm caches, as a running server has them
             hits(q, Mode.AUTO)

@@ -21,11 +21,11 @@ from core.model.entries import (
     EntryType,
     MemoryEntry,
 )
-from core.storage import vocab
 from core.storage.best_effort import best_effort
 from core.storage.db import mapped_errors, open_database, write_transaction
 from core.storage.file_safety import make_private
 from core.storage.fts import match_expression
+from core.storage.planner import QueryPlanner
 from core.storage.rows import (
     E_COLUMNS,
     ENTRY_COLUMNS,
@@ -40,13 +40,6 @@ from core.storage.schema import AUDIT_INSERT_SQL
 
 log = logging.getLogger(__name__)
 
-#: Rank every match when the query's terms match at most this many entries.
-EXACT_RANK_LIMIT = 1000
-#: Otherwise rank this many of the most recent matches.
-RECENT_WINDOW = 500
-#: A term in more than this fraction of entries is dropped if rarer terms remain.
-COMMON_FRACTION = 0.10
-DF_CACHE_SECONDS = 60.0
 #: bm25 with content weighted above tags: the weights of the table's ``rank``
 #: setting (schema v1), called directly. ``ORDER BY bm25(...) LIMIT n`` lets
 #: SQLite keep only the best n rows, where ``ORDER BY rank`` has the index sort
@@ -73,13 +66,12 @@ class GroupStore:
         self.read_only = bool(self.conn.readonly("main"))
         #: Why the last best-effort write failed (see :mod:`core.storage.best_effort`).
         self.write_failure: str | None = None
-        self._df_cache: dict[str, tuple[int, float]] = {}
-        self._tokenize: Any = None
+        #: Term counts that steer the search queries (cached).
+        self.planner = QueryPlanner(self.conn, self.path)
         #: Batch read-audit rows (see :meth:`audit_read`); off unless a server asks.
         self.defer_reads = False
         self._pending_reads: list[Callable[[], tuple[Any, ...]]] = []
         self._reads_since = time.monotonic()
-        self._total_cache: tuple[int, float] = (0, -DF_CACHE_SECONDS)
         try:
             make_private(path, read_only=self.read_only)
         except BaseException:
@@ -306,107 +298,15 @@ class GroupStore:
 
     # -- queries ---------------------------------------------------------------
 
-    def search(self, terms: list[str], flt: EntryFilter, limit: int) -> list[Hit]:
-        """Entries matching any of ``terms``, best first, with their bm25 rank as ``score``.
-
-        Ranking cost grows with the number of matching entries, so the query is
-        planned from each term's document frequency (see :meth:`plan`). The
-        index ranks first and the filters apply to its best candidates; when
-        filters reject too many, the window widens until ``limit`` results are
-        found or the index has no more, so nothing is silently dropped.
-        """
-        if not terms:
-            return []
-        kept, exact = self.plan(terms)
-        match = match_expression(kept)
-        where, params = where_clause(flt)
-        order = "score" if exact else "rowid DESC"
-        window = max(4 * limit, 64) if exact else RECENT_WINDOW
-        while True:
-            rows = self.execute(
-                f"SELECT {HIT_COLUMNS}, f.score FROM ("
-                f"  SELECT rowid, {BM25} AS score FROM memory_fts WHERE memory_fts MATCH ?"
-                f"  ORDER BY {order} LIMIT {int(window)}) AS f "
-                # CROSS JOIN pins the order: rank in the index first, then look rows up.
-                f"CROSS JOIN memory_entries e ON e.seq = f.rowid WHERE {where} "
-                f"ORDER BY f.score LIMIT {int(limit)}",
-                (match, *params),
-            ).fetchall()
-            if len(rows) >= limit or not self._more_candidates(match, window):
-                return [Hit._make(r) for r in rows]
-            window *= 8
-
     def plan(self, terms: list[str], *, prefix_last: bool = False) -> tuple[list[str], bool]:
-        """Which terms to search with, and whether to rank every match.
-
-        - If the terms match at most :data:`EXACT_RANK_LIMIT` entries in all,
-          every match is ranked: the exact answer, cheap at this size.
-        - Otherwise a term found in more than :data:`COMMON_FRACTION` of all
-          entries, which adds almost nothing to bm25 but costs the most, is
-          dropped when the query has rarer terms that match something.
-        - If the remaining terms still match more than
-          :data:`EXACT_RANK_LIMIT` entries, the
-          :data:`RECENT_WINDOW` most recent matches are ranked, which keeps a
-          query over a very common word fast at any store size.
-        """
-        total = self._cached_total()
-        cap = max(EXACT_RANK_LIMIT, int(COMMON_FRACTION * total)) + 1
-        last = len(terms) - 1
-        freqs = {
-            t: (
-                self.doc_freq(match_expression([t], prefix_last=True), cap)
-                if prefix_last and i == last
-                else self.term_freq(t)
-            )
-            for i, t in enumerate(terms)
-        }
-        if sum(freqs.values()) <= EXACT_RANK_LIMIT:
-            return terms, True
-        rare = [t for t in terms if 0 < freqs[t] <= COMMON_FRACTION * total]
-        kept = rare or terms
-        return kept, sum(freqs[t] for t in kept) <= EXACT_RANK_LIMIT
+        """Which terms to search with, and whether to rank every match (see QueryPlanner)."""
+        return self.planner.plan(terms, prefix_last=prefix_last)
 
     def term_freq(self, word: str) -> int:
-        """Entries holding ``word``, from the index's term counts (one seek; core.storage.vocab)."""
-        if self._tokenize is None:
-            self._tokenize = vocab.tokenizer(self.conn)
-        with mapped_errors(self.path):
-            return vocab.term_doc_freq(self.conn, self._tokenize, word)
+        return self.planner.term_freq(word)
 
     def doc_freq(self, expression: str, cap: int) -> int:
-        """Entries matching one quoted term ``expression``, counted up to ``cap``, cached.
-
-        The figure only steers :meth:`plan`, so a count up to a minute old is fine.
-        """
-        now = time.monotonic()
-        hit = self._df_cache.get(expression)
-        if hit is not None and now - hit[1] < DF_CACHE_SECONDS and hit[0] < cap:
-            return hit[0]
-        if len(self._df_cache) > 50_000:
-            self._df_cache.clear()
-        count = int(
-            self.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? "
-                f"LIMIT {int(cap)})",
-                (expression,),
-            ).get
-        )
-        self._df_cache[expression] = (count, now)
-        return count
-
-    def _cached_total(self) -> int:
-        now = time.monotonic()
-        if now - self._total_cache[1] >= DF_CACHE_SECONDS:
-            self._total_cache = (self.total(), now)
-        return self._total_cache[0]
-
-    def _more_candidates(self, match: str, window: int) -> bool:
-        return bool(
-            self.execute(
-                f"SELECT 1 FROM memory_fts WHERE memory_fts MATCH ? LIMIT 1 OFFSET {int(window)}",
-                (match,),
-            ).fetchone()
-        )
+        return self.planner.doc_freq(expression, cap)
 
     def recent(self, flt: EntryFilter, limit: int, offset: int = 0) -> list[MemoryEntry]:
         return [entry_from_row(r) for r in self._recent_rows(E_COLUMNS, flt, limit, offset)]

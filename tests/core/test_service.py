@@ -198,13 +198,12 @@ def test_listing_for_the_browser(service: MemoryService, operator: Caller) -> No
     assert set(got) == set(listed[:5])
 
 
-def test_large_match_sets_are_ranked_in_a_recent_window_without_dropping_filtered_hits(
+def test_large_match_sets_are_ranked_whole_without_dropping_filtered_hits(
     service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core.storage import store as store_module
+    from core.storage import planner as store_module
 
     monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 5)
-    monkeypatch.setattr(store_module, "RECENT_WINDOW", 8)
     monkeypatch.setattr(store_module, "COMMON_FRACTION", 0.5)
     oldest = service.store(
         operator, {"type": "instruction", "content": "Always run the linters before a commit"}
@@ -216,7 +215,7 @@ def test_large_match_sets_are_ranked_in_a_recent_window_without_dropping_filtere
     assert kept == ["linters"] and not exact
     results = service.search(operator, {"query": "linters", "limit": 10})
     assert len(results) == 10
-    # Only one entry passes the type filter, and it is older than the window: still found.
+    # Only one entry passes the type filter, and it is the oldest match: still found.
     only = service.search(operator, {"query": "linters", "type": "instruction"})
     assert [r.id for r in only] == [oldest]
 
@@ -224,7 +223,7 @@ def test_large_match_sets_are_ranked_in_a_recent_window_without_dropping_filtere
 def test_very_common_terms_give_way_to_rarer_ones(
     service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core.storage import store as store_module
+    from core.storage import planner as store_module
 
     monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 20)
     for i in range(30):
@@ -272,7 +271,7 @@ def test_the_current_count_follows_every_kind_of_change(
 def test_browsing_a_common_word_lists_every_match_newest_first(
     service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from core.storage import store as store_module
+    from core.storage import planner as store_module
 
     monkeypatch.setattr(store_module, "EXACT_RANK_LIMIT", 5)
     ids = [_store(service, operator, f"Standup notes for day {i}") for i in range(12)]
