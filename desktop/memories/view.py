@@ -444,7 +444,7 @@ class BrowserPage(QWidget):
 
     def show_history(self, entry_id: str) -> None:
         chain = self._state.service.history(self._state.group, entry_id)
-        dialog = HistoryDialog(chain, entry_id, self)
+        dialog = HistoryDialog(chain, entry_id, self.commands, self._save, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         self.history_dialog = dialog
