@@ -36,6 +36,7 @@ from desktop.memories.editor import EntryEditor
 from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
 from desktop.memories.model import IdListModel
+from desktop.memories.no_results import NoResults
 from desktop.memories.query import ListQuery, Request
 from desktop.memories.rows import setup_memory_table, sort_key_of
 from desktop.memories.state import BrowserQuery
@@ -91,6 +92,7 @@ class BrowserPage(QWidget):
         self.table.setObjectName("memoryTable")
         self.table.setModel(self.model)
         setup_memory_table(self.table, self.model)
+        self.no_results = NoResults(self.table, self.filters)
         self.editor = EntryEditor(self)
         self.commands = commands
         self.runner = ListQuery(executor, self)
@@ -429,11 +431,7 @@ class BrowserPage(QWidget):
             self.editor.show_revealed(entry)
 
     def delete_matching(self) -> None:
-        """Delete everything the current search and filters match, after asking.
-
-        The editor learns from the change record whether its entry went; a new
-        memory being written there stays.
-        """
+        """Delete everything the search and filters match, after asking (the editor follows)."""
         self.commands.delete_matching(self._query, self)
 
     def undo(self) -> None:

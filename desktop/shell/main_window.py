@@ -7,7 +7,7 @@ from enum import IntEnum
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QMainWindow,
     QPlainTextEdit,
-    QPushButton,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -34,6 +33,7 @@ from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
 from desktop.settings.view import SettingsPage
+from desktop.shell.banner import Banner
 from desktop.shell.palette import Command, CommandPalette, KeysDialog
 from desktop.threads.view import ThreadsPage
 from desktop.trash.view import TrashPage
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 #: How long a message stays on screen.
 INFO_MS = 5000
-ERROR_MS = 10000
 _NEW_GROUP = "New group…"
 
 
@@ -66,34 +65,6 @@ class Nav(IntEnum):
     @property
     def label(self) -> str:
         return "Connect an agent" if self is Nav.CONNECT else self.name.capitalize()
-
-
-class Banner(QFrame):
-    """A dismissable line above the pages for warnings and errors."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("banner")
-        self.text = QLabel(self)
-        self.text.setWordWrap(True)
-        close = QPushButton("Dismiss", self)
-        close.setObjectName("flat")
-        close.clicked.connect(self.hide)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 6, 8, 6)
-        layout.addWidget(self.text, 1)
-        layout.addWidget(close)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.hide)
-        self.hide()
-
-    def show_text(self, level: Level, text: str) -> None:
-        self.setProperty("level", level.value)
-        self.style().polish(self)
-        self.text.setText(text)
-        self.show()
-        self._timer.start(ERROR_MS)
 
 
 class MainWindow(QMainWindow):
@@ -167,6 +138,7 @@ class MainWindow(QMainWindow):
         self.browser.emptiness_changed.connect(self._on_emptiness)
         self.empty.add_requested.connect(self.new_entry)
         self.review.count_changed.connect(self._on_review_count)
+        self.audit.open_requested.connect(self.open_item)
         state.group_changed.connect(self._on_group)
         if server is not None:
             server.clients_changed.connect(self._on_clients)
@@ -293,6 +265,20 @@ class MainWindow(QMainWindow):
 
     def go(self, page: Nav) -> None:
         self.nav.setCurrentRow(page)
+
+    def open_item(self, kind: str, item_id: str) -> None:
+        """Show a memory, receipt or thread that another view names (the audit log)."""
+        match kind:
+            case "memory":
+                self.go(Nav.MEMORIES)
+                self.memories.setCurrentWidget(self.browser)
+                self.browser.open_entry(item_id)
+            case "receipt":
+                self.go(Nav.ATTACHMENTS)
+                self.attachments.select([item_id])
+            case "thread":
+                self.go(Nav.THREADS)
+                self.threads.select(item_id)
 
     def focus_search(self) -> None:
         self.go(Nav.MEMORIES)
