@@ -152,6 +152,7 @@ class HistoryDialog(QDialog):
         self.resize(760, 480)
         self.versions = QListWidget(self)
         self.versions.setAccessibleName("Versions")
+        self.versions.setSpacing(3)
         for number, entry in reversed(list(enumerate(self._chain, start=1))):
             state = "current" if entry.superseded_by is None else "replaced"
             when = local_time(entry.provenance.created_at)

@@ -178,6 +178,7 @@ class MainWindow(QMainWindow):
         self.nav = QListWidget(side)
         self.nav.setObjectName("nav")
         self.nav.setIconSize(QSize(18, 18))
+        self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         for item in Nav:
             self.nav.addItem(QListWidgetItem(nav_icon(item.name.lower()), item.label))
         self.nav.currentRowChanged.connect(self._show_page)
@@ -192,7 +193,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.group_box)
         layout.addSpacing(10)
         layout.addWidget(self.nav, 1)
-        side.setFixedWidth(200)
+        side.setFixedWidth(220)
         return side
 
     def _status_bar(self, socket_path: Path, socket_error: str | None) -> None:
