@@ -16,7 +16,10 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from core import __version__
-from core.cli import commands  # noqa: F401  (importing the command modules registers them)
+from core.cli import (
+    commands,  # noqa: F401  (importing the command modules registers them)
+    qtlibs,
+)
 from core.cli.completion import SHELLS, completion_script
 from core.cli.context import (
     COMMANDS,
@@ -88,6 +91,10 @@ def cmd_completion(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def run_gui(args: argparse.Namespace) -> int:
+    problem = qtlibs.preflight()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
     try:
         from desktop.shell.app import run as run_app  # type: ignore[import-not-found,unused-ignore]
     except ImportError as exc:

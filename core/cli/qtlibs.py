@@ -5,16 +5,19 @@ is missing, all a person sees is Qt's "could not load the Qt platform plugin
 'xcb'". This module asks the dynamic loader (``ldd`` on the plugin PySide6
 ships, without importing Qt) which libraries it cannot find, and names the
 Debian/Ubuntu and Fedora packages that provide them. ``make run`` runs it first
-(``python -m core.cli.qtlibs``) and ``ambry doctor`` reports it.
+(``python -m core.cli.qtlibs``), ``ambry`` runs it before opening the window
+(:func:`preflight`) and ``ambry doctor`` reports it.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,6 +117,32 @@ def report(result: QtLibraries) -> str:
     if unknown:
         lines.append("  (and the package that provides " + ", ".join(unknown) + ")")
     return "\n".join(lines)
+
+
+def uses_xcb(environ: Mapping[str, str]) -> bool:
+    """Whether Qt will pick its xcb (X11) platform plugin here, the one these libraries feed."""
+    if not sys.platform.startswith("linux"):
+        return False
+    chosen = environ.get("QT_QPA_PLATFORM", "")
+    if chosen:
+        return chosen.split(":")[0] == "xcb"
+    wayland = environ.get("WAYLAND_DISPLAY") and environ.get("XDG_SESSION_TYPE") == "wayland"
+    return bool(environ.get("DISPLAY")) and not wayland
+
+
+def preflight(environ: Mapping[str, str] | None = None) -> str | None:
+    """Before the GUI starts: what to tell the person if Qt's platform plugin cannot load.
+
+    Qt aborts the process when its platform plugin fails, with a message that
+    names neither the library nor the package, so the check runs first. ``None``
+    when nothing is missing (or the check does not apply here).
+    """
+    if not uses_xcb(os.environ if environ is None else environ):
+        return None
+    result = check_qt_libraries()
+    if not result.checked or result.ok:
+        return None
+    return "error: Qt cannot open a window here.\n" + report(result)
 
 
 def main() -> int:

@@ -226,6 +226,40 @@ def target_file(client: Client, args: argparse.Namespace) -> Path:
     return client.user_file()
 
 
+@dataclass(frozen=True)
+class Installed:
+    """What :func:`install` did to a client's config file."""
+
+    client: str
+    path: Path
+    entry: dict[str, Any]
+    changed: bool
+    backup: Path | None
+
+
+def install(
+    client_name: str, path: Path, args: argparse.Namespace, name: str = "ambry"
+) -> Installed:
+    """Merge Ambry's server into ``path`` (backed up first); nothing changes if it is there.
+
+    ``args`` carries ``data_dir`` and ``group`` for the entry. Used by ``ambry
+    setup`` and by the desktop app's Connect page.
+
+    Raises:
+        AmbryError: the file cannot be parsed or merged (the message holds the entry).
+    """
+    client = CLIENTS[client_name]
+    entry = server_entry(client_name, client, args)
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    merge = merged_toml if client.toml else merged_json
+    new = merge(path, text, client, name, entry)
+    if new is None:
+        return Installed(client_name, path, entry, False, None)
+    backup = _backup(path) if path.exists() else None
+    _write(path, new)
+    return Installed(client_name, path, entry, True, backup)
+
+
 def _setup_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("client", choices=list(CLIENTS), help="the client to set up")
     p.add_argument(
@@ -254,14 +288,11 @@ def cmd_setup(ctx: Context, args: argparse.Namespace) -> int:
     if args.print:
         ctx.emit(result, f"# {client.label}: {path}\n{snippet(client, args.name, entry).rstrip()}")
         return 0
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    merge = merged_toml if client.toml else merged_json
-    new = merge(path, text, client, args.name, entry)
-    if new is None:
+    done = install(args.client, path, args, args.name)
+    if not done.changed:
         ctx.emit({**result, "changed": False}, f"{client.label} already starts Ambry ({path})")
         return 0
-    backup = _backup(path) if path.exists() else None
-    _write(path, new)
+    backup = done.backup
     note = f"; the previous file is in {backup}" if backup else ""
     ctx.emit(
         {**result, "changed": True, "backup": str(backup) if backup else None},

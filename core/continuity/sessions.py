@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from core.model.caller import Caller
 from core.model.changes import Changes
 from core.model.entries import Actor, iso, new_session_id, utc_now
@@ -53,3 +55,21 @@ def end_session(ws: Workspace, caller: Caller, *, graceful: bool = True) -> None
             store, Action.SESSION_END, caller.actor, session_id=caller.session_id, state=state
         )
     ws.emit(Changes(group=store.group, sessions=True, audit=True))
+
+
+def session_clients(ws: Workspace, group: str, session_ids: Iterable[str]) -> dict[str, str]:
+    """The client name each of ``session_ids`` gave (``""`` when it gave none)."""
+    ids = sorted(set(session_ids))
+    if not ids:
+        return {}
+    store = ws.store_for(group)
+    found: dict[str, str] = {}
+    # Chunks keep each statement under SQLite's limit on bound parameters.
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        rows = store.execute(
+            f"SELECT id, client FROM sessions WHERE id IN ({', '.join('?' * len(chunk))})",
+            chunk,
+        )
+        found.update((row[0], row[1]) for row in rows)
+    return found

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -141,9 +142,17 @@ def recent(
     limit: int = 50,
     actions: Iterable[str] = (),
     actor: str | None = None,
+    text: str = "",
+    text_actions: Iterable[str] = (),
 ) -> list[AuditRecord]:
-    """The newest audit rows first, optionally filtered by action and actor."""
-    clauses, params = [], []
+    """The newest audit rows first, optionally filtered by action, actor and text.
+
+    ``text`` is found, case-insensitively, in a row's ids, details, action,
+    actor or its session's client name; ``text_actions`` are actions whose
+    description (as a front end words it) contains the text, so they match too.
+    """
+    clauses: list[str] = []
+    params: list[Any] = []
     actions = list(actions)
     if actions:
         clauses.append(f"action IN ({', '.join('?' * len(actions))})")
@@ -151,6 +160,17 @@ def recent(
     if actor:
         clauses.append("actor = ?")
         params.append(actor)
+    if text.strip():
+        like = "%" + re.sub(r"([\\%_])", r"\\\1", text.strip()) + "%"
+        words = list(text_actions)
+        found_in = ["entry_ids", "detail", "action", "actor", "session_id"]
+        tests = [f"{column} LIKE ? ESCAPE '\\'" for column in found_in]
+        tests.append("session_id IN (SELECT id FROM sessions WHERE client LIKE ? ESCAPE '\\')")
+        if words:
+            tests.append(f"action IN ({', '.join('?' * len(words))})")
+        clauses.append("(" + " OR ".join(tests) + ")")
+        params.extend([like] * (len(found_in) + 1))
+        params.extend(words)
     where = " AND ".join(clauses) or "1"
     rows = store.execute(
         "SELECT id, at, action, actor, session_id, entry_ids, count, size, detail "

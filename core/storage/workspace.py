@@ -128,6 +128,12 @@ class Workspace:
                 self.emit(Changes(group=store.group, audit=True))
         return written
 
+    def close_store(self, group: str) -> None:
+        """Close ``group``'s store if it is open (before its file is moved or removed)."""
+        store = self._stores.pop(group, None)
+        if store is not None:
+            store.close()
+
     def close(self) -> None:
         for store in self._stores.values():
             store.close()

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from core.agent import auth
 from core.model.errors import AmbryError
+from desktop.connect.setup_box import SetupBox
 from desktop.memories import empty_state
 from desktop.memories.empty_state import mcp_snippet
 from desktop.server.agent_server import AgentServer
@@ -143,6 +144,8 @@ class ConnectPage(QScrollArea):
         copy_row.addStretch(1)
         copy_row.addWidget(self.copy_snippet_button)
         layout.addLayout(copy_row)
+        self.setup_box = SetupBox(state, body)
+        layout.addWidget(self.setup_box)
         layout.addWidget(QLabel("Or, for Claude Code, run in a terminal:", body))
         layout.addLayout(claude_row)
         layout.addWidget(socket_box)

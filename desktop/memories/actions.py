@@ -108,7 +108,7 @@ class MemoryActions(QObject):
         content = draft.content
         if content is None:
             # A secret edited without a reveal keeps its stored text, unseen.
-            content = self._stored_text(original) if original is not None else None
+            content = self.stored_text(original) if original is not None else None
             if content is None:
                 return None
         request = StoreRequest(
@@ -143,7 +143,7 @@ class MemoryActions(QObject):
         """``entry_id`` in the current group as views show it, or ``None`` if gone."""
         return self._state.service.entries(self._state.group, [entry_id]).get(entry_id)
 
-    def _stored_text(self, entry: MemoryEntry) -> str | None:
+    def stored_text(self, entry: MemoryEntry) -> str | None:
         """The decrypted text of ``entry`` to carry into a new version; never shown."""
         try:
             clear = self._state.service.get(self._state.group, entry.id, reveal=True)

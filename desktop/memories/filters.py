@@ -118,6 +118,11 @@ class FilterBar(QWidget):
         del blockers
         self._debounce.stop()
 
+    def clear_all(self) -> None:
+        """No search and no filters, listed at once."""
+        self.reset()
+        self._emit()
+
     def focus_search(self) -> None:
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search.selectAll()

@@ -1,59 +1,244 @@
-"""The version chain of a memory: every edit is a new entry that supersedes the last."""
+"""The version chain of a memory: every edit is a new entry that supersedes the last.
+
+The dialog lists the versions, shows what any of them changed (or how it
+differs from the current one) word by word, and restores one. A restore never
+rewrites history: the old version's type, text, tags and privacy are saved as a
+new version on top, so a restore is itself one more step in the chain.
+"""
 
 from __future__ import annotations
 
+import difflib
 import html
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from enum import IntEnum
 
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QTextBrowser, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSplitter,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.model.entries import MemoryEntry
-from desktop.memories.values import local_time, source_text
+from desktop.memories.actions import MemoryActions
+from desktop.memories.values import Draft, is_locked, is_masked, local_time, source_text
+from desktop.widgets import messages
+
+#: Diff colours that read on a light and on a dark background alike.
+DIFF_CSS = """
+.add { background: rgba(46, 160, 67, 0.28); }
+.del { background: rgba(248, 81, 73, 0.28); text-decoration: line-through; }
+.hint { color: #8b93a5; }
+.meta { margin: 0 0 6px 0; }
+"""
+
+_WORDS = re.compile(r"\s+|[^\s]+")
 
 
-def history_html(chain: Sequence[MemoryEntry], selected: str) -> str:
-    """The chain, newest first, as HTML; every stored string is escaped."""
-    blocks = []
-    for number, entry in reversed(list(enumerate(chain, start=1))):
-        when = local_time(entry.provenance.created_at)
-        state = (
-            "current"
-            if entry.superseded_by is None
-            else f"replaced {local_time(entry.superseded_at)}"
+class Compare(IntEnum):
+    PREVIOUS = 0
+    CURRENT = 1
+
+
+def word_diff_html(old: str, new: str) -> str:
+    """``new`` with the words it added and the words of ``old`` it dropped marked (escaped)."""
+    a, b = _WORDS.findall(old), _WORDS.findall(new)
+    parts: list[str] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op in ("delete", "replace"):
+            parts.append(f"<span class='del'>{html.escape(''.join(a[i1:i2]))}</span>")
+        if op in ("insert", "replace"):
+            parts.append(f"<span class='add'>{html.escape(''.join(b[j1:j2]))}</span>")
+        if op == "equal":
+            parts.append(html.escape("".join(a[i1:i2])))
+    return "".join(parts).replace("\n", "<br/>")
+
+
+def field_changes(old: MemoryEntry, new: MemoryEntry) -> list[str]:
+    """What changed besides the text, in words: type, privacy, tags added and removed."""
+    changes = []
+    if old.type is not new.type:
+        changes.append(f"type {old.type.value} → {new.type.value}")
+    if old.privacy is not new.privacy:
+        changes.append(f"privacy {old.privacy.value} → {new.privacy.value}")
+    added = [t for t in new.tags if t not in old.tags]
+    removed = [t for t in old.tags if t not in new.tags]
+    if added:
+        changes.append("tags added: " + ", ".join(added))
+    if removed:
+        changes.append("tags removed: " + ", ".join(removed))
+    return changes
+
+
+def hidden(entry: MemoryEntry) -> bool:
+    return is_masked(entry) or is_locked(entry)
+
+
+def version_html(entry: MemoryEntry, number: int) -> str:
+    """The header of one version: type, when, state, source, tags, id (escaped)."""
+    state = (
+        "current" if entry.superseded_by is None else f"replaced {local_time(entry.superseded_at)}"
+    )
+    tags = ", ".join(entry.tags) or "no tags"
+    return (
+        f"<h3>Version {number}</h3>"
+        f"<p class='meta'><b>{html.escape(entry.type.value)}</b> · "
+        f"{html.escape(local_time(entry.provenance.created_at))} · {html.escape(state)}<br/>"
+        f"<small>{html.escape(source_text(entry))} · {html.escape(tags)} · "
+        f"{html.escape(entry.id)}</small></p>"
+    )
+
+
+def compare_html(old: MemoryEntry | None, new: MemoryEntry, label: str) -> str:
+    """How ``new`` differs from ``old`` (or ``new``'s text alone when there is no ``old``)."""
+    if old is None:
+        if hidden(new):
+            return f"<p class='hint'>{html.escape(new.content)}</p>"
+        return "<p>" + html.escape(new.content).replace("\n", "<br/>") + "</p>"
+    parts = [f"<p class='hint'>{html.escape(label)}</p>"]
+    changes = field_changes(old, new)
+    if changes:
+        parts.append("<p>" + html.escape("; ".join(changes)) + "</p>")
+    if hidden(old) or hidden(new):
+        parts.append(
+            "<p class='hint'>The text of a secret version is not compared here; "
+            "reveal the memory to read it.</p>"
         )
-        marker = " (shown)" if entry.id == selected else ""
-        tags = ", ".join(entry.tags) or "no tags"
-        blocks.append(
-            f"<h3>Version {number}{html.escape(marker)}</h3>"
-            f"<p><b>{html.escape(entry.type.value)}</b> · {html.escape(when)} · "
-            f"{html.escape(state)}<br/>"
-            f"<small>{html.escape(source_text(entry))} · {html.escape(tags)} · "
-            f"{html.escape(entry.id)}</small></p>"
-            f"<blockquote>{html.escape(entry.content).replace(chr(10), '<br/>')}</blockquote>"
-        )
-    return "<hr/>".join(blocks)
+    elif old.content == new.content:
+        parts.append("<p class='hint'>Same text.</p>")
+        parts.append("<p>" + html.escape(new.content).replace("\n", "<br/>") + "</p>")
+    else:
+        parts.append("<p>" + word_diff_html(old.content, new.content) + "</p>")
+    return "".join(parts)
 
 
 class HistoryDialog(QDialog):
-    """Shows the chain of versions through one entry, newest first.
+    """Every version through one entry, newest first, with a diff and restore.
 
     Args:
         chain: the versions, oldest first (``MemoryService.history``).
-        selected: the id the person opened it from.
+        selected: the id the person opened it from (selected first).
+        commands: reads a secret version's text for a restore, without showing it.
+        save: stores a draft as a new version on top of an entry (the page's save).
         parent: the parent widget.
     """
 
     def __init__(
-        self, chain: Sequence[MemoryEntry], selected: str, parent: QWidget | None = None
+        self,
+        chain: Sequence[MemoryEntry],
+        selected: str,
+        commands: MemoryActions,
+        save: Callable[[MemoryEntry | None, Draft], None],
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"History: {len(chain)} version" + ("s" if len(chain) != 1 else ""))
-        self.resize(620, 480)
+        self._chain = list(chain)
+        self._commands = commands
+        self._save = save
+        count = len(self._chain)
+        self.setWindowTitle(f"History: {count} version" + ("s" if count != 1 else ""))
+        self.resize(760, 480)
+        self.versions = QListWidget(self)
+        self.versions.setAccessibleName("Versions")
+        self.versions.setSpacing(3)
+        for number, entry in reversed(list(enumerate(self._chain, start=1))):
+            state = "current" if entry.superseded_by is None else "replaced"
+            when = local_time(entry.provenance.created_at)
+            item = QListWidgetItem(f"Version {number} · {state}\n{entry.type.value} · {when}")
+            item.setData(Qt.ItemDataRole.UserRole, number - 1)
+            self.versions.addItem(item)
+        self.compare_box = QComboBox(self)
+        self.compare_box.setAccessibleName("Compare with")
+        self.compare_box.addItem("Changes made by this version", Compare.PREVIOUS)
+        self.compare_box.addItem("Difference from the current version", Compare.CURRENT)
+        self.restore_button = QPushButton("Restore this version…", self)
+        self.restore_button.setToolTip("Save this version again as the newest (asks first)")
         self.view = QTextBrowser(self)
+        self.view.setObjectName("memoryDiff")
         self.view.setOpenLinks(False)
-        self.view.setHtml(history_html(chain, selected))
+        self.view.document().setDefaultStyleSheet(DIFF_CSS)
+
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Show", self))
+        row.addWidget(self.compare_box)
+        row.addStretch(1)
+        row.addWidget(self.restore_button)
+        right = QWidget(self)
+        right_layout = QVBoxLayout(right)
+        right_layout.setContentsMargins(0, 0, 0, 0)
+        right_layout.addLayout(row)
+        right_layout.addWidget(self.view, 1)
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter.addWidget(self.versions)
+        splitter.addWidget(right)
+        splitter.setSizes([220, 540])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(self.view)
+        layout.addWidget(splitter, 1)
         layout.addWidget(buttons)
+
+        self.versions.currentRowChanged.connect(self._show)
+        self.compare_box.currentIndexChanged.connect(self._show)
+        self.restore_button.clicked.connect(self.restore)
+        start = next((i for i, e in enumerate(self._chain) if e.id == selected), count - 1)
+        self.select_version(start + 1)
+
+    def select_version(self, number: int) -> None:
+        """Show version ``number`` (1 is the oldest)."""
+        self.versions.setCurrentRow(len(self._chain) - number)
+
+    def chosen(self) -> MemoryEntry | None:
+        item = self.versions.currentItem()
+        return None if item is None else self._chain[item.data(Qt.ItemDataRole.UserRole)]
+
+    def _head(self) -> MemoryEntry:
+        return self._chain[-1]
+
+    def _show(self, *_args: object) -> None:
+        chosen = self.chosen()
+        if chosen is None:
+            self.view.clear()
+            self.restore_button.setEnabled(False)
+            return
+        index = self._chain.index(chosen)
+        head = self._head()
+        self.restore_button.setEnabled(chosen is not head and head.superseded_by is None)
+        body = version_html(chosen, index + 1)
+        if self.compare_box.currentData() == Compare.CURRENT and chosen is not head:
+            body += compare_html(chosen, head, f"From this version to version {len(self._chain)}:")
+        elif index > 0 and self.compare_box.currentData() == Compare.PREVIOUS:
+            body += compare_html(self._chain[index - 1], chosen, f"Changed from version {index}:")
+        else:
+            body += compare_html(None, chosen, "")
+        self.view.setHtml(body)
+
+    def restore(self) -> None:
+        """Save the chosen version again on top of the current one, after asking."""
+        chosen, head = self.chosen(), self._head()
+        if chosen is None or chosen is head or head.superseded_by is not None:
+            return
+        number, last = self._chain.index(chosen) + 1, len(self._chain)
+        question = (
+            f"Make version {number} the current memory again? It is saved as version "
+            f"{last + 1}; version {last} stays in the history."
+        )
+        if not messages.confirm(self, "Restore memory version", question, "Restore"):
+            return
+        content = self._commands.stored_text(chosen) if hidden(chosen) else chosen.content
+        if content is None:
+            return
+        self._save(head, Draft(chosen.type, content, chosen.tags, chosen.privacy))
+        self.accept()

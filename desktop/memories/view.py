@@ -36,6 +36,7 @@ from desktop.memories.editor import EntryEditor
 from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
 from desktop.memories.model import IdListModel
+from desktop.memories.no_results import NoResults
 from desktop.memories.query import ListQuery, Request
 from desktop.memories.related import RelatedList
 from desktop.memories.rows import setup_memory_table, sort_key_of
@@ -92,6 +93,7 @@ class BrowserPage(QWidget):
         self.table.setObjectName("memoryTable")
         self.table.setModel(self.model)
         setup_memory_table(self.table, self.model)
+        self.no_results = NoResults(self.table, self.filters)
         self.editor = EntryEditor(self)
         self.related = RelatedList(executor, self)
         self.commands = commands
@@ -439,11 +441,7 @@ class BrowserPage(QWidget):
             self.editor.show_revealed(entry)
 
     def delete_matching(self) -> None:
-        """Delete everything the current search and filters match, after asking.
-
-        The editor learns from the change record whether its entry went; a new
-        memory being written there stays.
-        """
+        """Delete everything the search and filters match, after asking (the editor follows)."""
         self.commands.delete_matching(self._query, self)
 
     def undo(self) -> None:
@@ -454,7 +452,7 @@ class BrowserPage(QWidget):
 
     def show_history(self, entry_id: str) -> None:
         chain = self._state.service.history(self._state.group, entry_id)
-        dialog = HistoryDialog(chain, entry_id, self)
+        dialog = HistoryDialog(chain, entry_id, self.commands, self._save, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.open()
         self.history_dialog = dialog

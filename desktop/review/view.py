@@ -33,6 +33,7 @@ from desktop.memories.actions import MemoryActions
 from desktop.memories.model import IdListModel
 from desktop.memories.values import CANDIDATE_COLUMNS, local_time, source_text
 from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.placeholder import placeholder
 from desktop.widgets.tables import list_table
 from desktop.widgets.watch import AppState
 
@@ -112,9 +113,13 @@ class ReviewPage(LazyPage):
         list_layout.setContentsMargins(0, 0, 0, 0)
         list_layout.addWidget(splitter, 1)
         list_layout.addLayout(buttons)
-        self.nothing = QLabel("Nothing to review.\n\nNew candidates appear here as agents write.")
-        self.nothing.setObjectName("emptyTitle")
-        self.nothing.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.nothing = placeholder(
+            "Nothing to review",
+            "Memories from low-trust sources (web pages, unverified tool output), writes that "
+            "may hold a secret and, if you ask for it in Settings, every agent write wait here "
+            "for you. New ones appear as agents write.",
+            self,
+        )
         self.stack = QStackedWidget(self)
         self.stack.addWidget(list_page)
         self.stack.addWidget(self.nothing)

@@ -35,6 +35,7 @@ from core.model.errors import AmbryError
 from core.service import MemoryService
 from desktop.memories.actions import memories
 from desktop.memories.state import BrowserQuery
+from desktop.settings.appearance import WindowBox
 from desktop.settings.data_view import DataPanel
 from desktop.widgets import messages
 from desktop.widgets.files import open_folder
@@ -138,6 +139,8 @@ class SettingsPage(QWidget):
         grid.addWidget(self.data_panel, 1, 0, 1, 2)
         boxes = [self._config_box(title, rows, body) for title, rows in SECTIONS]
         boxes.append(self._token_box(socket_path, body))
+        self.window_box = WindowBox(state.data_dir, body)
+        boxes.append(self.window_box)
         for i, box in enumerate(boxes):
             grid.addWidget(box, 2 + i // 2, i % 2)
         grid.setRowStretch(grid.rowCount(), 1)

@@ -25,10 +25,15 @@ from core.model.errors import AmbryError
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir
 from desktop.server.agent_server import AgentServer
+from desktop.settings.appearance import theme_choice
 from desktop.shell.main_window import MainWindow
+from desktop.shell.single_instance import InstanceServer, raise_running
+from desktop.shell.tray import Tray
+from desktop.shell.window_state import remembered_group
 from desktop.widgets import messages
 from desktop.widgets.embedding_status import EmbeddingStatus
 from desktop.widgets.ops import Executor
+from desktop.widgets.theme import light_sheet, theme_manager
 from desktop.widgets.watch import AppState
 
 log = logging.getLogger(__name__)
@@ -44,7 +49,8 @@ def has_display() -> bool:
 
 
 def load_style() -> str:
-    return (resources.files("resources") / "style.qss").read_text(encoding="utf-8")
+    """The light stylesheet (tests and benchmarks style their app with it)."""
+    return light_sheet()
 
 
 def app_icon() -> QIcon:
@@ -107,7 +113,7 @@ def make_app() -> QApplication:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("ambry")
     app.setStyle("Fusion")
-    app.setStyleSheet(load_style())
+    theme_manager()  # the light theme until the window applies the person's choice
     app.setWindowIcon(app_icon())
     return app
 
@@ -121,15 +127,46 @@ class Running:
     executor: Executor
     server: AgentServer
     service: MemoryService
+    instance: InstanceServer
 
     def close(self) -> None:
+        self.instance.close()
+        if self.window.tray is not None:
+            self.window.tray.hide()
         self.server.stop()
         self.state.close()
         self.executor.close()
         self.service.close()
 
 
-def launch(args: argparse.Namespace) -> Running:
+def first_group(args: argparse.Namespace, data_dir: DataDir) -> str:
+    """``--group``, else the group shown when the window last closed (if it still exists)."""
+    asked = getattr(args, "group", None)
+    if asked:
+        return str(asked)
+    last = remembered_group(data_dir)
+    return last if last and last in data_dir.groups() else DEFAULT_GROUP
+
+
+def add_tray(window: MainWindow, server: AgentServer) -> None:
+    """Give ``window`` a tray icon where the platform has one, so closing it keeps agents served."""
+    if not Tray.available():
+        return
+    tray = Tray(app_icon(), window)
+
+    def status(count: int) -> None:
+        tray.set_status("No agents connected" if count == 0 else f"{count} agent(s) connected")
+
+    server.clients_changed.connect(status)
+    status(server.client_count)
+    tray.show()
+    window.set_tray(tray)
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)
+
+
+def launch(args: argparse.Namespace, instance: InstanceServer | None = None) -> Running:
     """Build the service, the executor and the agent socket, and show the window.
 
     Raises:
@@ -137,9 +174,13 @@ def launch(args: argparse.Namespace) -> Running:
     """
     data_dir = DataDir(resolve_data_dir(getattr(args, "data_dir", None)))
     data_dir.ensure()
+    if instance is None:
+        instance = InstanceServer(data_dir)
+        instance.listen()
+    theme_manager().apply(theme_choice(data_dir))
     service = MemoryService(data_dir, load_config(data_dir.config_file))
     try:
-        state = AppState(service, data_dir, getattr(args, "group", None) or DEFAULT_GROUP)
+        state = AppState(service, data_dir, first_group(args, data_dir))
         service.store_for(state.group)
         # Embedding runs in its own thread with its own connection, after each write.
         service.start_embedding()
@@ -157,11 +198,13 @@ def launch(args: argparse.Namespace) -> Running:
     window = MainWindow(state, executor, server, server.path, socket_error)
     if service.embedding is not None:
         window.statusBar().addWidget(EmbeddingStatus(service.embedding, window))
+    instance.raise_requested.connect(window.bring_to_front)
+    add_tray(window, server)
     window.show()
     window.start()
     if socket_error:
         messages.warning(f"Agents cannot connect: {socket_error}")
-    return Running(window, state, executor, server, service)
+    return Running(window, state, executor, server, service, instance)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,12 +213,18 @@ def run(args: argparse.Namespace) -> int:
         print(NO_DISPLAY, file=sys.stderr)
         return 1
     app = make_app()
+    data_dir = DataDir(resolve_data_dir(getattr(args, "data_dir", None)))
+    if raise_running(data_dir):
+        print(f"Ambry is already open on {data_dir.root}; its window was brought forward.")
+        return 0
+    instance = InstanceServer(data_dir)
+    instance.listen()
     crash = CrashHandler()
     previous_hook = sys.excepthook
     sys.excepthook = crash
     try:
         try:
-            running = launch(args)
+            running = launch(args, instance)
         except AmbryError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             QMessageBox.critical(None, "Ambry cannot start", exc.message)

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import IntEnum
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QListWidget,
+    QListWidgetItem,
     QMainWindow,
     QPlainTextEdit,
-    QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -34,8 +37,15 @@ from desktop.memories.actions import MemoryActions, plural
 from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
+from desktop.settings.appearance import keeps_serving
 from desktop.settings.view import SettingsPage
+from desktop.shell.banner import Banner
+from desktop.shell.commands import window_commands
+from desktop.shell.groups import GroupCommands
+from desktop.shell.menus import build_menus
+from desktop.shell.nav import Nav
 from desktop.shell.palette import Command, CommandPalette, KeysDialog
+from desktop.shell.window_state import place_window, remember, remembered_page
 from desktop.threads.view import ThreadsPage
 from desktop.trash.view import TrashPage
 from desktop.widgets import messages
@@ -45,62 +55,16 @@ from desktop.widgets.watch import AppState
 
 if TYPE_CHECKING:
     from desktop.server.agent_server import AgentServer
+    from desktop.shell.tray import Tray
 
 #: How long a message stays on screen.
 INFO_MS = 5000
-ERROR_MS = 10000
 _NEW_GROUP = "New group…"
 
 
-class Nav(IntEnum):
-    MEMORIES = 0
-    REVIEW = 1
-    BRIEF = 2
-    ATTACHMENTS = 3
-    THREADS = 4
-    AUDIT = 5
-    SETTINGS = 6
-    CONNECT = 7
-    CLAIMS = 8
-    # Last, as a trash is; reached from the palette (Ctrl+K), the digits run out at 9.
-    TRASH = 9
-
-    @property
-    def key(self) -> str:
-        """Ctrl+1 to Ctrl+9 for the first nine pages; the rest from the palette."""
-        return f"Ctrl+{self.value + 1}" if self.value < 9 else ""
-
-    @property
-    def label(self) -> str:
-        return "Connect an agent" if self is Nav.CONNECT else self.name.capitalize()
-
-
-class Banner(QFrame):
-    """A dismissable line above the pages for warnings and errors."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("banner")
-        self.text = QLabel(self)
-        self.text.setWordWrap(True)
-        close = QPushButton("Dismiss", self)
-        close.setObjectName("flat")
-        close.clicked.connect(self.hide)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(12, 6, 8, 6)
-        layout.addWidget(self.text, 1)
-        layout.addWidget(close)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.hide)
-        self.hide()
-
-    def show_text(self, level: Level, text: str) -> None:
-        self.setProperty("level", level.value)
-        self.style().polish(self)
-        self.text.setText(text)
-        self.show()
-        self._timer.start(ERROR_MS)
+def nav_icon(name: str) -> QIcon:
+    with resources.as_file(resources.files("resources") / "icons" / "nav" / f"{name}.svg") as p:
+        return QIcon(str(p))
 
 
 class MainWindow(QMainWindow):
@@ -125,8 +89,15 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.state = state
         self.server = server
+        self.executor = executor
+        #: Set when the window closes to quit, not to the tray.
+        self.quitting = False
+        #: The tray icon, where the platform has one (set by the app).
+        self.tray: Tray | None = None
+        self.group_commands = GroupCommands(
+            self, state, executor, self.may_leave, self.switch_group, self.groups_changed
+        )
         self.setWindowTitle(f"Ambry — {state.group}")
-        self.resize(1360, 820)
         self.commands = MemoryActions(state, self)
         self.browser = BrowserPage(state, executor, self.commands)
         self.empty = EmptyState(state, socket_path)
@@ -166,16 +137,29 @@ class MainWindow(QMainWindow):
         right = QVBoxLayout()
         right.setContentsMargins(8, 8, 8, 0)
         right.addWidget(self.banner)
-        right.addWidget(self.pages, 1)
+        # On a small screen (1366x768 at 150 %) a page scrolls rather than the window overflowing.
+        scroll = QScrollArea(central)
+        scroll.setObjectName("pageScroll")
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.pages)
+        right.addWidget(scroll, 1)
         layout.addLayout(right, 1)
         self.setCentralWidget(central)
         self._status_bar(socket_path, socket_error)
         self._shortcuts()
+        build_menus(self, self.acts, self.nav_actions, state.data_dir.root)
+        place_window(self, state.data_dir)
+        page = remembered_page(state.data_dir)
+        if page is not None and 0 <= page < len(Nav):
+            self.go(Nav(page))
 
         messages.bridge.shown.connect(self._on_message)
+        self._listening = True
         self.browser.emptiness_changed.connect(self._on_emptiness)
         self.empty.add_requested.connect(self.new_entry)
         self.review.count_changed.connect(self._on_review_count)
+        self.audit.open_requested.connect(self.open_item)
         state.group_changed.connect(self._on_group)
         if server is not None:
             server.clients_changed.connect(self._on_clients)
@@ -196,9 +180,11 @@ class MainWindow(QMainWindow):
         self.group_box.activated.connect(self._on_group_chosen)
         self.nav = QListWidget(side)
         self.nav.setObjectName("nav")
+        self.nav.setIconSize(QSize(18, 18))
+        self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         for item in Nav:
-            self.nav.addItem(item.label)
-        self.nav.currentRowChanged.connect(self.pages.setCurrentIndex)
+            self.nav.addItem(QListWidgetItem(nav_icon(item.name.lower()), item.label))
+        self.nav.currentRowChanged.connect(self._show_page)
         self.nav.setCurrentRow(Nav.MEMORIES)
         group_label = QLabel("GROUP", side)
         group_label.setObjectName("sideCaption")
@@ -210,7 +196,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.group_box)
         layout.addSpacing(10)
         layout.addWidget(self.nav, 1)
-        side.setFixedWidth(200)
+        side.setFixedWidth(220)
         return side
 
     def _status_bar(self, socket_path: Path, socket_error: str | None) -> None:
@@ -233,51 +219,40 @@ class MainWindow(QMainWindow):
 
     def _shortcuts(self) -> None:
         def add(
-            text: str, keys: QKeySequence | QKeySequence.StandardKey | str, slot: object
+            text: str, keys: QKeySequence | QKeySequence.StandardKey | str | None, slot: object
         ) -> QAction:
             action = QAction(text, self)
-            action.setShortcut(QKeySequence(keys))
+            if keys is not None:
+                action.setShortcut(QKeySequence(keys))
             action.triggered.connect(slot)
             self.addAction(action)
             return action
 
-        self.find_action = add("Find", QKeySequence.StandardKey.Find, self.focus_search)
-        self.new_action = add("New memory", QKeySequence.StandardKey.New, self.new_entry)
-        add("Quit", QKeySequence.StandardKey.Quit, self.close)
-        for item in Nav:
-            if item.key:
-                add(item.label, item.key, lambda _c=False, i=item: self.go(i))
-        add("Command palette", "Ctrl+K", self.show_palette)
+        groups = self.group_commands
+        self.acts = {
+            "find": add("Find", QKeySequence.StandardKey.Find, self.focus_search),
+            "new": add("New memory", QKeySequence.StandardKey.New, self.new_entry),
+            "quit": add("Quit", QKeySequence.StandardKey.Quit, self.quit),
+            "close": add("Close window", QKeySequence.StandardKey.Close, self.close),
+            "palette": add("Command palette", "Ctrl+K", self.show_palette),
+            "keys": add("Keyboard shortcuts", "F1", self.show_keys),
+            "new_group": add("New group…", None, groups.new_group),
+            "rename_group": add("Rename group…", None, groups.rename),
+            "delete_group": add("Delete group…", None, groups.delete),
+        }
+        self.acts["quit"].setMenuRole(QAction.MenuRole.QuitRole)
+        self.find_action, self.new_action = self.acts["find"], self.acts["new"]
+        self.nav_actions = [
+            add(item.label, item.key or None, lambda _c=False, i=item: self.go(i)) for item in Nav
+        ]
         # Text fields claim Ctrl+K (delete to the end of the line); the palette wins.
         for kind in (QLineEdit, QPlainTextEdit):
             for field in self.findChildren(kind):
                 field.installEventFilter(self)
-        add("Keyboard shortcuts", "F1", self.show_keys)
 
     def command_list(self) -> list[Command]:
         """Everything the palette offers; those with keys also make the F1 list."""
-        found = [
-            Command("New memory", self.new_entry, "Ctrl+N"),
-            Command("Search memories", self.focus_search, "Ctrl+F"),
-            Command("Save the memory, settings or handoff being edited", None, "Ctrl+S"),
-            Command("Cancel a new memory", None, "Escape"),
-            Command("Delete the selected memories (asks first)", None, "Del"),
-            Command("Undo the last delete or reject", None, "Ctrl+Z"),
-            Command("Accept / reject / defer in Review", None, "A / R / D"),
-            Command("Memory list: default order", self.browser.clear_sort),
-        ]
-        found += [Command(f"Go to {n.label}", lambda n=n: self.go(n), n.key) for n in Nav]
-        found += [
-            Command(f"Switch to group {g}", lambda g=g: self.switch_group(g))
-            for g in self.state.groups()
-            if g != self.state.group
-        ]
-        found += [
-            Command("Command palette", self.show_palette, "Ctrl+K"),
-            Command("Keyboard shortcuts", self.show_keys, "F1"),
-            Command("Quit", self.close, "Ctrl+Q"),
-        ]
-        return found
+        return window_commands(self)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if (
@@ -299,8 +274,30 @@ class MainWindow(QMainWindow):
 
     # -- navigation --------------------------------------------------------------
 
+    def _show_page(self, index: int) -> None:
+        # Only the page on screen sets the minimum size: a wide page elsewhere
+        # must not push the memory editor's buttons off a small screen.
+        for i in range(self.pages.count()):
+            policy = QSizePolicy.Policy.Preferred if i == index else QSizePolicy.Policy.Ignored
+            self.pages.widget(i).setSizePolicy(policy, policy)
+        self.pages.setCurrentIndex(index)
+
     def go(self, page: Nav) -> None:
         self.nav.setCurrentRow(page)
+
+    def open_item(self, kind: str, item_id: str) -> None:
+        """Show a memory, receipt or thread that another view names (the audit log)."""
+        match kind:
+            case "memory":
+                self.go(Nav.MEMORIES)
+                self.memories.setCurrentWidget(self.browser)
+                self.browser.open_entry(item_id)
+            case "receipt":
+                self.go(Nav.ATTACHMENTS)
+                self.attachments.select([item_id])
+            case "thread":
+                self.go(Nav.THREADS)
+                self.threads.select(item_id)
 
     def focus_search(self) -> None:
         self.go(Nav.MEMORIES)
@@ -330,18 +327,24 @@ class MainWindow(QMainWindow):
             self.group_box.setCurrentText(self.state.group)
 
     def _on_group_chosen(self, index: int) -> None:
-        name: str | None = self.group_box.itemText(index)
+        name = self.group_box.itemText(index)
         if name == _NEW_GROUP:
-            name = messages.ask_text(self, "New group", "Name (letters, digits, '_' or '-'):")
-        self.switch_group(name)
+            self._fill_groups()
+            self.group_commands.new_group()
+        else:
+            self.switch_group(name)
 
     def switch_group(self, name: str | None) -> None:
         """Open group ``name`` (asks first if that drops unsaved edits)."""
-        if name and name != self.state.group and self._may_leave("Switch group"):
+        if name and name != self.state.group and self.may_leave("Switch group"):
             try:
                 self.state.set_group(name)
             except AmbryError as exc:
                 messages.report(exc)
+        self._fill_groups()
+
+    def groups_changed(self) -> None:
+        """The list of groups changed (a rename or delete): show it again."""
         self._fill_groups()
 
     def _on_group(self, group: str) -> None:
@@ -390,16 +393,44 @@ class MainWindow(QMainWindow):
             return "your changes to the settings"
         return None
 
-    def _may_leave(self, action: str, *, quitting: bool = False) -> bool:
+    def may_leave(self, action: str, *, quitting: bool = False) -> bool:
         """Whether to go on with ``action`` (the button's verb) when it drops unsaved edits."""
         unsaved = self._unsaved(quitting=quitting)
         return unsaved is None or messages.confirm(
             self, "Unsaved changes", f"{action} without saving {unsaved}?", action
         )
 
+    def set_tray(self, tray: Tray) -> None:
+        """Keep serving agents from ``tray`` when the window closes; its menu shows or quits."""
+        self.tray = tray
+        tray.show_requested.connect(self.bring_to_front)
+        tray.quit_requested.connect(self.quit)
+
+    def bring_to_front(self) -> None:
+        """Show the window again (from the tray, or when Ambry is launched a second time)."""
+        self.showNormal()
+        self.raise_()
+        self.activateWindow()
+
+    def quit(self) -> None:
+        """Close the window and stop serving agents (asks first about unsaved edits)."""
+        self.quitting = True
+        if self.close():
+            QApplication.quit()
+        self.quitting = False
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        if not self._may_leave("Quit", quitting=True):
+        remember(self, self.state.data_dir, self.nav.currentRow(), self.state.group)
+        if self.tray is not None and not self.quitting and keeps_serving(self.state.data_dir):
+            # The socket stays served; edits stay in the hidden window, unsaved and intact.
+            event.ignore()
+            self.hide()
+            self.tray.tell_once()
+            return
+        if not self.may_leave("Quit", quitting=True):
             event.ignore()
             return
-        messages.bridge.shown.disconnect(self._on_message)
+        if self._listening:
+            messages.bridge.shown.disconnect(self._on_message)
+            self._listening = False
         super().closeEvent(event)

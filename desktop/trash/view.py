@@ -8,7 +8,7 @@ limited and purged), so it is loaded whole on refresh.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, Qt
+from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
@@ -28,6 +28,7 @@ from core.model.errors import AmbryError
 from desktop.memories.values import local_time
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.placeholder import placeholder
 from desktop.widgets.watch import AppState
 
 _INTRO = (
@@ -85,9 +86,13 @@ class TrashPage(LazyPage):
         list_layout.setContentsMargins(0, 0, 0, 0)
         list_layout.addWidget(self.table, 1)
         list_layout.addLayout(buttons)
-        self.nothing = QLabel("The trash is empty.\n\nMemories agents delete appear here.")
-        self.nothing.setObjectName("emptyTitle")
-        self.nothing.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.nothing = placeholder(
+            "The trash is empty",
+            "Memories an agent deletes land here first and can be restored exactly as they "
+            "were, until the days set in Settings have passed. Your own deletes are undone "
+            "with Ctrl+Z instead.",
+            self,
+        )
         self.stack = QStackedWidget(self)
         self.stack.addWidget(list_page)
         self.stack.addWidget(self.nothing)

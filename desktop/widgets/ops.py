@@ -148,6 +148,18 @@ class Executor(QObject):
         if self._service is not None:
             self._service.set_config(config)
 
+    def forget_group(self, group: str) -> None:
+        """Close this thread's store of ``group``, waiting for the tasks queued before."""
+        if self._closed:
+            return
+        self.interrupt()
+
+        def close_store() -> None:
+            if self._service is not None:
+                self._service.close_store(group)
+
+        self._pool.submit(close_store).result()
+
     def close(self) -> None:
         """Drop queued tasks, stop the running one, close the thread's connections."""
         if self._closed:

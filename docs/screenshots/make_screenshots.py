@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from PySide6.QtCore import QEventLoop, QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QWidget
 
 from core.attachments import attach as attachments
 from core.continuity import context as continuity
@@ -29,9 +29,10 @@ from core.storage.paths import DataDir
 from desktop.memories import empty_state
 from desktop.memories.empty_state import load_examples
 from desktop.server.agent_server import AgentServer
-from desktop.shell.app import app_icon, load_style
+from desktop.shell.app import app_icon
 from desktop.shell.main_window import MainWindow, Nav
 from desktop.widgets.ops import Executor
+from desktop.widgets.theme import Theme, theme_manager
 from desktop.widgets.watch import AppState
 
 #: Each view at a large and a small laptop screen: name suffix, size.
@@ -156,21 +157,42 @@ def attachment_activity(service: MemoryService, home: Path, thread_id: str) -> N
 
 
 def shoot(window: MainWindow, app: QApplication, name: str) -> None:
-    for suffix, size in SIZES:
-        window.resize(*size)
+    """``name`` at each size, light (``name.png``) and dark (``name-dark.png``)."""
+    themes = theme_manager()
+    for theme, tag in ((Theme.LIGHT, ""), (Theme.DARK, "-dark")):
+        themes.apply(theme)
+        for suffix, size in SIZES:
+            window.resize(*size)
+            settle(app)
+            window.statusBar().clearMessage()
+            path = HERE / f"{name}{suffix}{tag}.png"
+            window.grab().save(str(path))
+            print(f"wrote {path}")
+    themes.apply(Theme.LIGHT)
+
+
+def shoot_dialog(dialog: QWidget, app: QApplication, name: str) -> None:
+    """A dialog on its own, light and dark."""
+    themes = theme_manager()
+    for theme, tag in ((Theme.LIGHT, ""), (Theme.DARK, "-dark")):
+        themes.apply(theme)
         settle(app)
-        window.statusBar().clearMessage()
-        path = HERE / f"{name}{suffix}.png"
-        window.grab().save(str(path))
+        path = HERE / f"{name}{tag}.png"
+        dialog.grab().save(str(path))
         print(f"wrote {path}")
+    themes.apply(Theme.LIGHT)
 
 
 def main() -> int:
     # Show the command as a person who installed Ambry has it, not this checkout's path.
     empty_state.ambry_command = lambda: "ambry"
+    # Client config paths on the Connect page read as a person's, not this machine's.
+    os.environ["HOME"] = "/home/ana"
+    os.environ.pop("XDG_CONFIG_HOME", None)
+    os.environ.pop("CODEX_HOME", None)
     app = QApplication(sys.argv[:1])
     app.setStyle("Fusion")
-    app.setStyleSheet(load_style())
+    theme_manager().apply(Theme.LIGHT)
     app.setWindowIcon(app_icon())
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = DataDir(Path(tmp) / "data")
@@ -203,6 +225,19 @@ def main() -> int:
         settle(app)
         browser.open_entry(browser.model.id_at(0))
         shoot(window, app, "memories")
+        luna = service.list_ids("main", EntryFilter(), "Luna")[0]
+        browser.open_entry(luna)
+        browser.show_history(luna)
+        history = browser.history_dialog
+        history.select_version(1)
+        history.compare_box.setCurrentIndex(1)
+        shoot_dialog(history, app, "history")
+        history.close()
+        browser.filters.search.setText("zebra crossing")
+        shoot(window, app, "no-results")
+        browser.filters.clear_all()
+        settle(app)
+        browser.open_entry(browser.model.id_at(0))
 
         window.go(Nav.REVIEW)
         shoot(window, app, "review")
@@ -214,6 +249,8 @@ def main() -> int:
         shoot(window, app, "settings")
         window.go(Nav.CONNECT)
         shoot(window, app, "connect")
+        window.go(Nav.TRASH)
+        shoot(window, app, "trash")
 
         # Added last, so the brief and audit above show the memories alone.
         thread_id = thread_activity(service)

@@ -5,10 +5,20 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
-from core.cli.qtlibs import SYSTEM_LIBRARIES, QtLibraries, check_qt_libraries, report, xcb_plugin
+from core.cli import qtlibs
+from core.cli.main import main
+from core.cli.qtlibs import (
+    SYSTEM_LIBRARIES,
+    QtLibraries,
+    check_qt_libraries,
+    report,
+    uses_xcb,
+    xcb_plugin,
+)
 
 BASE = re.compile(
     r"lib(c|m|dl|pthread|rt|stdc\+\+|gcc_s|Qt6\w*|icu\w*|pyside6\w*|shiboken6\w*)\.so"
@@ -43,3 +53,29 @@ def test_the_check_runs_here() -> None:
     result = check_qt_libraries()
     assert result.checked, result.reason
     assert all(name.endswith(tuple(".so." + d for d in "0123456789")) for name in result.missing)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="xcb is Linux's")
+def test_xcb_is_checked_only_where_qt_will_use_it() -> None:
+    assert uses_xcb({"DISPLAY": ":0"})
+    assert uses_xcb({"QT_QPA_PLATFORM": "xcb"})
+    assert not uses_xcb({"QT_QPA_PLATFORM": "offscreen", "DISPLAY": ":0"})
+    assert not uses_xcb({"DISPLAY": ":0", "WAYLAND_DISPLAY": "w-0", "XDG_SESSION_TYPE": "wayland"})
+    assert not uses_xcb({})
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="xcb is Linux's")
+def test_the_gui_launch_names_missing_libraries_instead_of_starting_qt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: object
+) -> None:
+    missing = QtLibraries(True, missing=("libxcb-cursor.so.0",))
+    monkeypatch.setattr(qtlibs, "check_qt_libraries", lambda: missing)
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert main(["--data-dir", str(tmp_path), "--create"]) == 1
+    err = capsys.readouterr().err
+    assert "libxcb-cursor.so.0" in err and "sudo apt-get install libxcb-cursor0" in err
+    assert "sudo dnf install xcb-util-cursor" in err
+    monkeypatch.setattr(qtlibs, "check_qt_libraries", lambda: QtLibraries(True))
+    assert qtlibs.preflight({"DISPLAY": ":99"}) is None

@@ -11,8 +11,10 @@ from pytestqt.qtbot import QtBot
 
 from core.memory.writing import StoreRequest
 from core.model.entries import Actor, EntryType, Source, SourceType, Trust
+from core.model.errors import AmbryError
 from core.service import Caller, MemoryService
-from core.storage.paths import DataDir
+from core.storage.paths import DataDir, validate_group
+from desktop.shell import groups
 from desktop.shell.app import load_style
 from desktop.shell.main_window import MainWindow
 from desktop.widgets import messages
@@ -47,12 +49,26 @@ class Dialogs:
         self.asked.append(label)
         return self.text
 
+    def ask_group_name(
+        self, _parent: object, _title: str, label: str, check: object, *_args: object
+    ) -> str | None:
+        """As the real dialog: a name its check refuses is never returned."""
+        self.asked.append(label)
+        if self.text is None:
+            return None
+        try:
+            check(validate_group(self.text))  # type: ignore[operator]
+        except AmbryError:
+            return None
+        return self.text
+
 
 @pytest.fixture(autouse=True)
 def dialogs(monkeypatch: pytest.MonkeyPatch) -> Dialogs:
     fake = Dialogs()
     monkeypatch.setattr(messages, "confirm", fake.confirm)
     monkeypatch.setattr(messages, "ask_text", fake.ask_text)
+    monkeypatch.setattr(groups, "ask_group_name", fake.ask_group_name)
     return fake
 
 

@@ -90,8 +90,10 @@ def test_editing_supersedes_and_keeps_history(
     assert [e.id for e in service.history("main", new)] == [old, new]
     qtbot.waitUntil(lambda: window.browser.selected_ids() == [new])
     editor.history_button.click()
-    text = window.browser.history_dialog.view.toPlainText()
-    assert "Version 2" in text and "Luna Belle" in text and "Version 1" in text
+    dialog = window.browser.history_dialog
+    text = dialog.view.toPlainText()
+    assert "Version 2" in text and "Luna Belle" in text and "Changed from version 1" in text
+    assert dialog.versions.count() == 2
     window.browser.history_dialog.close()
 
 

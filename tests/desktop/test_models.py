@@ -119,15 +119,15 @@ def test_audit_model_passes_qt_model_tester(
     fill(service, operator, 5)
     model = AuditModel()
     model.PAGE = 2
-    model.load(service.store_for("main"), [], None)
+    model.load(service, "main", [], None)
     assert model.rowCount() == 2 and model.canFetchMore(QModelIndex())
     qtmodeltester.check(model)
     while model.canFetchMore(QModelIndex()):
         model.fetchMore(QModelIndex())
-    actions = [model.index(r, 1).data() for r in range(model.rowCount())]
-    assert actions[-1] == "session start" and "store" in actions
+    said = [model.index(r, 1).data() for r in range(model.rowCount())]
+    assert said[-1] == "You started a session" and "You stored a fact (15 chars)" in said
     # Qt's tester fetches more inside modelReset, so filters are checked on a fresh model.
     filtered = AuditModel()
-    filtered.load(service.store_for("main"), ["store"], "operator")
-    assert {filtered.index(r, 1).data() for r in range(filtered.rowCount())} == {"store"}
+    filtered.load(service, "main", ["store"], "operator")
+    assert {filtered.record_at(r).action for r in range(filtered.rowCount())} == {"store"}
     assert filtered.index(0, 0).data(Qt.ItemDataRole.DisplayRole)

@@ -234,7 +234,7 @@ def test_quitting_asks_before_dropping_a_handoff_edit(
 ) -> None:
     pane = open_page(qtbot, window, thread_id).handoff
     pane.edit_button.click()
-    assert window._may_leave("Quit") and not dialogs.asked  # nothing changed: nothing to lose
+    assert window.may_leave("Quit") and not dialogs.asked  # nothing changed: nothing to lose
 
     pane.editor.setPlainText("# Website redesign\n\nRewritten before quitting.")
     dialogs.answer = False

@@ -1,0 +1,197 @@
+"""Audit rows as sentences a person reads: who did what, to how much, when. No Qt.
+
+Only metadata reaches a sentence (the log holds nothing else): types, sizes,
+counts, reasons, thread ids. Ids are not spelled out here; the page shows them
+as links beside the sentence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import datetime
+
+from core.model.entries import Actor, parse_iso
+from core.storage.audit import Action, AuditRecord
+
+#: Builds the rest of the sentence after the subject.
+Predicate = Callable[[AuditRecord], str]
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"
+
+
+def _n(record: AuditRecord) -> int:
+    return record.count if record.count is not None else len(record.entry_ids)
+
+
+def _chars(record: AuditRecord) -> str:
+    return "" if record.size is None else f" ({plural(record.size, 'char')})"
+
+
+def _bytes(size: int | None) -> str:
+    if size is None:
+        return ""
+    for unit in ("bytes", "KB", "MB"):
+        if size < 1024 or unit == "MB":
+            return f" ({size:,} {unit})" if unit == "bytes" else f" ({size:.1f} {unit})"
+        size = size / 1024  # type: ignore[assignment]
+    return ""
+
+
+def _thread(record: AuditRecord) -> str:
+    thread = record.detail.get("thread")
+    return f" {thread}" if thread else ""
+
+
+def _article(word: str) -> str:
+    return ("an " if word[:1] in "aeiou" else "a ") + word
+
+
+def _store(r: AuditRecord) -> str:
+    kind = str(r.detail.get("type", "memory"))
+    held = " for review" if r.detail.get("status") == "candidate" else ""
+    return f"stored {_article(kind)}{_chars(r)}{held}"
+
+
+def _update(r: AuditRecord) -> str:
+    if r.detail.get("field") == "pinned":
+        return "pinned a memory" if r.detail.get("value") else "unpinned a memory"
+    return f"changed the {r.detail.get('field', 'settings')} of a memory"
+
+
+def _search(r: AuditRecord) -> str:
+    what = "exchanges" if r.detail.get("scope") == "exchanges" else "memories"
+    return f"searched {what} ({plural(_n(r), 'result')})"
+
+
+def _handoff_write(r: AuditRecord) -> str:
+    if r.detail.get("kind") == "session":
+        return f"left a note for the next session of thread{_thread(r)}{_chars(r)}"
+    version = r.detail.get("version")
+    return f"wrote version {version} of the handoff of thread{_thread(r)}{_chars(r)}"
+
+
+def _session_end(r: AuditRecord) -> str:
+    return "ended its session" if r.detail.get("state") != "abandoned" else "left without ending"
+
+
+def _restore(r: AuditRecord) -> str:
+    where = " from the trash" if r.detail.get("source") == "trash" else ""
+    return f"restored {plural(_n(r), 'memory', 'memories')}{where}"
+
+
+def _purge(r: AuditRecord) -> str:
+    why = r.detail.get("reason")
+    return f"removed {plural(_n(r), 'memory', 'memories')} for good" + (f" ({why})" if why else "")
+
+
+def _verify(r: AuditRecord) -> str:
+    states = r.detail.get("states") or {}
+    found = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
+    return f"checked {plural(_n(r), 'attachment')}" + (f": {found}" if found else "")
+
+
+PREDICATES: dict[str, Predicate] = {
+    Action.STORE: _store,
+    Action.DEDUP: lambda r: f"stored a memory it already had{_chars(r)}; the old one was kept",
+    Action.SUPERSEDE: lambda r: "replaced a memory with a new version",
+    Action.DELETE: lambda r: f"deleted {plural(_n(r), 'memory', 'memories')}",
+    Action.RESTORE: _restore,
+    Action.REVEAL: lambda r: "revealed a secret memory",
+    Action.FORGET: lambda r: (
+        f"forgot {plural(_n(r), 'memory', 'memories')} and "
+        f"{plural(int(r.detail.get('exchanges', 0)), 'exchange')}"
+    ),
+    Action.CLEAR: lambda r: f"cleared {r.detail.get('scope', 'all')} memory ({_n(r):,} rows)",
+    Action.EXPORT: lambda r: f"exported {plural(_n(r), 'memory', 'memories')}",
+    Action.IMPORT: lambda r: f"imported {plural(_n(r), 'memory', 'memories')}",
+    Action.SEARCH: _search,
+    Action.BRIEF: lambda r: (
+        f"read the brief ({plural(_n(r), 'memory', 'memories')}"
+        + (f", {r.size:,} chars)" if r.size is not None else ")")
+    ),
+    Action.UPDATE: _update,
+    Action.SECRET_REDACTED: lambda r: f"sent {plural(_n(r), 'secret')}, redacted before saving",
+    Action.NEUTRALIZED: lambda r: f"sent {plural(_n(r), 'instruction marker')}, made inert",
+    Action.REFUSED: lambda r: f"was refused: {r.detail.get('reason', 'not allowed')}",
+    Action.RATE_LIMITED: lambda r: (
+        "was held back by a rate limit"
+        + (f" ({r.detail['reason']})" if r.detail.get("reason") else "")
+    ),
+    Action.PURGE: _purge,
+    Action.REVIEW_ACCEPT: lambda r: f"accepted {plural(_n(r), 'memory', 'memories')} in review",
+    Action.REVIEW_REJECT: lambda r: f"rejected {plural(_n(r), 'memory', 'memories')} in review",
+    Action.REVIEW_DEFER: lambda r: f"deferred {plural(_n(r), 'memory', 'memories')} in review",
+    Action.SESSION_START: lambda r: "started a session",
+    Action.SESSION_END: _session_end,
+    Action.DECAY: lambda r: (
+        f"lowered the confidence of {plural(_n(r), 'unused memory', 'unused memories')}"
+    ),
+    Action.INGEST: lambda r: f"sent text with {plural(_n(r), 'memory marker')}",
+    Action.THREAD_CREATE: lambda r: f"opened a new thread{_thread(r)}",
+    Action.THREAD_OPEN: lambda r: f"picked up thread{_thread(r)}",
+    Action.THREAD_RENAME: lambda r: f"renamed thread{_thread(r)}",
+    Action.THREAD_DELETE: lambda r: f"deleted thread{_thread(r)} and its handoffs",
+    Action.HANDOFF_WRITE: _handoff_write,
+    Action.HANDOFF_RESTORE: lambda r: (
+        f"restored version {r.detail.get('restored')} of the handoff of thread{_thread(r)}"
+    ),
+    Action.HANDOFF_READ: lambda r: f"read the handoff of thread{_thread(r)}",
+    Action.HANDOFF_DELIVER: lambda r: f"received the last session's note of thread{_thread(r)}",
+    Action.HANDOFF_EXPORT: lambda r: f"exported the handoff of thread{_thread(r)}",
+    Action.EXCHANGE_LOG: lambda r: (
+        f"logged {_article(str(r.detail.get('speaker', 'conversation')))} turn{_chars(r)}"
+    ),
+    Action.EXPIRE: lambda r: f"removed {plural(_n(r), 'old exchange')}",
+    Action.ATTACH: lambda r: (
+        f"recorded a receipt for {_article(str(r.detail.get('kind', 'file')))} file{_bytes(r.size)}"
+    ),
+    Action.VERIFY: _verify,
+}
+
+
+def subject(record: AuditRecord, clients: Mapping[str, str]) -> str:
+    """Who did it: "Agent Claude Code", "An agent", "You" or "Ambry"."""
+    match record.actor:
+        case Actor.AGENT:
+            client = clients.get(record.session_id or "", "")
+            return f"Agent {client}" if client else "An agent"
+        case Actor.OPERATOR:
+            return "You"
+        case _:
+            return "Ambry"
+
+
+def sentence(record: AuditRecord, clients: Mapping[str, str]) -> str:
+    """``record`` as one sentence, without its time."""
+    predicate = PREDICATES.get(record.action)
+    what = predicate(record) if predicate else record.action.replace("_", " ")
+    who = subject(record, clients)
+    if who == "You" and what.startswith("was "):
+        what = "were " + what.removeprefix("was ")
+    return f"{who} {what}"
+
+
+def actions_described_by(text: str) -> list[str]:
+    """The actions whose sentence contains ``text`` whatever the row (for the search field)."""
+    needle = text.strip().casefold()
+    if not needle:
+        return []
+    found = []
+    for action, predicate in PREDICATES.items():
+        words = predicate(AuditRecord(0, "", action, "", None, [], 0, 0, {})).casefold()
+        if needle in words or needle in str(action).replace("_", " "):
+            found.append(str(action))
+    return found
+
+
+def short_time(timestamp: str, now: datetime | None = None) -> str:
+    """ "00:23" today, "24 Nov 00:23" this year, "2025-11-24 00:23" before."""
+    when = parse_iso(timestamp).astimezone()
+    today = (now or datetime.now().astimezone()).date()
+    if when.date() == today:
+        return when.strftime("%H:%M")
+    if when.year == today.year:
+        return when.strftime("%d %b %H:%M").lstrip("0")
+    return when.strftime("%Y-%m-%d %H:%M")

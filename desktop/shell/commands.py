@@ -1,0 +1,59 @@
+"""What the command palette offers and F1 lists: the window's actions, pages and groups."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from desktop.memories.view import BrowserPage
+from desktop.shell.groups import GroupCommands
+from desktop.shell.nav import Nav
+from desktop.shell.palette import Command
+from desktop.widgets.watch import AppState
+
+
+class Window(Protocol):
+    """What the commands call on the main window."""
+
+    state: AppState
+    browser: BrowserPage
+    group_commands: GroupCommands
+    new_entry: Callable[[], None]
+    focus_search: Callable[[], None]
+    show_palette: Callable[[], None]
+    show_keys: Callable[[], None]
+    quit: Callable[[], None]
+
+    def go(self, page: Nav) -> None: ...
+    def switch_group(self, name: str | None) -> None: ...
+    def close(self) -> bool: ...
+
+
+def window_commands(window: Window) -> list[Command]:
+    """Everything the palette offers; those with keys also make the F1 list."""
+    found = [
+        Command("New memory", window.new_entry, "Ctrl+N"),
+        Command("Search memories", window.focus_search, "Ctrl+F"),
+        Command("Save the memory, settings or handoff being edited", None, "Ctrl+S"),
+        Command("Cancel a new memory", None, "Escape"),
+        Command("Delete the selected memories (asks first)", None, "Del"),
+        Command("Undo the last delete or reject", None, "Ctrl+Z"),
+        Command("Accept / reject / defer in Review and Claims", None, "A / R / D"),
+        Command("Memory list: default order", window.browser.clear_sort),
+        Command("New group…", window.group_commands.new_group),
+        Command(f"Rename group {window.state.group}…", window.group_commands.rename),
+        Command(f"Delete group {window.state.group}…", window.group_commands.delete),
+    ]
+    found += [Command(f"Go to {n.label}", lambda n=n: window.go(n), n.key) for n in Nav]
+    found += [
+        Command(f"Switch to group {g}", lambda g=g: window.switch_group(g))
+        for g in window.state.groups()
+        if g != window.state.group
+    ]
+    found += [
+        Command("Command palette", window.show_palette, "Ctrl+K"),
+        Command("Keyboard shortcuts", window.show_keys, "F1"),
+        Command("Close the window (agents stay served)", window.close, "Ctrl+W"),
+        Command("Quit", window.quit, "Ctrl+Q"),
+    ]
+    return found

@@ -1,0 +1,52 @@
+"""One-click client setup on the Connect page: asks, merges with a backup, says what it did."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.storage.paths import DataDir
+from desktop.shell.main_window import MainWindow, Nav
+from tests.desktop.conftest import Dialogs
+
+
+def test_add_to_cursor_merges_with_a_backup_and_twice_is_harmless(
+    window: MainWindow, dialogs: Dialogs, data_dir: DataDir, tmp_path: Path
+) -> None:
+    window.go(Nav.CONNECT)
+    box = window.connect_page.setup_box
+    config = tmp_path / "cursor" / "mcp.json"
+    config.parent.mkdir()
+    config.write_text(json.dumps({"mcpServers": {"other": {"command": "x"}}}), encoding="utf-8")
+    box.paths["cursor"] = config
+
+    dialogs.answer = False
+    box.buttons["cursor"].click()
+    assert "Cursor" in dialogs.asked[-1] and str(config) in dialogs.asked[-1]
+    assert "ambry" not in json.loads(config.read_text(encoding="utf-8"))["mcpServers"]
+
+    dialogs.answer = True
+    box.buttons["cursor"].click()
+    servers = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]
+    assert servers["other"] == {"command": "x"}
+    args = servers["ambry"]["args"]
+    assert args[args.index("--data-dir") + 1] == str(data_dir.root)
+    assert args[args.index("--group") + 1] == "main"
+    assert "Added Ambry to Cursor" in box.result.text()
+    assert len(list(config.parent.glob("mcp.json.bak-*"))) == 1
+
+    box.buttons["cursor"].click()
+    assert "already starts Ambry" in box.result.text()
+    assert len(list(config.parent.glob("mcp.json.bak-*"))) == 1
+
+
+def test_a_file_it_cannot_parse_is_left_alone_with_the_reason(
+    window: MainWindow, tmp_path: Path
+) -> None:
+    box = window.connect_page.setup_box
+    config = tmp_path / "claude_desktop_config.json"
+    config.write_text("{ // a comment\n}", encoding="utf-8")
+    box.paths["claude-desktop"] = config
+    box.buttons["claude-desktop"].click()
+    assert "Claude Desktop was not changed" in box.result.text()
+    assert config.read_text(encoding="utf-8") == "{ // a comment\n}"

@@ -1,0 +1,109 @@
+"""Memory history: versions listed, a word diff between them, and a restore as a new version."""
+
+from __future__ import annotations
+
+from pytestqt.qtbot import QtBot
+
+from core.memory.writing import StoreRequest
+from core.model.entries import EntryType, Privacy
+from core.service import Caller, MemoryService
+from desktop.memories.history import Compare, HistoryDialog, word_diff_html
+from desktop.shell.main_window import MainWindow
+from tests.desktop.conftest import Dialogs, add
+from tests.desktop.test_browser import listed, select
+
+
+def edit(
+    service: MemoryService, caller: Caller, old: str, content: str, tags: tuple[str, ...]
+) -> str:
+    request = StoreRequest(EntryType.FACT, content, tags, supersedes=old)
+    return service.store_entries(caller, [request])[0].entry.id
+
+
+def open_history(qtbot: QtBot, window: MainWindow, entry_id: str) -> HistoryDialog:
+    select(qtbot, window, entry_id)
+    window.browser.editor.history_button.click()
+    dialog = window.browser.history_dialog
+    assert isinstance(dialog, HistoryDialog)
+    return dialog
+
+
+def test_word_diff_marks_only_changed_words() -> None:
+    out = word_diff_html("Has a dog named Luna", "Has a dog named <Luna> Belle")
+    assert "<span class='del'>Luna</span>" in out
+    assert "<span class='add'>&lt;Luna&gt; Belle</span>" in out
+    assert out.startswith("Has a dog named ")
+
+
+def test_diff_between_versions_and_against_current(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    v1 = add(service, operator, "Has a dog named Luna", tags=("pets",))
+    v2 = edit(service, operator, v1, "Has a dog named Luna Belle", ("pets", "family"))
+    v3 = edit(service, operator, v2, "Has a cat named Luna Belle", ("pets", "family"))
+    dialog = open_history(qtbot, window, v3)
+    assert dialog.versions.count() == 3
+    assert dialog.chosen() is not None and dialog.chosen().id == v3  # type: ignore[union-attr]
+    assert not dialog.restore_button.isEnabled()  # the current version
+    text = dialog.view.toPlainText()
+    assert "Changed from version 2" in text and "dogcat" in text.replace(" ", "")
+    dialog.select_version(2)
+    text = dialog.view.toPlainText()
+    assert "Version 2" in text and "tags added: family" in text and "Changed from version 1" in text
+    assert dialog.restore_button.isEnabled()
+    dialog.compare_box.setCurrentIndex(dialog.compare_box.findData(Compare.CURRENT))
+    assert "From this version to version 3" in dialog.view.toPlainText()
+    dialog.select_version(1)
+    dialog.compare_box.setCurrentIndex(dialog.compare_box.findData(Compare.PREVIOUS))
+    assert "Has a dog named Luna" in dialog.view.toPlainText()
+    assert "Changed from" not in dialog.view.toPlainText()  # the oldest: its text alone
+    dialog.close()
+
+
+def test_restore_saves_the_old_version_on_top(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    dialogs: Dialogs,
+) -> None:
+    v1 = add(service, operator, "Has a dog named Luna", tags=("pets",))
+    v2 = edit(service, operator, v1, "Has a cat named Tom", ("cats",))
+    dialog = open_history(qtbot, window, v2)
+    dialog.select_version(1)
+    dialogs.answer = False
+    dialog.restore_button.click()
+    assert "version 1" in dialogs.asked[-1] and "saved as version 3" in dialogs.asked[-1]
+    assert [e.id for e in service.history("main", v2)] == [v1, v2]  # Cancel changed nothing
+    dialogs.answer = True
+    dialog.restore_button.click()
+    chain = service.history("main", v2)
+    assert len(chain) == 3 and chain[1].id == v2
+    restored = chain[-1]
+    assert (restored.content, restored.tags) == ("Has a dog named Luna", ("pets",))
+    assert restored.superseded_by is None and restored.id != v1
+    qtbot.waitUntil(lambda: window.browser.selected_ids() == [restored.id])
+    assert listed(window) == [restored.id]
+
+
+def test_restore_of_a_secret_version_keeps_its_unseen_text(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    memory_keyring: object,
+) -> None:
+    request = StoreRequest(EntryType.FACT, "Door code is 4412", (), privacy=Privacy.SECRET)
+    v1 = service.store_entries(operator, [request])[0].entry.id
+    v2 = edit(service, operator, v1, "Door code changed, ask Ana", ())
+    dialog = open_history(qtbot, window, v2)
+    dialog.select_version(1)
+    assert "4412" not in dialog.view.toPlainText()
+    assert "not compared" not in dialog.view.toPlainText()  # no previous: the mask alone
+    dialog.select_version(2)
+    assert "not compared here" in dialog.view.toPlainText()
+    dialog.select_version(1)
+    dialog.restore_button.click()
+    head = service.history("main", v2)[-1]
+    assert head.privacy is Privacy.SECRET
+    assert service.get("main", head.id, reveal=True).content == "Door code is 4412"
