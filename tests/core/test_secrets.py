@@ -172,6 +172,7 @@ def test_look_alikes_raise_nothing(text: str) -> None:
         ("PIN is 1234", "looks like a PIN statement"),
         ("my ssh passphrase is correct-horse-battery-staple", "looks like a passphrase statement"),
         ("My password for the router is Tr0ub4dor&3", "looks like a password statement"),
+        ("password for db.example.com is Tr0ub4dor&3", "looks like a password statement"),
         ("The token is ghx_9a8b7c6d", "looks like a token statement"),
         ("the password is swordfish.", "looks like a password statement"),
     ],
@@ -194,6 +195,9 @@ def test_credential_statement_positives(text: str, reason: str) -> None:
         "The PIN is 4 digits",
         "the password is what you set during install",
         "Passwords are hashed with argon2id",
+        # The "for/on ..." part of a statement never runs past the end of a sentence.
+        "I noticed a spiderman pin on your purse. Is Spider-Man your favourite?",
+        "We lost the key to the shed. Was Mia-Rose there?",
         "",
     ],
 )
