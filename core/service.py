@@ -13,7 +13,9 @@ from typing import Any
 
 from core.attachments import attach as attachments
 from core.attachments import receipts
+from core.claims import records as claim_records
 from core.claims.context import claims_brief_section
+from core.claims.model import ClaimStatus
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
@@ -69,6 +71,11 @@ log = logging.getLogger(__name__)
 
 #: Receipts listed (and re-verified) in the brief.
 BRIEF_RECEIPTS = 5
+#: How a claim in search results says what it is.
+CLAIM_LABELS = {
+    ClaimStatus.VERIFIED: "verified claim: the person confirmed it against its sources",
+    ClaimStatus.CANDIDATE: "unverified claim: proposed, not confirmed; do not treat it as a fact",
+}
 
 
 class MemoryService(Workspace):
@@ -271,6 +278,23 @@ class MemoryService(Workspace):
         )
         self.emit(Changes(group=store.group, audit=True))
         return results
+
+    def claims_matching(self, group: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
+        """Claims whose text matches ``query``, each labelled with what it is (for search results).
+
+        Candidates are shown as unverified statements, never as facts; retracted and
+        rejected claims are left out. Only verified claims ever reach the brief.
+        """
+        if not query.strip():
+            return []
+        store = self.store_for(group)
+        found = claim_records.list_claims(
+            store,
+            query=query,
+            statuses=[ClaimStatus.VERIFIED, ClaimStatus.CANDIDATE],
+            limit=limit,
+        )
+        return [{**c.to_dict(), "label": CLAIM_LABELS[c.status]} for c in found]
 
     def search_entries(
         self, group: str, query: str, flt: EntryFilter, limit: int = 20, mode: Mode = Mode.AUTO

@@ -32,7 +32,9 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_store":
             return service.store(caller, args).to_dict()
         case "memory_search":
-            return {"results": [r.to_dict() for r in service.search(caller, args)]}
+            results = [r.to_dict() for r in service.search(caller, args)]
+            claims = service.claims_matching(caller.group, str(args.get("query") or ""))
+            return {"results": results, "claims": claims}
         case "memory_brief":
             return service.brief(caller, args).to_dict()
         case "memory_delete":

@@ -102,6 +102,12 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
         catch_up(ctx)
     results = ctx.service.search(ctx.caller, tool_args)
     text = "\n".join(format_result(r) for r in results) or "no matching memories"
+    claims = ctx.service.claims_matching(ctx.group, str(tool_args["query"]))
+    if claims:
+        # Labelled, so an unverified claim is never read as one of the memories above.
+        text += "\n\nclaims:\n" + "\n".join(
+            f"{c['id']}  {c['text']}\n  ({c['label']})" for c in claims
+        )
     ctx.emit([r.to_dict() for r in results], text)
     return 0
 

@@ -386,3 +386,29 @@ def test_mode_changes_need_confirmation_back_up_and_roll_back(
     assert len(modes.backups(service, "main")) == 3
     rows = store.execute("SELECT detail FROM audit_log WHERE action = 'claim_mode'").fetchall()
     assert [json.loads(r[0])["how"] for r in rows] == ["apply", "apply", "rollback"]
+
+
+def test_memory_search_shows_claims_labelled_never_as_memories(
+    service: MemoryService, operator: Caller, conn: Connection
+) -> None:
+    seq = _exchange(conn, "The cache is cold on Mondays.")
+    text = "The cache is cold on Mondays"
+    cid = _propose(conn, text, [{"kind": "exchange", "id": seq}])
+    found = ok(conn, "memory_search", {"query": "cache mondays"})
+    assert found["results"] == []  # a claim is not a memory
+    [claim] = found["claims"]
+    assert claim["id"] == cid and claim["status"] == "candidate"
+    assert "unverified" in claim["label"] and "not" in claim["label"]
+    gate.decide(
+        service,
+        operator,
+        cid,
+        Decision.ACCEPT,
+        confirmed_text=text,
+        confirmed_state=SourceState.EXACT,
+    )
+    [claim] = ok(conn, "memory_search", {"query": "cache mondays"})["claims"]
+    assert claim["status"] == "verified" and claim["label"].startswith("verified claim")
+    gate.decide(service, operator, cid, Decision.RETRACT, confirmed_text=text)
+    assert ok(conn, "memory_search", {"query": "cache mondays"})["claims"] == []
+    assert ok(conn, "memory_search", {"query": ""})["claims"] == []

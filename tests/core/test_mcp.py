@@ -270,4 +270,4 @@ def test_the_high_level_client_falls_back_from_discover_and_cancels_cleanly(
             found = await client.call_tool("memory_search", {"query": "nothing"})
             return client.protocol_version, found.structured_content
 
-    assert anyio.run(main) == ("2025-11-25", {"results": []})
+    assert anyio.run(main) == ("2025-11-25", {"results": [], "claims": []})
