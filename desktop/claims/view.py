@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.claims import gate, modes, records
-from core.claims.model import Claim, ClaimStatus, Decision
+from core.claims.model import Claim, ClaimStatus, Decision, Mode
 from core.claims.verify import ClaimReport, verify_claim
 from core.model.changes import Changes
 from core.model.errors import AmbryError
@@ -75,11 +75,22 @@ class ClaimsPage(LazyPage):
         self.filter.addItems([name for name, _ in _FILTERS])
         self.mode_label = QLabel(self)
         self.mode_label.setObjectName("claimsMode")
+        self.mode_box = QComboBox(self)
+        self.mode_box.setObjectName("claimsModeBox")
+        self.mode_box.addItems([m.value for m in Mode])
+        self.mode_box.setToolTip(
+            "Change the claims mode (asks first; the prior setting is backed up)"
+        )
+        self.rollback_button = QPushButton("Undo last mode change…", self)
+        self.rollback_button.setObjectName("flat")
         top = QHBoxLayout()
         top.addWidget(self.filter)
         top.addSpacing(12)
         top.addWidget(self.mode_label)
         top.addStretch(1)
+        top.addWidget(QLabel("Mode:", self))
+        top.addWidget(self.mode_box)
+        top.addWidget(self.rollback_button)
 
         self.table = QTableWidget(0, len(_COLUMNS), self)
         self.table.setObjectName("claimsTable")
@@ -140,6 +151,8 @@ class ClaimsPage(LazyPage):
         layout.addWidget(split, 1)
 
         self.filter.currentIndexChanged.connect(lambda _i: self._invalidate(reload=True))
+        self.mode_box.activated.connect(lambda i: self.change_mode(Mode(self.mode_box.itemText(i))))
+        self.rollback_button.clicked.connect(self.roll_back_mode)
         self.table.itemSelectionChanged.connect(self._on_selection)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate(reload=True))
@@ -156,6 +169,8 @@ class ClaimsPage(LazyPage):
         mode = modes.current_mode(store)
         reach = "verified claims reach the brief" if mode.injects else "no claim reaches the brief"
         self.mode_label.setText(f"Claims mode: {mode.value} ({reach})")
+        self.mode_box.setCurrentText(mode.value)
+        self.rollback_button.setEnabled(bool(modes.backups(self._state.service, self._state.group)))
         keep = self.selected_id()
         statuses = _FILTERS[self.filter.currentIndex()][1]
         self._claims = records.list_claims(store, statuses=statuses, limit=LIMIT)
@@ -243,3 +258,43 @@ class ClaimsPage(LazyPage):
         # Work through the list without the mouse: the next row is selected.
         if self._claims:
             self.table.selectRow(min(max(row, 0), len(self._claims) - 1))
+
+    # -- the mode -----------------------------------------------------------------------
+
+    def change_mode(self, target: Mode) -> None:
+        """Plan the change, show what it does, and apply it only if the person confirms."""
+        service, group = self._state.service, self._state.group
+        plan = modes.plan(service, group, target)
+        if not plan.changes:
+            return
+        effects = "\n".join(f"• {line}" for line in modes.effects(target))
+        question = (
+            f"Change the claims mode of group {group} from {plan.current.value} to "
+            f"{target.value}?\n\n{effects}\n\nThe current setting is backed up first; "
+            "no claim is verified, retracted or changed."
+        )
+        if messages.confirm(self, "Change claims mode", question, "Change mode"):
+            try:
+                done = modes.apply(service, self._state.operator(), target, yes=True)
+            except AmbryError as exc:
+                messages.report(exc)
+            else:
+                messages.info(f"Claims mode is now {target.value} (backup: {done.backup})")
+        self._invalidate(reload=True)
+
+    def roll_back_mode(self) -> None:
+        """Restore the mode saved before the last change, after asking."""
+        if not messages.confirm(
+            self,
+            "Undo mode change",
+            "Restore the claims mode saved before the last change?",
+            "Restore",
+        ):
+            return
+        try:
+            done = modes.rollback(self._state.service, self._state.operator(), yes=True)
+        except AmbryError as exc:
+            messages.report(exc)
+        else:
+            messages.info(f"Claims mode is back to {done.target.value}")
+        self._invalidate(reload=True)

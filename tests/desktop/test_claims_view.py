@@ -107,3 +107,31 @@ def test_an_agent_proposal_appears_live_and_stale_reviews_are_refused(
     gate.decide(service, operator, cid, Decision.REJECT)
     page.decide(Decision.ACCEPT)
     assert records.get_claim(service.store_for("main"), cid).status is ClaimStatus.REJECTED
+
+
+def test_the_person_changes_the_mode_after_a_confirmation_and_can_undo_it(
+    qtbot: QtBot, service: MemoryService, window: MainWindow, dialogs: Dialogs
+) -> None:
+    from core.claims import modes
+    from core.claims.model import Mode
+
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    store = service.store_for("main")
+    qtbot.waitUntil(lambda: page.mode_box.currentText() == "observe")
+    assert not page.rollback_button.isEnabled()  # nothing to undo yet
+    dialogs.answer = False
+    page.mode_box.setCurrentText("enforce")
+    page.mode_box.activated.emit(page.mode_box.currentIndex())
+    assert "from observe to enforce" in dialogs.asked[-1]
+    assert modes.current_mode(store) is Mode.OBSERVE
+    qtbot.waitUntil(lambda: page.mode_box.currentText() == "observe")  # put back
+    dialogs.answer = True
+    page.mode_box.setCurrentText("enforce")
+    page.mode_box.activated.emit(page.mode_box.currentIndex())
+    assert modes.current_mode(store) is Mode.ENFORCE
+    qtbot.waitUntil(lambda: "enforce" in page.mode_label.text())
+    assert len(modes.backups(service, "main")) == 1 and page.rollback_button.isEnabled()
+    qtbot.mouseClick(page.rollback_button, Qt.MouseButton.LeftButton)
+    assert modes.current_mode(store) is Mode.OBSERVE
+    qtbot.waitUntil(lambda: page.mode_box.currentText() == "observe")
