@@ -28,10 +28,12 @@ from PySide6.QtWidgets import (
 )
 
 from core.claims import gate, modes, records
+from core.claims.diagnostics import diagnose
 from core.claims.model import Claim, ClaimStatus, Decision, Mode
 from core.claims.verify import ClaimReport, verify_claim
 from core.model.changes import Changes
 from core.model.errors import AmbryError
+from desktop.claims.diagnostics import DiagnosticsDialog
 from desktop.claims.render import BADGE_COLOURS, badge_text, report_html
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
@@ -83,6 +85,10 @@ class ClaimsPage(LazyPage):
         )
         self.rollback_button = QPushButton("Undo last mode change…", self)
         self.rollback_button.setObjectName("flat")
+        self.diagnostics_button = QPushButton("Diagnostics…", self)
+        self.diagnostics_button.setToolTip(
+            "Recurring, conflicting, ready and decayed claims (diagnostic and enforce modes)"
+        )
         top = QHBoxLayout()
         top.addWidget(self.filter)
         top.addSpacing(12)
@@ -91,6 +97,7 @@ class ClaimsPage(LazyPage):
         top.addWidget(QLabel("Mode:", self))
         top.addWidget(self.mode_box)
         top.addWidget(self.rollback_button)
+        top.addWidget(self.diagnostics_button)
 
         self.table = QTableWidget(0, len(_COLUMNS), self)
         self.table.setObjectName("claimsTable")
@@ -153,6 +160,7 @@ class ClaimsPage(LazyPage):
         self.filter.currentIndexChanged.connect(lambda _i: self._invalidate(reload=True))
         self.mode_box.activated.connect(lambda i: self.change_mode(Mode(self.mode_box.itemText(i))))
         self.rollback_button.clicked.connect(self.roll_back_mode)
+        self.diagnostics_button.clicked.connect(self.show_diagnostics)
         self.table.itemSelectionChanged.connect(self._on_selection)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate(reload=True))
@@ -170,6 +178,7 @@ class ClaimsPage(LazyPage):
         reach = "verified claims reach the brief" if mode.injects else "no claim reaches the brief"
         self.mode_label.setText(f"Claims mode: {mode.value} ({reach})")
         self.mode_box.setCurrentText(mode.value)
+        self.diagnostics_button.setEnabled(mode.reports)
         self.rollback_button.setEnabled(bool(modes.backups(self._state.service, self._state.group)))
         keep = self.selected_id()
         statuses = _FILTERS[self.filter.currentIndex()][1]
@@ -298,3 +307,13 @@ class ClaimsPage(LazyPage):
         else:
             messages.info(f"Claims mode is back to {done.target.value}")
         self._invalidate(reload=True)
+
+    def show_diagnostics(self) -> None:
+        """The read-only diagnostics report, in a dialog (diagnostic and enforce modes)."""
+        try:
+            report = diagnose(self._state.service.store_for(self._state.group))
+        except AmbryError as exc:
+            messages.report(exc)
+            return
+        self.diagnostics = DiagnosticsDialog(report, self)
+        self.diagnostics.open()

@@ -21,6 +21,11 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
 from core.attachments import attach as attachments
+from core.claims import gate as claims_gate
+from core.claims import modes as claims_modes
+from core.claims import records as claims_records
+from core.claims.model import Decision as ClaimDecision
+from core.claims.model import SourceState as ClaimSourceState
 from core.continuity import context as continuity
 from core.continuity import episodes, handoffs, session_handoffs
 from core.model.entries import Actor, EntryFilter
@@ -183,6 +188,35 @@ def shoot_dialog(dialog: QWidget, app: QApplication, name: str) -> None:
     themes.apply(Theme.LIGHT)
 
 
+def claims_activity(service: MemoryService) -> None:
+    """Claims an agent proposed from what was said: exact, partial and drifted ones."""
+    agent = service.open_session("main", Actor.AGENT, "claude-code")
+    said = [
+        ("The staging database runs Postgres 16.", "The staging database runs Postgres 16"),
+        ("Deploys go out on Tuesdays after standup.", "Deploys go out on Tuesdays and Thursdays"),
+        ("Lunch is at noon.", "The office door code changed last week"),
+        ("The redesign launches on 14 May.", "The redesign launches on 14 May"),
+    ]
+    for text, claim in said:
+        seq = episodes.log_exchange(service, agent, "user", text).exchange.id
+        args = {"text": claim, "kind": "project", "sources": [{"kind": "exchange", "id": seq}]}
+        claims_gate.propose(service, agent, args)
+    service.end_session(agent)
+    person = service.open_session("main", Actor.OPERATOR, "desktop")
+    claims_modes.apply(service, person, "enforce", yes=True)
+    store = service.store_for("main")
+    [launch] = claims_records.list_claims(store, query="redesign launches")
+    claims_gate.decide(
+        service,
+        person,
+        launch.id,
+        ClaimDecision.ACCEPT,
+        confirmed_text=launch.text,
+        confirmed_state=ClaimSourceState.EXACT,
+    )
+    service.end_session(person)
+
+
 def main() -> int:
     # Show the command as a person who installed Ambry has it, not this checkout's path.
     empty_state.ambry_command = lambda: "ambry"
@@ -263,6 +297,11 @@ def main() -> int:
         window.go(Nav.THREADS)
         window.threads.select(thread_id)
         shoot(window, app, "threads")
+        claims_activity(service)
+        window.go(Nav.CLAIMS)
+        settle(app)
+        window.claims.table.selectRow(0)
+        shoot(window, app, "claims")
 
         window.close()
         server.stop()

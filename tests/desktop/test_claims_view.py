@@ -135,3 +135,25 @@ def test_the_person_changes_the_mode_after_a_confirmation_and_can_undo_it(
     qtbot.mouseClick(page.rollback_button, Qt.MouseButton.LeftButton)
     assert modes.current_mode(store) is Mode.OBSERVE
     qtbot.waitUntil(lambda: page.mode_box.currentText() == "observe")
+
+
+def test_diagnostics_show_recurring_and_ready_candidates_read_only(
+    qtbot: QtBot, service: MemoryService, window: MainWindow, operator: Caller
+) -> None:
+    from core.claims import modes
+
+    agent = service.open_session("main", Actor.AGENT, "view-test")
+    cid = _claim(service, agent, "We deploy on Fridays.", "We deploy on Fridays")
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    qtbot.waitUntil(lambda: rows(window) == ["We deploy on Fridays"])
+    assert not page.diagnostics_button.isEnabled()  # observe mode does not report
+    modes.apply(service, operator, "diagnostic", yes=True)
+    qtbot.waitUntil(page.diagnostics_button.isEnabled)
+    before = records.get_claim(service.store_for("main"), cid)
+    qtbot.mouseClick(page.diagnostics_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.diagnostics.isVisible())
+    text = page.diagnostics.text.toPlainText()
+    assert "Ready (1)" in text and "We deploy on Fridays" in text and "Conflicting (0)" in text
+    assert records.get_claim(service.store_for("main"), cid) == before  # nothing changed
+    page.diagnostics.reject()
