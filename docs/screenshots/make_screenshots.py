@@ -29,6 +29,8 @@ from core.claims.model import SourceState as ClaimSourceState
 from core.continuity import context as continuity
 from core.continuity import episodes, handoffs, session_handoffs
 from core.model.entries import Actor, EntryFilter
+from core.semantic import backfill
+from core.semantic.embedding import shared_embedder
 from core.service import MemoryService
 from core.storage.paths import DataDir
 from desktop.memories import empty_state
@@ -256,8 +258,14 @@ def main() -> int:
         settle(app)
         pinned = service.list_ids("main", EntryFilter(), "concise answers")[0]
         service.set_pinned(state.operator(), pinned, True)
+        # Vectors for the examples, as the app's background worker makes them.
+        store = service.store_for("main")
+        embedder = shared_embedder(service.config.embedding_model_dir)
+        if embedder is not None:
+            backfill.reindex(store.conn, store.path, "main", embedder)
         settle(app)
         browser.open_entry(browser.model.id_at(0))
+        settle(app)
         shoot(window, app, "memories")
         luna = service.list_ids("main", EntryFilter(), "Luna")[0]
         browser.open_entry(luna)
