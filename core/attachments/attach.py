@@ -283,56 +283,86 @@ def record_receipt(
     if turn is not None:
         turn = screen_label(turn, "turn", known=known)
     store = service.store_for(caller.group)
-    rid, now = facts.receipt_id, iso(utc_now())
     with store.transaction():
-        if thread is None:
-            thread = _session_thread(store, caller.session_id)
-        else:
-            check_thread(store, thread)
-        existing = store.execute(
-            "SELECT sha256 FROM attachment_receipts WHERE id = ?", (rid,)
-        ).fetchone()
-        if existing is not None and existing[0] != facts.sha256:
-            raise Conflict(f"receipt id {rid} already belongs to other bytes", field="path")
-        columns = (
-            facts.kind.value,
-            facts.filename,
-            facts.mime_type,
-            facts.size,
-            facts.path,
-            now,
-            facts.text,
-            facts.excerpt,
+        receipt, created, link = write_receipt(
+            store,
+            caller,
+            facts,
+            thread=thread,
+            turn=turn,
+            observation=obs,
+            now=iso(utc_now()),
+            screened=(obs_redacted, obs_neutralized),
         )
-        if existing is None:
-            store.execute(
-                "INSERT INTO attachment_receipts (kind, filename, mime_type, size, source_path, "
-                "checked_at, extracted_text, excerpt, observation, id, sha256, created_at, "
-                "updated_at, source_status) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'verified')",
-                (*columns, obs, rid, facts.sha256, now, now),
-            )
-        else:
-            # Same bytes seen again: the receipt now describes this sighting.
-            store.execute(
-                "UPDATE attachment_receipts SET kind = ?, filename = ?, mime_type = ?, size = ?, "
-                "source_path = ?, checked_at = ?, extracted_text = ?, excerpt = ?, "
-                "observation = CASE WHEN ? = '' THEN observation ELSE ? END, "
-                "source_status = 'verified', updated_at = ? WHERE id = ?",
-                (*columns, obs, obs, now, rid),
-            )
-        store.execute(
-            "INSERT INTO attachment_receipt_turns "
-            "(receipt_id, thread_id, session_id, turn, source_path, observation, linked_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (rid, thread, caller.session_id, turn, facts.path, obs, now),
-        )
-        link_id = int(store.conn.last_insert_rowid())
-        link = Link(link_id, rid, thread, caller.session_id, turn, facts.path, obs, now)
-        _audit_attach(store, caller, facts, existing is None, obs_redacted, obs_neutralized)
-        receipt = get_receipt(store, rid)
     changes = service.emit(Changes(group=store.group, attachments=True, audit=True))
-    return AttachOutcome(receipt, existing is None, link, changes)
+    return AttachOutcome(receipt, created, link, changes)
+
+
+def write_receipt(
+    store: GroupStore,
+    caller: Caller,
+    facts: FileFacts,
+    *,
+    thread: str | None,
+    turn: str | None,
+    observation: str,
+    now: str,
+    screened: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+) -> tuple[Receipt, bool, Link]:
+    """Insert (or refresh) the receipt for ``facts`` and link this sighting, audited,
+    inside the caller's transaction; ``facts`` and ``observation`` are already screened.
+
+    Returns:
+        The receipt, whether it was created, and the new link.
+    """
+    rid = facts.receipt_id
+    if thread is None:
+        thread = _session_thread(store, caller.session_id)
+    else:
+        check_thread(store, thread)
+    existing = store.execute(
+        "SELECT sha256 FROM attachment_receipts WHERE id = ?", (rid,)
+    ).fetchone()
+    if existing is not None and existing[0] != facts.sha256:
+        raise Conflict(f"receipt id {rid} already belongs to other bytes", field="path")
+    columns = (
+        facts.kind.value,
+        facts.filename,
+        facts.mime_type,
+        facts.size,
+        facts.path,
+        now,
+        facts.text,
+        facts.excerpt,
+    )
+    obs = observation
+    if existing is None:
+        store.execute(
+            "INSERT INTO attachment_receipts (kind, filename, mime_type, size, source_path, "
+            "checked_at, extracted_text, excerpt, observation, id, sha256, created_at, "
+            "updated_at, source_status) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'verified')",
+            (*columns, obs, rid, facts.sha256, now, now),
+        )
+    else:
+        # Same bytes seen again: the receipt now describes this sighting.
+        store.execute(
+            "UPDATE attachment_receipts SET kind = ?, filename = ?, mime_type = ?, size = ?, "
+            "source_path = ?, checked_at = ?, extracted_text = ?, excerpt = ?, "
+            "observation = CASE WHEN ? = '' THEN observation ELSE ? END, "
+            "source_status = 'verified', updated_at = ? WHERE id = ?",
+            (*columns, obs, obs, now, rid),
+        )
+    store.execute(
+        "INSERT INTO attachment_receipt_turns "
+        "(receipt_id, thread_id, session_id, turn, source_path, observation, linked_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (rid, thread, caller.session_id, turn, facts.path, obs, now),
+    )
+    link_id = int(store.conn.last_insert_rowid())
+    link = Link(link_id, rid, thread, caller.session_id, turn, facts.path, obs, now)
+    _audit_attach(store, caller, facts, existing is None, *screened)
+    return get_receipt(store, rid), existing is None, link
 
 
 def _without_known(facts: FileFacts, known: tuple[str, ...]) -> FileFacts:

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from core.cli import history
 from core.cli.context import Context, command, fail, format_entry
 from core.memory import forgetting
 from core.memory.forgetting import Scope
@@ -41,7 +42,15 @@ def _passphrase(args: argparse.Namespace, *, twice: bool) -> str | None:
 
 
 def _export_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", type=Path, help="where to write the JSON Lines export")
+    p.add_argument(
+        "file", type=Path, help="where to write the JSON Lines export (a folder for markdown)"
+    )
+    p.add_argument(
+        "--format",
+        choices=["jsonl", "markdown"],
+        default="jsonl",
+        help="jsonl (default): a file Ambry imports; markdown: readable files in a folder",
+    )
     p.add_argument(
         "--include-private",
         action="store_true",
@@ -56,6 +65,8 @@ def _export_args(p: argparse.ArgumentParser) -> None:
 
 @command("export", "Export the group to a versioned JSON Lines file.")(_export_args)
 def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
+    if args.format == "markdown":
+        return history.export_as_markdown(ctx, args)
     phrase = _passphrase(args, twice=True) if args.include_private else None
     summary = export(
         ctx.service, ctx.caller, args.file, include_private=args.include_private, passphrase=phrase
@@ -72,7 +83,19 @@ def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", type=Path, help="a file written by `ambry export`")
+    p.add_argument(
+        "file", type=Path, help="a file written by `ambry export`, or one of --from's sources"
+    )
+    p.add_argument(
+        "--from",
+        dest="source",
+        choices=history.SOURCES,
+        help="another app's file: a Claude or ChatGPT export, an MCP memory server's JSONL, "
+        "or Markdown notes (a file or a folder)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="with --from: check and count, write nothing"
+    )
     p.add_argument(
         "--passphrase-env",
         metavar="VAR",
@@ -84,6 +107,10 @@ def _import_args(p: argparse.ArgumentParser) -> None:
     _import_args
 )
 def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
+    if args.source:
+        return history.import_history(ctx, args)
+    if args.dry_run:
+        return fail("--dry-run goes with --from", 2)
     try:
         report = import_file(ctx.service, ctx.caller, args.file)
     except InvalidParams as exc:

@@ -19,6 +19,7 @@ def _review_args(p: argparse.ArgumentParser) -> None:
         help="list candidates (default), or accept / reject / defer the given ids",
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="candidate ids")
+    p.add_argument("--all", action="store_true", help="every candidate (after an import, say)")
 
 
 @command("review", "List memories awaiting review, or accept/reject/defer them.")(_review_args)
@@ -32,8 +33,15 @@ def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
             "\n".join(format_entry(e) for e in pending) or "nothing awaits review",
         )
         return 0
+    if args.all:
+        if args.ids:
+            return fail("give ids or --all, not both", 2)
+        args.ids = curation.candidate_ids(ctx.service.store_for(ctx.group))
+        if not args.ids:
+            ctx.emit({"ids": [], "decision": args.action}, "nothing awaits review")
+            return 0
     if not args.ids:
-        return fail(f"review {args.action} needs at least one candidate id", 2)
+        return fail(f"review {args.action} needs at least one candidate id (or --all)", 2)
     decision = Decision(args.action)
     curation.review(ctx.service, ctx.caller, args.ids, decision)
     past = {"accept": "accepted", "reject": "rejected", "defer": "deferred"}[decision]

@@ -23,6 +23,7 @@ from typing import TypeVar
 from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
+    QFileDialog,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -36,6 +37,7 @@ from core.model.entries import Actor, EntryFilter, Privacy
 from core.model.errors import AmbryError, Conflict, InvalidParams
 from core.portability.export import ExportSummary, export
 from core.portability.importing import ImportReport, import_file
+from core.portability.markdown_export import MarkdownExport, export_markdown
 from core.service import Caller, MemoryService
 from core.storage.crypto import KeyUnavailable, load_key
 from desktop.memories.actions import memories
@@ -48,6 +50,7 @@ from desktop.settings.data_dialogs import (
     export_text,
     import_text,
 )
+from desktop.settings.history_dialog import HistoryImportDialog
 from desktop.widgets import messages
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import CLIENT_NAME, AppState
@@ -125,6 +128,10 @@ class DataPanel(QGroupBox):
             "All or nothing: memories already here are skipped; a conflict stops it.", self
         )
         import_hint.setObjectName("hint")
+        # Other apps' history, and a copy a person can read without Ambry.
+        self.history_button = QPushButton("Import from another app…", self)
+        self.markdown_button = QPushButton("Export as Markdown…", self)
+        self.history_dialog: HistoryImportDialog | None = None
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 0)  # busy until the worker's first report
         self.progress.setTextVisible(False)
@@ -141,6 +148,10 @@ class DataPanel(QGroupBox):
         import_row = QHBoxLayout()
         import_row.addWidget(self.import_button)
         import_row.addWidget(import_hint, 1)
+        other_row = QHBoxLayout()
+        other_row.addWidget(self.history_button)
+        other_row.addWidget(self.markdown_button)
+        other_row.addStretch(1)
         busy_row = QHBoxLayout()
         busy_row.addWidget(self.progress)
         busy_row.addWidget(self.status, 1)
@@ -148,6 +159,7 @@ class DataPanel(QGroupBox):
         layout.addWidget(self.intro)
         layout.addLayout(export_row)
         layout.addLayout(import_row)
+        layout.addLayout(other_row)
         layout.addLayout(busy_row)
         layout.addWidget(self.result)
         # Both buttons the same width, so the rows line up.
@@ -160,6 +172,8 @@ class DataPanel(QGroupBox):
         self._show_group(state.group)
         self.export_button.clicked.connect(self.export_group)
         self.import_button.clicked.connect(self.import_file)
+        self.history_button.clicked.connect(self.import_history)
+        self.markdown_button.clicked.connect(self.export_markdown)
         state.group_changed.connect(self._show_group)
         app = QCoreApplication.instance()
         if app is not None:
@@ -213,7 +227,46 @@ class DataPanel(QGroupBox):
             lambda exc: self._failed("Not exported", exc),
         )
 
+    def export_markdown(self) -> None:
+        if self.busy:
+            return
+        folder = QFileDialog.getExistingDirectory(
+            self, "Export as Markdown into", str(self._folder)
+        )
+        if not folder:
+            return
+        group, path = self._state.group, Path(folder)
+
+        def done(summary: MarkdownExport) -> None:
+            text = (
+                f"Wrote {memories(summary.memories)} and {summary.threads} threads "
+                f"({summary.turns} turns) as Markdown to {path}."
+            )
+            if summary.skipped_private:
+                text += f" {memories(summary.skipped_private)} (private or secret) left out."
+            self._done(True, text)
+
+        self._run(
+            f"Exporting {group!r} as Markdown…",
+            group,
+            as_operator(
+                group,
+                lambda svc, caller: export_markdown(
+                    svc, caller, path, progress=self.progressed.emit
+                ),
+            ),
+            done,
+            lambda exc: self._failed("Not exported", exc),
+        )
+
     # -- import ------------------------------------------------------------------
+
+    def import_history(self) -> None:
+        """The dialog for other apps' files (it runs its own jobs)."""
+        if self.history_dialog is None:
+            self.history_dialog = HistoryImportDialog(self._state, self)
+        self.history_dialog.show()
+        self.history_dialog.activateWindow()
 
     def import_file(self) -> None:
         if self.busy:
@@ -305,7 +358,12 @@ class DataPanel(QGroupBox):
         self.progress.setVisible(status is not None)
         self.status.setVisible(status is not None)
         self.status.setText(status or "")
-        for w in (self.export_button, self.import_button, self.include_private):
+        for w in (
+            self.export_button,
+            self.import_button,
+            self.include_private,
+            self.markdown_button,
+        ):
             w.setEnabled(status is None)
 
     def _done(self, ok: bool, text: str, brief: str | None = None) -> None:
@@ -327,6 +385,8 @@ class DataPanel(QGroupBox):
 
     def shutdown(self) -> None:
         """Stop a running job (at quit); an import stopped midway writes nothing."""
+        if self.history_dialog is not None:
+            self.history_dialog.shutdown()
         job, self._job = self._job, None
         if job is not None:
             job.close()

@@ -117,7 +117,7 @@ def test_each_protocol_version_gets_the_fields_it_knows(wire: Wire, version: str
     assert ("annotations" in store) == (version >= "2025-03-26")
     called = wire.request(2, "tools/call", {"name": "memory_search", "arguments": {}})
     assert ("structuredContent" in called["result"]) == structured
-    assert json.loads(called["result"]["content"][0]["text"]) == {"results": []}
+    assert json.loads(called["result"]["content"][0]["text"]) == {"results": [], "claims": []}
     assert wire.close() == 0
 
 

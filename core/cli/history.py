@@ -1,0 +1,73 @@
+"""``ambry import --from …`` and ``ambry export --format markdown``: the parts of
+``import`` and ``export`` (:mod:`core.cli.data`) that read other apps' files and
+write Markdown."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from core.cli.context import Context
+from core.portability import history_import
+from core.portability.history import SourceKind
+from core.portability.markdown_export import export_markdown
+
+_PHASES = {"check": "checking", "write": "importing"}
+
+
+class _Meter:
+    """Progress on stderr, on one line that rewrites itself, when stderr is a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.last = 0.0
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.2 and done < total):
+            return
+        self.last = now
+        pct = 100 * done // total if total else 100
+        print(
+            f"\r{_PHASES.get(phase, phase)}: {pct:3d}% of {total:,} bytes", end="", file=sys.stderr
+        )
+        if done >= total:
+            print(file=sys.stderr)
+
+
+def import_history(ctx: Context, args: argparse.Namespace) -> int:
+    kind = history_import.parse_kind(args.source)
+    path: Path = args.file
+    meter = _Meter(sys.stderr.isatty() and not ctx.as_json)
+    counts = history_import.plan(ctx.service, ctx.caller, kind, path, progress=meter)
+    if args.dry_run or not counts.adds_anything:
+        counts.dry_run = args.dry_run
+        ctx.emit(counts.to_dict(), counts.summary() + ("" if args.dry_run else "; nothing to do"))
+        return 0
+    if not ctx.as_json:
+        print(counts.summary())
+    done = history_import.run(ctx.service, ctx.caller, kind, path, progress=meter)
+    text = done.summary()
+    if done.memories_new:
+        text += "\nreview them with `ambry review` (accept all: `ambry review accept --all`)"
+    if done.turns_new:
+        text += "\nturns are embedded for search by the app, or now with `ambry reindex`"
+    ctx.emit(done.to_dict(), text)
+    return 0
+
+
+def export_as_markdown(ctx: Context, args: argparse.Namespace) -> int:
+    summary = export_markdown(ctx.service, ctx.caller, args.file)
+    text = (
+        f"wrote {summary.memories} memories and {summary.threads} threads "
+        f"({summary.turns} turns) as Markdown to {args.file}"
+    )
+    if summary.skipped_private:
+        text += f"; {summary.skipped_private} private/secret memories left out"
+    ctx.emit(summary.to_dict(), text)
+    return 0
+
+
+SOURCES = [k.value for k in SourceKind]

@@ -1,0 +1,219 @@
+"""What the importers of other tools' files produce, and the helpers they share.
+
+Each source (:mod:`~core.portability.claude_export`, :mod:`~core.portability.chatgpt_export`,
+:mod:`~core.portability.mcp_memory`, :mod:`~core.portability.markdown_notes`) turns its
+file into a stream of :class:`Conversation` (a thread of turns) and :class:`NoteFile`
+(memories from one file) values, checking each record as it goes: a malformed record
+raises :class:`~core.model.errors.InvalidParams` naming the record (line, or index and
+id) and what is wrong. Nothing here writes; :mod:`core.portability.history_import` does.
+
+Chat exports are read as a stream (``ijson``), one conversation at a time, so a file of
+hundreds of megabytes never has to fit in memory.
+"""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+
+from core.model.entries import EntryType, iso
+from core.model.errors import InvalidParams
+
+
+class SourceKind(StrEnum):
+    """The formats ``ambry import --from`` reads."""
+
+    CLAUDE = "claude"
+    CHATGPT = "chatgpt"
+    MCP_MEMORY = "mcp-memory"
+    MARKDOWN = "markdown"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One turn of an imported conversation.
+
+    Attributes:
+        key: the source's id for the message (stored as the exchange's ``turn``), which
+            is how a newer export of the same conversation adds only its new turns.
+        speaker: ``user`` or ``assistant``.
+        at: when it was said, ISO 8601 UTC, or None when the source has no time.
+    """
+
+    key: str
+    speaker: str
+    text: str
+    name: str | None
+    at: str | None
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One conversation: it becomes a thread, its turns exchanges."""
+
+    source_id: str
+    title: str
+    created_at: str | None
+    updated_at: str | None
+    turns: tuple[Turn, ...]
+    #: Where it is in the file, for messages ("conversation 12 (id 3f2a…)").
+    where: str
+
+
+@dataclass(frozen=True)
+class Note:
+    """One memory to import: it goes through the write policy like an agent's store."""
+
+    entry_type: EntryType
+    content: str
+    tags: tuple[str, ...]
+    where: str
+
+
+@dataclass(frozen=True)
+class NoteFile:
+    """The memories read from one file; ``receipt`` says whether the file gets a receipt."""
+
+    path: Path
+    notes: tuple[Note, ...]
+    receipt: bool
+
+
+Record = Conversation | NoteFile
+#: ``progress(done, total)`` in bytes of the file (or files) read so far.
+ByteProgress = Callable[[int, int], None]
+
+
+def parse_time(value: Any, where: str) -> str | None:
+    """An ISO 8601 string or Unix seconds (ChatGPT) as Ambry's UTC time, None for null."""
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return iso(datetime.fromtimestamp(float(value), UTC))
+        if isinstance(value, str):
+            at = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return iso(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
+    except (ValueError, OverflowError, OSError):
+        pass
+    raise InvalidParams(
+        f"{where}: {value!r} is not a time (expected ISO 8601 or Unix seconds)", rule="format"
+    )
+
+
+def text_field(obj: dict[str, Any], key: str, where: str, *, required: bool = True) -> str:
+    value = obj.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str):
+        got = "missing" if key not in obj else f"a {type(value).__name__}"
+        raise InvalidParams(f"{where}: {key} must be a string ({got})", field=key)
+    return value
+
+
+def short(ident: str) -> str:
+    return ident if len(ident) <= 12 else ident[:8] + "…"
+
+
+@contextmanager
+def open_export(path: Path, member: str) -> Iterator[tuple[IO[bytes], int]]:
+    """The export's JSON file as a binary stream and its size: ``path`` itself, or
+    ``member`` inside it when ``path`` is the zip file the service sent."""
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == member]
+                if not names:
+                    raise InvalidParams(
+                        f"{path.name} is a zip file without {member}; give the export's "
+                        f"{member} or the zip file it came in",
+                        field="file",
+                    )
+                info = archive.getinfo(names[0])
+                with archive.open(info) as stream:
+                    yield stream, info.file_size
+            return
+        with path.open("rb") as handle:
+            yield handle, path.stat().st_size
+    except OSError as exc:
+        raise InvalidParams(f"cannot read {path}: {exc.strerror or exc}", field="file") from exc
+
+
+def stream_array(
+    path: Path, member: str, what: str, progress: ByteProgress | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each object of the JSON array in ``path`` (or in ``member`` of its zip), one at a time.
+
+    Raises:
+        InvalidParams: not JSON, not an array, or an item that is not an object; the
+            message names the item (1-based) or the byte where the JSON broke.
+    """
+    with open_export(path, member) as (stream, size):
+        head = _first_byte(stream)
+        if head != b"[":
+            raise InvalidParams(
+                f"{path.name}: expected a JSON array of {what}s (the export's {member}); "
+                f"it starts with {head.decode('latin-1')!r}",
+                field="file",
+            )
+        buffered = io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
+        number = 0
+        try:
+            for number, item in enumerate(ijson.items(buffered, "item", use_float=True), 1):
+                if not isinstance(item, dict):
+                    raise InvalidParams(
+                        f"{path.name}: {what} {number} is a {type(item).__name__}, not an object"
+                    )
+                yield number, item
+                if progress is not None:
+                    progress(min(stream.tell(), size), size)
+        except ijson.JSONError as exc:
+            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise InvalidParams(
+                f"{path.name}: not valid JSON after {what} {number}, near byte "
+                f"{stream.tell():,} ({detail}); the file may be cut short or edited",
+                field="file",
+            ) from None
+        if progress is not None:
+            progress(size, size)
+
+
+def _first_byte(stream: IO[bytes]) -> bytes:
+    while True:
+        b = stream.read(1)
+        if b == b"\xef":  # a UTF-8 byte order mark
+            stream.read(2)
+            continue
+        if not b or not b.isspace():
+            return b
+
+
+class _Prefixed(io.RawIOBase):
+    """``stream`` with ``head`` (already read from it) put back in front."""
+
+    def __init__(self, head: bytes, stream: IO[bytes]) -> None:
+        self._head = head
+        self._stream = stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer)
+        if self._head:
+            n = len(self._head)
+            view[:n] = self._head
+            self._head = b""
+            return n
+        data = self._stream.read(len(view))
+        view[: len(data)] = data
+        return len(data)

@@ -1,0 +1,83 @@
+"""The official MCP memory server's knowledge graph file (``memory.jsonl``).
+
+One JSON object per line, an entity or a relation::
+
+    {"type": "entity", "name": "Dana_Lee", "entityType": "person",
+     "observations": ["Prefers morning meetings", "Works on the billing service"]}
+    {"type": "relation", "from": "Dana_Lee", "to": "Billing", "relationType": "works_on"}
+
+Each observation becomes a fact about its entity (``Dana Lee: Prefers morning
+meetings``), tagged with the entity's name and type. Each relation becomes a fact of
+its own (``Dana Lee works on Billing``), tagged with both names and ``relation``.
+Underscores in names and relation types read as spaces. An entity without
+observations adds nothing by itself; its relations still do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from core.model.entries import MAX_TAG_CHARS, EntryType
+from core.model.errors import InvalidParams
+from core.portability.history import ByteProgress, Note, NoteFile, text_field
+
+
+def read(path: Path, progress: ByteProgress | None = None) -> Iterator[NoteFile]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidParams(f"cannot read {path}: {exc.strerror or exc}", field="file") from exc
+    notes: list[Note] = []
+    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path.name} line {number}"
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidParams(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(value, dict):
+            raise InvalidParams(f"{where}: expected an object with a type, entity or relation")
+        notes += _notes(value, where)
+    if progress is not None:
+        progress(len(data), len(data))
+    yield NoteFile(path, tuple(notes), receipt=False)
+
+
+def _notes(value: dict[str, Any], where: str) -> list[Note]:
+    match value.get("type"):
+        case "entity":
+            name = _words(text_field(value, "name", where))
+            kind = _words(text_field(value, "entityType", where, required=False))
+            observations = value.get("observations", [])
+            if not isinstance(observations, list):
+                raise InvalidParams(f"{where}: observations must be a list of strings")
+            notes = []
+            for i, obs in enumerate(observations):
+                if not isinstance(obs, str):
+                    raise InvalidParams(f"{where}: observations[{i}] must be a string")
+                if obs.strip():
+                    tags = _tags(name, kind)
+                    notes.append(Note(EntryType.FACT, f"{name}: {obs.strip()}", tags, where))
+            return notes
+        case "relation":
+            source = _words(text_field(value, "from", where))
+            target = _words(text_field(value, "to", where))
+            relation = _words(text_field(value, "relationType", where))
+            content = f"{source} {relation} {target}"
+            return [Note(EntryType.FACT, content, _tags(source, target, "relation"), where)]
+        case other:
+            raise InvalidParams(
+                f"{where}: type is {other!r}; expected 'entity' or 'relation'", field="type"
+            )
+
+
+def _words(text: str) -> str:
+    return " ".join(text.replace("_", " ").split())
+
+
+def _tags(*names: str) -> tuple[str, ...]:
+    return tuple(n[:MAX_TAG_CHARS].strip() for n in names if n.strip())

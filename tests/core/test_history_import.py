@@ -1,0 +1,325 @@
+"""Importing other apps' history and memories: Claude, ChatGPT, the MCP memory server,
+Markdown notes; all or nothing, nothing twice, and the Markdown export."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.attachments.attach import verify_all
+from core.cli.main import main
+from core.model.entries import EntryType, Status
+from core.model.errors import Forbidden, InvalidParams
+from core.portability.history import SourceKind
+from core.portability.history_import import Cancelled, plan, run
+from core.portability.markdown_export import export_markdown
+from core.portability.markdown_notes import parse
+from core.service import Caller, MemoryService
+
+FIXTURES = Path(__file__).parent / "fixtures" / "imports"
+CLAUDE = FIXTURES / "claude_conversations.json"
+CHATGPT = FIXTURES / "chatgpt_conversations.json"
+
+
+def _rows(service: MemoryService, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in service.store_for("main").execute(sql, args)]
+
+
+def _count(service: MemoryService, table: str) -> int:
+    return int(_rows(service, f"SELECT count(*) FROM {table}")[0][0])
+
+
+def test_claude_export_becomes_threads_of_turns_with_names_and_times(
+    service: MemoryService, operator: Caller
+) -> None:
+    dry = plan(service, operator, SourceKind.CLAUDE, CLAUDE)
+    assert (dry.threads_new, dry.turns_new, dry.dry_run) == (2, 5, True)
+    assert _count(service, "exchanges") == 0  # a dry run writes nothing
+
+    done = run(service, operator, SourceKind.CLAUDE, CLAUDE)
+    assert (done.threads_new, done.turns_new, done.redacted) == (2, 5, 1)
+    titles = _rows(service, "SELECT title, created_at FROM threads ORDER BY created_at")
+    assert titles == [
+        ("Garden watering schedule", "2024-04-02T08:15:00.000Z"),
+        ("Bike commute", "2024-05-10T17:00:00.000Z"),
+    ]
+    turns = _rows(service, "SELECT speaker, name, said_at, text FROM exchanges ORDER BY said_at")
+    assert turns[0][:3] == ("user", None, "2024-04-02T08:15:00.000Z")
+    # The assistant's text came from its content parts; the tool-only message is skipped.
+    assert turns[1][:2] == ("assistant", "Claude")
+    assert turns[1][3].startswith("Check the soil")
+    # A credential statement in a turn loses its value, not the turn.
+    assert "hunter2" not in turns[2][3] and "[SECRET_REDACTED]" in turns[2][3]
+    assert len(turns) == 5
+
+    again = run(service, operator, SourceKind.CLAUDE, CLAUDE)
+    assert (again.threads_new, again.turns_new, again.turns_present) == (0, 0, 5)
+    assert _count(service, "exchanges") == 5
+
+
+def test_a_newer_export_adds_only_the_new_turns(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    run(service, operator, SourceKind.CLAUDE, CLAUDE)
+    data = json.loads(CLAUDE.read_text())
+    data[1]["chat_messages"].append(
+        {
+            "uuid": "7c1d0012-aaaa-4d1d-9e9e-000000000012",
+            "text": "And in winter?",
+            "sender": "human",
+            "created_at": "2024-11-02T07:00:00Z",
+        }
+    )
+    data[1]["updated_at"] = "2024-11-02T07:00:00Z"
+    newer = tmp_path / "conversations.json"
+    newer.write_text(json.dumps(data))
+    done = run(service, operator, SourceKind.CLAUDE, newer)
+    assert (done.threads_new, done.threads_updated, done.turns_new) == (0, 1, 1)
+    assert done.turns_present == 5
+    assert _rows(service, "SELECT updated_at FROM threads WHERE title = 'Bike commute'") == [
+        ("2024-11-02T07:00:00.000Z",)
+    ]
+
+
+def test_the_zip_the_service_sends_is_read_as_is(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    archive = tmp_path / "data-2024.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(CLAUDE, "conversations.json")
+        z.writestr("users.json", "[]")
+    assert run(service, operator, SourceKind.CLAUDE, archive).turns_new == 5
+    empty = tmp_path / "other.zip"
+    with zipfile.ZipFile(empty, "w") as z:
+        z.writestr("users.json", "[]")
+    with pytest.raises(InvalidParams, match=r"zip file without conversations\.json"):
+        plan(service, operator, SourceKind.CLAUDE, empty)
+
+
+def test_chatgpt_follows_the_current_branch_and_skips_hidden_and_tool_messages(
+    service: MemoryService, operator: Caller
+) -> None:
+    done = run(service, operator, SourceKind.CHATGPT, CHATGPT)
+    assert (done.threads_new, done.turns_new) == (2, 4)
+    turns = _rows(service, "SELECT turn, speaker, name, said_at, text FROM exchanges ORDER BY seq")
+    assert [t[0] for t in turns] == ["n-question", "n-answer-2", "t-question", "t-answer"]
+    assert turns[1][1:4] == ("assistant", "gpt-4o", "2024-06-01T10:00:30.000Z")
+    assert turns[2][4] == "[image]\n\nWhat should I pack for three days of hiking?"
+    assert turns[3][2] == "ChatGPT"  # no model named: the product's name
+    texts = " ".join(t[4] for t in turns)
+    assert "abandoned" not in texts and "Bakes on weekends" not in texts and "print(" not in texts
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda d: d[1]["chat_messages"][1].update(sender="bot"),
+            r"conversation 2 \(uuid 0b6a1c2e…\): chat_messages\[1\]: sender is 'bot'",
+        ),
+        (
+            lambda d: d[0]["chat_messages"][0].update(created_at="yesterday"),
+            r"conversation 1 .*chat_messages\[0\]\.created_at: 'yesterday' is not a time",
+        ),
+        (lambda d: d[1].pop("chat_messages"), r"conversation 2 .*chat_messages must be a list"),
+    ],
+)
+def test_a_malformed_record_is_named_and_nothing_is_written(
+    service: MemoryService, operator: Caller, tmp_path: Path, change: Any, message: str
+) -> None:
+    data = json.loads(CLAUDE.read_text())
+    change(data)
+    bad = tmp_path / "conversations.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InvalidParams, match=message):
+        run(service, operator, SourceKind.CLAUDE, bad)
+    # Conversation 1 was valid, but the file is all or nothing.
+    assert _count(service, "threads") == 0 and _count(service, "exchanges") == 0
+
+
+def test_broken_json_names_the_byte_and_the_last_good_record(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    cut = tmp_path / "conversations.json"
+    cut.write_bytes(CLAUDE.read_bytes()[:-200])
+    with pytest.raises(InvalidParams, match=r"not valid JSON after conversation 1, near byte"):
+        run(service, operator, SourceKind.CLAUDE, cut)
+    assert _count(service, "exchanges") == 0
+    obj = tmp_path / "object.json"
+    obj.write_text('{"conversations": []}')
+    with pytest.raises(InvalidParams, match=r"expected a JSON array of conversations"):
+        plan(service, operator, SourceKind.CHATGPT, obj)
+
+
+def test_chatgpt_tree_errors_are_named(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    data = json.loads(CHATGPT.read_text())
+    data[0]["current_node"] = "nowhere"
+    bad = tmp_path / "conversations.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InvalidParams, match=r"conversation 1 \(id 66a1f0c2…\): current_node"):
+        plan(service, operator, SourceKind.CHATGPT, bad)
+    data = json.loads(CHATGPT.read_text())
+    data[1]["mapping"]["t-root"]["parent"] = "t-answer"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InvalidParams, match="is its own ancestor"):
+        plan(service, operator, SourceKind.CHATGPT, bad)
+
+
+def test_cancel_leaves_nothing_written(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    phases: list[str] = []
+
+    def stop() -> bool:
+        return "write" in phases
+
+    def progress(phase: str, done: int, total: int) -> None:
+        phases.append(phase)
+
+    with pytest.raises(Cancelled):
+        run(service, operator, SourceKind.CHATGPT, CHATGPT, progress=progress, should_stop=stop)
+    assert "check" in phases and _count(service, "threads") == 0
+    assert _count(service, "exchanges") == 0
+
+
+def test_mcp_memory_entities_and_relations_become_facts_for_review(
+    service: MemoryService, operator: Caller
+) -> None:
+    done = run(service, operator, SourceKind.MCP_MEMORY, FIXTURES / "memory.jsonl")
+    assert (done.memories_new, done.refused) == (3, ["memory.jsonl line 4"])
+    rows = _rows(
+        service, "SELECT type, content, tags, status, trust FROM memory_entries ORDER BY seq"
+    )
+    assert [r[1] for r in rows] == [
+        "Dana Lee: Prefers morning meetings",
+        "Dana Lee: Works on the billing service",
+        "Dana Lee works on Billing",
+    ]
+    assert json.loads(rows[2][2]) == ["Dana Lee", "Billing", "relation"]
+    assert {(r[0], r[3], r[4]) for r in rows} == {("fact", "candidate", "low")}
+    assert "Pa55w0rd" not in json.dumps(_rows(service, "SELECT * FROM memory_entries"))
+    again = run(service, operator, SourceKind.MCP_MEMORY, FIXTURES / "memory.jsonl")
+    assert (again.memories_new, again.memories_present) == (0, 3)
+
+
+def test_mcp_memory_bad_line_is_named(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    bad = tmp_path / "memory.jsonl"
+    bad.write_text('{"type":"entity","name":"A","observations":["x"]}\n{"type":"edge"}\n')
+    with pytest.raises(InvalidParams, match=r"memory.jsonl line 2: type is 'edge'"):
+        run(service, operator, SourceKind.MCP_MEMORY, bad)
+    bad.write_text('{"type":"relation","from":"A","to":"B"}\n')
+    with pytest.raises(InvalidParams, match=r"line 1: relationType must be a string \(missing\)"):
+        run(service, operator, SourceKind.MCP_MEMORY, bad)
+    assert _count(service, "memory_entries") == 0
+
+
+def test_markdown_notes_one_entry_per_item_with_types_tags_and_receipts(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes"
+    shutil.copytree(FIXTURES / "notes", notes)
+    done = run(service, operator, SourceKind.MARKDOWN, notes)
+    assert (done.files, done.memories_new, done.receipts_new) == (2, 6, 2)
+    entries = {
+        e.content: e
+        for e in (
+            service.get("main", r[0]) for r in _rows(service, "SELECT id FROM memory_entries")
+        )
+    }
+    tea = entries["Prefers tea to coffee after 3 pm"]
+    assert tea.type is EntryType.PREFERENCE and tea.status is Status.CANDIDATE
+    assert tea.tags == ("home", "routines", "Preferences")
+    assert tea.review_reason == "imported from MEMORY.md line 7"
+    assert entries["Use pnpm, not npm, in the web repo."].type is EntryType.INSTRUCTION
+    cat = entries["The cat is called Miso and is afraid of the hoover. #pets"]
+    assert cat.type is EntryType.FACT and {"Miso", "pets"} <= set(cat.tags)
+    assert "Likes answers with the command first,\nthen the explanation." in "\n".join(entries)
+    assert not any("code is not a memory" in c or "table" in c for c in entries)
+    receipts = _rows(service, "SELECT filename, sha256 FROM attachment_receipts ORDER BY 1")
+    assert [r[0] for r in receipts] == ["MEMORY.md", "Miso.md"]
+
+    again = run(service, operator, SourceKind.MARKDOWN, notes)
+    assert (again.memories_new, again.receipts_new, again.memories_present) == (0, 0, 6)
+    assert _count(service, "attachment_receipt_turns") == 2
+
+    memory = notes / "MEMORY.md"
+    memory.write_text(memory.read_text() + "\n## Preferences\n- Window seat on trains\n")
+    changed = run(service, operator, SourceKind.MARKDOWN, notes)
+    assert (changed.memories_new, changed.receipts_new, changed.memories_present) == (1, 1, 6)
+    states = {v.receipt_id: v.state.value for v in verify_all(service, operator)}
+    assert sorted(states.values()) == ["changed", "verified", "verified"]
+
+
+def test_front_matter_type_and_unclosed_front_matter(tmp_path: Path) -> None:
+    note = tmp_path / "CLAUDE.md"
+    note.write_text("---\ntype: instruction\ntags:\n  - repo\n---\nRun make lint first.\n")
+    [only] = parse(note)
+    assert (only.entry_type, only.tags) == (EntryType.INSTRUCTION, ("repo",))
+    note.write_text("---\ntags: [a]\nNo end.\n")
+    with pytest.raises(InvalidParams, match=r"CLAUDE\.md line 1: front matter .* never closed"):
+        parse(note)
+    note.write_text("---\ntype: wish\n---\n")
+    with pytest.raises(InvalidParams, match=r"CLAUDE\.md line 2: type .wish. is not one of"):
+        parse(note)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3000))
+def test_markdown_parser_never_fails_on_text_and_keeps_entries_within_limits(
+    tmp_path_factory: pytest.TempPathFactory, text: str
+) -> None:
+    note = tmp_path_factory.mktemp("md") / "n.md"
+    note.write_text(text.replace("---", "- - -"), encoding="utf-8")
+    for n in parse(note):
+        assert n.content.strip() and len(n.content) <= 2000
+        assert len(n.tags) <= 10 and all(0 < len(t) <= 50 for t in n.tags)
+
+
+def test_an_agent_cannot_import(service: MemoryService, agent: Caller) -> None:
+    with pytest.raises(Forbidden):
+        plan(service, agent, SourceKind.CLAUDE, CLAUDE)
+
+
+def test_markdown_export_writes_a_file_per_thread_and_memories_by_type(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    run(service, operator, SourceKind.CHATGPT, CHATGPT)
+    service.store(operator, {"type": "preference", "content": "Prefers short answers"})
+    service.store(operator, {"type": "fact", "content": "Keeps bees", "privacy": "public"})
+    out = tmp_path / "md"
+    summary = export_markdown(service, operator, out)
+    assert (summary.threads, summary.turns, summary.memories) == (2, 4, 2)
+    memories = (out / "memories.md").read_text()
+    assert memories.index("## Preferences (1)") < memories.index("## Facts (1)")
+    assert "- Prefers short answers" in memories
+    [sourdough] = (out / "threads").glob("2024-06-01-sourdough-starter-thr*.md".replace("thr", ""))
+    text = sourdough.read_text()
+    assert text.startswith("# Sourdough starter\n")
+    assert "**assistant (gpt-4o)**, 2024-06-01 10:00 UTC:\n\n> No: it is hungry." in text
+
+
+def test_cli_dry_run_counts_then_import_writes(
+    service: MemoryService, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = ["--data-dir", str(service.data_dir.root)]
+    assert main([*data, "import", "--from", "claude", str(CLAUDE), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would add 2 new threads, 5 new turns" in out
+    assert _count(service, "exchanges") == 0
+    assert main([*data, "--json", "import", "--from", "claude", str(CLAUDE)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["turns"] == {"new": 5, "already_present": 0} and not report["dry_run"]
+    assert main([*data, "export", "--format", "markdown", str(tmp_path / "md")]) == 0
+    assert "2 threads (5 turns)" in capsys.readouterr().out
+    assert main([*data, "import", str(CLAUDE), "--dry-run"]) == 2
