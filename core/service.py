@@ -13,9 +13,8 @@ from typing import Any
 
 from core.attachments import attach as attachments
 from core.attachments import receipts
-from core.claims import records as claim_records
+from core.claims import context as claims_context
 from core.claims.context import claims_brief_section
-from core.claims.model import ClaimStatus
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
@@ -54,7 +53,6 @@ from core.recall import search
 from core.recall.brief import MemoryBrief
 from core.recall.briefing import build_group_brief, refresh_decay
 from core.recall.related import related as related_entries
-from core.recall.search import to_search_result
 from core.semantic.backfill import EmbeddingWorker, Progress
 from core.semantic.hybrid import Mode, parse_mode
 from core.semantic.model_cache import set_cache_dir
@@ -71,11 +69,6 @@ log = logging.getLogger(__name__)
 
 #: Receipts listed (and re-verified) in the brief.
 BRIEF_RECEIPTS = 5
-#: How a claim in search results says what it is.
-CLAIM_LABELS = {
-    ClaimStatus.VERIFIED: "verified claim: the person confirmed it against its sources",
-    ClaimStatus.CANDIDATE: "unverified claim: proposed, not confirmed; do not treat it as a fact",
-}
 
 
 class MemoryService(Workspace):
@@ -280,21 +273,8 @@ class MemoryService(Workspace):
         return results
 
     def claims_matching(self, group: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
-        """Claims whose text matches ``query``, each labelled with what it is (for search results).
-
-        Candidates are shown as unverified statements, never as facts; retracted and
-        rejected claims are left out. Only verified claims ever reach the brief.
-        """
-        if not query.strip():
-            return []
-        store = self.store_for(group)
-        found = claim_records.list_claims(
-            store,
-            query=query,
-            statuses=[ClaimStatus.VERIFIED, ClaimStatus.CANDIDATE],
-            limit=limit,
-        )
-        return [{**c.to_dict(), "label": CLAIM_LABELS[c.status]} for c in found]
+        """Claims matching ``query``, each labelled verified or unverified (search results)."""
+        return claims_context.labelled_matches(self.store_for(group), query, limit)
 
     def search_entries(
         self, group: str, query: str, flt: EntryFilter, limit: int = 20, mode: Mode = Mode.AUTO
@@ -319,15 +299,7 @@ class MemoryService(Workspace):
             limit=int(args["limit"]),
             model_dir=self.config.embedding_model_dir,
         )
-        results = [
-            replace(
-                to_search_result(
-                    r.hit, self.readable_content(r.hit.id, r.hit.privacy, r.hit.content), r.score
-                ),
-                signals=r.signals,
-            )
-            for r in ranked or []
-        ]
+        results = search.to_results(self, ranked or [])
         audit.record(
             store,
             Action.SEARCH,

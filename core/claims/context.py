@@ -11,10 +11,10 @@ own limits (entries, characters, tokens) cut it like any other section.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from core.claims import records
-from core.claims.model import Claim
+from core.claims.model import Claim, ClaimStatus
 from core.claims.modes import current_mode
 from core.claims.verify import verify_claim
 from core.continuity.handoff_text import inline_safe
@@ -62,3 +62,24 @@ def claims_brief_section(store: GroupStore, now: str) -> tuple[str, str] | None:
     if not claims:
         return None
     return SECTION_TITLE, "\n".join([_NOTE, "", *map(_line, claims)])
+
+
+#: How a claim in search results says what it is.
+SEARCH_LABELS = {
+    ClaimStatus.VERIFIED: "verified claim: the person confirmed it against its sources",
+    ClaimStatus.CANDIDATE: "unverified claim: proposed, not confirmed; do not treat it as a fact",
+}
+
+
+def labelled_matches(store: GroupStore, query: str, limit: int = 5) -> list[dict[str, Any]]:
+    """Verified and candidate claims whose text matches ``query``, each with its label.
+
+    Shown beside memory search results, never among them; rejected and retracted
+    claims are left out. Only verified claims ever reach the brief.
+    """
+    if not query.strip():
+        return []
+    found = records.list_claims(
+        store, query=query, statuses=[ClaimStatus.VERIFIED, ClaimStatus.CANDIDATE], limit=limit
+    )
+    return [{**c.to_dict(), "label": SEARCH_LABELS[c.status]} for c in found]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import replace
 
 from core.model.entries import MAX_SEARCH_LIMIT, EntryFilter, EntryType, SearchResult, utc_now
@@ -51,11 +52,15 @@ def search_entries(
         )
     else:
         ranked = [memory_recall.RankedHit(h, 0.0, ()) for h in store.recent_hits(flt, limit)]
+    return to_results(ws, ranked)
+
+
+def to_results(ws: Workspace, ranked: Iterable[memory_recall.RankedHit]) -> list[SearchResult]:
+    """Search results from ranked hits: readable content, score and the signals that found them."""
     results = []
     for r in ranked:
-        result = to_search_result(
-            r.hit, ws.readable_content(r.hit.id, r.hit.privacy, r.hit.content), r.score
-        )
+        content = ws.readable_content(r.hit.id, r.hit.privacy, r.hit.content)
+        result = to_search_result(r.hit, content, r.score)
         results.append(replace(result, signals=r.signals) if r.signals else result)
     return results
 

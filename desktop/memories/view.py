@@ -18,12 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
-    QSplitter,
     QTableView,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -35,6 +30,7 @@ from desktop.memories.actions import MemoryActions
 from desktop.memories.editor import EntryEditor
 from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
+from desktop.memories.layout import arrange
 from desktop.memories.model import IdListModel
 from desktop.memories.no_results import NoResults
 from desktop.memories.query import ListQuery, Request
@@ -98,36 +94,9 @@ class BrowserPage(QWidget):
         self.related = RelatedList(executor, self)
         self.commands = commands
         self.runner = ListQuery(executor, self)
-        self.count_label = QLabel(self)
-        self.count_label.setObjectName("hint")
-        self.delete_matching_button = QPushButton("Delete all matching…", self)
-        self.delete_matching_button.setObjectName("danger")
-        self.delete_matching_button.setToolTip(
-            "Delete every memory the search and filters match (asks first, Ctrl+Z undoes)"
+        self.count_label, self.delete_matching_button = arrange(
+            self, self.filters, self.table, self.editor, self.related
         )
-        self.delete_matching_button.setEnabled(False)
-
-        splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        splitter.addWidget(self.table)
-        side = QWidget(self)
-        side_layout = QVBoxLayout(side)
-        side_layout.setContentsMargins(0, 0, 0, 0)
-        side_layout.addWidget(self.editor, 1)
-        side_layout.addWidget(self.related)
-        splitter.addWidget(side)
-        splitter.setStretchFactor(0, 1)
-        splitter.setStretchFactor(1, 0)
-        splitter.setChildrenCollapsible(False)
-        splitter.setSizes([800, 380])
-        self.editor.setMinimumWidth(340)
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.filters)
-        layout.addWidget(splitter, 1)
-        bottom = QHBoxLayout()
-        bottom.addWidget(self.count_label)
-        bottom.addWidget(self.delete_matching_button)
-        bottom.addStretch(1)
-        layout.addLayout(bottom)
 
         self._add_actions()
         self.filters.changed.connect(self._on_query)

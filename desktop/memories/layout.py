@@ -1,0 +1,51 @@
+"""How the memory page is arranged: filters on top, the list beside the detail, counts below."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+
+def arrange(
+    page: QWidget, filters: QWidget, table: QTableView, editor: QWidget, related: QWidget
+) -> tuple[QLabel, QPushButton]:
+    """Lay ``page`` out; returns the count label and the "Delete all matching" button it adds."""
+    count_label = QLabel(page)
+    count_label.setObjectName("hint")
+    delete_matching = QPushButton("Delete all matching…", page)
+    delete_matching.setObjectName("danger")
+    delete_matching.setToolTip(
+        "Delete every memory the search and filters match (asks first, Ctrl+Z undoes)"
+    )
+    delete_matching.setEnabled(False)
+
+    splitter = QSplitter(Qt.Orientation.Horizontal, page)
+    splitter.addWidget(table)
+    side = QWidget(page)
+    side_layout = QVBoxLayout(side)
+    side_layout.setContentsMargins(0, 0, 0, 0)
+    side_layout.addWidget(editor, 1)
+    side_layout.addWidget(related)
+    splitter.addWidget(side)
+    splitter.setStretchFactor(0, 1)
+    splitter.setStretchFactor(1, 0)
+    splitter.setChildrenCollapsible(False)
+    splitter.setSizes([800, 380])
+    editor.setMinimumWidth(340)
+    layout = QVBoxLayout(page)
+    layout.addWidget(filters)
+    layout.addWidget(splitter, 1)
+    bottom = QHBoxLayout()
+    bottom.addWidget(count_label)
+    bottom.addWidget(delete_matching)
+    bottom.addStretch(1)
+    layout.addLayout(bottom)
+    return count_label, delete_matching
