@@ -1,9 +1,9 @@
-"""Continuity between sessions: threads, handoffs, sessions and exchanges.
+"""Continuity between sessions: threads, handoffs, sessions and conversation turns.
 
 Owns: sessions (``sessions``), threads (``threads``), versioned thread handoffs
 (``handoffs``, ``handoff_text``), one-shot session handoffs (``session_handoffs``),
-episodic exchanges and their search (``episodes``), and what a session learns when it
+conversation turns and their hybrid search (``episodes``, ``exchange_recall``),
+bulk-imported history (``imported_history``), and what a session learns when it
 enters a thread (``context``).
-May import: ``core.memory``, ``core.policy``, ``core.storage``, ``core.model``; not
-``recall`` or ``attachments``.
+May import: ``core.memory`` and everything below it; not ``recall`` or ``attachments``.
 """

@@ -1,8 +1,11 @@
 """The write policy: what may reach the store, and in what form.
 
-Owns: argument validation against ``resources/manifest.json`` (``manifest``), secret
-detection and redaction (``secret_rules``, ``secrets``), credential statements
-(``credentials``), injection neutralising (``sanitize``), trust routing
-(``write_policy``) and screening of free-text fields with its audit row (``screening``).
-May import: ``core.storage``, ``core.model``.
+Owns: argument validation against ``resources/manifest.json`` (``manifest``); secret
+detection and redaction (``token_formats``, ``provider_rules_dev``,
+``provider_rules_saas``, ``secret_rules``, ``secrets``) and credential statements
+(``credentials``); one screening of every text field (``field_screening``,
+``import_screening``, ``screening``) and Ambry's own files (``own_files``); injection
+neutralising and agent text (``sanitize``, ``agent_text``); trust routing
+(``write_policy``); rate windows per agent (``ratelimit``).
+May import: ``core.semantic``, ``core.storage``, ``core.model``.
 """

@@ -1,7 +1,8 @@
 """Finding memories and handing them to an agent: search and the brief.
 
-Owns: memory search and browse ordering (``search``), the brief's selection and
-rendering (``brief``) and its queries over a group (``briefing``).
-May import: ``core.memory``, ``core.policy``, ``core.storage``, ``core.model``; not its
-sibling capabilities (``continuity``, ``attachments``): the service composes them.
+Owns: memory search (``search``, with hybrid ranking in ``memory_recall``), related
+memories (``related``), browse order (``ordering``), and the brief: its values
+(``brief_values``), selection and rendering (``brief``) and its queries (``briefing``).
+May import: ``core.memory`` and everything below it; not its sibling capabilities
+(``continuity``, ``attachments``): the service composes them.
 """

@@ -1,6 +1,8 @@
 """What every view shares: messages to the person, background work (``ops``), the app state
 and its change signal (``watch``), table and record models, lazy pages, placeholders,
-Markdown rendering and handing folders to the file manager.
+Markdown rendering, handing folders to the file manager (``files``), key helpers
+(``keys``), the person's window preferences and theme (``prefs``, ``theme``) and the
+embedding progress in the status bar (``embedding_status``).
 
 May import: ``core`` only.
 """
