@@ -140,16 +140,24 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        replace_durably(fd, Path(tmp), path, data, mode)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def replace_durably(fd: int, tmp: Path, path: Path, data: bytes, mode: int) -> None:
+    """Write ``data`` to the open temp file ``fd`` (``tmp``), fsync, rename it to ``path``.
+
+    The caller made ``tmp`` in ``path``'s folder and removes it if this raises.
+    """
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
     if os.name == "posix":
         # The rename itself is durable only once the directory entry is synced.
         dir_fd = os.open(path.parent, os.O_RDONLY)

@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from core.model.config import replace_durably
+
 log = logging.getLogger(__name__)
 
 #: Temp files carry this suffix, so a note can only ever delete one of ours.
@@ -78,20 +80,7 @@ def write_whole(pending: Path, path: Path, data: bytes, mode: int = 0o600) -> No
     tmp = Path(name)
     note = _note(pending, tmp)
     try:
-        if hasattr(os, "fchmod"):
-            os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        if os.name == "posix":
-            # The rename itself is durable only once the directory entry is synced.
-            dir_fd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        replace_durably(fd, tmp, path, data, mode)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
