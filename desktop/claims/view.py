@@ -13,14 +13,11 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
-    QTableWidget,
     QTableWidgetItem,
     QTextBrowser,
     QVBoxLayout,
@@ -37,6 +34,7 @@ from desktop.claims.diagnostics import DiagnosticsDialog
 from desktop.claims.render import BADGE_COLOURS, badge_text, report_html
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.tables import item_table
 from desktop.widgets.watch import AppState
 
 _INTRO = (
@@ -99,19 +97,7 @@ class ClaimsPage(LazyPage):
         top.addWidget(self.rollback_button)
         top.addWidget(self.diagnostics_button)
 
-        self.table = QTableWidget(0, len(_COLUMNS), self)
-        self.table.setObjectName("claimsTable")
-        self.table.setHorizontalHeaderLabels(_COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().hide()
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, len(_COLUMNS)):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.table = item_table(_COLUMNS, "claimsTable", self)
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("claimDetail")
         self.detail.setOpenLinks(False)

@@ -12,11 +12,9 @@ from PySide6.QtCore import QItemSelectionModel
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QStackedWidget,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -29,6 +27,7 @@ from desktop.memories.values import local_time
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.placeholder import placeholder
+from desktop.widgets.tables import item_table
 from desktop.widgets.watch import AppState
 
 _INTRO = (
@@ -50,19 +49,9 @@ class TrashPage(LazyPage):
         super().__init__(parent)
         self._state = state
         self._ids: list[str] = []
-        self.table = QTableWidget(0, len(_COLUMNS), self)
-        self.table.setObjectName("trashTable")
-        self.table.setHorizontalHeaderLabels(_COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setShowGrid(False)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().hide()
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, len(_COLUMNS)):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.table = item_table(
+            _COLUMNS, "trashTable", self, QAbstractItemView.SelectionMode.ExtendedSelection
+        )
 
         intro = QLabel(_INTRO, self)
         intro.setObjectName("hint")

@@ -13,7 +13,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QTableWidget, QWidget
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -90,4 +90,31 @@ def list_table(model: QAbstractItemModel, name: str, parent: QWidget | None = No
     table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
     table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 10)
     table.horizontalHeader().setSectionsClickable(False)
+    return table
+
+
+def item_table(
+    columns: Sequence[str],
+    name: str,
+    parent: QWidget,
+    selection: QAbstractItemView.SelectionMode = QAbstractItemView.SelectionMode.SingleSelection,
+) -> QTableWidget:
+    """A read-only table of items in the list style: the first column stretches, rows select whole.
+
+    For short lists a view fills itself (claims, the trash); long ones use :func:`list_table`
+    over a lazy model.
+    """
+    table = QTableWidget(0, len(columns), parent)
+    table.setObjectName(name)
+    table.setHorizontalHeaderLabels(list(columns))
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(selection)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setShowGrid(False)
+    table.setWordWrap(False)
+    table.verticalHeader().hide()
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for column in range(1, len(columns)):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
     return table
