@@ -170,7 +170,7 @@ def test_new_turns_rebuild_only_their_day(service: MemoryService) -> None:
     changed = {k for k in after if after[k] != before.get(k)}
     # The day, its week and its month; the other day and its rollups are untouched.
     assert len(changed) == 3
-    day = [d for d in summaries(store) if d[1] == "2026-02-09"][0]
+    day = next(d for d in summaries(store) if d[1] == "2026-02-09")
     assert day[6] == 2 and "Remember to pay the piano tuner in cash." in json.loads(day[4])
 
 
