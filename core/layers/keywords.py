@@ -51,8 +51,8 @@ STOPWORDS: Final = frozenset(
     """.split()
 )
 
-#: Terms kept per summary for matching (a summary's keyword index).
-INDEX_TERMS: Final = 40
+#: Terms kept per summary for matching (its keyword index: in practice every term of a day).
+INDEX_TERMS: Final = 400
 #: Keywords shown with a summary.
 SHOWN_TERMS: Final = 8
 

@@ -35,7 +35,7 @@ MAX_TEXT_CHARS: Final = 4000
 DEFAULT_BUDGET: Final = 1500
 MAX_BUDGET: Final = 8000
 #: Summaries scoring below this share of the best are not loaded.
-MIN_RELATIVE: Final = 0.35
+MIN_RELATIVE: Final = 0.6
 TURNS_PER_SUMMARY: Final = 3
 TURN_CHARS: Final = 400
 _CANDIDATES: Final = 40

@@ -242,7 +242,7 @@ def history(service: MemoryService) -> GroupStore:
 
 
 def test_recall_walks_flash_warm_recent_archive_in_order(history: GroupStore) -> None:
-    result = recall(history, "what about the pottery kiln and my sister's class", NOW)
+    result = recall(history, "anything new about pottery?", NOW)
     layers = [i.layer.value for i in result.items]
     assert layers == ["flash", "recent-2", "archive"]
     recent, archive = result.items[1], result.items[2]
