@@ -30,6 +30,7 @@ from desktop.audit.view import AuditPage
 from desktop.brief.view import BriefPage
 from desktop.claims.view import ClaimsPage
 from desktop.connect.view import ConnectPage
+from desktop.layers.view import LayersPage
 from desktop.memories.actions import MemoryActions, plural
 from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
@@ -64,6 +65,7 @@ class Nav(IntEnum):
     CLAIMS = 8
     # Last, as a trash is; reached from the palette (Ctrl+K), the digits run out at 9.
     TRASH = 9
+    LAYERS = 10
 
     @property
     def key(self) -> str:
@@ -139,6 +141,7 @@ class MainWindow(QMainWindow):
         self.threads = ThreadsPage(state)
         self.audit = AuditPage(state)
         self.trash = TrashPage(state)
+        self.layers = LayersPage(state)
         self.claims = ClaimsPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
         self.connect_page = ConnectPage(state, server, socket_path)
@@ -154,6 +157,7 @@ class MainWindow(QMainWindow):
             self.connect_page,
             self.claims,
             self.trash,
+            self.layers,
         ):
             self.pages.addWidget(page)
         self.banner = Banner()
