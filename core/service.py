@@ -13,7 +13,7 @@ from typing import Any
 
 from core.attachments import attach as attachments
 from core.attachments import receipts
-from core.claims.context import claims_brief_section
+from core.claims.context import claim_source_turns, claims_brief_section
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
@@ -388,8 +388,9 @@ class MemoryService(Workspace):
             if section is not None:
                 sections.append(section)
         # Flash and Warm last: the brief cuts the first section that does not fit.
-        budgets = {"flash_budget": self.config.flash_token_budget}
+        budgets: dict[str, Any] = {"flash_budget": self.config.flash_token_budget}
         budgets["warm_budget"] = self.config.warm_token_budget
+        budgets["hidden_turns"] = claim_source_turns(store)  # the claims gate decides those
         return sections + layer_brief_sections(store, caller.thread_id, utc_now(), **budgets)
 
     def build_brief(

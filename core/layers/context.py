@@ -13,6 +13,10 @@ Every line is made single-line and cannot open markdown structure
 (``inline_safe``): turns are quoted history, not instructions.
 
 Without a thread, the group's turns and summaries filed under no thread are used.
+
+``hidden_turns`` (the service passes the turns claims cite) are left out of
+Flash, and a Warm line whose sentence comes from one of them is too: whether a
+claim's statement reaches the agent is the claims gate's decision alone.
 """
 
 from __future__ import annotations
@@ -62,39 +66,69 @@ def _scope(thread_id: str | None) -> str:
 
 
 def flash_section(
-    store: GroupStore, thread_id: str | None, now: datetime, budget_tokens: int
+    store: GroupStore,
+    thread_id: str | None,
+    now: datetime,
+    budget_tokens: int,
+    hidden_turns: frozenset[int] = frozenset(),
 ) -> tuple[str, str] | None:
     rows = store.execute(
-        f"SELECT speaker, name, text, said_at FROM exchanges WHERE {_scope(thread_id)} "
+        f"SELECT speaker, name, text, said_at, seq FROM exchanges WHERE {_scope(thread_id)} "
         "AND said_at >= :since AND said_at <= :now AND speaker IN ('user', 'assistant') "
-        f"ORDER BY said_at DESC, seq DESC LIMIT {FLASH_ITEMS}",
+        f"ORDER BY said_at DESC, seq DESC LIMIT {FLASH_ITEMS + len(hidden_turns)}",
         {"thread": thread_id, "since": iso(now - FLASH_AGE), "now": iso(now)},
     ).fetchall()
     lines = [
         f"- {_age(at, now)}, {inline_safe(name or speaker)}: "
         f"{inline_safe(clip(text, FLASH_TURN_CHARS))}"
-        for speaker, name, text, at in rows
-    ]
+        for speaker, name, text, at, seq in rows
+        if seq not in hidden_turns
+    ][:FLASH_ITEMS]
     kept = _fit(lines, budget_tokens, f"### {FLASH_TITLE}\n\n{_FLASH_NOTE}\n\n")
     if not kept:
         return None
     return FLASH_TITLE, "\n".join([_FLASH_NOTE, "", *reversed(kept)])
 
 
+def _hidden_texts(store: GroupStore, summary_id: str, hidden: frozenset[int]) -> list[str]:
+    if not hidden:
+        return []
+    rows = store.execute(
+        "SELECT e.seq, e.text FROM layer_sources s JOIN exchanges e ON e.seq = s.exchange_seq "
+        "WHERE s.summary_id = ?",
+        (summary_id,),
+    )
+    return [text for seq, text in rows if seq in hidden]
+
+
+def _from_hidden(line: str, hidden_texts: list[str]) -> bool:
+    """Whether a summary line (``who: sentence`` or a quote) repeats a hidden turn."""
+    sentence = line.split(": ", 1)[-1].rstrip("…")
+    return any(sentence in text or line.rstrip("…") in text for text in hidden_texts)
+
+
 def warm_section(
-    store: GroupStore, thread_id: str | None, now: datetime, budget_tokens: int
+    store: GroupStore,
+    thread_id: str | None,
+    now: datetime,
+    budget_tokens: int,
+    hidden_turns: frozenset[int] = frozenset(),
 ) -> tuple[str, str] | None:
     rows = store.execute(
-        f"SELECT period, hook, points, quotes, turn_count FROM layer_summaries "
+        f"SELECT period, hook, points, quotes, turn_count, id FROM layer_summaries "
         f"WHERE level = 'day' AND {_scope(thread_id)} AND end_at < :flash AND end_at >= :warm "
         f"ORDER BY end_at DESC LIMIT {WARM_ITEMS}",
         {"thread": thread_id, "flash": iso(now - FLASH_AGE), "warm": iso(now - WARM_AGE)},
     ).fetchall()
     blocks: list[str] = []
-    for period, hook, points, quotes, count in rows:
-        block = [f"- {period} ({count} turns): {inline_safe(hook)}"]
-        block += [f"  - {inline_safe(p)}" for p in json.loads(points) if p != hook][:3]
-        block += [f"  - quote: “{inline_safe(q)}”" for q in json.loads(quotes)[:2]]
+    for period, hook, points, quotes, count, sid in rows:
+        hidden = _hidden_texts(store, sid, hidden_turns)
+        lines = [p for p in json.loads(points) if not _from_hidden(p, hidden)]
+        head = hook if not _from_hidden(hook, hidden) else (lines[0] if lines else "")
+        block = [f"- {period} ({count} turns): {inline_safe(head or '(nothing to show)')}"]
+        block += [f"  - {inline_safe(p)}" for p in lines if p != head][:3]
+        said = [q for q in json.loads(quotes) if not _from_hidden(q, hidden)]
+        block += [f"  - quote: “{inline_safe(q)}”" for q in said[:2]]
         blocks.append("\n".join(block))
     kept = _fit(blocks, budget_tokens, f"### {WARM_TITLE}\n\n{_WARM_NOTE}\n\n")
     if not kept:
@@ -109,10 +143,11 @@ def layer_brief_sections(
     *,
     flash_budget: int,
     warm_budget: int,
+    hidden_turns: frozenset[int] = frozenset(),
 ) -> list[tuple[str, str]]:
     """The Flash and Warm sections that have anything to show, in that order."""
     sections = [
-        flash_section(store, thread_id, now, flash_budget),
-        warm_section(store, thread_id, now, warm_budget),
+        flash_section(store, thread_id, now, flash_budget, hidden_turns),
+        warm_section(store, thread_id, now, warm_budget, hidden_turns),
     ]
     return [s for s in sections if s is not None]

@@ -355,3 +355,19 @@ def test_service_brief_puts_layers_after_memories_and_respects_limits(
     small = service.brief(agent)
     assert small.token_estimate <= 60 and small.truncated_by is not None
     assert "Miso" in small.markdown and "cat eats at six" not in small.markdown
+
+
+def test_turns_cited_by_claims_stay_out_of_flash_and_warm(
+    history: GroupStore, service: MemoryService
+) -> None:
+    seqs = dict(history.execute("SELECT text, seq FROM exchanges").fetchall())
+    hidden = frozenset(
+        {seqs["Is the pottery studio open again?"], seqs["We are painting the nursery pale green."]}
+    )
+    sections = dict(
+        layer_brief_sections(
+            history, None, NOW, flash_budget=800, warm_budget=600, hidden_turns=hidden
+        )
+    )
+    assert "Flash: the last 48 hours" not in sections  # its only turn is hidden
+    assert "nursery" not in sections.get("Warm: the last week", "")
