@@ -14,10 +14,12 @@ from typing import Any
 from core.attachments import attach as attachments
 from core.attachments import receipts
 from core.claims import context as claims_context
-from core.claims.context import claims_brief_section
+from core.claims.context import claim_source_turns, claims_brief_section
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
+from core.layers.context import layer_brief_sections
+from core.layers.scheduler import LayerWorker
 from core.memory import trash
 from core.memory.confidence import effective_confidence
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
@@ -87,6 +89,7 @@ class MemoryService(Workspace):
         super().__init__(data_dir, config)
         #: Embeds new rows after their write is acknowledged (see :meth:`start_embedding`).
         self.embedding: EmbeddingWorker | None = None
+        self.layers: LayerWorker | None = None  # compression into layers, in the background
         self.on_open(self._expire_and_decay)
         self.on_open(self._embed_on_open)
 
@@ -105,13 +108,17 @@ class MemoryService(Workspace):
             # A long-running process keeps the model's optimised graph for its next start.
             set_cache_dir(self.data_dir.root / "model-cache")
             self.embedding = EmbeddingWorker(self.config.embedding_model_dir, on_progress)
+            self.layers = self.layers or LayerWorker()
             for group in self.open_groups():
                 self.embedding.wake(self.data_dir.group_db(group), group)
+                self.layers.wake(self.data_dir.group_db(group), group)
 
     def close(self) -> None:
         if self.embedding is not None:
             self.embedding.close()
             self.embedding = None
+        if self.layers is not None:
+            self.layers.close()
         super().close()
 
     def _embed_on_open(self, store: GroupStore) -> None:
@@ -138,6 +145,8 @@ class MemoryService(Workspace):
             # A long-running app opens a store once; sessions are when time has moved on.
             self.refresh_decay(group)
             expire_exchanges(store, self.config, utc_now())
+            if self.layers is not None:  # a pass when due, never waited for
+                self.layers.wake(store.path, group)
         known = known_secrets(self.data_dir.root)
         client = screen_label(client[:1000], "client", known=known)
         # The key embeds the client's name as sent: it is stored, so it is screened too.
@@ -374,7 +383,11 @@ class MemoryService(Workspace):
             section = receipts.receipt_brief_section(store, caller.thread_id, BRIEF_RECEIPTS)
             if section is not None:
                 sections.append(section)
-        return sections
+        # Flash and Warm last: the brief cuts the first section that does not fit.
+        budgets: dict[str, Any] = {"flash_budget": self.config.flash_token_budget}
+        budgets["warm_budget"] = self.config.warm_token_budget
+        budgets["hidden_turns"] = claim_source_turns(store)  # the claims gate decides those
+        return sections + layer_brief_sections(store, caller.thread_id, utc_now(), **budgets)
 
     def build_brief(
         self, group: str, *, extra_sections: Sequence[tuple[str, str]] = ()

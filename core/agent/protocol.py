@@ -27,7 +27,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core.agent import rpc_attachments, rpc_claims, rpc_continuity, rpc_memory, rpc_session
+from core.agent import (
+    rpc_attachments,
+    rpc_claims,
+    rpc_continuity,
+    rpc_layers,
+    rpc_memory,
+    rpc_session,
+)
 from core.agent.dispatch import Dispatcher
 
 if TYPE_CHECKING:
@@ -37,6 +44,13 @@ if TYPE_CHECKING:
 def agent_dispatcher(service: MemoryService, token_file: Path | None = None) -> Dispatcher:
     """The method table the agent socket serves: every method of docs/protocol.md."""
     dispatcher = Dispatcher(service, token_file)
-    for module in (rpc_session, rpc_memory, rpc_attachments, rpc_continuity, rpc_claims):
+    for module in (
+        rpc_session,
+        rpc_memory,
+        rpc_attachments,
+        rpc_continuity,
+        rpc_claims,
+        rpc_layers,
+    ):
         module.register(dispatcher)
     return dispatcher

@@ -64,6 +64,16 @@ def claims_brief_section(store: GroupStore, now: str) -> tuple[str, str] | None:
     return SECTION_TITLE, "\n".join([_NOTE, "", *map(_line, claims)])
 
 
+def claim_source_turns(store: GroupStore) -> frozenset[int]:
+    """Turns cited by any claim: their statements reach the brief only through the gate.
+
+    The layers' Flash and Warm sections leave these turns out, so a candidate, a
+    rejected or a retracted claim cannot slip into the agent's context as history.
+    """
+    rows = store.execute("SELECT DISTINCT ref FROM claim_sources WHERE kind = 'exchange'")
+    return frozenset(int(r[0]) for r in rows if str(r[0]).isdigit())
+
+
 #: How a claim in search results says what it is.
 SEARCH_LABELS = {
     ClaimStatus.VERIFIED: "verified claim: the person confirmed it against its sources",

@@ -52,6 +52,9 @@ class Config:
     recency_half_life_days: float = 14.0
     #: Another local embedding model: a folder with model.onnx and tokenizer.json.
     embedding_model_dir: str = ""
+    #: Layers in the brief (docs/layers.md): Flash (48 h verbatim) and Warm (2-7 days), 0: off.
+    flash_token_budget: int = 800
+    warm_token_budget: int = 600
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -78,6 +81,8 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "episodic_ttl_days": (1, 365),
     "recency_weight": (0.0, 1.0),
     "recency_half_life_days": (0.5, 3650.0),
+    "flash_token_budget": (0, 20_000),
+    "warm_token_budget": (0, 20_000),
 }
 
 

@@ -33,6 +33,7 @@ from desktop.audit.view import AuditPage
 from desktop.brief.view import BriefPage
 from desktop.claims.view import ClaimsPage
 from desktop.connect.view import ConnectPage
+from desktop.layers.view import LayersPage
 from desktop.memories.actions import MemoryActions, plural
 from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
@@ -110,6 +111,7 @@ class MainWindow(QMainWindow):
         self.threads = ThreadsPage(state)
         self.audit = AuditPage(state)
         self.trash = TrashPage(state)
+        self.layers = LayersPage(state)
         self.claims = ClaimsPage(state)
         self.settings = SettingsPage(state, executor, socket_path)
         self.connect_page = ConnectPage(state, server, socket_path)
@@ -124,6 +126,7 @@ class MainWindow(QMainWindow):
             self.settings,
             self.connect_page,
             self.claims,
+            self.layers,
             self.trash,
         ):
             self.pages.addWidget(page)

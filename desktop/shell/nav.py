@@ -15,8 +15,10 @@ class Nav(IntEnum):
     SETTINGS = 6
     CONNECT = 7
     CLAIMS = 8
-    # Last, as a trash is; reached from the palette (Ctrl+K), the digits run out at 9.
-    TRASH = 9
+    # From here on the digits have run out: reached from the sidebar and the palette (Ctrl+K).
+    LAYERS = 9
+    # Last, as a trash is.
+    TRASH = 10
 
     @property
     def key(self) -> str:

@@ -99,6 +99,8 @@ def test_every_tool_result_matches_its_result_schema(conn: Connection, tmp_path:
             },
         ),
         ("claim_search", {"query": "ships"}),
+        ("recall", {"text": "which package manager, pnpm?"}),
+        ("dig", {"id": stored["id"], "depth": 1}),
         ("memory_delete", {"id": stored["id"]}),
     ]
     results = {"memory_store": stored, "attachment_receipt": receipt}

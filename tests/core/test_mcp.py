@@ -108,6 +108,8 @@ def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path) -> None:
                 },
             ),
             ("claim_search", {"query": "ships"}),
+            ("recall", {"text": "which package manager, pnpm?"}),
+            ("dig", {"id": stored["id"], "depth": 1}),
         ]:
             results[name] = await call(session, name, args)
         claim = {"id": results["claim_propose"]["id"]}

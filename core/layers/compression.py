@@ -1,0 +1,323 @@
+"""The compression pass: day summaries from turns, weeks from days, months from weeks.
+
+Idempotent and resumable. Every summary records what it was built from
+(``source_key``: the count and last id of its turns, or its children's ids and
+keys); a pass rebuilds only what differs, each day summary in its own short write
+transaction, so a pass that is stopped (``should_stop``, a killed process) leaves
+finished summaries in place and the rest for the next pass. Running it twice in a
+row writes nothing the second time.
+
+Summaries follow their sources out: a day whose turns all expired (the TTL
+policy, ``episodic_ttl_days``) or were cleared loses its summary, and a week or
+month with no children left goes too. Compression itself never deletes a turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any, Final
+
+from core.layers import links
+from core.layers.keywords import term_counts
+from core.layers.summaries import Child, Draft, SourceTurn, draft_day, draft_rollup
+from core.model.entries import iso
+from core.storage.store import GroupStore
+
+#: Meta key: when the last complete pass finished.
+LAST_PASS_KEY: Final = "layers_compressed_at"
+
+
+@dataclass(frozen=True)
+class PassResult:
+    days: int
+    rollups: int
+    removed: int
+    turns: int
+    seconds: float
+    #: False when ``should_stop`` cut the pass short (the rest is done next time).
+    complete: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "days": self.days,
+            "rollups": self.rollups,
+            "removed": self.removed,
+            "turns": self.turns,
+            "seconds": round(self.seconds, 3),
+            "complete": self.complete,
+        }
+
+
+def summary_id(level: str, thread_id: str | None, session_id: str | None, period: str) -> str:
+    """A summary's id, derived from its key so that every pass names it the same."""
+    key = f"{level}\x1f{thread_id or ''}\x1f{session_id or ''}\x1f{period}"
+    return "sum-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def week_of(day: str) -> str:
+    y, w, _ = date.fromisoformat(day).isocalendar()
+    return f"{y}-W{w:02d}"
+
+
+def month_of_week(week: str) -> str:
+    """The month holding the week's Thursday (so each week belongs to one month)."""
+    y, w = week.split("-W")
+    thursday = date.fromisocalendar(int(y), int(w), 4)
+    return f"{thursday.year}-{thursday.month:02d}"
+
+
+@dataclass(frozen=True)
+class _Day:
+    thread_id: str | None
+    session_id: str
+    period: str
+    count: int
+    last_seq: int
+
+    @property
+    def id(self) -> str:
+        return summary_id("day", self.thread_id, self.session_id, self.period)
+
+    @property
+    def key(self) -> str:
+        return f"{self.count}:{self.last_seq}"
+
+
+_DAY_SCOPE = (
+    "coalesce(thread_id, '') = coalesce(:thread, '') AND session_id = :session "
+    "AND substr(said_at, 1, 10) = :day"
+)
+
+
+def _days(store: GroupStore) -> list[_Day]:
+    rows = store.execute(
+        "SELECT thread_id, session_id, substr(said_at, 1, 10), count(*), max(seq) "
+        "FROM exchanges GROUP BY thread_id, session_id, substr(said_at, 1, 10)"
+    ).fetchall()
+    return [_Day(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows]
+
+
+def _turns(store: GroupStore, day: _Day) -> list[SourceTurn]:
+    rows = store.execute(
+        f"SELECT seq, speaker, name, text, said_at FROM exchanges WHERE {_DAY_SCOPE} "
+        "ORDER BY said_at, seq",
+        {"thread": day.thread_id, "session": day.session_id, "day": day.period},
+    ).fetchall()
+    return [SourceTurn(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def _fts_text(draft: Draft) -> str:
+    return "\n".join([draft.hook, *draft.points, *draft.quotes, " ".join(draft.keywords)])
+
+
+def _write(
+    store: GroupStore,
+    sid: str,
+    level: str,
+    thread_id: str | None,
+    session_id: str | None,
+    period: str,
+    draft: Draft,
+    source_key: str,
+    now: str,
+) -> None:
+    seq = store.execute(
+        "INSERT INTO layer_summaries (id, level, thread_id, session_id, period, start_at, "
+        "end_at, hook, points, quotes, keywords, turn_count, terms, source_key, built_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+        "start_at = excluded.start_at, end_at = excluded.end_at, hook = excluded.hook, "
+        "points = excluded.points, quotes = excluded.quotes, keywords = excluded.keywords, "
+        "turn_count = excluded.turn_count, terms = excluded.terms, "
+        "source_key = excluded.source_key, built_at = excluded.built_at RETURNING seq",
+        (
+            sid,
+            level,
+            thread_id,
+            session_id,
+            period,
+            draft.start_at,
+            draft.end_at,
+            draft.hook,
+            json.dumps(draft.points),
+            json.dumps(draft.quotes),
+            json.dumps(draft.keywords),
+            draft.turn_count,
+            json.dumps(draft.terms),
+            source_key,
+            now,
+        ),
+    ).fetchall()[0][0]
+    store.execute("DELETE FROM layer_fts WHERE rowid = ?", (seq,))
+    store.execute("INSERT INTO layer_fts (rowid, text) VALUES (?, ?)", (seq, _fts_text(draft)))
+
+
+def _count_terms(store: GroupStore, terms: Iterable[str], delta: int) -> None:
+    for term in terms:
+        store.execute(
+            "INSERT INTO layer_vocab (term, docs) VALUES (?, max(0, ?)) "
+            "ON CONFLICT (term) DO UPDATE SET docs = max(0, docs + ?)",
+            (term, delta, delta),
+        )
+    store.execute("DELETE FROM layer_vocab WHERE docs = 0")
+
+
+def _build_days(
+    store: GroupStore,
+    dirty: Sequence[_Day],
+    old_terms: dict[str, list[str]],
+    now: str,
+    should_stop: Callable[[], bool],
+) -> tuple[int, int, bool]:
+    """Build the dirty days; returns (summaries, turns, complete)."""
+    df: Counter[str] = Counter(dict(store.execute("SELECT term, docs FROM layer_vocab")))
+    total = int(store.execute("SELECT count(*) FROM layer_summaries WHERE level = 'day'").get)
+    # Count every dirty day's terms first, so the weights do not depend on the order.
+    loaded: list[tuple[_Day, list[SourceTurn], list[str]]] = []
+    for day in dirty:
+        turns = _turns(store, day)
+        terms = sorted(term_counts(t.text for t in turns)[0])
+        df.subtract(old_terms.get(day.id, []))
+        df.update(terms)
+        total += 0 if day.id in old_terms else 1
+        loaded.append((day, turns, terms))
+    built = turns_seen = 0
+    for day, turns, _ in loaded:
+        if should_stop():
+            return built, turns_seen, False
+        draft = draft_day(turns, df, total)
+        with store.transaction():
+            _count_terms(store, old_terms.get(day.id, []), -1)
+            _count_terms(store, draft.terms, +1)
+            _write(
+                store, day.id, "day", day.thread_id, day.session_id, day.period, draft, day.key, now
+            )
+            store.execute("DELETE FROM layer_sources WHERE summary_id = ?", (day.id,))
+            store.execute(
+                f"INSERT INTO layer_sources (summary_id, exchange_seq) SELECT :id, seq "
+                f"FROM exchanges WHERE {_DAY_SCOPE}",
+                {
+                    "id": day.id,
+                    "thread": day.thread_id,
+                    "session": day.session_id,
+                    "day": day.period,
+                },
+            )
+        built += 1
+        turns_seen += len(turns)
+    return built, turns_seen, True
+
+
+def _children(
+    store: GroupStore, level: str
+) -> dict[tuple[str | None, str], list[tuple[str, str, Child]]]:
+    """Summaries of ``level`` grouped by (thread, parent period)."""
+    groups: dict[tuple[str | None, str], list[tuple[str, str, Child]]] = {}
+    for r in store.execute(
+        "SELECT id, thread_id, period, hook, quotes, keywords, start_at, end_at, turn_count, "
+        "source_key FROM layer_summaries WHERE level = ?",
+        (level,),
+    ):
+        parent = week_of(r[2]) if level == "day" else month_of_week(r[2])
+        child = Child(r[3], tuple(json.loads(r[4])), tuple(json.loads(r[5])), r[6], r[7], int(r[8]))
+        groups.setdefault((r[1], parent), []).append((r[0], r[9], child))
+    return groups
+
+
+def _roll_up(store: GroupStore, level: str, child_level: str, now: str) -> tuple[int, int]:
+    """Rebuild the rollups of ``level`` whose children changed; drop childless ones."""
+    existing = dict(
+        store.execute("SELECT id, source_key FROM layer_summaries WHERE level = ?", (level,))
+    )
+    built = 0
+    wanted: set[str] = set()
+    for (thread_id, period), kids in sorted(
+        _children(store, child_level).items(), key=lambda kv: (kv[0][0] or "", kv[0][1])
+    ):
+        sid = summary_id(level, thread_id, None, period)
+        wanted.add(sid)
+        kids.sort(key=lambda k: k[0])
+        key = hashlib.sha256("|".join(f"{i}:{k}" for i, k, _ in kids).encode()).hexdigest()[:16]
+        if existing.get(sid) == key:
+            continue
+        draft = draft_rollup([c for _, _, c in kids])
+        with store.transaction():
+            _write(store, sid, level, thread_id, None, period, draft, key, now)
+            store.execute("DELETE FROM layer_children WHERE parent_id = ?", (sid,))
+            for child_id, _, _ in kids:
+                store.execute(
+                    "INSERT INTO layer_children (parent_id, child_id) VALUES (?, ?)",
+                    (sid, child_id),
+                )
+        built += 1
+    gone = [sid for sid in existing if sid not in wanted]
+    if gone:
+        with store.transaction():
+            for sid in gone:
+                store.execute("DELETE FROM layer_summaries WHERE id = ?", (sid,))
+    return built, len(gone)
+
+
+def compress(
+    store: GroupStore,
+    now: datetime,
+    *,
+    rebuild: bool = False,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> PassResult:
+    """One pass over ``store`` (see the module notes). ``rebuild`` redoes every summary."""
+    started = time.perf_counter()
+    stamp = iso(now)
+    if rebuild:
+        with store.transaction():
+            store.execute("DELETE FROM layer_summaries")
+            store.execute("DELETE FROM layer_vocab")
+            store.execute("DELETE FROM layer_fts")
+    stored = {
+        r[0]: (r[1], json.loads(r[2]))
+        for r in store.execute(
+            "SELECT id, source_key, terms FROM layer_summaries WHERE level = 'day'"
+        )
+    }
+    days = _days(store)
+    dirty = [d for d in days if stored.get(d.id, ("", []))[0] != d.key]
+    old_terms = {d.id: stored[d.id][1] for d in dirty if d.id in stored}
+    built, turns, complete = _build_days(store, dirty, old_terms, stamp, should_stop)
+    live = {d.id for d in days}
+    stale = [sid for sid in stored if sid not in live]
+    if stale:
+        with store.transaction():
+            for sid in stale:
+                _count_terms(store, stored[sid][1], -1)
+                store.execute("DELETE FROM layer_summaries WHERE id = ?", (sid,))
+    rollups = removed = 0
+    if complete:
+        weeks, weeks_gone = _roll_up(store, "week", "day", stamp)
+        months, months_gone = _roll_up(store, "month", "week", stamp)
+        rollups, removed = weeks + months, weeks_gone + months_gone
+        links.sync(store, stamp)
+        with store.transaction():
+            store.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (LAST_PASS_KEY, stamp),
+            )
+    return PassResult(
+        built, rollups, removed + len(stale), turns, time.perf_counter() - started, complete
+    )
+
+
+def last_pass(store: GroupStore) -> str | None:
+    row = store.execute("SELECT value FROM meta WHERE key = ?", (LAST_PASS_KEY,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def is_due(store: GroupStore, now: datetime, interval: timedelta) -> bool:
+    """No complete pass yet, or the last one is ``interval`` old."""
+    last = last_pass(store)
+    return last is None or now - datetime.fromisoformat(last.replace("Z", "+00:00")) >= interval

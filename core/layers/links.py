@@ -1,0 +1,261 @@
+"""Links between memories and summaries, and ``dig``: following them without loops.
+
+A link is strong (same topic: stored in both directions) or weak (related: one
+direction). The compression pass derives them from what is already recorded, so
+no write path has to know about them:
+
+=====================  ========  ===============================================
+when                   strength  between
+=====================  ========  ===============================================
+an entry supersedes    strong    the new entry and the one it replaced
+stored in the same     strong    entries of one session stored at the same
+turn                             instant (one ``memory_store`` batch)
+an entry is            weak      the day summary of the session that saw it
+reinforced                       again -> the entry
+an entry is stored     weak      the day summary of its session -> the entry
+``[[id]]`` in text     weak      the entry or day summary holding the text -> id
+=====================  ========  ===============================================
+
+A summary is also joined to its rollups (``part_of``) and its children
+(``contains``), which ``dig`` follows like strong links. Watermarks in ``meta``
+(the audit log's and the entries' last ids seen) make the derivation incremental.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from core.model.errors import InvalidParams, NotFound
+from core.storage.store import GroupStore
+
+if TYPE_CHECKING:
+    from core.storage.workspace import Workspace
+
+MAX_DEPTH: Final = 3
+#: A dig stops adding nodes past this many (a month contains dozens of days).
+MAX_NODES: Final = 60
+_REFERENCE = re.compile(r"\[\[\s*((?:mem|sum)-[0-9A-Za-z-]{6,40})\s*\]\]")
+_AUDIT_KEY, _ENTRY_KEY, _TURN_KEY = "links_audit_id", "links_entry_seq", "links_turn_seq"
+
+
+def _meta(store: GroupStore, key: str) -> int:
+    row = store.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _set_meta(store: GroupStore, key: str, value: int) -> None:
+    store.execute(
+        "INSERT INTO meta (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (key, str(value)),
+    )
+
+
+def add_link(store: GroupStore, src: str, dst: str, strength: str, reason: str, at: str) -> None:
+    """Record a link (a strong one both ways); an existing link is kept as it is."""
+    if src == dst:
+        return
+    pairs = [(src, dst), (dst, src)] if strength == "strong" else [(src, dst)]
+    for a, b in pairs:
+        store.execute(
+            "INSERT INTO layer_links (src, dst, strength, reason, created_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (src, dst) DO NOTHING",
+            (a, b, strength, reason, at),
+        )
+
+
+def _day_summary(store: GroupStore, session_id: str | None, at: str) -> str | None:
+    if not session_id:
+        return None
+    row = store.execute(
+        "SELECT id FROM layer_summaries WHERE level = 'day' AND session_id = ? AND period = ?",
+        (session_id, at[:10]),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def _exists(store: GroupStore, ref: str) -> bool:
+    table = "memory_entries" if ref.startswith("mem-") else "layer_summaries"
+    return store.execute(f"SELECT 1 FROM {table} WHERE id = ?", (ref,)).fetchone() is not None
+
+
+def references(text: str) -> list[str]:
+    """The ids named as ``[[id]]`` in ``text``, in order, without repeats."""
+    return list(dict.fromkeys(_REFERENCE.findall(text)))
+
+
+def sync(store: GroupStore, at: str) -> int:
+    """Derive the links recorded since the last call; returns how many were looked at."""
+    audit_from, entry_from, turn_from = (
+        _meta(store, _AUDIT_KEY),
+        _meta(store, _ENTRY_KEY),
+        _meta(store, _TURN_KEY),
+    )
+    seen = 0
+    with store.transaction():
+        audit_to = audit_from
+        for row_id, action, session_id, ids, when in store.execute(
+            "SELECT id, action, session_id, entry_ids, at FROM audit_log WHERE id > ? "
+            "AND action IN ('supersede', 'dedup') ORDER BY id",
+            (audit_from,),
+        ).fetchall():
+            audit_to, seen = int(row_id), seen + 1
+            entry_ids = [i for i in json.loads(ids) if isinstance(i, str)]
+            if action == "supersede" and len(entry_ids) == 2:
+                add_link(store, entry_ids[1], entry_ids[0], "strong", "supersedes", at)
+            elif action == "dedup" and entry_ids:
+                summary = _day_summary(store, session_id, when)
+                if summary is not None:
+                    add_link(store, summary, entry_ids[0], "weak", "reinforced", at)
+        last = store.execute("SELECT max(id) FROM audit_log").get
+        _set_meta(store, _AUDIT_KEY, max(audit_to, int(last or 0)))
+
+        entry_to = entry_from
+        for seq, entry_id, session_id, created, text in store.execute(
+            "SELECT seq, id, session_id, created_at, search_text FROM memory_entries "
+            "WHERE seq > ? ORDER BY seq",
+            (entry_from,),
+        ).fetchall():
+            entry_to, seen = int(seq), seen + 1
+            for (other,) in store.execute(
+                "SELECT id FROM memory_entries WHERE session_id = ? AND created_at = ? AND id != ?",
+                (session_id, created, entry_id),
+            ).fetchall():
+                add_link(store, entry_id, other, "strong", "same_turn", at)
+            summary = _day_summary(store, session_id, created)
+            if summary is not None:
+                add_link(store, summary, entry_id, "weak", "stored_in_session", at)
+            for ref in references(text):
+                if _exists(store, ref):
+                    add_link(store, entry_id, ref, "weak", "mentions", at)
+        _set_meta(store, _ENTRY_KEY, entry_to)
+
+        turn_to = turn_from
+        for seq, summary, text in store.execute(
+            "SELECT e.seq, s.summary_id, e.text FROM exchanges e "
+            "JOIN layer_sources s ON s.exchange_seq = e.seq WHERE e.seq > ? "
+            "AND e.text LIKE '%[[%' ORDER BY e.seq",
+            (turn_from,),
+        ).fetchall():
+            turn_to, seen = max(turn_to, int(seq)), seen + 1
+            for ref in references(text):
+                if _exists(store, ref):
+                    add_link(store, summary, ref, "weak", "mentions", at)
+        last_turn = store.execute("SELECT max(exchange_seq) FROM layer_sources").get
+        _set_meta(store, _TURN_KEY, max(turn_to, int(last_turn or 0)))
+    return seen
+
+
+@dataclass(frozen=True)
+class Edge:
+    src: str
+    dst: str
+    strength: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"from": self.src, "to": self.dst, "strength": self.strength, "reason": self.reason}
+
+
+def edges_from(store: GroupStore, node: str) -> list[Edge]:
+    """Every link leaving ``node``, rollup joins included, in a stable order."""
+    out = [
+        Edge(node, r[0], r[1], r[2])
+        for r in store.execute(
+            "SELECT dst, strength, reason FROM layer_links WHERE src = ? ORDER BY strength, dst",
+            (node,),
+        )
+    ]
+    if node.startswith("sum-"):
+        out += [
+            Edge(node, r[0], "strong", "part_of")
+            for r in store.execute(
+                "SELECT parent_id FROM layer_children WHERE child_id = ? ORDER BY 1", (node,)
+            )
+        ]
+        out += [
+            Edge(node, r[0], "strong", "contains")
+            for r in store.execute(
+                "SELECT c.child_id FROM layer_children c JOIN layer_summaries s "
+                "ON s.id = c.child_id WHERE c.parent_id = ? ORDER BY s.start_at",
+                (node,),
+            )
+        ]
+    return out
+
+
+def describe(service: Workspace, group: str, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """What a person or agent sees of each node: an entry's content or a summary's hook."""
+    wanted = list(ids)
+    store = service.store_for(group)
+    found: dict[str, dict[str, Any]] = {}
+    for entry_id, e in service.entries(group, [i for i in wanted if i.startswith("mem-")]).items():
+        found[entry_id] = {
+            "id": entry_id,
+            "kind": "memory",
+            "type": e.type.value,
+            "content": e.content,
+            "status": e.status.value,
+            "superseded_by": e.superseded_by,
+        }
+    for sid in (i for i in wanted if i.startswith("sum-")):
+        r = store.execute(
+            "SELECT level, period, thread_id, hook, start_at, end_at, turn_count "
+            "FROM layer_summaries WHERE id = ?",
+            (sid,),
+        ).fetchone()
+        if r is not None:
+            found[sid] = {
+                "id": sid,
+                "kind": "summary",
+                "level": r[0],
+                "period": r[1],
+                "thread_id": r[2],
+                "hook": r[3],
+                "start_at": r[4],
+                "end_at": r[5],
+                "turn_count": r[6],
+            }
+    return found
+
+
+def dig(service: Workspace, group: str, start: str, depth: int = 2) -> dict[str, Any]:
+    """Nodes reachable from ``start`` in at most ``depth`` hops, each once (no loops)."""
+    if not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
+        raise InvalidParams(f"depth must be between 0 and {MAX_DEPTH}", field="depth", rule="range")
+    store = service.store_for(group)
+    if not start.startswith(("mem-", "sum-")) or not _exists(store, start):
+        raise NotFound(f"no memory or summary {start} in group {group}", field="id")
+    level = {start: 0}
+    edges: list[Edge] = []
+    frontier = [start]
+    truncated = False
+    for hop in range(1, depth + 1):
+        nxt: list[str] = []
+        for node in frontier:
+            for edge in edges_from(store, node):
+                if edge.dst in level:
+                    if level[edge.dst] >= hop - 1:
+                        edges.append(edge)
+                    continue
+                if len(level) >= MAX_NODES:
+                    truncated = True
+                    continue
+                level[edge.dst] = hop
+                edges.append(edge)
+                nxt.append(edge.dst)
+        frontier = nxt
+    info = describe(service, group, level)
+    nodes = [{**info[n], "depth": d} for n, d in level.items() if n in info]
+    kept = {n["id"] for n in nodes}
+    return {
+        "root": start,
+        "depth": depth,
+        "nodes": nodes,
+        "edges": [e.to_dict() for e in edges if e.src in kept and e.dst in kept],
+        "truncated": truncated,
+    }

@@ -1,0 +1,215 @@
+"""``recall {text}``: keywords of the live conversation, matched in the older layers.
+
+1. **Keywords.** The content words of ``text`` (core.layers.keywords), rarest in
+   the group first (idf over the day summaries), at most :data:`MAX_KEYWORDS`.
+2. **Flash.** Turns of the last 48 hours holding any keyword (FTS5, bm25).
+3. **Older layers.** Day summaries whose hook, points, quotes or index keywords
+   hold any keyword (their own FTS5 index, bm25). A summary whose score is below
+   :data:`MIN_RELATIVE` of the best one is left out, so a faint match in a nearer
+   layer cannot bury a strong one further back.
+4. **Order and budget.** Flash, then Warm, then Recent (weeks 1-4), then Archive;
+   best first within each. Each summary comes with its best matching source turns
+   (verbatim) and the detail its layer shows (core.layers.ages). Results are added
+   while the estimated tokens (characters / 4) stay within ``budget``.
+
+Words only, no embeddings: this is the cheap trigger that runs on every turn.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final
+
+from core.layers.ages import FLASH_AGE, ORDER, POINTS, QUOTES, Layer, layer_of, parse_time
+from core.layers.keywords import SHOWN_TERMS, idf, tokens
+from core.model.entries import iso
+from core.model.errors import InvalidParams
+from core.storage.fts import match_expression
+from core.storage.store import GroupStore
+
+MAX_KEYWORDS: Final = 12
+MAX_TEXT_CHARS: Final = 4000
+DEFAULT_BUDGET: Final = 1500
+MAX_BUDGET: Final = 8000
+#: Summaries scoring below this share of the best are not loaded.
+MIN_RELATIVE: Final = 0.6
+TURNS_PER_SUMMARY: Final = 3
+TURN_CHARS: Final = 400
+_CANDIDATES: Final = 40
+
+
+@dataclass(frozen=True)
+class RecallItem:
+    layer: Layer
+    summary: dict[str, Any] | None
+    turns: tuple[dict[str, Any], ...]
+    score: float
+
+    def chars(self) -> int:
+        return len(json.dumps(self.summary or {})) + sum(len(t["text"]) + 40 for t in self.turns)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer.value,
+            "summary": self.summary,
+            "turns": list(self.turns),
+            "score": round(self.score, 4),
+            "tokens": math.ceil(self.chars() / 4),
+        }
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    keywords: tuple[str, ...]
+    items: tuple[RecallItem, ...]
+    budget: int
+    truncated: bool
+    tokens: int = field(default=0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "keywords": list(self.keywords),
+            "results": [i.to_dict() for i in self.items],
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "truncated": self.truncated,
+        }
+
+    def turn_ids(self) -> list[int]:
+        return [int(t["id"]) for i in self.items for t in i.turns]
+
+
+def live_keywords(store: GroupStore, text: str) -> list[str]:
+    """The content words of ``text``, rarest in the group's history first."""
+    terms = list(dict.fromkeys(k for k, _ in tokens(text[:MAX_TEXT_CHARS])))
+    if not terms:
+        return []
+    total = int(store.execute("SELECT count(*) FROM layer_summaries WHERE level = 'day'").get)
+    marks = ", ".join("?" * len(terms))
+    df = dict(store.execute(f"SELECT term, docs FROM layer_vocab WHERE term IN ({marks})", terms))
+    ranked = sorted(terms, key=lambda t: (-idf(int(df.get(t, 0)), total), terms.index(t)))
+    return ranked[:MAX_KEYWORDS]
+
+
+def _turn(row: Any) -> dict[str, Any]:
+    text = row[4] if len(row[4]) <= TURN_CHARS else row[4][: TURN_CHARS - 1] + "…"
+    return {
+        "id": int(row[0]),
+        "speaker": row[1],
+        "name": row[2],
+        "thread_id": row[3],
+        "text": text,
+        "at": row[5],
+        "turn": row[6],
+    }
+
+
+_TURN_COLUMNS = "e.seq, e.speaker, e.name, e.thread_id, e.text, e.said_at, e.turn"
+
+
+def _flash(store: GroupStore, match: str, since: str) -> RecallItem | None:
+    rows = store.execute(
+        f"SELECT {_TURN_COLUMNS}, bm25(exchanges_fts) FROM exchanges_fts "
+        "JOIN exchanges e ON e.seq = exchanges_fts.rowid "
+        "WHERE exchanges_fts MATCH ? AND e.said_at >= ? AND e.speaker IN ('user', 'assistant') "
+        "ORDER BY bm25(exchanges_fts) LIMIT 5",
+        (match, since),
+    ).fetchall()
+    if not rows:
+        return None
+    return RecallItem(Layer.FLASH, None, tuple(_turn(r) for r in rows), -float(rows[0][7]))
+
+
+def _source_turns(store: GroupStore, match: str, summary_id: str) -> tuple[dict[str, Any], ...]:
+    rows = store.execute(
+        f"SELECT {_TURN_COLUMNS} FROM exchanges_fts "
+        "JOIN exchanges e ON e.seq = exchanges_fts.rowid "
+        "JOIN layer_sources s ON s.exchange_seq = e.seq "
+        "WHERE exchanges_fts MATCH ? AND s.summary_id = ? "
+        f"ORDER BY bm25(exchanges_fts) LIMIT {TURNS_PER_SUMMARY}",
+        (match, summary_id),
+    ).fetchall()
+    return tuple(_turn(r) for r in rows)
+
+
+def summary_view(row: Any, layer: Layer) -> dict[str, Any]:
+    """A summary as its layer shows it (``row``: id, level, period, thread_id, hook,
+    points, quotes, keywords, start_at, end_at, turn_count)."""
+    points = json.loads(row[5])[: POINTS[layer]]
+    quotes = json.loads(row[6])[: QUOTES[layer]]
+    return {
+        "id": row[0],
+        "level": row[1],
+        "period": row[2],
+        "thread_id": row[3],
+        "hook": row[4],
+        "points": points,
+        "quotes": quotes,
+        "keywords": json.loads(row[7])[:SHOWN_TERMS],
+        "start_at": row[8],
+        "end_at": row[9],
+        "turn_count": row[10],
+    }
+
+
+SUMMARY_COLUMNS: Final = (
+    "s.id, s.level, s.period, s.thread_id, s.hook, s.points, s.quotes, s.keywords, "
+    "s.start_at, s.end_at, s.turn_count"
+)
+
+
+def recall(
+    store: GroupStore, text: str, now: datetime, *, budget: int = DEFAULT_BUDGET
+) -> RecallResult:
+    """Load what the older layers hold about ``text`` (see the module notes)."""
+    if not isinstance(text, str) or not text.strip():
+        raise InvalidParams("text must be a non-empty string", field="text", rule="minLength")
+    if not 50 <= budget <= MAX_BUDGET:
+        raise InvalidParams(
+            f"budget must be between 50 and {MAX_BUDGET} tokens", field="budget", rule="range"
+        )
+    words = live_keywords(store, text)
+    if not words:
+        return RecallResult((), (), budget, False)
+    match = match_expression(words)
+    since = iso(now - FLASH_AGE)
+    found: list[RecallItem] = []
+    flash = _flash(store, match, since)
+    rows = store.execute(
+        f"SELECT {SUMMARY_COLUMNS}, bm25(layer_fts) FROM layer_fts "
+        "JOIN layer_summaries s ON s.seq = layer_fts.rowid "
+        "WHERE layer_fts MATCH ? AND s.level = 'day' AND s.end_at < ? "
+        f"ORDER BY bm25(layer_fts) LIMIT {_CANDIDATES}",
+        (match, since),
+    ).fetchall()
+    best = max([-float(r[11]) for r in rows], default=0.0)
+    for r in rows:
+        score = -float(r[11])
+        if best > 0 and score < MIN_RELATIVE * best:
+            continue
+        layer = layer_of(parse_time(r[9]), now)
+        found.append(RecallItem(layer, summary_view(r, layer), (), score))
+    found.sort(key=lambda i: (ORDER.index(i.layer.group), -i.score))
+    if flash is not None:
+        found.insert(0, flash)
+    items: list[RecallItem] = []
+    used = 0
+    truncated = False
+    for item in found:
+        if item.summary is not None:
+            item = RecallItem(
+                item.layer,
+                item.summary,
+                _source_turns(store, match, item.summary["id"]),
+                item.score,
+            )
+        cost = math.ceil(item.chars() / 4)
+        if used + cost > budget:
+            truncated = True
+            break
+        items.append(item)
+        used += cost
+    return RecallResult(tuple(words), tuple(items), budget, truncated, used)

@@ -1,0 +1,373 @@
+"""Layers: compression rules, summaries and their DAG, the pass, recall, links, the brief."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+import pytest
+
+from core.continuity.episodes import log_exchange
+from core.layers import keywords
+from core.layers.ages import Layer, layer_of
+from core.layers.compression import compress, is_due, summary_id
+from core.layers.context import layer_brief_sections
+from core.layers.links import dig, references
+from core.layers.recall import recall
+from core.layers.rules import Kind, classify, kept
+from core.layers.scheduler import LayerWorker
+from core.layers.summaries import SourceTurn, draft_day
+from core.model.caller import Caller
+from core.model.config import Config
+from core.model.entries import Actor, iso, utc_now
+from core.model.errors import InvalidParams, NotFound
+from core.service import MemoryService
+from core.storage.store import GroupStore
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=utc_now().tzinfo)
+
+
+def log_session(
+    service: MemoryService, days_ago: float, turns: list[tuple[str, str]], *, thread: str = ""
+) -> Caller:
+    agent = service.open_session("g", Actor.AGENT, "tests")
+    if thread:
+        from core.continuity.context import enter_thread
+
+        agent = enter_thread(service, agent, thread).caller
+    start = NOW - timedelta(days=days_ago)
+    for i, (speaker, text) in enumerate(turns):
+        at = iso(start + timedelta(minutes=i))
+        log_exchange(service, agent, speaker, text, at=at)
+    return agent
+
+
+def summaries(store: GroupStore, level: str = "day") -> list[tuple[str, ...]]:
+    return store.execute(
+        "SELECT id, period, hook, points, quotes, keywords, turn_count FROM layer_summaries "
+        "WHERE level = ? ORDER BY start_at",
+        (level,),
+    ).fetchall()
+
+
+# -- rules ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sentence", "speaker", "kind"),
+    [
+        ("Please remember this: the boiler code is on the fridge.", "user", Kind.REMEMBER),
+        ("No, actually it was the blue folder.", "user", Kind.CORRECTION),
+        ("Always run the linter before you commit.", "user", Kind.INSTRUCTION),
+        ("From now on answer in French please", "user", Kind.INSTRUCTION),
+        ("Let's go with the cheaper flight on Friday.", "user", Kind.DECISION),
+        ("I'll send the invoice to Dana tomorrow morning.", "assistant", Kind.DECISION),
+        ("You should always back up first.", "assistant", Kind.STATEMENT),
+        ("Hi Mel!", "user", Kind.GREETING),
+        ("Thanks so much", "user", Kind.GREETING),
+        ("Sounds good!", "user", Kind.FILLER),
+        ("haha", "assistant", Kind.FILLER),
+        ("The garden needs new tomato seedlings.", "user", Kind.STATEMENT),
+        ("Did the garden get new seedlings?", "user", Kind.QUESTION),
+        ("exit code 0, 14 files changed", "tool", Kind.TOOL),
+    ],
+)
+def test_each_sentence_gets_its_kind(sentence: str, speaker: str, kind: Kind) -> None:
+    if speaker == "tool":
+        assert kept(sentence, speaker) == []
+    else:
+        assert classify(sentence, speaker) is kind
+
+
+def test_tool_output_greetings_and_filler_are_dropped() -> None:
+    turn = "Hey! Ok. Remember that the deploy key rotates monthly. Sounds good!"
+    assert [s.kind for s in kept(turn, "user")] == [Kind.REMEMBER]
+    assert kept("Traceback (most recent call last): ...", "tool") == []
+    assert kept("compaction happened", "system") == []
+
+
+def test_keywords_fold_plurals_and_drop_stopwords() -> None:
+    counts, display = keywords.term_counts(
+        ["The dogs and the dog, our stories!", "I really love it"]
+    )
+    assert counts == {"dog": 2, "story": 1}
+    assert display["dog"] in ("dog", "dogs")
+
+
+def test_tfidf_weights_rare_terms_over_common_ones() -> None:
+    w = keywords.tfidf({"pottery": 1, "garden": 1}, {"garden": 9, "pottery": 1}, 10)
+    assert w["pottery"] > w["garden"] > 0
+
+
+def test_a_day_summary_keeps_what_matters() -> None:
+    turns = [
+        SourceTurn(1, "user", "Ana", "Hi! How are you?", "2026-03-01T10:00:00.000Z"),
+        SourceTurn(2, "assistant", None, "Great, thanks.", "2026-03-01T10:01:00.000Z"),
+        SourceTurn(
+            3,
+            "user",
+            "Ana",
+            "Please remember this: the pottery class moved to Thursday evenings.",
+            "2026-03-01T10:02:00.000Z",
+        ),
+        SourceTurn(4, "tool", None, "pottery pottery pottery 200 OK", "2026-03-01T10:03:00.000Z"),
+        SourceTurn(
+            5, "user", "Ana", "No, I meant the studio on Elm Street.", "2026-03-01T10:04:00.000Z"
+        ),
+    ]
+    draft = draft_day(turns, {}, 0)
+    assert draft.hook.startswith("Ana: Please remember this")
+    assert "Please remember this: the pottery class moved to Thursday evenings." in draft.quotes
+    assert "No, I meant the studio on Elm Street." in draft.quotes
+    assert not any("Hi!" in p or "200 OK" in p or "Great" in p for p in draft.points)
+    assert "pottery" in draft.keywords and draft.turn_count == 5
+    assert (draft.start_at, draft.end_at) == (turns[0].said_at, turns[-1].said_at)
+
+
+# -- the pass ------------------------------------------------------------------
+
+
+def test_pass_builds_days_weeks_and_months_and_is_idempotent(service: MemoryService) -> None:
+    log_session(service, 40, [("user", "We decided to adopt the greyhound named Biscuit.")])
+    log_session(service, 39, [("user", "Biscuit needs a vet appointment for vaccines.")])
+    log_session(service, 10, [("user", "The kitchen renovation starts with new cabinets.")])
+    store = service.store_for("g")
+    first = compress(store, NOW)
+    assert (first.days, first.turns, first.complete) == (3, 3, True)
+    days = summaries(store)
+    assert [d[1] for d in days] == ["2026-01-20", "2026-01-21", "2026-02-19"]
+    weeks, months = summaries(store, "week"), summaries(store, "month")
+    assert [w[1] for w in weeks] == ["2026-W04", "2026-W08"]
+    assert [m[1] for m in months] == ["2026-01", "2026-02"]
+    # The DAG: the January week holds both January days, the month holds the week.
+    week = summary_id("week", None, None, "2026-W04")
+    children = store.execute(
+        "SELECT child_id FROM layer_children WHERE parent_id = ? ORDER BY 1", (week,)
+    ).fetchall()
+    assert sorted(c[0] for c in children) == sorted(d[0] for d in days[:2])
+    assert weeks[0][6] == 2
+    second = compress(store, NOW)
+    assert (second.days, second.rollups, second.removed) == (0, 0, 0)
+
+
+def test_new_turns_rebuild_only_their_day(service: MemoryService) -> None:
+    agent = log_session(service, 20, [("user", "The piano tuner comes on Monday.")])
+    log_session(service, 10, [("user", "The kitchen renovation starts with new cabinets.")])
+    store = service.store_for("g")
+    compress(store, NOW)
+    before = {r[0]: r[1] for r in store.execute("SELECT id, built_at FROM layer_summaries")}
+    log_exchange(
+        service,
+        agent,
+        "user",
+        "Remember to pay the piano tuner in cash.",
+        at=iso(NOW - timedelta(days=20) + timedelta(hours=1)),
+    )
+    later = NOW + timedelta(minutes=5)
+    result = compress(store, later)
+    assert result.days == 1
+    after = {r[0]: r[1] for r in store.execute("SELECT id, built_at FROM layer_summaries")}
+    changed = {k for k in after if after[k] != before.get(k)}
+    # The day, its week and its month; the other day and its rollups are untouched.
+    assert len(changed) == 3
+    day = next(d for d in summaries(store) if d[1] == "2026-02-09")
+    assert day[6] == 2 and "Remember to pay the piano tuner in cash." in json.loads(day[4])
+
+
+def test_a_stopped_pass_resumes_where_it_stopped(service: MemoryService) -> None:
+    for d in (30, 20, 10):
+        log_session(service, d, [("user", f"Day {d}: the orchard needs pruning and mulch.")])
+    store = service.store_for("g")
+    calls = iter([False, True])
+    partial = compress(store, NOW, should_stop=lambda: next(calls, True))
+    assert (partial.days, partial.complete) == (1, False)
+    assert is_due(store, NOW, timedelta(hours=6))
+    rest = compress(store, NOW)
+    assert (rest.days, rest.complete) == (2, True)
+    assert len(summaries(store)) == 3 and not is_due(store, NOW, timedelta(hours=6))
+
+
+def test_summaries_follow_expired_turns_out(service: MemoryService) -> None:
+    log_session(service, 50, [("user", "The old bicycle needs a new chain.")])
+    store = service.store_for("g")
+    compress(store, NOW)
+    assert len(summaries(store)) == 1
+    store.execute("DELETE FROM exchanges")  # what the TTL policy does when they expire
+    result = compress(store, NOW)
+    assert result.removed == 3  # the day, its week, its month
+    assert store.execute("SELECT count(*) FROM layer_summaries").get == 0
+    assert store.execute("SELECT count(*) FROM layer_vocab").get == 0
+
+
+def test_the_worker_compresses_in_the_background(service: MemoryService) -> None:
+    log_session(service, 12, [("user", "The violin lessons start in April.")])
+    worker = LayerWorker()
+    try:
+        store = service.store_for("g")
+        worker.wake(store.path, "g")
+        assert worker.wait_idle(20)
+        assert len(summaries(store)) == 1
+    finally:
+        worker.close()
+
+
+# -- layers, recall, links -------------------------------------------------------
+
+
+def test_layer_boundaries() -> None:
+    ages = {1: Layer.FLASH, 3: Layer.WARM, 8: Layer.RECENT_1, 15: Layer.RECENT_2}
+    ages |= {22: Layer.RECENT_3, 30: Layer.RECENT_4, 36: Layer.ARCHIVE}
+    for days, layer in ages.items():
+        assert layer_of(NOW - timedelta(days=days), NOW) is layer
+
+
+@pytest.fixture
+def history(service: MemoryService) -> GroupStore:
+    log_session(
+        service, 60, [("user", "Please remember that my sister's pottery class is on Thursdays.")]
+    )
+    log_session(
+        service,
+        16,
+        [
+            ("user", "The pottery kiln at the studio broke last weekend."),
+            ("assistant", "I'll look up kiln repair shops nearby."),
+        ],
+    )
+    log_session(service, 4, [("user", "We are painting the nursery pale green.")])
+    log_session(service, 0.2, [("user", "Is the pottery studio open again?")])
+    store = service.store_for("g")
+    compress(store, NOW)
+    return store
+
+
+def test_recall_walks_flash_warm_recent_archive_in_order(history: GroupStore) -> None:
+    result = recall(history, "anything new about pottery?", NOW)
+    layers = [i.layer.value for i in result.items]
+    assert layers == ["flash", "recent-2", "archive"]
+    recent, archive = result.items[1], result.items[2]
+    assert recent.summary is not None and len(recent.summary["points"]) <= 2
+    assert archive.summary is not None and archive.summary["points"] == []
+    assert "pottery class is on Thursdays" in archive.turns[0]["text"]
+    assert "pottery" in result.keywords and "what" not in result.keywords
+
+
+def test_recall_stops_at_the_budget(history: GroupStore) -> None:
+    whole = recall(history, "pottery kiln sister class", NOW)
+    small = recall(history, "pottery kiln sister class", NOW, budget=60)
+    assert not whole.truncated and small.truncated
+    assert small.tokens <= 60 < whole.tokens
+    assert [i.layer for i in small.items] == [i.layer for i in whole.items][: len(small.items)]
+
+
+def test_recall_refuses_bad_arguments(history: GroupStore) -> None:
+    with pytest.raises(InvalidParams):
+        recall(history, "  ", NOW)
+    with pytest.raises(InvalidParams):
+        recall(history, "pottery", NOW, budget=10)
+    assert recall(history, "the and of", NOW).items == ()
+
+
+def test_links_from_supersede_same_turn_and_references(service: MemoryService) -> None:
+    agent = log_session(
+        service, 1, [("user", "The wifi password changed; see [[sum-000000000000]].")]
+    )
+    first = service.store(agent, {"type": "fact", "content": "The router is in the hallway"})
+    batch = service.store_entries(
+        agent,
+        [
+            service.parse_store_args({"type": "fact", "content": "The router is in the study"}),
+            service.parse_store_args(
+                {"type": "fact", "content": f"The modem sits next to it, see [[{first.entry.id}]]"}
+            ),
+        ],
+    )
+    service.store(
+        agent,
+        {"type": "fact", "content": "The router is in the attic", "supersedes": batch[0].entry.id},
+    )
+    store = service.store_for("g")
+    compress(store, NOW)
+    links = {
+        (r[0], r[1]): (r[2], r[3])
+        for r in store.execute("SELECT src, dst, strength, reason FROM layer_links")
+    }
+    a, b = batch[0].entry.id, batch[1].entry.id
+    assert links[(a, b)] == links[(b, a)] == ("strong", "same_turn")
+    assert links[(b, first.entry.id)] == ("weak", "mentions")
+    assert (first.entry.id, b) not in links
+    newest = store.execute(
+        "SELECT id FROM memory_entries WHERE superseded_by IS NULL AND content LIKE '%attic%'"
+    ).get
+    assert links[(newest, a)] == ("strong", "supersedes")
+    # A reference to a summary that does not exist is not a link.
+    assert not any(dst == "sum-000000000000" for _, dst in links)
+
+    found = dig(service, "g", newest, 3)
+    ids = [n["id"] for n in found["nodes"]]
+    assert ids[0] == newest and a in ids and b in ids and first.entry.id in ids
+    assert len(ids) == len(set(ids))  # each node once, though the links form cycles
+    assert {n["id"]: n["depth"] for n in found["nodes"]}[first.entry.id] == 3
+    assert len(dig(service, "g", newest, 0)["nodes"]) == 1
+    with pytest.raises(InvalidParams):
+        dig(service, "g", newest, 4)
+    with pytest.raises(NotFound):
+        dig(service, "g", "mem-nope-nope", 1)
+
+
+def test_references_parse_ids() -> None:
+    assert references("see [[mem-1234abcd]] and [[ sum-00aa11bb22cc ]], [[other]]") == [
+        "mem-1234abcd",
+        "sum-00aa11bb22cc",
+    ]
+
+
+# -- the brief -------------------------------------------------------------------
+
+
+def test_brief_gains_flash_and_warm_within_their_budgets(
+    history: GroupStore, service: MemoryService
+) -> None:
+    sections = dict(layer_brief_sections(history, None, NOW, flash_budget=800, warm_budget=600))
+    flash = sections["Flash: the last 48 hours"]
+    warm = sections["Warm: the last week"]
+    assert "Is the pottery studio open again?" in flash
+    assert "nursery pale green" in warm and "kiln" not in warm
+    many = [
+        ("user", f"Turn {i}: the greenhouse heater needs a new thermostat soon.") for i in range(40)
+    ]
+    log_session(service, 0.1, many)
+    tight = dict(layer_brief_sections(history, None, NOW, flash_budget=100, warm_budget=600))
+    assert len(f"### Flash: the last 48 hours\n\n{tight['Flash: the last 48 hours']}") <= 400
+    assert "Turn 39" in tight["Flash: the last 48 hours"]  # the newest are kept
+    assert layer_brief_sections(history, None, NOW, flash_budget=0, warm_budget=0) == []
+
+
+def test_service_brief_puts_layers_after_memories_and_respects_limits(
+    service: MemoryService,
+) -> None:
+    agent = service.open_session("g", Actor.AGENT, "tests")
+    log_exchange(service, agent, "user", "Remember that the cat eats at six.")  # said now
+    service.store(agent, {"type": "fact", "content": "The cat is called Miso"})
+    markdown = service.brief(agent).markdown
+    assert markdown.index("Miso") < markdown.index("### Flash")
+    service.set_config(Config(brief_token_budget=60))
+    small = service.brief(agent)
+    assert small.token_estimate <= 60 and small.truncated_by is not None
+    assert "Miso" in small.markdown and "cat eats at six" not in small.markdown
+
+
+def test_turns_cited_by_claims_stay_out_of_flash_and_warm(
+    history: GroupStore, service: MemoryService
+) -> None:
+    seqs = dict(history.execute("SELECT text, seq FROM exchanges").fetchall())
+    hidden = frozenset(
+        {seqs["Is the pottery studio open again?"], seqs["We are painting the nursery pale green."]}
+    )
+    sections = dict(
+        layer_brief_sections(
+            history, None, NOW, flash_budget=800, warm_budget=600, hidden_turns=hidden
+        )
+    )
+    assert "Flash: the last 48 hours" not in sections  # its only turn is hidden
+    assert "nursery" not in sections.get("Warm: the last week", "")

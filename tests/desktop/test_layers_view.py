@@ -1,0 +1,78 @@
+"""The Layers view: a thread's history by layer, with links one click away."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from core.continuity.episodes import log_exchange
+from core.layers.compression import compress
+from core.model.entries import Actor, iso, utc_now
+from core.service import MemoryService
+from desktop.layers.view import LayersPage
+from desktop.widgets.watch import AppState
+
+#: Set AMBRY_SCREENSHOT to a file name to keep a picture of the view.
+SHOT = os.environ.get("AMBRY_SCREENSHOT", "")
+
+
+def seed(service: MemoryService) -> None:
+    now = utc_now()
+    sessions = [
+        (
+            50,
+            [
+                "Please remember that the pottery class is on Thursdays.",
+                "We decided to buy a kiln.",
+            ],
+        ),
+        (
+            16,
+            ["The kiln at the studio broke last weekend.", "Let's call the repair shop on Monday."],
+        ),
+        (4, ["We are painting the nursery pale green this week."]),
+        (0.1, ["Is the pottery studio open again?"]),
+    ]
+    for days, texts in sessions:
+        agent = service.open_session("main", Actor.AGENT, "tests")
+        for i, text in enumerate(texts):
+            at = iso(now - timedelta(days=days) + timedelta(minutes=i))
+            log_exchange(service, agent, "user", text, at=at)
+    compress(service.store_for("main"), now)
+
+
+def test_layers_view_shows_each_layer_and_opens_links(
+    qtbot: QtBot, state: AppState, service: MemoryService
+) -> None:
+    seed(service)
+    page = LayersPage(state)
+    qtbot.addWidget(page)
+    page.resize(1200, 700)
+    page.show()
+    qtbot.waitUntil(lambda: page.tree.topLevelItemCount() == 8)
+    counts = [page.tree.topLevelItem(i).childCount() for i in range(8)]
+    # flash turns, warm, recent-1..4, archive, then weeks and months
+    assert counts[0] == 1 and counts[1] == 1 and counts[3] == 1 and counts[6] == 1
+    assert counts[7] >= 3
+    assert "Flash" in page.status.text() and "never" not in page.status.text()
+
+    archive = page.tree.topLevelItem(6).child(0)
+    page.tree.setCurrentItem(archive)
+    assert "Faded" in page.detail.toPlainText()  # archive shows the hook only
+    assert "pottery class is on Thursdays" in page.detail.toPlainText()
+    assert page.links.count() >= 1
+    week_link = next(
+        page.links.item(i)
+        for i in range(page.links.count())
+        if "part_of" in page.links.item(i).text()
+    )
+    target = week_link.data(Qt.ItemDataRole.UserRole)
+    rect = page.links.visualItemRect(week_link)
+    qtbot.mouseClick(page.links.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: page.selected_id() == target)
+    assert page.tree.currentItem().parent() is page.tree.topLevelItem(7)
+    assert "week" in page.detail.toPlainText()
+    page.grab().save(str(SHOT)) if SHOT else None
