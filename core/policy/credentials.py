@@ -20,8 +20,11 @@ _STATEMENT = re.compile(
     r"(?<![\w-])(?P<noun>password|passwd|passcode|passphrase|pin(?:[ \t]+(?:code|number))?"
     r"|(?:api|secret|access|private)[ \t_-]?key|(?:(?:access|auth|api)[ \t_-]?)?token|secret"
     r"|credentials?)"
-    r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?" + _WORD
-    + r"(?:[ \t]+" + _WORD + r")?)?"
+    r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?"
+    + _WORD
+    + r"(?:[ \t]+"
+    + _WORD
+    + r")?)?"
     r"(?:[ \t]+(?:is|was|are|=)|[ \t]*:)[ \t]+"
     r"(?:(?:now|still|just|currently|actually|set[ \t]+to)[ \t]+)?"
     r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
@@ -56,8 +59,11 @@ _UNITS = frozenset(
 _LOGIN = re.compile(
     r"(?<![\w-])(?P<noun>log[ \t-]?ins?|logons?|sign[ \t-]?ins?|creds|credentials?"
     r"|user(?:name)?[ \t]*(?:/|and|&)[ \t]*pass(?:word)?|u/p)"
-    r"(?:[ \t]+(?:for|to|on|of|at|into)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?" + _WORD
-    + r"(?:[ \t]+" + _WORD + r")?)?"
+    r"(?:[ \t]+(?:for|to|on|of|at|into)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?"
+    + _WORD
+    + r"(?:[ \t]+"
+    + _WORD
+    + r")?)?"
     r"(?:[ \t]+(?:is|are|was|=)|[ \t]*[:=])[ \t]+"
     r"(?P<user>[\w.@+-]{1,64})(?P<sep>[ \t]+/[ \t]+|/|:)(?P<value>[^\s]{3,})",
     re.IGNORECASE,
