@@ -121,6 +121,36 @@ def search_terms(query: str, named: set[str]) -> list[str]:
     return rest or terms
 
 
+_PRONOUNS: Final = (
+    (re.compile(r"\b(?:his|her)\b", re.I), "my"),
+    (re.compile(r"\b(?:he|she)\b", re.I), "I"),
+    (re.compile(r"\bhim\b", re.I), "me"),
+    (re.compile(r"\b(?:himself|herself)\b", re.I), "myself"),
+)
+
+
+def as_spoken(query: str, named: set[str]) -> str:
+    """The question as its speaker would have said it, for its vector.
+
+    A turn is said in the first person ("I went camping"), so a question about
+    a speaker ("Where has Melanie camped?") is closer in meaning to the turn
+    that answers it when the name reads "I" ("Where has I camped?") and,
+    with one speaker named, "her"/"his" read "my". The words searched by bm25
+    are unchanged (names are matched as metadata there).
+    """
+    if not named:
+        return query
+    text = query
+    for name in sorted(named, key=len, reverse=True):
+        pattern = re.escape(name)
+        text = re.sub(rf"\b{pattern}(?:'s|\u2019s)\b", "my", text, flags=re.I)
+        text = re.sub(rf"\b{pattern}\b", "I", text, flags=re.I)
+    if len(named) == 1:
+        for pronoun, spoken in _PRONOUNS:
+            text = pronoun.sub(spoken, text)
+    return text
+
+
 def _time(value: str | None) -> datetime | None:
     if not value:
         return None
@@ -144,11 +174,11 @@ def rank(
     """The ``limit`` best turns for ``query`` (``speaker``: that role only)."""
     want = max(2 * hybrid.CANDIDATES, 3 * limit)
     found = None
+    named = speakers_named(store, query)
     if mode is not Mode.KEYWORD:
-        found = hybrid.query_vector(query, config.embedding_model_dir)
+        found = hybrid.query_vector(as_spoken(query, named), config.embedding_model_dir)
         if found is None:
             mode = Mode.KEYWORD
-    named = speakers_named(store, query)
     bm25 = _keyword(store, search_terms(query, named), want) if mode is not Mode.SEMANTIC else {}
     cosines: dict[int, float] = {}
     index = None

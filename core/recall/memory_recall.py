@@ -27,6 +27,9 @@ from core.storage.store import BM25, GroupStore
 SEMANTIC_WEIGHT: Final = 0.7
 #: Added to the relevance of an entry holding every word of the question.
 COVERAGE_BONUS = 0.1
+#: Share of a question's similarity judged on what it asks without the names it
+#: holds (:func:`core.semantic.hybrid.without_names`).
+TOPIC_SHARE: Final = 0.4
 #: The most matches bm25 ranks for one query (the most recent ones beyond it).
 MAX_RANKED: Final = 20_000
 
@@ -149,6 +152,20 @@ def search(
                 vec = index.vector_of(seq)
                 if vec is not None:
                     cosines[seq] = float(vec @ qvec)
+        topic = hybrid.without_names(query)
+        if (
+            topic is not None
+            and cosines
+            and (found_topic := hybrid.query_vector(topic, config.embedding_model_dir))
+        ):
+            # A short fact's vector is mostly its subject's name: every fact about
+            # "Lucas" is near "How does Lucas like his notes?". Its words still
+            # find the name (bm25); part of its meaning is judged on what is asked.
+            on_topic = index.similarities(list(cosines), found_topic[1])
+            cosines = {
+                seq: (1 - TOPIC_SHARE) * c + TOPIC_SHARE * on_topic.get(seq, c)
+                for seq, c in cosines.items()
+            }
     else:
         rows = rows_for(store, list(bm25), flt)
     keyword = hybrid.keyword_strengths(bm25)

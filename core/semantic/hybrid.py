@@ -30,6 +30,7 @@ import numpy.typing as npt
 from core.model.errors import InvalidParams
 from core.semantic.embedding import Embedder, shared_embedder
 from core.semantic.vectors import VectorIndex, VectorTable
+from core.storage import fts
 from core.storage.fts import query_terms
 
 #: Share of relevance that comes from meaning rather than shared words.
@@ -91,6 +92,26 @@ def keyword_terms(query: str) -> list[str]:
     if spoken & _FIRST_PERSON and "user" not in terms:
         terms.append("user")
     return terms
+
+
+_QUESTION_WORDS = frozenset(
+    "what when where who whom whose which why how do does did is are was were can could "
+    "should would will has have".split()
+)
+
+
+def without_names(query: str) -> str | None:
+    """A question less its capitalised words after the first, the names it is
+    about ("How should Felix's notes look?" -> "How should notes look?"); None
+    when ``query`` is not a question (keywords: their capitalised words are what
+    is looked for), names nothing or asks nothing beside the names ("Who is Lucas?")."""
+    words = query.split()
+    if not words or not (query.rstrip().endswith("?") or words[0].casefold() in _QUESTION_WORDS):
+        return None
+    rest = [w for w in words[1:] if not w[:1].isupper()]
+    if len(rest) == len(words) - 1 or not set(fts.words(" ".join(rest))) - fts.STOPWORDS:
+        return None
+    return " ".join([words[0], *rest])
 
 
 @dataclass

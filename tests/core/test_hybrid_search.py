@@ -11,7 +11,7 @@ from core.model.entries import EntryFilter, iso, utc_now
 from core.model.errors import InvalidParams
 from core.semantic import backfill, vectors
 from core.semantic.embedding import shared_embedder
-from core.semantic.hybrid import Mode
+from core.semantic.hybrid import Mode, without_names
 from core.service import Caller, MemoryService
 from core.storage import schema
 from core.storage.paths import DataDir
@@ -156,3 +156,22 @@ def test_a_database_from_before_vectors_is_upgraded_and_backfilled(tmp_path: Pat
         assert [h.id for h in hits] == ["mem-1"]
     finally:
         service.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "topic"),
+    [
+        (
+            "How should Felix's meeting summaries be formatted?",
+            "How should meeting summaries be formatted?",
+        ),
+        ("what does Sana C. drink in the morning", "what does drink in the morning"),
+        # Keywords, not a question: their capitalised words are what is looked for.
+        ("Arjun Volvo drive", None),
+        # Nothing named, or nothing asked beside the name.
+        ("What is my dog called?", None),
+        ("Who is Lucas?", None),
+    ],
+)
+def test_what_a_question_asks_beside_the_names_it_holds(query: str, topic: str | None) -> None:
+    assert without_names(query) == topic

@@ -15,6 +15,7 @@ from core.agent.protocol import agent_dispatcher
 from core.agent.rpc_memory import MEMORY_TOOLS
 from core.cli.main import main
 from core.continuity import episodes
+from core.continuity.exchange_recall import as_spoken
 from core.model.errors import Forbidden, InvalidParams
 from core.semantic import timeref
 from core.semantic.hybrid import parse_mode
@@ -141,6 +142,26 @@ def test_dates_in_a_question(question: str, start: str, end: str) -> None:
     assert span is not None
     assert (span[0].date().isoformat(), span[1].date().isoformat()) == (start, end)
     assert timeref.time_span("no dates in here, 42 items", now) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "named", "spoken"),
+    [
+        ("Where has Melanie camped?", {"melanie"}, "Where has I camped?"),
+        ("What do Melanie's kids like?", {"melanie"}, "What do my kids like?"),
+        ("Would Caroline keep it on her shelf?", {"caroline"}, "Would I keep it on my shelf?"),
+        ("What did he tell Jon Smith’s team?", {"jon smith"}, "What did I tell my team?"),
+        # Two speakers named: whose "her" is unclear, so pronouns stay.
+        ("Did Caroline and Melanie see her?", {"caroline", "melanie"}, "Did I and I see her?"),
+        # A name inside a longer word is not a name; no speaker named, nothing changes.
+        ("Where is Melaniestown?", {"melanie"}, "Where is Melaniestown?"),
+        ("Where has she camped?", set(), "Where has she camped?"),
+    ],
+)
+def test_a_question_about_a_speaker_is_embedded_as_they_would_say_it(
+    question: str, named: set[str], spoken: str
+) -> None:
+    assert as_spoken(question, named) == spoken
 
 
 def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
