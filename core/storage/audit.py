@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from core.model.entries import Actor, iso, utc_now
-from core.storage.schema import AUDIT_INSERT_SQL
+from core.storage.rows import AUDIT_INSERT_SQL
 from core.storage.store import GroupStore
 
 

@@ -166,3 +166,10 @@ def filtered_source(flt: EntryFilter) -> tuple[str, str, list[Any]]:
         return "memory_entries e", where, params
     source = "memory_tags t CROSS JOIN memory_entries e ON e.seq = t.entry_seq"
     return source, f"t.tag = ? AND {where}", [flt.tags[0], *params]
+
+
+#: One audit row (the store batches read-audit rows with it; core.storage.audit writes the rest).
+AUDIT_INSERT_SQL = (
+    "INSERT INTO audit_log (at, action, actor, session_id, entry_ids, count, size, detail) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)

@@ -443,9 +443,3 @@ MIGRATIONS: tuple[str, ...] = (
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
-
-#: One audit row (the store batches read-audit rows with it; core.storage.audit writes the rest).
-AUDIT_INSERT_SQL = (
-    "INSERT INTO audit_log (at, action, actor, session_id, entry_ids, count, size, detail) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)

@@ -27,6 +27,7 @@ from core.storage.file_safety import make_private
 from core.storage.fts import match_expression
 from core.storage.planner import QueryPlanner
 from core.storage.rows import (
+    AUDIT_INSERT_SQL,
     E_COLUMNS,
     ENTRY_COLUMNS,
     HIT_COLUMNS,
@@ -36,7 +37,6 @@ from core.storage.rows import (
     filtered_source,
     where_clause,
 )
-from core.storage.schema import AUDIT_INSERT_SQL
 
 log = logging.getLogger(__name__)
 
