@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from core.attachments import attach as attachments
 from core.attachments.receipts import (
@@ -16,7 +15,7 @@ from core.attachments.receipts import (
     links,
     list_receipts,
 )
-from core.cli.context import Context, command, fail
+from core.cli.context import Context, command, fail, progress_line, watching
 from core.model.errors import InvalidParams
 
 
@@ -91,17 +90,11 @@ def _verify_args(p: argparse.ArgumentParser) -> None:
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> int:
     if args.id and args.all:
         raise InvalidParams("give a receipt id or --all, not both", field="id")
-    show_progress = not ctx.as_json and sys.stderr.isatty()
-
-    def progress(done: int, total: int) -> None:
-        end = "\n" if done == total else ""
-        print(f"\rverifying {done}/{total}", end=end, file=sys.stderr, flush=True)
-
     results = attachments.verify_all(
         ctx.service,
         ctx.caller,
         ids=[args.id] if args.id else None,
-        progress=progress if show_progress else None,
+        progress=progress_line("verifying", watching(ctx)),
     )
     receipts = get_receipts(ctx.service.store_for(ctx.group), [v.receipt_id for v in results])
     lines = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -145,3 +146,29 @@ def format_result(result: SearchResult) -> str:
     if result.superseded_by:
         extra += " (superseded)"
     return f"{result.id}  [{result.type}]{extra} {result.content}{tags}"
+
+
+def progress_line(label: str, enabled: bool) -> Callable[[int, int], None] | None:
+    """``progress(done, total)`` printing "label done/total" on one stderr line, or None.
+
+    Only where a person watches (``enabled``: stderr is a terminal and not ``--json``);
+    redrawn at most five times a second, and once more at the end.
+    """
+    if not enabled:
+        return None
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.2 and done < total:
+            return
+        last[0] = now
+        end = "\n" if done >= total else ""
+        print(f"\r{label} {done:,}/{total:,}", end=end, file=sys.stderr, flush=True)
+
+    return progress
+
+
+def watching(ctx: Context) -> bool:
+    """Whether a person watches this command's stderr (progress is shown then)."""
+    return not ctx.as_json and sys.stderr.isatty()

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from core.cli import history
-from core.cli.context import Context, command, fail, format_entry
+from core.cli.context import Context, command, fail, format_entry, progress_line, watching
 from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.model.errors import InvalidParams
@@ -69,7 +69,12 @@ def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
         return history.export_as_markdown(ctx, args)
     phrase = _passphrase(args, twice=True) if args.include_private else None
     summary = export(
-        ctx.service, ctx.caller, args.file, include_private=args.include_private, passphrase=phrase
+        ctx.service,
+        ctx.caller,
+        args.file,
+        include_private=args.include_private,
+        passphrase=phrase,
+        progress=progress_line("exporting", watching(ctx)),
     )
     rows = ", ".join(f"{n} {k}s" for k, n in summary.rows.items() if n)
     text = f"exported {summary.entries} entries" + (f", {rows}" if rows else "")
@@ -112,14 +117,22 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     if args.dry_run:
         return fail("--dry-run goes with --from", 2)
     try:
-        report = import_file(ctx.service, ctx.caller, args.file)
+        report = import_file(
+            ctx.service, ctx.caller, args.file, progress=progress_line("importing", watching(ctx))
+        )
     except InvalidParams as exc:
         if exc.field != "passphrase":
             raise
         phrase = _passphrase(args, twice=False)
         if phrase is None:
             raise
-        report = import_file(ctx.service, ctx.caller, args.file, passphrase=phrase)
+        report = import_file(
+            ctx.service,
+            ctx.caller,
+            args.file,
+            passphrase=phrase,
+            progress=progress_line("importing", watching(ctx)),
+        )
     rows = sum(report.rows.values())
     text = (
         f"imported {report.entries} entries and {rows} other records; "

@@ -189,3 +189,29 @@ def test_zsh_script_loads_and_registers_every_command(
     first, *functions = out.stdout.split()
     assert first == "_ambry"
     assert {"_ambry_store", "_ambry_handoff_write", "_ambry_setup"} <= set(functions)
+
+
+def test_long_work_shows_progress_where_a_person_watches(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.cli import context
+
+    data = ["--data-dir", str(tmp_path), "--create"]
+    for i in range(3):
+        assert main([*data, "store", "--type", "fact", f"Fact number {i} about the garden"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "group.jsonl"
+    # Not a terminal (as here): no progress lines at all.
+    assert main([*data, "export", str(out)]) == 0
+    assert "exporting" not in capsys.readouterr().err
+    monkeypatch.setattr(context, "watching", lambda _ctx: True)
+    from core.cli import attachments
+    from core.cli import data as data_commands
+
+    monkeypatch.setattr(data_commands, "watching", lambda _ctx: True)
+    monkeypatch.setattr(attachments, "watching", lambda _ctx: True)
+    assert main([*data, "export", str(out)]) == 0
+    assert "exporting 3/3\n" in capsys.readouterr().err
+    assert main([*data, "--group", "copy", "import", str(out)]) == 0
+    assert "importing" in capsys.readouterr().err
+    assert context.progress_line("x", False) is None
