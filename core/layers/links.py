@@ -42,6 +42,10 @@ _REFERENCE = re.compile(r"\[\[\s*((?:mem|sum)-[0-9A-Za-z-]{6,40})\s*\]\]")
 _AUDIT_KEY, _ENTRY_KEY, _TURN_KEY = "links_audit_id", "links_entry_seq", "links_turn_seq"
 
 
+#: Entries stored together are linked as one turn's only up to this many.
+SAME_TURN_MAX = 8
+
+
 def _meta(store: GroupStore, key: str) -> int:
     row = store.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     return 0 if row is None else int(row[0])
@@ -115,17 +119,26 @@ def sync(store: GroupStore, at: str) -> int:
         _set_meta(store, _AUDIT_KEY, max(audit_to, int(last or 0)))
 
         entry_to = entry_from
+        # Entries written in one call share their time; a handful is one turn's, but a
+        # batch (an import, a bulk store) is no conversation: linking it would cost n².
+        together: dict[tuple[str | None, str], list[str]] = {}
+        for session_id, created, ids in store.execute(
+            "SELECT session_id, created_at, group_concat(id, ' ') FROM memory_entries "
+            "WHERE (session_id, created_at) IN (SELECT session_id, created_at "
+            "FROM memory_entries WHERE seq > ?) GROUP BY session_id, created_at "
+            f"HAVING count(*) BETWEEN 2 AND {SAME_TURN_MAX}",
+            (entry_from,),
+        ).fetchall():
+            together[(session_id, created)] = str(ids).split(" ")
         for seq, entry_id, session_id, created, text in store.execute(
             "SELECT seq, id, session_id, created_at, search_text FROM memory_entries "
             "WHERE seq > ? ORDER BY seq",
             (entry_from,),
         ).fetchall():
             entry_to, seen = int(seq), seen + 1
-            for (other,) in store.execute(
-                "SELECT id FROM memory_entries WHERE session_id = ? AND created_at = ? AND id != ?",
-                (session_id, created, entry_id),
-            ).fetchall():
-                add_link(store, entry_id, other, "strong", "same_turn", at)
+            for other in together.get((session_id, created), ()):
+                if other != entry_id:
+                    add_link(store, entry_id, other, "strong", "same_turn", at)
             summary = _day_summary(store, session_id, created)
             if summary is not None:
                 add_link(store, summary, entry_id, "weak", "stored_in_session", at)

@@ -103,6 +103,12 @@ def _waiting(conn: Any, model_id: str) -> bool:
     return any(vectors.pending(conn, kind, model_id, 1) for kind in vectors.TABLES)
 
 
+#: A group whose file another writer holds is tried again after this many seconds ...
+BUSY_RETRY_SECONDS = 2.0
+#: ... this many times in a row, before waiting for the next write.
+BUSY_RETRIES = 30
+
+
 class EmbeddingWorker:
     """One background thread that keeps every open group's vectors complete.
 
@@ -127,6 +133,7 @@ class EmbeddingWorker:
         #: Called once, from the worker thread, with the reason when the model is missing.
         self.on_unavailable: Callable[[str], None] | None = None
         self._said_unavailable = False
+        self._busy_tries: dict[Path, int] = {}
 
     def wake(self, path: Path, group: str) -> None:
         """Ask for ``group``'s missing vectors to be made (cheap; call after every write)."""
@@ -196,8 +203,21 @@ class EmbeddingWorker:
                 should_stop=self._stop.is_set,
             )
         except (AmbryError, apsw.Error) as exc:
+            busy = isinstance(exc, apsw.BusyError) or isinstance(exc.__cause__, apsw.BusyError)
+            tries = self._busy_tries.get(path, 0)
+            if busy and tries < BUSY_RETRIES:
+                # Another writer held the file (a long import, say): try again shortly,
+                # without waiting for the next write to wake us.
+                self._busy_tries[path] = tries + 1
+                log.info("embedding in group %s waits for another writer (%s)", group, exc)
+                if not self._stop.wait(BUSY_RETRY_SECONDS):
+                    with self._lock:
+                        self._wanted.setdefault(path, group)
+                return
             # The next write tries again; a broken disk is reported by the writes themselves.
             log.warning("embedding in group %s stopped: %s", group, exc)
+        else:
+            self._busy_tries.pop(path, None)
 
     def _report(self, progress: Progress) -> None:
         self.progress[progress.group] = progress

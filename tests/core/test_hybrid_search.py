@@ -175,3 +175,34 @@ def test_a_database_from_before_vectors_is_upgraded_and_backfilled(tmp_path: Pat
 )
 def test_what_a_question_asks_beside_the_names_it_holds(query: str, topic: str | None) -> None:
     assert without_names(query) == topic
+
+
+def test_the_worker_waits_out_another_writer_instead_of_giving_up(
+    service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from core.storage import db
+
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 100)
+    monkeypatch.setattr(backfill, "BUSY_RETRY_SECONDS", 0.2)
+    for i in range(5):
+        _store(service, operator, f"The spare key {i} hangs by the door")
+    path = service.data_dir.group_db("main")
+    holder = apsw.Connection(str(path))
+    holder.execute("BEGIN IMMEDIATE")  # a long import, say, holds the write lock
+    release = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
+    release.start()
+    worker = backfill.EmbeddingWorker()
+    try:
+        worker.wake(path, "main")
+        assert worker.wait_idle(30)
+    finally:
+        worker.close()
+        release.join()
+        holder.close()
+    model = shared_embedder()
+    assert model is not None
+    conn = service.store_for("main").conn
+    assert vectors.pending_count(conn, vectors.MEMORIES, model.model_id) == 0
+    assert conn.execute("SELECT count(*) FROM memory_vectors").get == 5

@@ -371,3 +371,22 @@ def test_turns_cited_by_claims_stay_out_of_flash_and_warm(
     )
     assert "Flash: the last 48 hours" not in sections  # its only turn is hidden
     assert "nursery" not in sections.get("Warm: the last week", "")
+
+
+def test_a_batch_stored_together_is_not_one_turn(service: MemoryService) -> None:
+    """Linking every pair of an import or bulk store would cost n²; a turn holds a few."""
+    agent = log_session(service, 1, [("user", "Here is the list.")])
+    batch = service.store_entries(
+        agent,
+        [
+            service.parse_store_args({"type": "fact", "content": f"Shelf {i} holds the jars"})
+            for i in range(20)
+        ],
+    )
+    store = service.store_for("g")
+    compress(store, NOW)
+    ids = {o.entry.id for o in batch}
+    same_turn = store.execute(
+        "SELECT src, dst FROM layer_links WHERE reason = 'same_turn'"
+    ).fetchall()
+    assert not [r for r in same_turn if r[0] in ids or r[1] in ids]
