@@ -16,6 +16,7 @@ microseconds, so an idle window stays idle.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -24,6 +25,7 @@ from core.model.config import Config, save_config
 from core.model.entries import Actor
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir, validate_group
+from core.storage.store import GroupStore
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +35,20 @@ COALESCE_MS = 30
 POLL_MS = 500
 #: The client name of the person's sessions, as the audit log shows it.
 CLIENT_NAME = "desktop"
+
+
+def audit_mark(store: GroupStore) -> tuple[Any, ...]:
+    """What moves when something a view shows changes.
+
+    The newest audit row (every change a person or agent makes writes one) and the
+    layer summaries' count and last build (the compression pass writes no audit row).
+    Vectors are in neither: they change nothing a view draws.
+    """
+    row = store.execute(
+        "SELECT (SELECT coalesce(max(id), 0) FROM audit_log), "
+        "(SELECT count(*) FROM layer_summaries), (SELECT max(built_at) FROM layer_summaries)"
+    ).fetchone()
+    return tuple(row)
 
 
 def everything(group: str) -> Changes:
@@ -84,6 +100,7 @@ class AppState(QObject):
         self._flush_timer.setInterval(COALESCE_MS)
         self._flush_timer.timeout.connect(self._flush)
         self._version = 0
+        self._audited: tuple[Any, ...] = ()
         self._poll_timer = QTimer(self)
         self._poll_timer.setInterval(POLL_MS)
         self._poll_timer.timeout.connect(self.poll)
@@ -112,6 +129,7 @@ class AppState(QObject):
         self._group = group
         # The baseline is taken now: a commit made before the first poll still counts.
         self._version = store.data_version()
+        self._audited = audit_mark(store)
         self.group_changed.emit(group)
 
     def operator(self, group: str | None = None) -> Caller:
@@ -136,15 +154,27 @@ class AppState(QObject):
     # -- change records --------------------------------------------------------
 
     def start_polling(self) -> None:
-        self._version = self.service.store_for(self._group).data_version()
+        store = self.service.store_for(self._group)
+        self._version = store.data_version()
+        self._audited = audit_mark(store)
         self._poll_timer.start()
 
     def poll(self) -> None:
-        """Check the current group for commits by other connections."""
-        version = self.service.store_for(self._group).data_version()
+        """Check the current group for commits by other connections.
+
+        Every change a person or an agent makes writes an audit row; vectors from the
+        embedding worker do not, and change nothing a view shows. A commit that moved
+        neither the audit log nor the layer summaries leaves the views alone: a
+        background backfill of 100,000 vectors must not redraw the window each batch.
+        """
+        store = self.service.store_for(self._group)
+        version = store.data_version()
         if version != self._version:
-            log.info("group %s changed on disk", self._group)
-            self._on_changes(everything(self._group))
+            mark = audit_mark(store)
+            if mark != self._audited:
+                log.info("group %s changed on disk", self._group)
+                self._on_changes(everything(self._group))
+            self._audited = mark
         self._version = version
 
     def _on_changes(self, changes: Changes) -> None:

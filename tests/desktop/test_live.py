@@ -140,3 +140,34 @@ def test_agent_delete_of_the_shown_entry_clears_the_editor(
     service.delete(agent_caller, gone)
     qtbot.waitUntil(lambda: listed(window) == [keep])
     assert window.browser.editor.entry is None
+
+
+def test_vectors_written_by_another_connection_redraw_nothing(
+    qtbot: QtBot, data_dir: DataDir, window: MainWindow
+) -> None:
+    """A background backfill commits often; the window must not refresh for it."""
+    from core.semantic import backfill
+    from core.semantic.embedding import shared_embedder
+    from core.storage.db import open_database
+
+    other = MemoryService(data_dir, Config())
+    try:
+        caller = other.open_session("main", Actor.OPERATOR, "cli")
+        add(other, caller, "The bike lock code is kept in the drawer")
+    finally:
+        other.close()
+    qtbot.waitUntil(lambda: len(listed(window)) == 1, timeout=3000)
+    refreshes: list[object] = []
+    window.state.changed.connect(refreshes.append)
+    model = shared_embedder()
+    assert model is not None
+    path = data_dir.group_db("main")
+    conn = open_database(path)
+    try:
+        backfill.reindex(conn, path, "main", model)
+        assert conn.execute("SELECT count(*) FROM memory_vectors").get == 1
+    finally:
+        conn.close()
+    window.state.poll()
+    qtbot.wait(300)
+    assert refreshes == []
