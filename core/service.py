@@ -99,16 +99,22 @@ class MemoryService(Workspace):
             self.embedding.wake(self.data_dir.group_db(changes.group), changes.group)
         return super().emit(changes)
 
-    def start_embedding(self, on_progress: Callable[[Progress], None] | None = None) -> None:
+    def start_embedding(
+        self, on_progress: Callable[[Progress], None] | None = None, *, delay: float = 0.0
+    ) -> None:
         """Embed new and not yet embedded rows in a background thread (long-running apps).
 
         Without it (one-shot CLI commands, tests) rows are embedded by ``ambry reindex``.
+        ``delay`` seconds pass before the first batch or layers pass (the app lets its
+        window draw first).
         """
         if self.embedding is None:
             # A long-running process keeps the model's optimised graph for its next start.
             set_cache_dir(self.data_dir.root / "model-cache")
-            self.embedding = EmbeddingWorker(self.config.embedding_model_dir, on_progress)
-            self.layers = self.layers or LayerWorker()
+            self.embedding = EmbeddingWorker(
+                self.config.embedding_model_dir, on_progress, start_delay=delay
+            )
+            self.layers = self.layers or LayerWorker(start_delay=delay)
             for group in self.open_groups():
                 self.embedding.wake(self.data_dir.group_db(group), group)
                 self.layers.wake(self.data_dir.group_db(group), group)

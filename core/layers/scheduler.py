@@ -41,8 +41,12 @@ class LayerWorker:
         self,
         interval: timedelta = INTERVAL,
         on_pass: Callable[[str, PassResult], None] | None = None,
+        *,
+        start_delay: float = 0.0,
     ) -> None:
         self.interval = interval
+        #: Seconds before the first pass (an app draws its window first).
+        self.start_delay = start_delay
         self.on_pass = on_pass
         self._groups: dict[Path, str] = {}
         self._wanted: dict[Path, bool] = {}
@@ -77,6 +81,8 @@ class LayerWorker:
     def _run(self) -> None:
         stores: dict[Path, GroupStore] = {}
         try:
+            if self.start_delay > 0:
+                self._stop.wait(self.start_delay)
             while not self._stop.is_set():
                 # Woken by a session start, or by the clock for the 6-hourly pass.
                 if not self._wake.wait(self.interval.total_seconds()):

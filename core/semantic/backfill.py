@@ -118,9 +118,15 @@ class EmbeddingWorker:
     """
 
     def __init__(
-        self, model_dir: str = "", on_progress: Callable[[Progress], None] | None = None
+        self,
+        model_dir: str = "",
+        on_progress: Callable[[Progress], None] | None = None,
+        *,
+        start_delay: float = 0.0,
     ) -> None:
         self.model_dir = model_dir
+        #: Seconds the thread waits before its first batch (an app draws its window first).
+        self.start_delay = start_delay
         self.on_progress = on_progress
         self._wanted: dict[Path, str] = {}
         self._lock = threading.Lock()
@@ -161,6 +167,8 @@ class EmbeddingWorker:
     def _run(self) -> None:
         conns: dict[Path, apsw.Connection] = {}
         try:
+            if self.start_delay > 0:
+                self._stop.wait(self.start_delay)
             while not self._stop.is_set():
                 self._wake.wait()
                 self._wake.clear()

@@ -41,6 +41,10 @@ log = logging.getLogger(__name__)
 NO_DISPLAY = "error: no display available; run `ambry serve` for the headless agent socket"
 
 
+#: Seconds before the embedding worker starts on a backlog, so the window draws first.
+EMBEDDING_START_DELAY_S = 3.0
+
+
 def has_display() -> bool:
     """Whether Qt can open a window here (X11 and Wayland need a display)."""
     if sys.platform in ("win32", "darwin") or os.environ.get("QT_QPA_PLATFORM"):
@@ -182,8 +186,9 @@ def launch(args: argparse.Namespace, instance: InstanceServer | None = None) -> 
     try:
         state = AppState(service, data_dir, first_group(args, data_dir))
         service.store_for(state.group)
-        # Embedding runs in its own thread with its own connection, after each write.
-        service.start_embedding()
+        # Embedding runs in its own thread with its own connection, after each write;
+        # a backlog waits until the window has drawn its first rows.
+        service.start_embedding(delay=EMBEDDING_START_DELAY_S)
     except BaseException:
         service.close()
         raise
