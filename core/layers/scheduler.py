@@ -12,7 +12,6 @@ resumable, core.layers.compression).
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -22,6 +21,7 @@ from core.layers.compression import PassResult, compress, is_due
 from core.model.entries import utc_now
 from core.model.errors import AmbryError
 from core.storage.store import GroupStore
+from core.storage.worker import BackgroundWorker
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 INTERVAL: Final = timedelta(hours=6)
 
 
-class LayerWorker:
+class LayerWorker(BackgroundWorker):
     """Runs due compression passes for the groups it is told about.
 
     Args:
@@ -44,45 +44,23 @@ class LayerWorker:
         *,
         start_delay: float = 0.0,
     ) -> None:
+        super().__init__("ambry-layers", start_delay)
         self.interval = interval
-        #: Seconds before the first pass (an app draws its window first).
-        self.start_delay = start_delay
         self.on_pass = on_pass
         self._groups: dict[Path, str] = {}
         self._wanted: dict[Path, bool] = {}
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._thread: threading.Thread | None = None
 
     def wake(self, path: Path, group: str, *, force: bool = False) -> None:
         """Check ``group`` now: a pass runs if one is due (always with ``force``)."""
         with self._lock:
             self._groups[path] = group
             self._wanted[path] = self._wanted.get(path, False) or force
-            self._idle.clear()
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="ambry-layers", daemon=True)
-                self._thread.start()
+            self._start()
         self._wake.set()
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until no pass is running or wanted (tests and benchmarks)."""
-        return self._idle.wait(timeout)
-
-    def close(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def _run(self) -> None:
         stores: dict[Path, GroupStore] = {}
         try:
-            if self.start_delay > 0:
-                self._stop.wait(self.start_delay)
             while not self._stop.is_set():
                 # Woken by a session start, or by the clock for the 6-hourly pass.
                 if not self._wake.wait(self.interval.total_seconds()):

@@ -14,7 +14,6 @@ before semantic search is filled in the same way when it is first opened.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from core.model.errors import AmbryError
 from core.semantic import vectors
 from core.semantic.embedding import DEFAULT_MODEL_ID, Embedder, shared_embedder, unavailable_reason
 from core.storage.db import open_database, write_transaction
+from core.storage.worker import BackgroundWorker
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ BUSY_RETRY_SECONDS = 2.0
 BUSY_RETRIES = 30
 
 
-class EmbeddingWorker:
+class EmbeddingWorker(BackgroundWorker):
     """One background thread that keeps every open group's vectors complete.
 
     Args:
@@ -124,17 +124,10 @@ class EmbeddingWorker:
         *,
         start_delay: float = 0.0,
     ) -> None:
+        super().__init__("ambry-embedding", start_delay)
         self.model_dir = model_dir
-        #: Seconds the thread waits before its first batch (an app draws its window first).
-        self.start_delay = start_delay
         self.on_progress = on_progress
         self._wanted: dict[Path, str] = {}
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._thread: threading.Thread | None = None
         self.progress: dict[str, Progress] = {}
         #: Called once, from the worker thread, with the reason when the model is missing.
         self.on_unavailable: Callable[[str], None] | None = None
@@ -145,30 +138,12 @@ class EmbeddingWorker:
         """Ask for ``group``'s missing vectors to be made (cheap; call after every write)."""
         with self._lock:
             self._wanted[path] = group
-            self._idle.clear()
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name="ambry-embedding", daemon=True
-                )
-                self._thread.start()
+            self._start()
         self._wake.set()
-
-    def wait_idle(self, timeout: float | None = None) -> bool:
-        """Block until nothing is left to embed (tests and benchmarks use this)."""
-        return self._idle.wait(timeout)
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Stop after the current step; what is left is picked up on the next open."""
-        self._stop.set()
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
 
     def _run(self) -> None:
         conns: dict[Path, apsw.Connection] = {}
         try:
-            if self.start_delay > 0:
-                self._stop.wait(self.start_delay)
             while not self._stop.is_set():
                 self._wake.wait()
                 self._wake.clear()
