@@ -21,6 +21,7 @@ run: qt-libs
 	$(BIN)/ambry
 
 lint: $(STAMP)
+	bash -n .ci/run packaging/build.sh
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
