@@ -185,8 +185,11 @@ def rank(
     if found is not None:
         embedder, qvec = found
         index = hybrid.vector_index(store, vectors.EXCHANGES, embedder)
-        floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
-        cosines = {s: c for s, c in index.nearest(qvec, want) if c >= floor}
+        near = index.nearest(qvec, want)
+        cosines = {s: c for s, c in near if c >= hybrid.MIN_SEMANTIC_ONLY}
+        if mode is not Mode.AUTO or len(cosines.keys() | bm25.keys()) < limit:
+            # Weaker matches too, rather than fewer results than asked for.
+            cosines = {s: c for s, c in near if c >= hybrid.COSINE_FLOOR}
         cosines.update(index.similarities([s for s in bm25 if s not in cosines], qvec))
     keyword = hybrid.keyword_strengths(bm25)
 

@@ -17,7 +17,8 @@ from core.cli.main import main
 from core.continuity import episodes
 from core.continuity.exchange_recall import as_spoken
 from core.model.errors import Forbidden, InvalidParams
-from core.semantic import timeref
+from core.semantic import backfill, timeref
+from core.semantic.embedding import shared_embedder
 from core.semantic.hybrid import parse_mode
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
@@ -122,6 +123,32 @@ def test_a_question_and_its_answer_belong_together(service: MemoryService, agent
     assert "context" in hits[1].signals
     with pytest.raises(InvalidParams):
         parse_mode("x")
+
+
+def test_a_vague_question_still_gets_its_nearest_turns(
+    service: MemoryService, agent: Caller
+) -> None:
+    """No turn shares a word with the question or is close to it, yet the loosely
+    related ones come back rather than an empty list."""
+    said = [
+        "I finally repainted the garden shed green last weekend.",
+        "My sister is starting nursing school in the autumn.",
+        "The quarterly report is due on Friday.",
+        "Our flight to Lisbon leaves at seven in the morning.",
+        "Grandma turned ninety and we threw her a party.",
+        "The car needs new tyres before winter.",
+    ]
+    for text in said:
+        episodes.log_exchange(service, agent, "user", text)
+    store = service.store_for("main")
+    model = shared_embedder()
+    assert model is not None
+    backfill.reindex(store.conn, store.path, "main", model)
+    hits = episodes.search_exchanges(service, agent, "How is the family doing?", limit=5)
+    texts = [h.exchange.text for h in hits]
+    assert {said[1], said[4]} <= set(texts)
+    # Weak matches: neither signal claims them.
+    assert not any({"keyword", "semantic"} & set(h.signals) for h in hits)
 
 
 @pytest.mark.parametrize(
