@@ -38,6 +38,7 @@ from core.model.errors import AmbryError, RateLimited, StorageError
 from core.service import MemoryService
 from core.storage.file_safety import is_socket, refuse_non_socket
 from core.storage.paths import DataDir, default_socket_path
+from core.storage.worker import release_freed_memory
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,8 @@ READ_BUFFER_BYTES = 256 * 1024
 MAX_UNSENT_BYTES = 4 * 1024 * 1024
 #: How long after the last reply the audit rows of reads are written.
 AUDIT_FLUSH_MS = 50
+#: How long calls must have stopped before freed memory is handed back.
+TRIM_AFTER_QUIET_MS = 2000
 #: How long a connection being closed gets to take its last reply.
 CLOSE_GRACE_MS = 2000
 #: sun_path is 104 bytes on macOS and 108 on Linux, including the final NUL.
@@ -130,6 +133,12 @@ class AgentServer(QObject):
         self._audit_timer.setSingleShot(True)
         self._audit_timer.setInterval(AUDIT_FLUSH_MS)
         self._audit_timer.timeout.connect(self._flush_audit)
+        # Once calls stop for a while, the heap's freed pages go back to the system:
+        # a burst from many clients should not set the server's size for hours.
+        self._trim_timer = QTimer(self)
+        self._trim_timer.setSingleShot(True)
+        self._trim_timer.setInterval(TRIM_AFTER_QUIET_MS)
+        self._trim_timer.timeout.connect(release_freed_memory)
 
     # -- public --------------------------------------------------------------
 
@@ -373,6 +382,7 @@ class AgentServer(QObject):
             self._audit_timer.start()
 
     def _flush_audit(self) -> None:
+        self._trim_timer.start()
         try:
             self._service.flush_read_audit()
         except AmbryError as exc:  # a full disk: the next write reports it to its caller
