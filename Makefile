@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml setup.py
 	@touch $(STAMP)
 
 # The app needs X11/xcb libraries that PySide6 does not bundle; name them before Qt fails.
+# make runs in the checkout, so -m finds core there (the venv installs only the ambry launcher).
 qt-libs: $(STAMP)
 	@$(BIN)/python -m core.cli.qtlibs
 
