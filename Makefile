@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: run qt-libs test lint typecheck unit install-check bench bench-install package clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Ambry needs Python 3.11 or newer (set PYTHON=...)")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 # The app needs X11/xcb libraries that PySide6 does not bundle; name them before Qt fails.
+# make runs in the checkout, so -m finds core there (the venv installs only the ambry launcher).
 qt-libs: $(STAMP)
 	@$(BIN)/python -m core.cli.qtlibs
 

@@ -8,8 +8,10 @@ cannot: that the distribution people get works.
 1. ``python -m build`` makes the sdist, then the wheel *from that sdist* (so a
    file the sdist lacks is missing from the wheel too). A "package would be
    ignored" warning from setuptools fails the check.
-2. Both archives must hold every package under ``core/`` and ``desktop/`` and
-   every file of ``resources/``; the sdist also the LICENSE and README.
+2. Both archives must hold the launcher (``ambry/``), every package under
+   ``core/`` and ``desktop/`` and every file of ``resources/``; the wheel keeps
+   the three in ``ambry/_app/``, the sdist as in the repository, with the
+   LICENSE, README and setup.py.
 3. The wheel goes into a new venv, not editable. By default it is installed with
    ``--no-deps`` and the venv sees the dependencies of the development venv
    through one ``.pth`` line (a plain path: the development venv's own ``.pth``
@@ -17,10 +19,19 @@ cannot: that the distribution people get works.
    ``pip check`` proves the wheel's declared requirements are met. ``--full``
    installs the dependencies from the package index instead (slower; ``make
    bench`` and ``bench/install.py`` use it for the install-time figure).
-4. From a directory outside the source tree, with the venv's ``ambry``: the
-   imports come from the venv; ``ambry --self-test``; an MCP ``initialize``,
-   ``tools/list`` and a ``memory_store``/``memory_search`` call; and a CLI
-   ``store``/``search`` round trip.
+4. The install puts nothing but ``ambry`` and its dist-info at the top of
+   site-packages: no ``core``, ``desktop`` or ``resources`` to import there.
+5. From a directory outside the source tree, with the venv's ``ambry``: the
+   launcher's imports come from ``ambry/_app`` in the venv; ``ambry
+   --self-test``; an MCP ``initialize``, ``tools/list`` and a
+   ``memory_store``/``memory_search`` call to the server started as the entry
+   of ``ambry setup`` says; a CLI ``store``/``search`` round trip; and the
+   re-launches (``python -m ambry``, and ``ambry doctor`` timing ``python -m
+   ambry mcp``).
+6. Another distribution with its own top-level ``core`` and ``resources`` (a
+   wheel built here, whose ``.pth`` file imports its ``core`` whenever Python
+   starts) goes into the same venv: ``import core`` must give its module, and
+   every check of step 5 runs again and must still pass.
 
 Prints one ``ok`` line per step (or JSON with ``--json``) and exits 1 on the
 first failure with what went wrong.
@@ -29,6 +40,8 @@ first failure with what went wrong.
 from __future__ import annotations
 
 import argparse
+import base64
+import hashlib
 import json
 import os
 import subprocess
@@ -43,6 +56,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 STEP_TIMEOUT_S = 300
+# The packages the wheel keeps in ambry/_app/ rather than at the top of site-packages.
+APP_PACKAGES = ("core", "desktop", "resources")
+APP_DIR = "ambry/_app"
+# Another distribution that installs top-level packages of the same names.
+OTHER = "othercore"
 
 
 class CheckFailed(Exception):
@@ -59,8 +77,10 @@ def run(cmd: list[str], *, cwd: Path | None = None, **kw: Any) -> subprocess.Com
     return proc
 
 
-def expected_files() -> tuple[set[str], set[str]]:
-    """Python modules of core/ and desktop/ and every file of resources/, relative to ROOT."""
+def expected_files() -> tuple[set[str], set[str], set[str]]:
+    """Relative to ROOT: the launcher's modules, the modules of core/ and desktop/, and
+    every file of resources/."""
+    launcher = {p.relative_to(ROOT).as_posix() for p in (ROOT / "ambry").glob("*.py")}
     modules: set[str] = set()
     for top in ("core", "desktop"):
         for path in (ROOT / top).rglob("*.py"):
@@ -71,7 +91,7 @@ def expected_files() -> tuple[set[str], set[str]]:
         for p in (ROOT / "resources").rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     }
-    return modules, data
+    return launcher, modules, data
 
 
 def build(out: Path) -> tuple[Path, Path, float]:
@@ -93,25 +113,29 @@ def build(out: Path) -> tuple[Path, Path, float]:
 
 
 def check_contents(sdist: Path, wheel: Path) -> str:
-    modules, data = expected_files()
+    launcher, modules, data = expected_files()
     with zipfile.ZipFile(wheel) as zf:
         in_wheel = set(zf.namelist())
     with tarfile.open(sdist) as tf:
         prefix = sdist.name.removesuffix(".tar.gz") + "/"
         in_sdist = {n.removeprefix(prefix) for n in tf.getnames()}
+    app = {f"{APP_DIR}/{name}" for name in modules | data}
     problems = []
-    for name, have, extra in (
-        ("wheel", in_wheel, set()),
-        ("sdist", in_sdist, {"LICENSE", "README.md", "pyproject.toml"}),
+    for name, have, wanted in (
+        ("wheel", in_wheel, launcher | app),
+        ("sdist", in_sdist, launcher | modules | data | {"LICENSE", "README.md", "setup.py"}),
     ):
-        missing = sorted((modules | data | extra) - have)
+        missing = sorted(wanted - have)
         if missing:
             problems.append(f"the {name} lacks {len(missing)} files: {missing[:8]}")
     if not any(n.endswith(".dist-info/licenses/LICENSE") for n in in_wheel):
         problems.append("the wheel lacks LICENSE (project.license-files in pyproject.toml)")
     if problems:
         raise CheckFailed("; ".join(problems))
-    return f"{len(modules)} modules and {len(data)} resource files in both"
+    return (
+        f"{len(modules)} modules and {len(data)} resource files in both "
+        f"(in {APP_DIR}/ in the wheel), and the launcher"
+    )
 
 
 def make_venv(venv: Path, wheel: Path, *, full: bool) -> float:
@@ -132,16 +156,51 @@ def make_venv(venv: Path, wheel: Path, *, full: bool) -> float:
     return seconds
 
 
+def site_packages(venv: Path) -> Path:
+    probe = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    return Path(run([str(venv / "bin" / "python"), "-c", probe]).stdout.strip())
+
+
+def check_layout(venv: Path, work: Path) -> str:
+    """Ambry adds ``ambry`` and its dist-info to site-packages and nothing else."""
+    site = site_packages(venv)
+    [dist_info] = site.glob("ambry-*.dist-info")
+    record = (dist_info / "RECORD").read_text(encoding="utf-8").splitlines()
+    tops = {Path(line.rsplit(",", 2)[0]).parts[0] for line in record if line}
+    # Console scripts are recorded relative to site-packages (../../../bin/ambry).
+    stray = sorted(tops - {"ambry", dist_info.name, ".."})
+    if stray:
+        raise CheckFailed(
+            f"the wheel installs more than ambry at the top of site-packages: {stray}"
+        )
+    present = sorted(p.name for p in site.iterdir() if p.name.removesuffix(".py") in APP_PACKAGES)
+    if present:
+        raise CheckFailed(f"site-packages holds {present}")
+    probe = (
+        "import importlib.util, json; "
+        f"print(json.dumps([importlib.util.find_spec(n) is None for n in {APP_PACKAGES!r}]))"
+    )
+    hidden = json.loads(run([str(venv / "bin" / "python"), "-c", probe], cwd=work).stdout)
+    if not all(hidden):
+        raise CheckFailed(f"one of {APP_PACKAGES} imports without the launcher: {hidden}")
+    return (
+        f"ambry and {dist_info.name} only at the top of site-packages; "
+        "core, desktop and resources do not import there"
+    )
+
+
 def check_imports(venv: Path, work: Path) -> str:
     probe = (
-        "import json, core, desktop, resources, core.cli.commands, desktop.shell.app; "
-        "print(json.dumps([m.__file__ for m in (core, desktop, resources)]))"
+        "import ambry, json; ambry.use_app_dir(); "
+        "import core, desktop, resources, core.cli.commands, desktop.shell.app; "
+        "print(json.dumps([m.__file__ for m in (ambry, core, desktop, resources)]))"
     )
     files = json.loads(run([str(venv / "bin" / "python"), "-c", probe], cwd=work).stdout)
-    outside = [f for f in files if not Path(f).resolve().is_relative_to(venv.resolve())]
-    if outside:
-        raise CheckFailed(f"imported from outside the new venv: {outside}")
-    return "core, desktop and resources load from the venv"
+    app = (site_packages(venv) / APP_DIR).resolve()
+    outside = [f for f in files[1:] if not Path(f).resolve().is_relative_to(app)]
+    if outside or not Path(files[0]).resolve().is_relative_to(venv.resolve()):
+        raise CheckFailed(f"imported from outside {app}: {outside or files[:1]}")
+    return f"the launcher loads core, desktop and resources from {APP_DIR} in the venv"
 
 
 def check_self_test(ambry: Path, work: Path, env: dict[str, str]) -> str:
@@ -165,11 +224,23 @@ def _rpc(proc: subprocess.Popen[str], request: dict[str, Any]) -> dict[str, Any]
     return reply["result"]  # type: ignore[no-any-return]
 
 
+def setup_entry(ambry: Path, data: Path, work: Path, env: dict[str, str]) -> list[str]:
+    """The command line ``ambry setup`` writes into an MCP client's config."""
+    printed = run(
+        [str(ambry), "--data-dir", str(data), "setup", "claude-code", "--print", "--json"],
+        cwd=work,
+        env=env,
+    ).stdout
+    entry = json.loads(printed)["entry"]
+    if entry["command"] != str(ambry):
+        raise CheckFailed(f"`ambry setup` names {entry['command']}, not {ambry}")
+    return [entry["command"], *entry["args"]]
+
+
 def check_mcp(ambry: Path, work: Path, env: dict[str, str]) -> str:
-    data = work / "mcp-data"
-    data.mkdir()
+    data = Path(tempfile.mkdtemp(prefix="mcp-data-", dir=work))
     proc = subprocess.Popen(
-        [str(ambry), "--data-dir", str(data), "mcp", "--client", "install-check"],
+        setup_entry(ambry, data, work, env),
         cwd=work,
         env=env,
         stdin=subprocess.PIPE,
@@ -220,11 +291,14 @@ def check_mcp(ambry: Path, work: Path, env: dict[str, str]) -> str:
         if proc.stdout is not None:
             proc.stdout.close()
     server = init["serverInfo"]
-    return f"{server['name']} {server['version']}, {len(tools)} tools, store and search by MCP"
+    return (
+        f"the entry of `ambry setup` starts {server['name']} {server['version']}, "
+        f"{len(tools)} tools, store and search by MCP"
+    )
 
 
 def check_cli(ambry: Path, work: Path, env: dict[str, str]) -> str:
-    data = str(work / "cli-data")
+    data = tempfile.mkdtemp(prefix="cli-data-", dir=work)
     common = ["--data-dir", data]
     run(
         [str(ambry), *common, "--create", "store", "--type", "fact", "Dogs are named Luna"],
@@ -237,6 +311,79 @@ def check_cli(ambry: Path, work: Path, env: dict[str, str]) -> str:
     if not hits or hits[0]["content"] != "Dogs are named Luna":
         raise CheckFailed(f"`ambry search luna` did not find the stored entry: {hits}")
     return "ambry store, then ambry search finds it"
+
+
+def check_relaunch(venv: Path, ambry: Path, work: Path, env: dict[str, str]) -> str:
+    """``python -m ambry``, and ``ambry doctor``, which times ``python -m ambry mcp``."""
+    version = run([str(venv / "bin" / "python"), "-m", "ambry", "--version"], cwd=work, env=env)
+    if not version.stdout.startswith("ambry "):
+        raise CheckFailed(f"`python -m ambry --version` printed {version.stdout!r}")
+    # Other checks of the doctor (keyring, Qt libraries) may fail here; only MCP counts.
+    doctor = subprocess.run(
+        [str(ambry), "doctor", "--json"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=STEP_TIMEOUT_S,
+        check=False,
+    )
+    try:
+        [mcp] = [f for f in json.loads(doctor.stdout) if f["check"] == "mcp"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CheckFailed(f"`ambry doctor --json` gave no MCP finding: {doctor.stderr}") from exc
+    if mcp["status"] == "fail":
+        raise CheckFailed(f"`ambry doctor` could not start `python -m ambry mcp`: {mcp}")
+    return f"python -m ambry; ambry doctor: {mcp['detail']}"
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def build_other(out: Path) -> Path:
+    """A wheel of another distribution with top-level ``core`` and ``resources`` packages.
+
+    Its ``.pth`` file imports its ``core`` whenever Python starts, so Ambry's
+    launcher finds that module already imported: the hardest case for it.
+    """
+    info = f"{OTHER}-1.0.dist-info"
+    files = {
+        "core/__init__.py": f'"""Not Ambry\'s."""\n\nOWNER = "{OTHER}"\n',
+        "resources/__init__.py": f'OWNER = "{OTHER}"\n',
+        f"{OTHER}.pth": "import core\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {OTHER}\nVersion: 1.0\n",
+        f"{info}/WHEEL": (
+            "Wheel-Version: 1.0\nGenerator: install_check\nRoot-Is-Purelib: true\n"
+            "Tag: py3-none-any\n"
+        ),
+    }
+    record = [_record_line(name, text.encode()) for name, text in files.items()]
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    out.mkdir(parents=True, exist_ok=True)
+    wheel = out / f"{OTHER}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return wheel
+
+
+def install_other(venv: Path, out: Path, work: Path) -> str:
+    """Install :func:`build_other` beside Ambry; ``import core`` must then give its module."""
+    python = venv / "bin" / "python"
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "--disable-pip-version-check"]
+    run([*pip, "install", "--quiet", "--no-deps", str(build_other(out))])
+    run([*pip, "check"])
+    probe = (
+        "import core, json, resources; "
+        "print(json.dumps([core.__file__, getattr(core, 'OWNER', ''), resources.OWNER]))"
+    )
+    where, *owners = json.loads(run([str(python), "-c", probe], cwd=work).stdout)
+    if owners != [OTHER, OTHER]:
+        raise CheckFailed(f"`import core` in the venv gave {where}, not {OTHER}'s")
+    shown = Path(where).resolve().relative_to(venv.resolve()).parent
+    return f"{OTHER} installed beside ambry; `import core` gives its {shown}, not Ambry's"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -287,10 +434,18 @@ def check(base: Path, *, full: bool, quiet: bool) -> dict[str, Any]:
         f"{'with' if full else 'without'} dependencies in {install_s:.1f} s, pip check ok",
     )
     ambry = venv / "bin" / "ambry"
-    say("imports", check_imports(venv, work))
-    say("self-test", check_self_test(ambry, work, env))
-    say("mcp", check_mcp(ambry, work, env))
-    say("cli", check_cli(ambry, work, env))
+    say("layout", check_layout(venv, work))
+
+    def use(label: str) -> None:
+        say(f"imports{label}", check_imports(venv, work))
+        say(f"self-test{label}", check_self_test(ambry, work, env))
+        say(f"mcp{label}", check_mcp(ambry, work, env))
+        say(f"cli{label}", check_cli(ambry, work, env))
+        say(f"relaunch{label}", check_relaunch(venv, ambry, work, env))
+
+    use("")
+    say("other core", install_other(venv, base / "other", work))
+    use(f" beside {OTHER}")
     return {
         "benchmark": "install",
         "mode": "full" if full else "no-deps",

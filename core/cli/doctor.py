@@ -177,9 +177,10 @@ def check_qt() -> Finding:
 
 
 def _ambry_command() -> list[str]:
+    """This installation's ``ambry``: the frozen executable, else this Python's ``-m ambry``."""
     if getattr(sys, "frozen", False):
         return [sys.executable]
-    return [sys.executable, "-m", "core.cli.main"]
+    return [sys.executable, "-m", "ambry"]
 
 
 def check_mcp_startup() -> Finding:

@@ -106,7 +106,7 @@ def ambry_command() -> list[str]:
     found = shutil.which("ambry")
     if found:
         return [str(Path(found).absolute())]
-    return [sys.executable, "-m", "core.cli.main"]
+    return [sys.executable, "-m", "ambry"]
 
 
 def server_entry(client_name: str, client: Client, args: argparse.Namespace) -> dict[str, Any]:

@@ -21,7 +21,7 @@ def test_self_test_passes_in_process(qapp: Any) -> None:
 @pytest.mark.slow
 def test_ambry_self_test_command_exits_0() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "core.cli.main", "--self-test"],
+        [sys.executable, "-m", "ambry", "--self-test"],
         capture_output=True,
         text=True,
         timeout=120,
