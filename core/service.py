@@ -20,8 +20,7 @@ from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
 from core.layers.context import layer_brief_sections
 from core.layers.scheduler import LayerWorker
-from core.memory import trash
-from core.memory.confidence import effective_confidence
+from core.memory import curation, trash
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.memory.writing import (
     StoreOutcome,
@@ -44,7 +43,6 @@ from core.model.entries import (
     Privacy,
     SearchResult,
     iso,
-    parse_iso,
     utc_now,
 )
 from core.model.errors import Forbidden, InvalidParams, NotFound
@@ -421,30 +419,4 @@ class MemoryService(Workspace):
 
     def set_pinned(self, caller: Caller, entry_id: str, pinned: bool) -> Changes:
         """Pin (exempt from decay) or unpin an entry. Only the person may do this."""
-        if caller.actor is Actor.AGENT:
-            raise Forbidden("pinning is for the person, in the app or the CLI")
-        store = self.store_for(caller.group)
-        now = iso(utc_now())
-        with store.transaction():
-            entry = store.get(entry_id)
-            if entry is None:
-                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
-            store.update_fields(entry_id, pinned=int(pinned))
-            # Unpinning restarts the clock, so the entry does not drop at once.
-            current = effective_confidence(
-                replace(entry, pinned=False), parse_iso(now), self.config
-            )
-            value = entry.confidence if pinned else current
-            store.reinforce(entry_id, value, now)
-            audit.record(
-                store,
-                Action.UPDATE,
-                caller.actor,
-                session_id=caller.session_id,
-                entry_ids=[entry_id],
-                field="pinned",
-                value=pinned,
-            )
-        return self.emit(
-            Changes(group=store.group, entries=True, audit=True, entry_ids=(entry_id,))
-        )
+        return curation.set_pinned(self, caller, entry_id, pinned)
