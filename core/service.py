@@ -15,10 +15,12 @@ from core.attachments import attach as attachments
 from core.attachments import receipts
 from core.claims import context as claims_context
 from core.claims.context import claim_source_turns, claims_brief_section
+from core.claims.extract import Extraction, extract
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
 from core.layers.context import layer_brief_sections
+from core.layers.points import day_points
 from core.layers.scheduler import LayerWorker
 from core.memory import curation, trash
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
@@ -288,6 +290,15 @@ class MemoryService(Workspace):
     def claims_matching(self, group: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
         """Claims matching ``query``, each labelled verified or unverified (search results)."""
         return claims_context.labelled_matches(self.store_for(group), query, limit)
+
+    def extract_claims(self, caller: Caller, thread: str | None = None) -> Extraction:
+        """Candidate claims from thread handoffs and day summaries; the person runs it.
+
+        The summaries' points come from layers, each with its turn and span, so a
+        claim cites the verbatim turn (docs/claims.md). Nothing read is changed.
+        """
+        store = self.store_for(caller.group)
+        return extract(self, caller, thread, lambda: day_points(store, thread))
 
     def search_entries(
         self, group: str, query: str, flt: EntryFilter, limit: int = 20, mode: Mode = Mode.AUTO
