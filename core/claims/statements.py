@@ -31,7 +31,7 @@ sentence in the turn it was drawn from:
 * There is no heading, so the kind comes from the sentence's own wording, the
   first that applies: identity ("my name is", "I'm a", "I work at", "I live
   in", "my partner"), preference ("prefer", "favourite", "I like", "I hate",
-  "I don't want", "rather"), project ("decided", "agreed", "going with",
+  "I don't want", "I'd rather"), project ("decided", "agreed", "going with",
   "architecture", "the plan", "deadline", "we use"), configuration ("config",
   "settings", "environment", "port", "version", "installed", "enabled",
   "timeout", "runs on"), runtime state ("is down", "is running", "currently",
@@ -106,7 +106,7 @@ _WORDING: Final = (
         ClaimKind.IDENTITY,
     ),
     (
-        r"\bprefer(?:s|red|ence)?\b|\bfavou?rite\b|\brather\b"
+        rf"\bprefer(?:s|red|ence)?\b|\bfavou?rite\b|\b(?:i{_A}?d|would) rather\b"
         rf"|\bi (?:really )?(?:like|love|hate|dislike|enjoy|want)\b"
         rf"|\b(?:don{_A}?t|do not|never) (?:like|want|enjoy)\b",
         ClaimKind.PREFERENCE,

@@ -158,6 +158,14 @@ def _point(text: str, speaker: str = "user", start: int = 0) -> _Point:
             ("The billing service is down again.", ClaimKind.RUNTIME_STATE),
         ),
         ("The cat sleeps on the piano.", ("The cat sleeps on the piano.", ClaimKind.FACT)),
+        (
+            "I'd rather get plain text emails.",
+            ("I'd rather get plain text emails.", ClaimKind.PREFERENCE),
+        ),
+        (
+            "We use SQLite rather than Postgres.",
+            ("We use SQLite rather than Postgres.", ClaimKind.PROJECT),
+        ),
         # Lead-ins are left out of the span; "No" without a comma stays.
         (
             "Remember that the deploy key rotates monthly.",
