@@ -15,13 +15,14 @@ from core.attachments import attach as attachments
 from core.attachments import receipts
 from core.claims import context as claims_context
 from core.claims.context import claim_source_turns, claims_brief_section
+from core.claims.extract import Extraction, extract
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
 from core.layers.context import layer_brief_sections
+from core.layers.points import day_points
 from core.layers.scheduler import LayerWorker
-from core.memory import trash
-from core.memory.confidence import effective_confidence
+from core.memory import curation, trash
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.memory.writing import (
     StoreOutcome,
@@ -44,7 +45,6 @@ from core.model.entries import (
     Privacy,
     SearchResult,
     iso,
-    parse_iso,
     utc_now,
 )
 from core.model.errors import Forbidden, InvalidParams, NotFound
@@ -288,6 +288,15 @@ class MemoryService(Workspace):
         """Claims matching ``query``, each labelled verified or unverified (search results)."""
         return claims_context.labelled_matches(self.store_for(group), query, limit)
 
+    def extract_claims(self, caller: Caller, thread: str | None = None) -> Extraction:
+        """Candidate claims from thread handoffs and day summaries; the person runs it.
+
+        The summaries' points come from layers, each with its turn and span, so a
+        claim cites the verbatim turn (docs/claims.md). Nothing read is changed.
+        """
+        store = self.store_for(caller.group)
+        return extract(self, caller, thread, lambda: day_points(store, thread))
+
     def search_entries(
         self, group: str, query: str, flt: EntryFilter, limit: int = 20, mode: Mode = Mode.AUTO
     ) -> list[SearchResult]:
@@ -418,30 +427,4 @@ class MemoryService(Workspace):
 
     def set_pinned(self, caller: Caller, entry_id: str, pinned: bool) -> Changes:
         """Pin (exempt from decay) or unpin an entry. Only the person may do this."""
-        if caller.actor is Actor.AGENT:
-            raise Forbidden("pinning is for the person, in the app or the CLI")
-        store = self.store_for(caller.group)
-        now = iso(utc_now())
-        with store.transaction():
-            entry = store.get(entry_id)
-            if entry is None:
-                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
-            store.update_fields(entry_id, pinned=int(pinned))
-            # Unpinning restarts the clock, so the entry does not drop at once.
-            current = effective_confidence(
-                replace(entry, pinned=False), parse_iso(now), self.config
-            )
-            value = entry.confidence if pinned else current
-            store.reinforce(entry_id, value, now)
-            audit.record(
-                store,
-                Action.UPDATE,
-                caller.actor,
-                session_id=caller.session_id,
-                entry_ids=[entry_id],
-                field="pinned",
-                value=pinned,
-            )
-        return self.emit(
-            Changes(group=store.group, entries=True, audit=True, entry_ids=(entry_id,))
-        )
+        return curation.set_pinned(self, caller, entry_id, pinned)

@@ -1,31 +1,32 @@
-"""Deterministic extraction of candidate claims from thread handoffs (seed 004 §10.1).
+"""Deterministic extraction of candidate claims from handoffs and summaries (seed 004 §10.1).
 
-The handoff is only read; each claim cites it by version and character span.
-The rule, the same on every run:
+Which passages are statements, and of what kind, is :mod:`core.claims.statements`.
+This module records them as candidates; every source is only read.
 
-* Walk the handoff's lines, skipping fenced code. Remember the last heading.
-* A list item becomes a candidate claim when it is a statement: not a task
-  checkbox, not a commitment (TODO, next steps, "I will", follow-ups), not a
-  question, not under a heading about open threads, next steps or questions,
-  and 3 to 60 words long.
-* Its kind comes from the heading: preferences, configuration (config,
-  settings, environment), runtime state (state, status, running), project
-  (project, decisions, architecture), identity (identity, about, who);
-  anything else is a fact.
-* The claim's text is the item's text with its spacing folded, so the cited
-  span says it word for word. The same statement in a later version adds that
-  version as another source of the same candidate: recurrence is evidence.
+* **Handoffs**: the current handoff of each thread (or of one). Each claim cites
+  the handoff version and the list item's span.
+* **Day summaries**: the points of each day summary, each drawn from one
+  sentence of one turn. The claim cites **the turn** (an ``exchange`` source: its
+  id, the sentence's span in its text, the text's hash), never the summary's
+  wording, so verification compares it with the verbatim turn like any other
+  turn source. The service reads the points from ``core.layers.points`` and
+  passes them in (:class:`SummaryPoints`); weeks and months are not read.
+
+The same statement again, in a later handoff version or another turn, adds that
+source to the same candidate: recurrence is evidence. Running extraction again
+over the same sources adds nothing.
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Protocol
 
-from core.claims.gate import record_claim
-from core.claims.model import MAX_CLAIM_CHARS, ClaimKind, Origin, SourceHandle, SourceKind
+from core.claims.gate import Proposal, record_claim
+from core.claims.model import ClaimKind, Origin, SourceHandle, SourceKind
 from core.claims.sources import sha256_text
+from core.claims.statements import TurnPoint, statements, turn_statements
 from core.continuity.handoffs import ThreadHandoff, current_handoff
 from core.continuity.threads import require_thread
 from core.model.changes import Changes
@@ -36,99 +37,80 @@ from core.storage.audit import Action
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
+    from core.storage.store import GroupStore
     from core.storage.workspace import Workspace
 
-MIN_WORDS: Final = 3
-MAX_WORDS: Final = 60
 
-_ITEM = re.compile(r"^[ \t]*(?:[-+*]|\d{1,9}[.)])[ \t]+(?P<text>\S.*?)[ \t]*$")
-_TASK = re.compile(r"^\[[ xX]\]")
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(?P<text>.*?)[ \t#]*$")
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
-_COMMITMENT = re.compile(
-    r"\bTODO\b|\bFIXME\b|\bnext steps?\b|\bI will\b|\bI[’']ll\b|\bfollow[- ]?ups?\b"
-    r"|\bopen threads?\b|\baction items?\b",
-    re.IGNORECASE,
-)
-_SKIP_HEADING = re.compile(r"open|next|todo|question|follow|plan|action", re.IGNORECASE)
-_KINDS: Final = (
-    (re.compile(r"prefer", re.I), ClaimKind.PREFERENCE),
-    (re.compile(r"config|setting|environment", re.I), ClaimKind.CONFIGURATION),
-    (re.compile(r"state|status|running|runtime", re.I), ClaimKind.RUNTIME_STATE),
-    (re.compile(r"project|decision|architecture", re.I), ClaimKind.PROJECT),
-    (re.compile(r"identity|about|who", re.I), ClaimKind.IDENTITY),
-)
+class SummaryPoints(Protocol):
+    """The day summaries' points (:class:`core.layers.points.DayPoints`)."""
+
+    @property
+    def points(self) -> Sequence[TurnPoint]: ...
+    @property
+    def summaries(self) -> int: ...
+    @property
+    def unsourced(self) -> int: ...
 
 
 @dataclass(frozen=True)
-class Found:
-    text: str
-    kind: ClaimKind
-    span: tuple[int, int]
+class Counts:
+    """What one kind of source gave."""
 
+    #: Handoffs or day summaries read.
+    read: int = 0
+    statements: int = 0
+    created: int = 0
+    #: Statements that added their source to an existing candidate.
+    recurring: int = 0
 
-def kind_for(heading: str) -> ClaimKind:
-    for pattern, kind in _KINDS:
-        if pattern.search(heading):
-            return kind
-    return ClaimKind.FACT
-
-
-def statements(markdown: str) -> list[Found]:
-    """The claim-shaped list items of a handoff, with their spans (pure)."""
-    found: list[Found] = []
-    heading = ""
-    fence: str | None = None
-    offset = 0
-    for line in markdown.splitlines(keepends=True):
-        start, offset = offset, offset + len(line)
-        body = line.rstrip("\r\n")
-        if m := _FENCE.match(body):
-            mark = m.group(1)[0]
-            fence = None if fence == mark else (fence or mark)
-            continue
-        if fence is not None:
-            continue
-        if h := _HEADING.match(body):
-            heading = h.group("text")
-            continue
-        item = _ITEM.match(body)
-        if item is None or _SKIP_HEADING.search(heading):
-            continue
-        text = item.group("text")
-        words = text.split()
-        if (
-            _TASK.match(text)
-            or _COMMITMENT.search(text)
-            or text.rstrip().endswith("?")
-            or not MIN_WORDS <= len(words) <= MAX_WORDS
-            or len(" ".join(words)) > MAX_CLAIM_CHARS
-        ):
-            continue
-        found.append(
-            Found(
-                " ".join(words),
-                kind_for(heading),
-                (start + item.start("text"), start + item.end("text")),
-            )
-        )
-    return found
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "read": self.read,
+            "statements": self.statements,
+            "created": self.created,
+            "recurring": self.recurring,
+        }
 
 
 @dataclass(frozen=True)
 class Extraction:
-    handoffs: int
-    statements: int
-    created: int
-    recurring: int
+    from_handoffs: Counts
+    from_summaries: Counts
+    #: Day summaries read whose points have no recorded sources yet (built before
+    #: sources were recorded; the next compression pass draws them again).
+    unsourced: int
     claim_ids: tuple[str, ...]
+
+    @property
+    def handoffs(self) -> int:
+        return self.from_handoffs.read
+
+    @property
+    def summaries(self) -> int:
+        return self.from_summaries.read
+
+    @property
+    def statements(self) -> int:
+        return self.from_handoffs.statements + self.from_summaries.statements
+
+    @property
+    def created(self) -> int:
+        return self.from_handoffs.created + self.from_summaries.created
+
+    @property
+    def recurring(self) -> int:
+        return self.from_handoffs.recurring + self.from_summaries.recurring
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "handoffs": self.handoffs,
+            "summaries": self.summaries,
+            "unsourced_summaries": self.unsourced,
             "statements": self.statements,
             "created": self.created,
             "recurring": self.recurring,
+            "from_handoffs": self.from_handoffs.to_dict(),
+            "from_summaries": self.from_summaries.to_dict(),
             "claim_ids": list(self.claim_ids),
         }
 
@@ -143,8 +125,60 @@ def _handoffs(service: Workspace, group: str, thread: str | None) -> list[Thread
     return [h for t in ids if (h := current_handoff(store, t)) is not None]
 
 
-def extract(service: Workspace, caller: Caller, thread: str | None = None) -> Extraction:
-    """Record candidates from the current handoff of ``thread`` (or of every thread).
+def _handoff_claims(
+    handoffs: Sequence[ThreadHandoff],
+) -> list[tuple[str, ClaimKind, SourceHandle]]:
+    out: list[tuple[str, ClaimKind, SourceHandle]] = []
+    for h in handoffs:
+        digest = sha256_text(h.markdown)
+        for f in statements(h.markdown):
+            quote = h.markdown[f.span[0] : f.span[1]]
+            ref = f"{h.thread_id}@{h.version}"
+            out.append(
+                (f.text, f.kind, SourceHandle(SourceKind.HANDOFF, ref, quote, digest, f.span))
+            )
+    return out
+
+
+def _summary_claims(points: Sequence[TurnPoint]) -> list[tuple[str, ClaimKind, SourceHandle]]:
+    texts = {p.exchange_seq: p.turn_text for p in points}
+    out: list[tuple[str, ClaimKind, SourceHandle]] = []
+    for f in turn_statements(points):
+        text = texts[f.exchange_seq]
+        quote = text[f.span[0] : f.span[1]]
+        source = SourceHandle(
+            SourceKind.EXCHANGE, str(f.exchange_seq), quote, sha256_text(text), f.span
+        )
+        out.append((f.text, f.kind, source))
+    return out
+
+
+def _record(
+    store: GroupStore,
+    caller: Caller,
+    found: Sequence[tuple[str, ClaimKind, SourceHandle]],
+    read: int,
+    ids: list[str],
+) -> Counts:
+    created = recurring = 0
+    for text, kind, source in found:
+        outcome: Proposal = record_claim(
+            store, caller, text, kind, (source,), kind.default_recheck_days, Origin.EXTRACTION
+        )
+        created += outcome.created
+        recurring += (not outcome.created) and outcome.added_sources > 0
+        ids.append(outcome.claim.id)
+    return Counts(read, len(found), created, recurring)
+
+
+def extract(
+    service: Workspace,
+    caller: Caller,
+    thread: str | None = None,
+    summaries: Callable[[], SummaryPoints] | None = None,
+) -> Extraction:
+    """Record candidates from the current handoff of ``thread`` (or of every thread)
+    and, when ``summaries`` is given, from the day summaries' points it returns.
 
     Run by the person; an agent proposes its claims with ``claim_propose``.
     """
@@ -152,40 +186,30 @@ def extract(service: Workspace, caller: Caller, thread: str | None = None) -> Ex
         raise Forbidden("extraction is run by the person, with `ambry claims extract`")
     store = service.store_for(caller.group)
     handoffs = _handoffs(service, caller.group, thread)
-    total = created = recurring = 0
+    days = None if summaries is None else summaries()
     ids: list[str] = []
     with store.transaction():
-        for h in handoffs:
-            for f in statements(h.markdown):
-                total += 1
-                quote = h.markdown[f.span[0] : f.span[1]]
-                source = SourceHandle(
-                    SourceKind.HANDOFF,
-                    f"{h.thread_id}@{h.version}",
-                    quote,
-                    sha256_text(h.markdown),
-                    f.span,
-                )
-                outcome = record_claim(
-                    store,
-                    caller,
-                    f.text,
-                    f.kind,
-                    (source,),
-                    f.kind.default_recheck_days,
-                    Origin.EXTRACTION,
-                )
-                created += outcome.created
-                recurring += (not outcome.created) and outcome.added_sources > 0
-                ids.append(outcome.claim.id)
+        from_handoffs = _record(store, caller, _handoff_claims(handoffs), len(handoffs), ids)
+        from_summaries = (
+            Counts()
+            if days is None
+            else _record(store, caller, _summary_claims(days.points), days.summaries, ids)
+        )
+        result = Extraction(
+            from_handoffs,
+            from_summaries,
+            0 if days is None else days.unsourced,
+            tuple(dict.fromkeys(ids)),
+        )
         audit.record(
             store,
             Action.CLAIM_EXTRACT,
             caller.actor,
             session_id=caller.session_id,
-            count=created,
-            handoffs=len(handoffs),
-            statements=total,
+            count=result.created,
+            handoffs=result.handoffs,
+            summaries=result.summaries,
+            statements=result.statements,
         )
     service.emit(Changes(group=store.group, claims=True, audit=True))
-    return Extraction(len(handoffs), total, created, recurring, tuple(dict.fromkeys(ids)))
+    return result

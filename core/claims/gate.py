@@ -20,6 +20,7 @@ from core.claims import records
 from core.claims.model import (
     MAX_CLAIM_CHARS,
     MAX_RECHECK_DAYS,
+    MAX_SOURCES,
     Claim,
     ClaimKind,
     ClaimStatus,
@@ -124,7 +125,9 @@ def record_claim(
         if existing.status is ClaimStatus.VERIFIED:
             return Proposal(existing, created=False)
         if existing.status is ClaimStatus.CANDIDATE:
-            new = [s for s in sources if s not in existing.sources]
+            # A claim keeps its first MAX_SOURCES sources; later recurrences are not added.
+            room = max(0, MAX_SOURCES - len(existing.sources))
+            new = [s for s in dict.fromkeys(sources) if s not in existing.sources][:room]
             if new:
                 seq = records.claim_seq(store, existing.id)
                 records.add_sources(store, seq, new, start=len(existing.sources))

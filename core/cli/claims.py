@@ -8,7 +8,7 @@ from typing import Any
 
 from core.claims import gate, modes, records
 from core.claims.diagnostics import diagnose
-from core.claims.extract import extract
+from core.claims.extract import Extraction
 from core.claims.model import ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
 from core.cli.context import Context, command, fail
@@ -54,8 +54,13 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
     pr.add_argument("--kind", required=True, choices=[k.value for k in ClaimKind])
     pr.add_argument("--source", action="append", required=True, metavar="SOURCE", help=_SOURCE_HELP)
     pr.add_argument("--recheck-days", type=int, help="days a verified claim stays fresh")
-    ex = subs.add_parser("extract", help="record candidates from thread handoffs (read only)")
-    ex.add_argument("--thread", metavar="ID", help="only this thread's current handoff")
+    ex = subs.add_parser(
+        "extract",
+        help="record candidates from thread handoffs and day summaries (both only read)",
+    )
+    ex.add_argument(
+        "--thread", metavar="ID", help="only this thread's current handoff and day summaries"
+    )
     subs.add_parser("diagnose", help="recurring, conflicting, ready and decayed candidates")
     md = subs.add_parser("mode", help="show, plan, apply or roll back the claims mode")
     md.add_argument(
@@ -161,6 +166,27 @@ def _decide(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
+def _extracted(result: Extraction) -> str:
+    lines = [
+        f"{result.created} new candidate(s), {result.recurring} recurring, "
+        f"from {result.statements} statement(s)"
+    ]
+    for name, read, counts in (
+        ("handoff", result.handoffs, result.from_handoffs),
+        ("day summary", result.summaries, result.from_summaries),
+    ):
+        lines.append(
+            f"  {name} ({read} read): {counts.statements} statement(s), "
+            f"{counts.created} new, {counts.recurring} recurring"
+        )
+    if result.unsourced:
+        lines.append(
+            f"  {result.unsourced} of them were built before points recorded their turns and "
+            "gave nothing: `ambry layers --compress` draws them again"
+        )
+    return "\n".join(lines)
+
+
 def _mode(ctx: Context, args: argparse.Namespace) -> int:
     svc = ctx.service
     match args.step:
@@ -251,12 +277,8 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
                 ),
             )
         case "extract":
-            result = extract(ctx.service, ctx.caller, args.thread)
-            ctx.emit(
-                result.to_dict(),
-                f"{result.statements} statement(s) in {result.handoffs} "
-                f"handoff(s): {result.created} new candidate(s), {result.recurring} recurring",
-            )
+            result = ctx.service.extract_claims(ctx.caller, args.thread)
+            ctx.emit(result.to_dict(), _extracted(result))
         case "diagnose":
             d = diagnose(store).to_dict()
             out = [f"claims diagnostics ({d['mode']} mode, {d['scanned']} candidates scanned)"]

@@ -129,12 +129,14 @@ def _write(
 ) -> None:
     seq = store.execute(
         "INSERT INTO layer_summaries (id, level, thread_id, session_id, period, start_at, "
-        "end_at, hook, points, quotes, keywords, turn_count, terms, source_key, built_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+        "end_at, hook, points, quotes, keywords, turn_count, terms, source_key, built_at, "
+        "point_sources) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET "
         "start_at = excluded.start_at, end_at = excluded.end_at, hook = excluded.hook, "
         "points = excluded.points, quotes = excluded.quotes, keywords = excluded.keywords, "
         "turn_count = excluded.turn_count, terms = excluded.terms, "
-        "source_key = excluded.source_key, built_at = excluded.built_at RETURNING seq",
+        "source_key = excluded.source_key, built_at = excluded.built_at, "
+        "point_sources = excluded.point_sources RETURNING seq",
         (
             sid,
             level,
@@ -151,6 +153,7 @@ def _write(
             json.dumps(draft.terms),
             source_key,
             now,
+            json.dumps([p.to_dict() for p in draft.point_sources]),
         ),
     ).fetchall()[0][0]
     store.execute("DELETE FROM layer_fts WHERE rowid = ?", (seq,))

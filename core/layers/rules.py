@@ -100,15 +100,34 @@ MIN_WORDS: Final = 4
 class Sentence:
     text: str
     kind: Kind
+    #: Where ``text`` is in the turn's text: ``turn[start:end] == text``.
+    span: tuple[int, int] = (0, 0)
 
     @property
     def weight(self) -> float:
         return WEIGHT[self.kind]
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Where each sentence of ``text`` is: split after ``.``, ``!`` or ``?`` and at
+    line breaks, each piece without its surrounding whitespace, empty pieces left out."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for end, after in [(m.start(), m.end()) for m in _SENTENCE_END.finditer(text)] + [
+        (len(text), len(text))
+    ]:
+        piece = text[start:end]
+        stripped = piece.strip()
+        if stripped:
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + lead + len(stripped)))
+        start = after
+    return spans
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text``: split after ``.``, ``!`` or ``?`` and at line breaks."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 def classify(sentence: str, speaker: str) -> Kind:
@@ -140,8 +159,12 @@ def classify(sentence: str, speaker: str) -> Kind:
 def sentences(text: str, speaker: str) -> list[Sentence]:
     """Every sentence of one turn with its kind, dropped ones included."""
     if speaker in ("tool", "system"):
-        return [Sentence(text.strip(), Kind.TOOL)] if text.strip() else []
-    return [Sentence(s, classify(s, speaker)) for s in split_sentences(text)]
+        lead = len(text) - len(text.lstrip())
+        whole = text.strip()
+        return [Sentence(whole, Kind.TOOL, (lead, lead + len(whole)))] if whole else []
+    return [
+        Sentence(text[a:b], classify(text[a:b], speaker), (a, b)) for a, b in sentence_spans(text)
+    ]
 
 
 def kept(text: str, speaker: str) -> list[Sentence]:

@@ -9,7 +9,8 @@ A day summary is built from one session's turns of one day in one thread:
   kind's weight times ``0.3 +`` the TF-IDF weight of its keywords per square root
   of its length (so a short sentence about rare things beats a long ramble);
 * **points**: the best five, near-duplicates skipped, in the order they were said,
-  each with who said it;
+  each with who said it, and each with its source (:class:`PointSource`): the turn
+  and the span of the kept sentence in the turn's text, verbatim;
 * **hook**: the best one, at most :data:`HOOK_CHARS` characters;
 * **quotes**: the person's remember requests, corrections, instructions and
   decisions, verbatim, at most three;
@@ -17,18 +18,20 @@ A day summary is built from one session's turns of one day in one thread:
 
 A week rolls up its days and a month its weeks: the keywords add up (by rank),
 the hook is the child whose keywords weigh most in the merged list, the points
-are the children's hooks in time order, the quotes the children's first quotes.
+are the children's hooks in time order (with no source of their own: a rollup
+reaches its turns through its days), the quotes the children's first quotes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from core.layers import keywords
-from core.layers.rules import QUOTABLE, WEIGHT, Kind, kept
+from core.layers.rules import QUOTABLE, WEIGHT, Kind, Sentence, kept
 
 HOOK_CHARS: Final = 160
 POINT_CHARS: Final = 220
@@ -48,6 +51,22 @@ class SourceTurn:
 
 
 @dataclass(frozen=True)
+class PointSource:
+    """Where one point of a day summary came from."""
+
+    #: The turn (its exchange id).
+    seq: int
+    #: The kept sentence's span in the turn's text.
+    start: int
+    end: int
+    #: SHA-256 of the turn's text when the point was drawn from it.
+    sha256: str
+
+    def to_dict(self) -> dict[str, int | str]:
+        return {"seq": self.seq, "start": self.start, "end": self.end, "sha256": self.sha256}
+
+
+@dataclass(frozen=True)
 class Draft:
     hook: str
     points: tuple[str, ...]
@@ -59,6 +78,8 @@ class Draft:
     start_at: str
     end_at: str
     turn_count: int
+    #: One per point of a day summary, in the same order; empty for a rollup.
+    point_sources: tuple[PointSource, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,6 +112,7 @@ class _Candidate:
     score: float
     terms: frozenset[str]
     speaker: str
+    source: PointSource
 
 
 def _who(turn: SourceTurn) -> str:
@@ -101,21 +123,27 @@ def draft_day(turns: Sequence[SourceTurn], df: Mapping[str, int], total: int) ->
     """The summary of one session's turns of one day (see the module notes)."""
     if not turns:
         raise ValueError("a day summary needs at least one turn")
-    picked: list[tuple[SourceTurn, str, Kind]] = []
+    picked: list[tuple[SourceTurn, Sentence, str]] = []
     for turn in turns:
-        picked.extend((turn, s.text, s.kind) for s in kept(turn.text, turn.speaker))
-    counts, _ = keywords.term_counts(text for _, text, _ in picked)
+        digest = hashlib.sha256(turn.text.encode("utf-8", "surrogatepass")).hexdigest()
+        picked.extend((turn, s, digest) for s in kept(turn.text, turn.speaker))
+    counts, _ = keywords.term_counts(s.text for _, s, _ in picked)
     weights = keywords.tfidf(counts, df, total)
     candidates: list[_Candidate] = []
-    for order, (turn, text, kind) in enumerate(picked):
+    for order, (turn, sentence, digest) in enumerate(picked):
+        text, kind = sentence.text, sentence.kind
         terms = frozenset(k for k, _ in keywords.tokens(text))
         relevance = sum(weights.get(t, 0.0) for t in terms) / math.sqrt(max(3, len(terms)))
         score = WEIGHT[kind] * (0.3 + relevance)
-        candidates.append(_Candidate(order, _who(turn), text, kind, score, terms, turn.speaker))
-    best = _distinct(sorted(candidates, key=lambda c: (-c.score, c.order)), MAX_POINTS)
-    points = tuple(clip(f"{c.who}: {c.text}", POINT_CHARS) for c in sorted(best, key=_order))
-    if best:
-        hook = clip(f"{best[0].who}: {best[0].text}", HOOK_CHARS)
+        source = PointSource(turn.seq, *sentence.span, digest)
+        candidates.append(
+            _Candidate(order, _who(turn), text, kind, score, terms, turn.speaker, source)
+        )
+    ranked = _distinct(sorted(candidates, key=lambda c: (-c.score, c.order)), MAX_POINTS)
+    best = sorted(ranked, key=_order)
+    points = tuple(clip(f"{c.who}: {c.text}", POINT_CHARS) for c in best)
+    if ranked:
+        hook = clip(f"{ranked[0].who}: {ranked[0].text}", HOOK_CHARS)
     else:
         hook = clip(f"{_who(turns[0])}: {turns[0].text}", HOOK_CHARS)
     quotes = tuple(
@@ -131,6 +159,7 @@ def draft_day(turns: Sequence[SourceTurn], df: Mapping[str, int], total: int) ->
         start_at=said[0],
         end_at=said[-1],
         turn_count=len(turns),
+        point_sources=tuple(c.source for c in best),
     )
 
 

@@ -1,4 +1,4 @@
-"""What only the person may do: review candidates, bulk delete, undo a delete.
+"""What only the person may do: review candidates, bulk delete, undo a delete, pin.
 
 These functions back the GUI and the CLI. None of them is reachable from the
 agent protocol, and each refuses an agent caller as well (defence in depth).
@@ -7,11 +7,13 @@ agent protocol, and each refuses an agent caller as well (defence in depth).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from core.memory.confidence import effective_confidence
 from core.model.changes import Changes
-from core.model.entries import Actor, EntryFilter, MemoryEntry, Status, iso, utc_now
+from core.model.entries import Actor, EntryFilter, MemoryEntry, Status, iso, parse_iso, utc_now
 from core.model.errors import Conflict, Forbidden, NotFound
 from core.storage import audit
 from core.storage.audit import Action
@@ -187,3 +189,30 @@ def restore(service: Workspace, caller: Caller, entries: Sequence[MemoryEntry]) 
             entry_ids=tuple(e.id for e in entries),
         )
     )
+
+
+def set_pinned(service: Workspace, caller: Caller, entry_id: str, pinned: bool) -> Changes:
+    """Pin (exempt from decay) or unpin an entry."""
+    if caller.actor is Actor.AGENT:
+        raise Forbidden("pinning is for the person, in the app or the CLI")
+    store = service.store_for(caller.group)
+    now = iso(utc_now())
+    with store.transaction():
+        entry = store.get(entry_id)
+        if entry is None:
+            raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
+        store.update_fields(entry_id, pinned=int(pinned))
+        # Unpinning restarts the clock, so the entry does not drop at once.
+        current = effective_confidence(replace(entry, pinned=False), parse_iso(now), service.config)
+        value = entry.confidence if pinned else current
+        store.reinforce(entry_id, value, now)
+        audit.record(
+            store,
+            Action.UPDATE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[entry_id],
+            field="pinned",
+            value=pinned,
+        )
+    return service.emit(Changes(group=store.group, entries=True, audit=True, entry_ids=(entry_id,)))

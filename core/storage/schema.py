@@ -440,6 +440,11 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX idx_layer_links_dst ON layer_links(dst);
     """,
+    # 8 -> 9: day-summary points' sources (docs/layers.md); old days are drawn again at once.
+    """ALTER TABLE layer_summaries ADD COLUMN point_sources TEXT NOT NULL DEFAULT '[]'
+        CHECK (json_valid(point_sources));
+    UPDATE layer_summaries SET source_key = '' WHERE level = 'day';
+    DELETE FROM meta WHERE key = 'layers_compressed_at';""",
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,9 +12,10 @@ from core.agent.auth import load_or_create_token
 from core.agent.dispatch import Connection
 from core.agent.protocol import agent_dispatcher
 from core.claims import gate, modes, records
-from core.claims.extract import extract, statements
+from core.claims.extract import extract
 from core.claims.model import ClaimKind, ClaimStatus, Decision, Mode, SourceState
 from core.claims.overlap import Match, measure
+from core.claims.statements import statements
 from core.model.entries import Actor
 from core.model.errors import Conflict, Forbidden, InvalidParams
 from core.service import Caller, MemoryService

@@ -390,3 +390,13 @@ def test_a_batch_stored_together_is_not_one_turn(service: MemoryService) -> None
         "SELECT src, dst FROM layer_links WHERE reason = 'same_turn'"
     ).fetchall()
     assert not [r for r in same_turn if r[0] in ids or r[1] in ids]
+
+
+def test_each_kept_sentence_knows_its_span_in_the_turn() -> None:
+    turn = "  Hey!  The boiler code is 4417.\n\nWe decided to repaint the shed. ok"
+    found = kept(turn, "user")
+    assert [turn[s.span[0] : s.span[1]] for s in found] == [s.text for s in found]
+    assert [s.text for s in found] == [
+        "The boiler code is 4417.",
+        "We decided to repaint the shed.",
+    ]
