@@ -29,6 +29,8 @@ from core.agent.client import AmbryClient
 from core.model.config import Config
 from core.model.entries import Actor
 from core.policy.manifest import load_manifest
+from core.semantic import backfill
+from core.semantic.embedding import shared_embedder, unavailable_reason
 from core.service import MemoryService
 from core.storage.paths import DataDir
 from desktop.server.agent_server import AgentServer
@@ -144,6 +146,18 @@ def run_self_test(out: Any = None) -> int:
                 raise AssertionError(f"expected the stored entry, got {hits!r}")
             return f"{len(hits)} hit"
 
+        def semantic() -> str:
+            # The shipped model, checked against its pinned hash, finds a paraphrase.
+            model = shared_embedder()
+            if model is None:
+                raise AssertionError(unavailable_reason() or "the embedding model did not load")
+            store = service.store_for("selftest")
+            backfill.reindex(store.conn, store.path, "selftest", model)
+            hits = service.search(state["op"], {"query": "favourite hot drink", "mode": "semantic"})
+            if not hits or hits[0].content != "Self-test prefers tea":
+                raise AssertionError(f"a paraphrase did not find the stored entry: {hits!r}")
+            return f"{model.model_id}, loaded in {model.load_seconds:.2f} s"
+
         def brief() -> str:
             b = service.build_brief("selftest")
             if "Self-test prefers tea" not in b.markdown:
@@ -187,6 +201,7 @@ def run_self_test(out: Any = None) -> int:
             ("skill text", lambda: check_skill(set(load_manifest()))),
             ("store", store),
             ("search", search),
+            ("semantic search", semantic),
             ("brief", brief),
             ("socket start", start),
             ("socket round trip", round_trip),

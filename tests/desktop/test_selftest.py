@@ -15,7 +15,24 @@ def test_self_test_passes_in_process(qapp: Any) -> None:
     assert run_self_test(out) == 0
     lines = out.getvalue().splitlines()
     assert lines[-1] == "self-test passed"
-    assert sum(line.startswith("PASS") for line in lines) == 10
+    assert sum(line.startswith("PASS") for line in lines) == 11
+
+
+def test_self_test_fails_when_the_model_is_not_the_pinned_one(
+    qapp: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.semantic import embedding
+
+    monkeypatch.setattr(embedding, "MODEL_SHA256", "0" * 64)
+    embedding.forget_shared()
+    try:
+        out = io.StringIO()
+        assert run_self_test(out) == 1
+        (line,) = [x for x in out.getvalue().splitlines() if x.startswith("FAIL")]
+        assert line.startswith("FAIL  semantic search:") and "sha256" in line
+    finally:
+        monkeypatch.undo()
+        embedding.forget_shared()
 
 
 @pytest.mark.slow
