@@ -19,6 +19,7 @@ The data dir is built once through the real service (about a minute for 100K);
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import ms, setup_path
+from _util import ROOT, ms, setup_path
 
 setup_path()
 
@@ -187,6 +188,10 @@ def main() -> int:
         build_data(data, args.entries)
         built = time.monotonic() - t
         env = {**os.environ, "XDG_RUNTIME_DIR": str(Path(tmp) / "runtime")}
+        # As installed: pip writes the bytecode at install time, so a launch never
+        # compiles Ambry's sources (PYTHONDONTWRITEBYTECODE would leave them stale).
+        compileall.compile_dir(str(ROOT / "core"), quiet=1)
+        compileall.compile_dir(str(ROOT / "desktop"), quiet=1)
         launched = time.monotonic()
         out = subprocess.run(
             [
@@ -206,7 +211,7 @@ def main() -> int:
             env=env,
         )
         result = json.loads(out.stdout.strip().splitlines()[-1])
-    targets = {"first_rows_s": 1.5, "filter_p95_ms": 100}
+    targets = {"first_rows_s": 1.0, "filter_p95_ms": 50}
     print(
         json.dumps(
             {"benchmark": "gui", "build_s": round(built, 1), "targets": targets, **result},

@@ -26,7 +26,6 @@ import os
 import re
 import shutil
 import sys
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -166,6 +165,8 @@ def merged_json(
 def merged_toml(
     path: Path, text: str, client: Client, name: str, entry: dict[str, Any]
 ) -> str | None:
+    import tomllib  # only one client's config is TOML: not loaded with the app
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -24,13 +24,22 @@ from bisect import bisect_right, insort
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 
-from core.policy import provider_rules_dev, provider_rules_saas
-from core.policy.secret_rules import RULES, Span, Tier, matches
+from core.policy.secret_rules import RULES, Rule, Span, Tier, matches
 
-#: Contextual rules first, then the providers' token formats.
-ALL_RULES = RULES + provider_rules_dev.RULES + provider_rules_saas.RULES
-_NEED_CHARS = frozenset("".join(r.needs for r in ALL_RULES))
+
+@cache
+def all_rules() -> tuple[tuple[Rule, ...], frozenset[str]]:
+    """Contextual rules first, then the providers' token formats; and every
+    character some rule needs. Built on first use: compiling about a hundred
+    provider patterns is most of what loading the policy costs, and a window
+    can open before anything is screened."""
+    from core.policy import provider_rules_dev, provider_rules_saas
+
+    rules = RULES + provider_rules_dev.RULES + provider_rules_saas.RULES
+    return rules, frozenset("".join(r.needs for r in rules))
+
 # The shortest secret any rule finds without a space, "=" or ":" is 20 characters
 # (an AWS key id); contextual rules need one of those characters.
 _INERT = re.compile(r"[A-Za-z0-9_-]{0,19}")
@@ -173,8 +182,9 @@ def scan(text: str) -> list[Finding]:
         return []  # a short word (most tags and labels): no rule can match it
     lowered = text.lower()
     candidates: list[Finding] = []
-    present = {c for c in _NEED_CHARS if c in text}
-    for rule in ALL_RULES:
+    rules, need_chars = all_rules()
+    present = {c for c in need_chars if c in text}
+    for rule in rules:
         if rule.needs and present.isdisjoint(rule.needs):
             continue
         if rule.anchors:

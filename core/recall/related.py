@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Final
 
-import numpy as np
-
 from core.model.entries import EntryFilter
 from core.recall import memory_recall
 from core.semantic import hybrid, vectors
@@ -45,6 +43,8 @@ def related(
     index = hybrid.vector_index(store, vectors.MEMORIES, embedder)
     own = None if seq is None else index.vector_of(int(seq[0]))
     query = own if own is not None else embedder.encode([text])[0]
+    import numpy as np
+
     query = np.asarray(query, dtype=np.float32)
     out: list[memory_recall.RankedHit] = []
     k = 4 * limit + 1

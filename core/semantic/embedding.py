@@ -31,16 +31,18 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from core.storage.worker import release_freed_memory
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Vectors: TypeAlias = npt.NDArray[np.float32]
+
 log = logging.getLogger(__name__)
 
-Vectors = npt.NDArray[np.float32]
 
 #: The default model, shipped with Ambry (derived from the pinned int8 export of
 #: all-MiniLM-L6-v2 by packaging/derive_model.py), its tokenizer, and their hashes.
@@ -217,6 +219,8 @@ class Embedder:
 
         ``background`` work (the backfill) yields to searches between batches.
         """
+        import numpy as np
+
         if not texts:
             return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))

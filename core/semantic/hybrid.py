@@ -22,16 +22,17 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Final
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Final
 
 from core.model.errors import InvalidParams
 from core.semantic.embedding import Embedder, shared_embedder
 from core.semantic.vectors import VectorIndex, VectorTable
 from core.storage import fts
 from core.storage.fts import query_terms
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 #: Share of relevance that comes from meaning rather than shared words.
 SEMANTIC_WEIGHT: Final = 0.6

@@ -20,12 +20,14 @@ sqlite-vec's brute-force ``vec0`` scan at these sizes (``bench/vectors.py``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-from core.semantic.embedding import Vectors
+    from core.semantic.embedding import Vectors
+
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ TABLES: Final = (MEMORIES, EXCHANGES)
 
 
 def to_blob(vector: npt.NDArray[np.float32]) -> bytes:
+    import numpy as np
+
     return np.ascontiguousarray(vector, dtype="<f4").tobytes()
 
 
@@ -119,6 +123,8 @@ class VectorIndex:
     """
 
     def __init__(self, kind: VectorTable, model_id: str, dimensions: int) -> None:
+        import numpy as np
+
         self.kind = kind
         self.model_id = model_id
         self._dims = dimensions
@@ -165,6 +171,8 @@ class VectorIndex:
         return self._key_buffer[: self._size]
 
     def _reset(self) -> None:
+        import numpy as np
+
         self._buffer = np.zeros((0, self._dims), dtype=np.float32)
         self._key_buffer = np.zeros(0, dtype=np.int64)
         self._size = 0
@@ -174,6 +182,8 @@ class VectorIndex:
     def _append(self, rows: list[Any]) -> None:
         if not rows:
             return
+        import numpy as np
+
         blobs = b"".join(r[2] for r in rows)
         added = np.frombuffer(blobs, dtype="<f4").reshape(len(rows), self._dims)
         keys = np.fromiter((int(r[1]) for r in rows), dtype=np.int64, count=len(rows))
@@ -204,6 +214,8 @@ class VectorIndex:
         """The ``k`` most similar rows as (seq, cosine similarity), best first."""
         if not len(self._keys) or k <= 0:
             return []
+        import numpy as np
+
         sims = self._matrix @ query
         k = min(k, len(sims))
         top = np.argpartition(-sims, k - 1)[:k]

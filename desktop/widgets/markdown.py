@@ -8,9 +8,12 @@ has no form controls to draw a checkbox with.
 from __future__ import annotations
 
 import re
+from functools import cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.rules_core import StateCore
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.rules_core import StateCore
 
 _TASK = re.compile(r"\[([ xX])\] ")
 
@@ -28,9 +31,15 @@ def _task_boxes(state: StateCore) -> None:
             first.content = f"{box} {first.content[m.end() :]}"
 
 
-_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False})
-_MARKDOWN.core.ruler.push("task_boxes", _task_boxes)
+@cache
+def _parser() -> MarkdownIt:
+    """Built on first use: the window opens without loading the Markdown parser."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark", {"html": False, "linkify": False})
+    parser.core.ruler.push("task_boxes", _task_boxes)
+    return parser
 
 
 def render_markdown(markdown: str) -> str:
-    return str(_MARKDOWN.render(markdown))
+    return str(_parser().render(markdown))
