@@ -40,6 +40,7 @@ def all_rules() -> tuple[tuple[Rule, ...], frozenset[str]]:
     rules = RULES + provider_rules_dev.RULES + provider_rules_saas.RULES
     return rules, frozenset("".join(r.needs for r in rules))
 
+
 # The shortest secret any rule finds without a space, "=" or ":" is 20 characters
 # (an AWS key id); contextual rules need one of those characters.
 _INERT = re.compile(r"[A-Za-z0-9_-]{0,19}")

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from core.semantic.embedding import Vectors
 
 
-
 @dataclass(frozen=True)
 class VectorTable:
     """One kind of embedded row: where its text is and where its vectors go."""
