@@ -346,9 +346,11 @@ class MemoryService(Workspace):
             for r in results
         ]
 
-    def list_ids(self, group: str, flt: EntryFilter, query: str = "") -> list[str]:
+    def list_ids(
+        self, group: str, flt: EntryFilter, query: str = "", limit: int | None = None
+    ) -> list[str]:
         """Ordered ids for the browser (most recent first, or best match first)."""
-        return search.list_ids(self, group, flt, query)
+        return search.list_ids(self, group, flt, query, limit)
 
     # -- brief, decay, markers, pins ----------------------------------------
 

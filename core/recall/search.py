@@ -65,10 +65,13 @@ def to_results(ws: Workspace, ranked: Iterable[memory_recall.RankedHit]) -> list
     return results
 
 
-def list_ids(ws: Workspace, group: str, flt: EntryFilter, query: str = "") -> list[str]:
-    """Ordered ids for the browser (most recent first, or best match first)."""
+def list_ids(
+    ws: Workspace, group: str, flt: EntryFilter, query: str = "", limit: int | None = None
+) -> list[str]:
+    """Ordered ids for the browser (most recent first, or best match first); with
+    ``limit``, the first ones only (a screenful comes back at once at any size)."""
     store = ws.store_for(group)
     if not query.strip():
-        return store.ids(flt)
+        return store.ids(flt, limit=limit)
     terms, typing = typed_terms(query)
-    return store.browse_ids(flt, terms, prefix_last=typing)
+    return store.browse_ids(flt, terms, prefix_last=typing, limit=limit)

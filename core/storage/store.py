@@ -326,12 +326,15 @@ class GroupStore:
         )
         return rows
 
-    def ids(self, flt: EntryFilter, match: str | None = None) -> list[str]:
-        """Ordered ids of every matching entry (the browser loads rows lazily)."""
+    def ids(
+        self, flt: EntryFilter, match: str | None = None, limit: int | None = None
+    ) -> list[str]:
+        """Ordered ids of every matching entry, or of the first ``limit`` (the browser
+        loads rows lazily)."""
         if match is None:
             source, where, params = filtered_source(flt)
             sql = f"SELECT e.id FROM {source} WHERE {where} ORDER BY e.created_at DESC, e.seq DESC"
-            return [r[0] for r in self.execute(sql, params)]
+            return [r[0] for r in self.execute(sql + _limit(limit), params)]
         where, params = where_clause(flt)
         sql = (
             "SELECT e.id FROM memory_fts CROSS JOIN memory_entries e "
@@ -340,8 +343,11 @@ class GroupStore:
         )
         return [r[0] for r in self.execute(sql, (match, *params))]
 
-    def browse_ids(self, flt: EntryFilter, terms: list[str], *, prefix_last: bool) -> list[str]:
-        """Ids of every entry matching ``terms`` for the browser, planned like :meth:`search`.
+    def browse_ids(
+        self, flt: EntryFilter, terms: list[str], *, prefix_last: bool, limit: int | None = None
+    ) -> list[str]:
+        """Ids of every entry matching ``terms`` for the browser (or the first ``limit``),
+        planned like :meth:`search`.
 
         Best match first when the matches are few enough to rank
         (:meth:`plan`); otherwise newest first, which is instant at any size.
@@ -357,7 +363,7 @@ class GroupStore:
             f"CROSS JOIN memory_entries e ON e.seq = f.rowid "
             f"WHERE f.memory_fts MATCH ? AND {where} ORDER BY {order}"
         )
-        return [r[0] for r in self.execute(sql, (match, *params))]
+        return [r[0] for r in self.execute(sql + _limit(limit), (match, *params))]
 
     def count(self, flt: EntryFilter) -> int:
         where, params = where_clause(flt)
@@ -392,3 +398,7 @@ class GroupStore:
                 "SELECT seq, j.value FROM memory_entries, json_each(memory_entries.tags) j"
             )
         return self.total()
+
+
+def _limit(limit: int | None) -> str:
+    return "" if limit is None else f" LIMIT {int(limit)}"

@@ -76,6 +76,7 @@ class IdListModel(FlatTableModel):
         self._loader = loader
         self._columns = tuple(columns)
         self._ids: list[str] = []
+        self._partial = False
         self._shown = 0
         self._rows: dict[str, RowView | None] = {}
         self._index: dict[str, int] | None = None
@@ -187,15 +188,32 @@ class IdListModel(FlatTableModel):
         """Read from another store (the group changed); call :meth:`reset` next."""
         self._loader = loader
 
-    def reset(self, ids: Iterable[str]) -> None:
-        """Show a new query's ids from the top."""
+    def reset(self, ids: Iterable[str], *, partial: bool = False) -> None:
+        """Show a new query's ids from the top (``partial``: its first ones; the
+        rest come to :meth:`extend`)."""
         self.beginResetModel()
+        self._partial = partial
         self._ids = list(ids)
         self._index = None
         self._rows.clear()
         self._now = utc_now()
         self._shown = min(len(self._ids), self.PAGE)
         self.endResetModel()
+
+    def extend(self, ids: Sequence[str]) -> bool:
+        """Complete a partial list with the whole of it; False (nothing changed)
+        unless the list is partial and ``ids`` begins with what it holds."""
+        if not self._partial or list(ids[: len(self._ids)]) != self._ids:
+            return False
+        self._partial = False
+        self._ids.extend(ids[len(self._ids) :])
+        self._index = None
+        return True
+
+    @property
+    def partial(self) -> bool:
+        """Only the first ids of the query are here yet."""
+        return self._partial
 
     def show_rows(self, count: int) -> None:
         """Hand the view at least ``count`` rows (or all there are)."""
@@ -214,6 +232,7 @@ class IdListModel(FlatTableModel):
         """
         old = self._ids
         new = list(ids)
+        self._partial = False  # a refresh lists every id
         if old == new:
             return True
         new_set, old_set = set(new), set(old)

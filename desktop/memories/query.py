@@ -5,6 +5,11 @@ runs on an :class:`~desktop.widgets.ops.Executor` thread. At most one query runs
 at most one waits: a newer request replaces the waiting one, and a running
 query the person has typed past is interrupted (``Connection.interrupt()``),
 as its answer would only be thrown away.
+
+A new query that matches many entries answers twice: first its first
+:data:`FIRST_IDS` ids (a screenful and more, in milliseconds at any size), then
+all of them, which the table appends below. Listing 80,000 ids takes about as
+long as a person notices; the first rows need not wait for the last.
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from core.recall import ordering
 from core.service import MemoryService
 from desktop.memories.state import BrowserQuery
 from desktop.widgets.ops import Executor, default_failure
+
+#: Ids a new query lists before the rest: twice the rows the table first shows.
+FIRST_IDS = 1000
 
 
 @dataclass(frozen=True)
@@ -39,11 +47,13 @@ class ListQuery(QObject):
         parent: the owning QObject.
 
     Signals:
-        ready(object, object, float): the :class:`Request`, its ids
-            (``list[str]``) and the seconds since it was asked for.
+        ready(object, object, float, bool): the :class:`Request`, its ids
+            (``list[str]``), the seconds since it was asked for, and whether
+            these are all of them (False: the first :data:`FIRST_IDS`; the
+            whole list follows in another ``ready``).
     """
 
-    ready = Signal(object, object, float)
+    ready = Signal(object, object, float, bool)
 
     def __init__(self, executor: Executor, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -79,28 +89,47 @@ class ListQuery(QObject):
         flt = request.query.entry_filter()
 
         query = request.query
+        first = None if request.refresh or query.sort is not None else FIRST_IDS
 
         def task(service: MemoryService) -> list[str]:
             if query.sort is None:
-                return service.list_ids(request.group, flt, query.text)
+                return service.list_ids(request.group, flt, query.text, first)
             return ordering.sorted_ids(
                 service, request.group, flt, query.text, query.sort, descending=query.descending
+            )
+
+        def rest(service: MemoryService) -> list[str]:
+            return service.list_ids(request.group, flt, query.text)
+
+        def first_done(ids: list[str]) -> None:
+            if first is None or len(ids) < first or self._obsolete():
+                self._finish(request, ids)
+                return
+            self.ready.emit(request, ids, time.perf_counter() - request.asked, False)
+            self._executor.submit(
+                request.group,
+                rest,
+                lambda ids: self._finish(request, ids),
+                self._failed,
+                lambda: self._finish(request, None),
             )
 
         self._executor.submit(
             request.group,
             task,
-            lambda ids: self._finish(request, ids),
+            first_done,
             self._failed,
             lambda: self._finish(request, None),
         )
 
+    def _obsolete(self) -> bool:
+        # A newer query makes an answer useless; a pending refresh does not.
+        return self._waiting is not None and not self._waiting.refresh
+
     def _finish(self, request: Request, ids: list[str] | None) -> None:
         self._running = None
-        # A newer query makes this answer useless; a pending refresh does not.
-        obsolete = self._waiting is not None and not self._waiting.refresh
-        if ids is not None and not obsolete:
-            self.ready.emit(request, ids, time.perf_counter() - request.asked)
+        if ids is not None and not self._obsolete():
+            self.ready.emit(request, ids, time.perf_counter() - request.asked, True)
         self._start_waiting()
 
     def _failed(self, exc: BaseException) -> None:

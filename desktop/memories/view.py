@@ -226,13 +226,17 @@ class BrowserPage(QWidget):
             on_cancel=self._refresh_tags,  # cut short by a search typed meanwhile
         )
 
-    def _on_ids(self, request: Request, ids: list[str], elapsed: float) -> None:
+    def _on_ids(self, request: Request, ids: list[str], elapsed: float, complete: bool) -> None:
         if request.group != self._state.group or request.query != self._query:
             return  # asked for before the person changed something
+        if complete and not request.refresh and self.model.extend(ids):
+            # The rest of a list whose first ids are on screen already.
+            self._update_count()
+            return
         selected = self.selected_ids()
         anchor = self._top_id() if request.refresh else None
         if not (request.refresh and self.model.update(ids)):
-            self.model.reset(ids)
+            self.model.reset(ids, partial=not complete)
             self._select(selected, scroll=False)
         if anchor is not None:
             row = self.model.row_of(anchor)
@@ -260,8 +264,9 @@ class BrowserPage(QWidget):
         total = self.model.total
         noun = "memory" if total == 1 else "memories"
         found = "" if self._query.is_default else " match"
-        self.count_label.setText(f"{total:,} {noun}{found}")
-        self.delete_matching_button.setEnabled(total > 0)
+        more = "+" if self.model.partial else ""  # the rest are being listed
+        self.count_label.setText(f"{total:,}{more} {noun}{found}")
+        self.delete_matching_button.setEnabled(total > 0 and not self.model.partial)
 
     # -- selection ---------------------------------------------------------------
 

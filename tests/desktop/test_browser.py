@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -237,3 +238,31 @@ def test_ctrl_f_focuses_search(qtbot: QtBot, window: MainWindow) -> None:
     assert window.browser.filters.search.hasFocus() or window.focusWidget() is (
         window.browser.filters.search
     )
+
+
+def test_a_large_result_shows_its_first_rows_then_the_rest(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from desktop.memories import query
+
+    monkeypatch.setattr(query, "FIRST_IDS", 3)
+    ids = [add(service, operator, f"Kite number {n} flies well") for n in range(8)]
+    add(service, operator, "A red balloon")
+    answers: list[tuple[int, bool]] = []
+    window.browser.runner.ready.connect(lambda _r, got, _t, done: answers.append((len(got), done)))
+    qtbot.keyClicks(window.browser.filters.search, "kite")
+    qtbot.waitUntil(lambda: window.browser.count_label.text() == "8 memories match")
+    # The first three came on their own, then all eight, appended without a reset.
+    assert answers[-2:] == [(3, False), (8, True)]
+    assert sorted(window.browser.model.ids()) == sorted(ids)
+    # A query with few matches answers once, with all of them.
+    window.browser.filters.search.clear()
+    qtbot.waitUntil(lambda: window.browser.count_label.text() == "9 memories")
+    answers.clear()
+    qtbot.keyClicks(window.browser.filters.search, "balloon")
+    qtbot.waitUntil(lambda: window.browser.count_label.text() == "1 memory match")
+    assert answers[-1] == (1, True) and all(done for _, done in answers)
