@@ -8,7 +8,9 @@ Usage: python bench/mcp.py [--entries 10000] [--round-trips 400] [--launches 10]
   from a minimal line client, and the same calls over the agent socket of a real
   ``ambry serve`` (``core.agent.client``), interleaved call by call so that load
   from other processes falls on both alike (target: MCP p50 <= 1.5x the socket's);
-* a ``ping`` round trip: what the stdio transport itself costs.
+* a ``ping`` round trip: what the stdio transport itself costs;
+* with ``--load``, the same round trips again while one busy process per CPU
+  competes for the machine: each figure's slowdown, and the milliseconds added.
 
 Rate limits are raised in the run's own config.json so the stores fit in one
 session. Figures from a shared machine move by 10-20 % between runs: repeat.
@@ -188,11 +190,58 @@ def round_trips(mcp: McpPipe, sock: AmbryClient, count: int) -> dict[str, object
     return figures
 
 
+def wait_for_vectors(data: DataDir, timeout: float = 600.0) -> float:
+    """Seconds until the servers' background worker has embedded every entry: round
+    trips timed during that backfill would measure the backfill."""
+    import apsw
+
+    started = time.perf_counter()
+    while time.perf_counter() - started < timeout:
+        conn = apsw.Connection(str(data.group_db(GROUP)), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            total = int(conn.execute("SELECT count(*) FROM memory_entries").get)
+            embedded = int(conn.execute("SELECT count(*) FROM memory_vectors").get)
+        finally:
+            conn.close()
+        if embedded >= total:
+            break
+        time.sleep(1.0)
+    return round(time.perf_counter() - started, 1)
+
+
+def under_load(
+    mcp: McpPipe, sock: AmbryClient, count: int, quiet: dict[str, Any]
+) -> dict[str, object]:
+    """The round trips again beside one busy process per CPU: slowdown and ms added."""
+    burners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 1)
+    ]
+    try:
+        time.sleep(0.5)
+        loaded = round_trips(mcp, sock, count)
+    finally:
+        for proc in burners:
+            proc.kill()
+            proc.wait()
+    out: dict[str, object] = {"busy_processes": len(burners)}
+    for key in ("mcp_search", "socket_search", "mcp_store", "socket_store", "mcp_ping"):
+        before, after = quiet[key]["p50_ms"], loaded[key]["p50_ms"]  # type: ignore[index]
+        out[key] = {
+            "p50_ms": after,
+            "p95_ms": loaded[key]["p95_ms"],  # type: ignore[index]
+            "slowdown": round(after / before, 2),
+            "added_ms": round(after - before, 3),
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--round-trips", type=int, default=400)
     parser.add_argument("--launches", type=int, default=10)
+    parser.add_argument("--load", action="store_true", help="repeat under a CPU load")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ambry-bench-") as tmp:
         data = DataDir(Path(tmp) / "data")
@@ -207,7 +256,10 @@ def main() -> None:
             mcp.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
             with AmbryClient(sock_path, data_dir=data.root) as sock:
                 sock.hello(GROUP, "bench")
+                figures["backfill_wait_s"] = wait_for_vectors(data)
                 figures.update(round_trips(mcp, sock, args.round_trips))
+                if args.load:
+                    figures["under_load"] = under_load(mcp, sock, args.round_trips, figures)
                 sock.end_session()
         finally:
             mcp.close()
