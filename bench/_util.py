@@ -32,6 +32,31 @@ def ms(values: list[float]) -> dict[str, float]:
     }
 
 
+def wait_for_vectors(db: Path, timeout: float = 600.0) -> tuple[int, int, float]:
+    """Wait until a server's background worker has embedded every entry of ``db``:
+    figures taken during that backfill would measure the backfill.
+
+    Returns (embedded, entries, seconds waited).
+    """
+    import time
+
+    import apsw
+
+    started = time.perf_counter()
+    embedded = total = 0
+    while time.perf_counter() - started < timeout:
+        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            total = int(conn.execute("SELECT count(*) FROM memory_entries").get)
+            embedded = int(conn.execute("SELECT count(*) FROM memory_vectors").get)
+        finally:
+            conn.close()
+        if embedded >= total:
+            break
+        time.sleep(1.0)
+    return embedded, total, round(time.perf_counter() - started, 1)
+
+
 def per_size(script: str, sizes: list[int], extra: list[str], name: str) -> None:
     """Run ``script --one N`` in a fresh process per size and print the JSON together."""
     results: list[Any] = []

@@ -35,7 +35,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path += [str(HERE.parent), str(HERE)]
 
 from _corpus import memories, queries  # noqa: E402
-from _util import ms, pct  # noqa: E402
+from _util import ms, pct, wait_for_vectors  # noqa: E402
 
 from core.agent.client import AmbryClient  # noqa: E402
 from core.model.config import Config, save_config  # noqa: E402
@@ -190,25 +190,6 @@ def round_trips(mcp: McpPipe, sock: AmbryClient, count: int) -> dict[str, object
     return figures
 
 
-def wait_for_vectors(data: DataDir, timeout: float = 600.0) -> float:
-    """Seconds until the servers' background worker has embedded every entry: round
-    trips timed during that backfill would measure the backfill."""
-    import apsw
-
-    started = time.perf_counter()
-    while time.perf_counter() - started < timeout:
-        conn = apsw.Connection(str(data.group_db(GROUP)), flags=apsw.SQLITE_OPEN_READONLY)
-        try:
-            total = int(conn.execute("SELECT count(*) FROM memory_entries").get)
-            embedded = int(conn.execute("SELECT count(*) FROM memory_vectors").get)
-        finally:
-            conn.close()
-        if embedded >= total:
-            break
-        time.sleep(1.0)
-    return round(time.perf_counter() - started, 1)
-
-
 def under_load(
     mcp: McpPipe, sock: AmbryClient, count: int, quiet: dict[str, Any]
 ) -> dict[str, object]:
@@ -256,7 +237,7 @@ def main() -> None:
             mcp.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
             with AmbryClient(sock_path, data_dir=data.root) as sock:
                 sock.hello(GROUP, "bench")
-                figures["backfill_wait_s"] = wait_for_vectors(data)
+                figures["backfill_wait_s"] = wait_for_vectors(data.group_db(GROUP))[2]
                 figures.update(round_trips(mcp, sock, args.round_trips))
                 if args.load:
                     figures["under_load"] = under_load(mcp, sock, args.round_trips, figures)

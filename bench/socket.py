@@ -38,6 +38,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 from _corpus import memories, queries  # noqa: E402
+from _util import wait_for_vectors  # noqa: E402
 
 from core.agent.client import AmbryClient  # noqa: E402
 from core.model.config import Config, save_config  # noqa: E402
@@ -223,22 +224,7 @@ def mcp_initialize(data: DataDir, launches: int = 5) -> dict[str, object]:
 
 def serve_memory(pid: int, data: DataDir, timeout: float = 600.0) -> dict[str, object]:
     """Resident memory of the server once its backfill has embedded every entry."""
-    import apsw
-
-    db = data.group_db(GROUP)
-    started = time.perf_counter()
-    embedded = total = 0
-    while time.perf_counter() - started < timeout:
-        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-        try:
-            total = int(conn.execute("SELECT count(*) FROM memory_entries").get)
-            embedded = int(conn.execute("SELECT count(*) FROM memory_vectors").get)
-        finally:
-            conn.close()
-        if embedded >= total:
-            break
-        time.sleep(1.0)
-    backfill_s = time.perf_counter() - started
+    embedded, total, backfill_s = wait_for_vectors(data.group_db(GROUP), timeout)
     status = Path(f"/proc/{pid}/status")
     fields = {}
     if status.exists():
@@ -249,7 +235,7 @@ def serve_memory(pid: int, data: DataDir, timeout: float = 600.0) -> dict[str, o
     return {
         "embedded": embedded,
         "entries": total,
-        "backfill_wait_s": round(backfill_s, 1),
+        "backfill_wait_s": backfill_s,
         "rss_mb": fields.get("VmRSS"),
         "peak_rss_mb": fields.get("VmHWM"),
         "target_rss_le_250mb": (fields.get("VmRSS") or 0) <= 250,
