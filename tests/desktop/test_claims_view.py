@@ -238,6 +238,25 @@ def test_extract_finds_candidates_in_a_handoff_and_a_second_run_adds_none(
     assert len(records.list_claims(store)) == 3 and len(rows(window)) == 3
 
 
+def test_extract_from_the_palette_says_where_candidates_come_from_when_none_are_found(
+    qtbot: QtBot, window: MainWindow, shown: list[tuple[str, str]]
+) -> None:
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    palette = window.palette_dialog
+    qtbot.waitUntil(palette.isVisible)
+    qtbot.keyClicks(palette.search, "extract")
+    assert palette.shown_names() == ["Claims: extract candidates from handoffs and summaries"]
+    qtbot.keyClick(palette.search, Qt.Key.Key_Return)
+    assert window.pages.currentWidget() is window.claims
+    qtbot.waitUntil(lambda: bool(shown))
+    [(level, text)] = shown
+    assert level == "warning"
+    assert text.startswith("Nothing to extract from: no thread has a handoff")
+    assert "“Compress now” in Layers" in text and "thread handoffs" in text
+    assert window.banner.isVisible() and window.banner.text.text() == text
+    assert window.claims.extract_button.isEnabled()
+
+
 def test_extract_failure_shows_the_error_and_frees_the_button(
     qtbot: QtBot,
     window: MainWindow,
