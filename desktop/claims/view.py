@@ -19,6 +19,7 @@ from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -64,6 +65,8 @@ _FILTERS: tuple[tuple[str, tuple[ClaimStatus, ...]], ...] = (
 )
 #: Rows loaded at once; the list is for review, search finds the rest.
 LIMIT = 500
+#: The Sources column's width: longer lists are cut short, their tooltip has them all.
+SOURCES_WIDTH = 110
 #: The extract button's text, and while an extraction runs.
 EXTRACT = "Extract candidates…"
 EXTRACTING = "Extracting…"
@@ -116,6 +119,9 @@ class ClaimsPage(LazyPage):
         top.addWidget(self.diagnostics_button)
 
         self.table = item_table(_COLUMNS, "claimsTable", self)
+        # A handoff's label names its thread id: sized to its text, the claim had no room.
+        self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(3, SOURCES_WIDTH)
         self.extract_button = QPushButton(EXTRACT, self)
         self.extract_button.setObjectName("claimsExtract")
         self.extract_button.setToolTip(
@@ -169,7 +175,7 @@ class ClaimsPage(LazyPage):
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([520, 640])
+        split.setSizes([560, 600])
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(top)
@@ -202,6 +208,8 @@ class ClaimsPage(LazyPage):
         keep = self.selected_id()
         statuses = _FILTERS[self.filter.currentIndex()][1]
         self._claims = records.list_claims(store, statuses=statuses, limit=LIMIT)
+        # Under a one-status filter the Status column would repeat it on every row.
+        self.table.setColumnHidden(2, len(statuses) == 1)
         self.table.clearSelection()
         self.table.setRowCount(len(self._claims))
         for row, claim in enumerate(self._claims):
@@ -218,6 +226,8 @@ class ClaimsPage(LazyPage):
                 cell = QTableWidgetItem(text)
                 if column == 0:
                     cell.setToolTip(claim.id)
+                if column == 3:
+                    cell.setToolTip("\n".join(s.label for s in claim.sources))
                 if column == 4:
                     bg, fg = BADGE_COLOURS[state]
                     cell.setBackground(QBrush(QColor(bg)))

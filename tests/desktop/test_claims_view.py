@@ -220,6 +220,10 @@ def test_extract_finds_candidates_in_a_handoff_and_a_second_run_adds_none(
     button = page.extract_button
     qtbot.waitUntil(lambda: button.width() >= button.sizeHint().width())
     assert page.filter.currentText() == "Candidates"
+    # Long handoff labels are cut short rather than pushing the claims out of sight;
+    # the Status column is left out while the filter shows a single status.
+    assert page.table.isColumnHidden(2) and not page.table.horizontalScrollBar().isVisible()
+    assert "handoff thr-" in page.table.item(0, 3).toolTip()
     found = "Found 3 statements in 1 handoff: 3 new candidates."
     assert ("info", found) in shown
     store = service.store_for("main")
