@@ -1,9 +1,13 @@
-"""How a claim reads in the Claims view: badges, the sources side by side, the decisions."""
+"""How a claim reads in the Claims view: badges, the sources side by side, the decisions.
+
+Also what an extraction found, as the one message the view shows when it ends.
+"""
 
 from __future__ import annotations
 
 import html
 
+from core.claims.extract import Extraction
 from core.claims.model import DecisionReceipt, SourceState
 from core.claims.verify import ClaimReport
 from desktop.memories.values import local_time
@@ -76,3 +80,68 @@ def report_html(report: ClaimReport, history: list[DecisionReceipt]) -> str:
             f"{html.escape(d.actor)}{note}<br/><small>{html.escape(states)}</small></p>"
         )
     return "".join(parts)
+
+
+# -- what an extraction found ------------------------------------------------------------
+
+#: Where candidates come from, said when an extraction finds none.
+WHERE_FROM = (
+    "Candidates come from statements in thread handoffs (list items, not tasks, next steps "
+    "or questions) and from what the person said in day summaries (built by “Compress now” "
+    "in Layers, or by the background pass)."
+)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def extraction_text(result: Extraction) -> str:
+    """What an extraction read and found, as one message.
+
+    ``Found 7 statements in 3 handoffs and 4 day summaries: 5 new candidates, 2
+    already known.`` When nothing is found it says where candidates come from;
+    day summaries built before points recorded their turns are named, with what
+    lets them yield claims.
+    """
+    read = [
+        _count(n, one, many)
+        for n, one, many in (
+            (result.handoffs, "handoff", "handoffs"),
+            (result.summaries, "day summary", "day summaries"),
+        )
+        if n
+    ]
+    if result.statements:
+        known = result.statements - result.created
+        found = [
+            _count(result.created, "new candidate", "new candidates")
+            if result.created
+            else "no new candidates"
+        ]
+        if known:
+            found.append(f"{known:,} already known")
+        parts = [
+            f"Found {_count(result.statements, 'statement', 'statements')} in "
+            f"{' and '.join(read)}: {', '.join(found)}."
+        ]
+    elif read:
+        parts = [f"No statements found in {' and '.join(read)}. {WHERE_FROM}"]
+    else:
+        parts = [
+            "Nothing to extract from: no thread has a handoff and no day summary is built "
+            f"yet. {WHERE_FROM}"
+        ]
+    if result.unsourced:
+        they, them = ("it", "it") if result.unsourced == 1 else ("they", "them")
+        parts.append(
+            f"{_count(result.unsourced, 'day summary was', 'day summaries were')} built "
+            f"before points recorded their turns, so {they} gave nothing; the next "
+            f"compression pass (“Compress now” in Layers) lets {them} yield claims."
+        )
+    return " ".join(parts)
+
+
+def extraction_needs_attention(result: Extraction) -> bool:
+    """Whether the message says what to do (nothing found, or summaries to draw again)."""
+    return not result.statements or bool(result.unsourced)

@@ -6,6 +6,10 @@ Keys A, R and D accept, reject or defer the selected candidate, confirming
 exactly the text and source state on screen: if either changed meanwhile, the
 service refuses and the pane shows the new state to review. Retract takes a
 verified claim back out of the brief.
+
+**Extract candidates…** reads the current handoff of every thread of the group and
+the day summaries, and records the statements in them as candidates, on the
+window's background thread, as the person; a message says what it found.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from PySide6.QtGui import QAction, QBrush, QColor, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -26,14 +31,23 @@ from PySide6.QtWidgets import (
 
 from core.claims import gate, modes, records
 from core.claims.diagnostics import diagnose
+from core.claims.extract import Extraction
 from core.claims.model import Claim, ClaimStatus, Decision, Mode
 from core.claims.verify import ClaimReport, verify_claim
 from core.model.changes import Changes
 from core.model.errors import AmbryError
+from core.service import MemoryService
 from desktop.claims.diagnostics import DiagnosticsDialog
-from desktop.claims.render import BADGE_COLOURS, badge_text, report_html
+from desktop.claims.render import (
+    BADGE_COLOURS,
+    badge_text,
+    extraction_needs_attention,
+    extraction_text,
+    report_html,
+)
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.ops import Executor, default_failure
 from desktop.widgets.tables import item_table
 from desktop.widgets.watch import AppState
 
@@ -51,6 +65,11 @@ _FILTERS: tuple[tuple[str, tuple[ClaimStatus, ...]], ...] = (
 )
 #: Rows loaded at once; the list is for review, search finds the rest.
 LIMIT = 500
+#: The Sources column's width: longer lists are cut short, their tooltip has them all.
+SOURCES_WIDTH = 110
+#: The extract button's text, and while an extraction runs.
+EXTRACT = "Extract candidates…"
+EXTRACTING = "Extracting…"
 
 
 class ClaimsPage(LazyPage):
@@ -58,12 +77,14 @@ class ClaimsPage(LazyPage):
 
     Args:
         state: the shared app state.
+        executor: the background thread extraction runs on.
         parent: the parent widget.
     """
 
-    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+    def __init__(self, state: AppState, executor: Executor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
+        self._executor = executor
         self._claims: list[Claim] = []
         self._report: ClaimReport | None = None
 
@@ -98,6 +119,15 @@ class ClaimsPage(LazyPage):
         top.addWidget(self.diagnostics_button)
 
         self.table = item_table(_COLUMNS, "claimsTable", self)
+        # A handoff's label names its thread id: sized to its text, the claim had no room.
+        self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
+        self.table.setColumnWidth(3, SOURCES_WIDTH)
+        self.extract_button = QPushButton(EXTRACT, self)
+        self.extract_button.setObjectName("claimsExtract")
+        self.extract_button.setToolTip(
+            "Record the statements in every thread's handoff and in the day summaries as "
+            "candidates (runs in the background; nothing read is changed)"
+        )
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("claimDetail")
         self.detail.setOpenLinks(False)
@@ -129,15 +159,23 @@ class ClaimsPage(LazyPage):
             action.triggered.connect(lambda _c=False, d=decision: self.decide(d))
             self.addAction(action)
 
+        left = QWidget(self)
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.table, 1)
+        list_buttons = QHBoxLayout()
+        list_buttons.addWidget(self.extract_button)
+        list_buttons.addStretch(1)
+        left_layout.addLayout(list_buttons)
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.addWidget(self.detail, 1)
         right_layout.addLayout(buttons)
         split = QSplitter(Qt.Orientation.Horizontal, self)
-        split.addWidget(self.table)
+        split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([520, 640])
+        split.setSizes([560, 600])
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(top)
@@ -147,6 +185,7 @@ class ClaimsPage(LazyPage):
         self.mode_box.activated.connect(lambda i: self.change_mode(Mode(self.mode_box.itemText(i))))
         self.rollback_button.clicked.connect(self.roll_back_mode)
         self.diagnostics_button.clicked.connect(self.show_diagnostics)
+        self.extract_button.clicked.connect(self.extract)
         self.table.itemSelectionChanged.connect(self._on_selection)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate(reload=True))
@@ -169,6 +208,8 @@ class ClaimsPage(LazyPage):
         keep = self.selected_id()
         statuses = _FILTERS[self.filter.currentIndex()][1]
         self._claims = records.list_claims(store, statuses=statuses, limit=LIMIT)
+        # Under a one-status filter the Status column would repeat it on every row.
+        self.table.setColumnHidden(2, len(statuses) == 1)
         self.table.clearSelection()
         self.table.setRowCount(len(self._claims))
         for row, claim in enumerate(self._claims):
@@ -185,6 +226,8 @@ class ClaimsPage(LazyPage):
                 cell = QTableWidgetItem(text)
                 if column == 0:
                     cell.setToolTip(claim.id)
+                if column == 3:
+                    cell.setToolTip("\n".join(s.label for s in claim.sources))
                 if column == 4:
                     bg, fg = BADGE_COLOURS[state]
                     cell.setBackground(QBrush(QColor(bg)))
@@ -303,3 +346,54 @@ class ClaimsPage(LazyPage):
             return
         self.diagnostics = DiagnosticsDialog(report, self)
         self.diagnostics.open()
+
+    # -- extraction ---------------------------------------------------------------------
+
+    @property
+    def extracting(self) -> bool:
+        return not self.extract_button.isEnabled()
+
+    def extract(self) -> None:
+        """Record candidates from every thread's handoff and the day summaries of the group.
+
+        Runs on the window's background thread as the person; when it ends a message
+        says what was found and the list shows the new candidates.
+        """
+        if self.extracting:
+            return
+        caller = self._state.operator()
+        self._set_extracting(True)
+
+        def task(service: MemoryService) -> Extraction:
+            return service.extract_claims(caller)
+
+        def failed(exc: BaseException) -> None:
+            self._set_extracting(False)
+            default_failure(exc)
+
+        def stopped() -> None:
+            self._set_extracting(False)
+            messages.warning("Extraction was stopped before it finished; nothing was recorded.")
+
+        self._executor.submit(
+            caller.group, task, lambda r: self._extracted(caller.group, r), failed, stopped
+        )
+
+    def _set_extracting(self, busy: bool) -> None:
+        self.extract_button.setEnabled(not busy)
+        self.extract_button.setText(EXTRACTING if busy else EXTRACT)
+
+    def _extracted(self, group: str, result: Extraction) -> None:
+        self._set_extracting(False)
+        text = extraction_text(result)
+        if group == self._state.group:
+            # The commit was the background thread's: the views learn of it by looking.
+            self._state.poll()
+            statuses = _FILTERS[self.filter.currentIndex()][1]
+            if result.created and statuses and ClaimStatus.CANDIDATE not in statuses:
+                self.filter.setCurrentIndex(0)  # the list shows the new candidates
+            else:
+                self._invalidate()
+        else:
+            text = f"Group {group}: {text}"
+        (messages.warning if extraction_needs_attention(result) else messages.info)(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
+from desktop.claims.view import ClaimsPage
 from desktop.memories.view import BrowserPage
 from desktop.shell.groups import GroupCommands
 from desktop.shell.nav import Nav
@@ -17,6 +18,7 @@ class Window(Protocol):
 
     state: AppState
     browser: BrowserPage
+    claims: ClaimsPage
     group_commands: GroupCommands
     new_entry: Callable[[], None]
     focus_search: Callable[[], None]
@@ -27,6 +29,12 @@ class Window(Protocol):
     def go(self, page: Nav) -> None: ...
     def switch_group(self, name: str | None) -> None: ...
     def close(self) -> bool: ...
+
+
+def extract_claims(window: Window) -> None:
+    """Show the Claims view and run an extraction there (it says what it found)."""
+    window.go(Nav.CLAIMS)
+    window.claims.extract()
 
 
 def window_commands(window: Window) -> list[Command]:
@@ -40,6 +48,10 @@ def window_commands(window: Window) -> list[Command]:
         Command("Undo the last delete or reject", None, "Ctrl+Z"),
         Command("Accept / reject / defer in Review and Claims", None, "A / R / D"),
         Command("Memory list: default order", window.browser.clear_sort),
+        Command(
+            "Claims: extract candidates from handoffs and summaries",
+            lambda: extract_claims(window),
+        ),
         Command("New group…", window.group_commands.new_group),
         Command(f"Rename group {window.state.group}…", window.group_commands.rename),
         Command(f"Delete group {window.state.group}…", window.group_commands.delete),

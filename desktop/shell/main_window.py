@@ -112,7 +112,7 @@ class MainWindow(QMainWindow):
         self.audit = AuditPage(state)
         self.trash = TrashPage(state)
         self.layers = LayersPage(state)
-        self.claims = ClaimsPage(state)
+        self.claims = ClaimsPage(state, executor)
         self.settings = SettingsPage(state, executor, socket_path)
         self.connect_page = ConnectPage(state, server, socket_path)
         self.pages = QStackedWidget()

@@ -1,20 +1,48 @@
-"""The Claims view: candidates beside their sources, keyboard decisions, badges, history."""
+"""The Claims view: candidates beside their sources, keyboard decisions, badges, history,
+and extraction from handoffs and summaries."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from core.claims import gate, records
-from core.claims.model import ClaimStatus, Decision
+from core.claims.extract import Counts, Extraction
+from core.claims.model import ClaimStatus, Decision, Origin
+from core.continuity import context as continuity
+from core.continuity import handoffs
 from core.continuity.episodes import log_exchange
 from core.model.entries import Actor
+from core.model.errors import Forbidden
 from core.service import Caller, MemoryService
+from desktop.claims.render import extraction_needs_attention, extraction_text
+from desktop.claims.view import EXTRACT, EXTRACTING
 from desktop.shell.main_window import MainWindow, Nav
 from tests.desktop.conftest import Dialogs
+
+#: A handoff with three statements; the next step and the open question are not ones.
+HANDOFF = """# Billing rewrite
+
+## Configuration
+- The staging database runs Postgres 16 on port 5433.
+- Invoices are rendered by the pdf-worker service.
+
+## Preferences
+- The person wants short answers without preambles.
+
+## Next steps
+- I will migrate the billing tables tomorrow.
+- [ ] Ask Dana whether the VAT rules changed.
+"""
+STATEMENTS = {
+    "The staging database runs Postgres 16 on port 5433.",
+    "Invoices are rendered by the pdf-worker service.",
+    "The person wants short answers without preambles.",
+}
 
 
 def _claim(service: MemoryService, agent: Caller, said: str, claim: str) -> str:
@@ -157,3 +185,160 @@ def test_diagnostics_show_recurring_and_ready_candidates_read_only(
     assert "Ready (1)" in text and "We deploy on Fridays" in text and "Conflicting (0)" in text
     assert records.get_claim(service.store_for("main"), cid) == before  # nothing changed
     page.diagnostics.reject()
+
+
+# -- extraction ----------------------------------------------------------------------------
+
+
+def _thread_with_handoff(service: MemoryService, agent: Caller, markdown: str) -> str:
+    entry = continuity.enter_thread(service, agent, "Billing rewrite")
+    assert entry.thread is not None
+    handoffs.write_handoff(service, entry.caller, entry.thread.id, markdown)
+    return entry.thread.id
+
+
+def test_extract_finds_candidates_in_a_handoff_and_a_second_run_adds_none(
+    qtbot: QtBot,
+    service: MemoryService,
+    agent_caller: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    _thread_with_handoff(service, agent_caller, HANDOFF)
+    window.resize(1280, 720)
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    page.filter.setCurrentIndex(1)  # Verified: the new candidates bring the list back
+    qtbot.waitUntil(lambda: page.table.rowCount() == 0)
+    assert page.extract_button.text() == EXTRACT
+    qtbot.mouseClick(page.extract_button, Qt.MouseButton.LeftButton)
+    # It runs in the background: the button is busy until the result is back.
+    assert not page.extract_button.isEnabled() and page.extract_button.text() == EXTRACTING
+    qtbot.waitUntil(lambda: set(rows(window)) == STATEMENTS)
+    assert page.extract_button.isEnabled() and page.extract_button.text() == EXTRACT
+    # Its whole text fits again once the layout catches up.
+    button = page.extract_button
+    qtbot.waitUntil(lambda: button.width() >= button.sizeHint().width())
+    assert page.filter.currentText() == "Candidates"
+    # Long handoff labels are cut short rather than pushing the claims out of sight;
+    # the Status column is left out while the filter shows a single status.
+    assert page.table.isColumnHidden(2) and not page.table.horizontalScrollBar().isVisible()
+    assert "handoff thr-" in page.table.item(0, 3).toolTip()
+    found = "Found 3 statements in 1 handoff: 3 new candidates."
+    assert ("info", found) in shown
+    store = service.store_for("main")
+    made = records.list_claims(store)
+    assert {c.origin for c in made} == {Origin.EXTRACTION}
+    assert {c.status for c in made} == {ClaimStatus.CANDIDATE}
+    if os.environ.get("AMBRY_SCREENSHOT_DIR"):
+        window.grab().save(str(Path(os.environ["AMBRY_SCREENSHOT_DIR"]) / "claims-extract.png"))
+
+    # The same handoff again: every statement is known, nothing is added.
+    shown.clear()
+    qtbot.mouseClick(page.extract_button, Qt.MouseButton.LeftButton)
+    again = "Found 3 statements in 1 handoff: no new candidates, 3 already known."
+    qtbot.waitUntil(lambda: ("info", again) in shown)
+    assert page.extract_button.text() == EXTRACT
+    assert len(records.list_claims(store)) == 3 and len(rows(window)) == 3
+
+
+def test_extract_from_the_palette_says_where_candidates_come_from_when_none_are_found(
+    qtbot: QtBot, window: MainWindow, shown: list[tuple[str, str]]
+) -> None:
+    qtbot.keyClick(window, Qt.Key.Key_K, Qt.KeyboardModifier.ControlModifier)
+    palette = window.palette_dialog
+    qtbot.waitUntil(palette.isVisible)
+    qtbot.keyClicks(palette.search, "extract")
+    assert palette.shown_names() == ["Claims: extract candidates from handoffs and summaries"]
+    qtbot.keyClick(palette.search, Qt.Key.Key_Return)
+    assert window.pages.currentWidget() is window.claims
+    qtbot.waitUntil(lambda: bool(shown))
+    [(level, text)] = shown
+    assert level == "warning"
+    assert text.startswith("Nothing to extract from: no thread has a handoff")
+    assert "“Compress now” in Layers" in text and "thread handoffs" in text
+    assert window.banner.isVisible() and window.banner.text.text() == text
+    assert window.claims.extract_button.isEnabled()
+
+
+def test_extract_failure_shows_the_error_and_frees_the_button(
+    qtbot: QtBot,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(_self: MemoryService, _caller: Caller, _thread: str | None = None) -> Extraction:
+        raise Forbidden("extraction is switched off here")
+
+    monkeypatch.setattr(MemoryService, "extract_claims", refuse)
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    qtbot.mouseClick(page.extract_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(page.extract_button.isEnabled)
+    assert ("error", "extraction is switched off here") in shown
+    assert page.extract_button.text() == EXTRACT
+
+
+@pytest.mark.parametrize(
+    ("handoffs_read", "summaries_read", "statements", "created", "unsourced", "expected"),
+    [
+        (
+            3,
+            4,
+            7,
+            5,
+            0,
+            "Found 7 statements in 3 handoffs and 4 day summaries: "
+            "5 new candidates, 2 already known.",
+        ),
+        (0, 1, 1, 1, 0, "Found 1 statement in 1 day summary: 1 new candidate."),
+        (
+            2,
+            3,
+            0,
+            0,
+            0,
+            "No statements found in 2 handoffs and 3 day summaries. Candidates come from",
+        ),
+        (
+            0,
+            2,
+            0,
+            0,
+            2,
+            "No statements found in 2 day summaries. Candidates come from",
+        ),
+        (
+            1,
+            2,
+            2,
+            2,
+            2,
+            "Found 2 statements in 1 handoff and 2 day summaries: 2 new candidates. "
+            "2 day summaries were built",
+        ),
+    ],
+)
+def test_extraction_message(
+    handoffs_read: int,
+    summaries_read: int,
+    statements: int,
+    created: int,
+    unsourced: int,
+    expected: str,
+) -> None:
+    result = Extraction(
+        Counts(handoffs_read, 0, 0, 0),
+        Counts(summaries_read, statements, created, 0),
+        unsourced,
+        (),
+    )
+    text = extraction_text(result)
+    assert text.startswith(expected)
+    tail = (
+        "2 day summaries were built before points recorded their turns, so they gave nothing; "
+        "the next compression pass (“Compress now” in Layers) lets them yield claims."
+    )
+    assert text.endswith(tail) is bool(unsourced)
+    # Nothing found, or summaries to draw again: a warning, shown in the banner.
+    assert extraction_needs_attention(result) is (not statements or bool(unsourced))
