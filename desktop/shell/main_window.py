@@ -28,35 +28,36 @@ from PySide6.QtWidgets import (
 )
 
 from core.model.errors import AmbryError
-from desktop.attachments.view import AttachmentsPage
-from desktop.audit.view import AuditPage
-from desktop.brief.view import BriefPage
-from desktop.claims.view import ClaimsPage
-from desktop.connect.view import ConnectPage
-from desktop.layers.view import LayersPage
 from desktop.memories.actions import MemoryActions, plural
 from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
 from desktop.settings.appearance import keeps_serving
-from desktop.settings.view import SettingsPage
 from desktop.shell.banner import Banner
 from desktop.shell.commands import window_commands
 from desktop.shell.groups import GroupCommands
 from desktop.shell.menus import build_menus
 from desktop.shell.nav import Nav
+from desktop.shell.pages import PageSlot, build_page, put_in_place
 from desktop.shell.palette import Command, CommandPalette, KeysDialog
 from desktop.shell.window_state import place_window, remember, remembered_page
-from desktop.threads.view import ThreadsPage
-from desktop.trash.view import TrashPage
 from desktop.widgets import messages
 from desktop.widgets.messages import Level
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
 
 if TYPE_CHECKING:
+    from desktop.attachments.view import AttachmentsPage
+    from desktop.audit.view import AuditPage
+    from desktop.brief.view import BriefPage
+    from desktop.claims.view import ClaimsPage
+    from desktop.connect.view import ConnectPage
+    from desktop.layers.view import LayersPage
     from desktop.server.agent_server import AgentServer
+    from desktop.settings.view import SettingsPage
     from desktop.shell.tray import Tray
+    from desktop.threads.view import ThreadsPage
+    from desktop.trash.view import TrashPage
 
 #: How long a message stays on screen.
 INFO_MS = 5000
@@ -106,30 +107,12 @@ class MainWindow(QMainWindow):
         self.memories.addWidget(self.browser)
         self.memories.addWidget(self.empty)
         self.review = ReviewPage(state, self.commands)
-        self.brief = BriefPage(state)
-        self.attachments = AttachmentsPage(state, executor)
-        self.threads = ThreadsPage(state)
-        self.audit = AuditPage(state)
-        self.trash = TrashPage(state)
-        self.layers = LayersPage(state)
-        self.claims = ClaimsPage(state, executor)
-        self.settings = SettingsPage(state, executor, socket_path)
-        self.connect_page = ConnectPage(state, server, socket_path)
+        self._socket_path = socket_path
+        # The other pages are built on first use (desktop/shell/pages.py).
+        self._built: dict[Nav, QWidget] = {Nav.MEMORIES: self.memories, Nav.REVIEW: self.review}
         self.pages = QStackedWidget()
-        for page in (
-            self.memories,
-            self.review,
-            self.brief,
-            self.attachments,
-            self.threads,
-            self.audit,
-            self.settings,
-            self.connect_page,
-            self.claims,
-            self.layers,
-            self.trash,
-        ):
-            self.pages.addWidget(page)
+        for item in Nav:
+            self.pages.addWidget(self._built.get(item) or QWidget())
         self.banner = Banner()
 
         central = QWidget(self)
@@ -162,11 +145,33 @@ class MainWindow(QMainWindow):
         self.browser.emptiness_changed.connect(self._on_emptiness)
         self.empty.add_requested.connect(self.new_entry)
         self.review.count_changed.connect(self._on_review_count)
-        self.audit.open_requested.connect(self.open_item)
         state.group_changed.connect(self._on_group)
         if server is not None:
             server.clients_changed.connect(self._on_clients)
             server.call_handled.connect(self._on_call)
+
+    brief: PageSlot[BriefPage] = PageSlot(Nav.BRIEF)
+    attachments: PageSlot[AttachmentsPage] = PageSlot(Nav.ATTACHMENTS)
+    threads: PageSlot[ThreadsPage] = PageSlot(Nav.THREADS)
+    audit: PageSlot[AuditPage] = PageSlot(Nav.AUDIT)
+    settings: PageSlot[SettingsPage] = PageSlot(Nav.SETTINGS)
+    connect_page: PageSlot[ConnectPage] = PageSlot(Nav.CONNECT)
+    claims: PageSlot[ClaimsPage] = PageSlot(Nav.CLAIMS)
+    layers: PageSlot[LayersPage] = PageSlot(Nav.LAYERS)
+    trash: PageSlot[TrashPage] = PageSlot(Nav.TRASH)
+
+    def page(self, item: Nav) -> QWidget:
+        """The page of ``item``, built (in place of its placeholder) the first time."""
+        built = self._built.get(item)
+        if built is not None:
+            return built
+        page = build_page(item, self.state, self.executor, self.server, self._socket_path)
+        self._built[item] = page
+        put_in_place(self.pages, item, page)
+        if item is Nav.AUDIT:
+            page.open_requested.connect(self.open_item)  # type: ignore[attr-defined]
+        self._claim_ctrl_k(page)
+        return page
 
     # -- building ----------------------------------------------------------------
 
@@ -248,9 +253,12 @@ class MainWindow(QMainWindow):
         self.nav_actions = [
             add(item.label, item.key or None, lambda _c=False, i=item: self.go(i)) for item in Nav
         ]
+        self._claim_ctrl_k(self)
+
+    def _claim_ctrl_k(self, widget: QWidget) -> None:
         # Text fields claim Ctrl+K (delete to the end of the line); the palette wins.
         for kind in (QLineEdit, QPlainTextEdit):
-            for field in self.findChildren(kind):
+            for field in widget.findChildren(kind):
                 field.installEventFilter(self)
 
     def command_list(self) -> list[Command]:
@@ -278,6 +286,8 @@ class MainWindow(QMainWindow):
     # -- navigation --------------------------------------------------------------
 
     def _show_page(self, index: int) -> None:
+        if 0 <= index < len(Nav):
+            self.page(Nav(index))
         # Only the page on screen sets the minimum size: a wide page elsewhere
         # must not push the memory editor's buttons off a small screen.
         for i in range(self.pages.count()):
@@ -389,9 +399,10 @@ class MainWindow(QMainWindow):
         """What leaving the current group (or quitting) would lose, in words; None if nothing."""
         if self.browser.editor.is_dirty():
             return "your changes to this memory"
-        if self.threads.handoff.is_dirty():
+        threads, settings = self._built.get(Nav.THREADS), self._built.get(Nav.SETTINGS)
+        if threads is not None and threads.handoff.is_dirty():  # type: ignore[attr-defined]
             return "your edit of this thread's handoff"
-        if quitting and self.settings.is_dirty():
+        if quitting and settings is not None and settings.is_dirty():  # type: ignore[attr-defined]
             # Settings belong to the data folder, not the group: only quitting drops them.
             return "your changes to the settings"
         return None

@@ -216,3 +216,21 @@ def test_menu_bar_holds_the_window_actions(window: MainWindow) -> None:
     assert isinstance(file_menu, QMenu)
     assert window.acts["quit"] in file_menu.actions()
     assert window.nav.item(0).icon().isNull() is False
+
+
+def test_pages_are_built_when_first_shown(qtbot: QtBot, window: MainWindow) -> None:
+    """The window opens with the memory list and review built; the rest wait."""
+    from desktop.settings.view import SettingsPage
+
+    assert set(window._built) == {Nav.MEMORIES, Nav.REVIEW}
+    assert window._unsaved(quitting=True) is None  # unbuilt pages hold no edits
+    placeholder = window.pages.widget(Nav.SETTINGS)
+    window.go(Nav.SETTINGS)
+    settings = window.pages.currentWidget()
+    assert isinstance(settings, SettingsPage) and settings is window.settings
+    assert window.pages.indexOf(settings) == Nav.SETTINGS
+    assert window.pages.indexOf(placeholder) == -1
+    assert window.pages.count() == len(Nav)
+    # Asked for by name (another view's link, a test), a page is built in place too.
+    assert window.pages.indexOf(window.audit) == Nav.AUDIT
+    assert window.pages.currentWidget() is settings
