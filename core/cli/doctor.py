@@ -176,6 +176,35 @@ def check_qt() -> Finding:
     )
 
 
+def check_model(model_dir: str = "") -> Finding:
+    """The embedding model loads and its files have their pinned hashes."""
+    from core.semantic.embedding import (
+        Embedder,
+        EmbeddingUnavailable,
+        default_files,
+        directory_files,
+    )
+
+    try:
+        files = directory_files(Path(model_dir)) if model_dir else default_files()
+        model = Embedder.load(files)
+    except EmbeddingUnavailable as exc:
+        fix = (
+            "set embedding_model_dir in config.json to a folder with model.onnx and "
+            'tokenizer.json, or to "" for the model Ambry ships'
+            if model_dir
+            else "reinstall Ambry (pip install --force-reinstall ambry)"
+        )
+        return Finding("model", Status.FAIL, f"{exc}; search ranks by keywords only", fix)
+    where = model_dir or "shipped with Ambry, hashes checked"
+    return Finding(
+        "model",
+        Status.OK,
+        f"{model.model_id} ({model.dimensions} dimensions, {where}), "
+        f"loaded in {model.load_seconds:.2f} s",
+    )
+
+
 def _ambry_command() -> list[str]:
     """This installation's ``ambry``: the frozen executable, else this Python's ``-m ambry``."""
     if getattr(sys, "frozen", False):
@@ -241,11 +270,19 @@ def check_log() -> Finding:
     return Finding("log", Status.OK, str(path))
 
 
-def run_checks(data_dir: DataDir, explicit: bool, *, mcp: bool) -> list[Finding]:
+def run_checks(
+    data_dir: DataDir, explicit: bool, *, mcp: bool, model_dir: str = ""
+) -> list[Finding]:
     findings = [check_install(), check_data_dir(data_dir, explicit)]
     if data_dir.root.is_dir():
         findings += check_schemas(data_dir)
-    checks: list[Callable[[], Finding]] = [check_keyring, check_socket, check_qt, check_log]
+    checks: list[Callable[[], Finding]] = [
+        check_keyring,
+        check_socket,
+        check_qt,
+        lambda: check_model(model_dir),
+        check_log,
+    ]
     if mcp:
         checks.append(check_mcp_startup)
     findings += [fn() for fn in checks]
@@ -260,12 +297,18 @@ def _doctor_args(p: argparse.ArgumentParser) -> None:
 
 @command(
     "doctor",
-    "Check the data dir, databases, keyring, socket, Qt libraries, MCP start-up and log file.",
+    "Check the data dir, databases, keyring, socket, Qt libraries, the embedding model, "
+    "MCP start-up and log file.",
     opens_store=False,
 )(_doctor_args)
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> int:
     explicit = bool(getattr(args, "data_dir", None))
-    findings = run_checks(ctx.service.data_dir, explicit, mcp=not args.no_mcp)
+    findings = run_checks(
+        ctx.service.data_dir,
+        explicit,
+        mcp=not args.no_mcp,
+        model_dir=ctx.service.config.embedding_model_dir,
+    )
     text = "\n".join(
         f"{f.status.value:<5} {f.check}: {f.detail}" + (f"\n      fix: {f.fix}" if f.fix else "")
         for f in findings

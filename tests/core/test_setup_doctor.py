@@ -125,7 +125,7 @@ def test_doctor_reports_every_check_and_fails_on_a_missing_data_dir(
     findings = {f["check"]: f for f in json.loads(out)}
     assert code == 1
     assert findings["data dir"]["status"] == "fail" and "--create" in findings["data dir"]["fix"]
-    assert {"ambry", "keyring", "socket", "qt", "log"} <= set(findings)
+    assert {"ambry", "keyring", "socket", "qt", "model", "log"} <= set(findings)
     assert findings["log"]["detail"] == str(tmp_path / "logs" / "ambry.log")
     assert not missing.exists()
 
@@ -145,3 +145,17 @@ def test_doctor_reads_schemas_without_writing_and_times_mcp(
     assert "chmod 700" in out
     assert "answered initialize in" in out
     assert db.stat().st_mtime_ns == before
+
+
+def test_doctor_loads_the_embedding_model_and_names_a_broken_one(tmp_path: Path) -> None:
+    from core.cli.doctor import Status, check_model
+
+    ok = check_model()
+    assert ok.status is Status.OK and "hashes checked" in ok.detail
+    own = tmp_path / "my-model"
+    own.mkdir()
+    (own / "model.onnx").write_bytes(b"not a model")
+    (own / "tokenizer.json").write_text("{}")
+    broken = check_model(str(own))
+    assert broken.status is Status.FAIL and "keywords only" in broken.detail
+    assert "embedding_model_dir" in broken.fix
