@@ -30,6 +30,9 @@ COVERAGE_BONUS = 0.1
 #: Share of a question's similarity judged on what it asks without the names it
 #: holds (:func:`core.semantic.hybrid.without_names`).
 TOPIC_SHARE: Final = 0.4
+#: Share of a question's relevance that is whether the memory names whom (or what)
+#: the question names, written the same way (:func:`core.semantic.hybrid.names_in`).
+NAME_WEIGHT: Final = 0.3
 #: The most matches bm25 ranks for one query (the most recent ones beyond it).
 MAX_RANKED: Final = 20_000
 
@@ -169,6 +172,7 @@ def search(
     else:
         rows = rows_for(store, list(bm25), flt)
     keyword = hybrid.keyword_strengths(bm25)
+    names = hybrid.names_in(query) if hybrid.is_question(query) else []
     ranked: list[RankedHit] = []
     for seq, row in rows.items():
         cosine = cosines.get(seq)
@@ -176,9 +180,16 @@ def search(
         if seq in complete:
             # Every word of the question is in it: the strongest keyword evidence.
             base = min(1.0, base + COVERAGE_BONUS)
+        named = bool(names) and any(n.search(str(row[2])) for n in names)
+        if names:
+            # "Rosa" in a question is Rosa, not "Rosa M.": a name written as asked
+            # is the strongest sign the memory is about whom the question is about.
+            base = (1 - NAME_WEIGHT) * base + (NAME_WEIGHT if named else 0.0)
         signals: list[str] = []
         if seq in bm25:
             signals.append(Signal.KEYWORD.value)
+        if named:
+            signals.append(Signal.NAME.value)
         if cosine is not None and cosine >= hybrid.MIN_SEMANTIC_ONLY and mode is not Mode.KEYWORD:
             signals.append(Signal.SEMANTIC.value)
         recent = hybrid.recency(_time(row[12]), now, config.recency_half_life_days)

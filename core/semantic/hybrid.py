@@ -64,6 +64,7 @@ class Signal(StrEnum):
     SPEAKER = "speaker"
     DATE = "date"
     CONTEXT = "context"
+    NAME = "name"
 
 
 def parse_mode(value: object) -> Mode:
@@ -101,18 +102,46 @@ _QUESTION_WORDS = frozenset(
 )
 
 
+def is_question(query: str) -> bool:
+    """Asked in words ("Where does Mei live?"), not typed as keywords ("Mei Lisbon")."""
+    words = query.split()
+    return bool(words) and (query.rstrip().endswith("?") or words[0].casefold() in _QUESTION_WORDS)
+
+
 def without_names(query: str) -> str | None:
     """A question less its capitalised words after the first, the names it is
     about ("How should Felix's notes look?" -> "How should notes look?"); None
     when ``query`` is not a question (keywords: their capitalised words are what
     is looked for), names nothing or asks nothing beside the names ("Who is Lucas?")."""
     words = query.split()
-    if not words or not (query.rstrip().endswith("?") or words[0].casefold() in _QUESTION_WORDS):
+    if not is_question(query):
         return None
     rest = [w for w in words[1:] if not w[:1].isupper()]
     if len(rest) == len(words) - 1 or not set(fts.words(" ".join(rest))) - fts.STOPWORDS:
         return None
     return " ".join([words[0], *rest])
+
+
+_NAME = re.compile(r"(?<![\w.])([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*(?:\s+[A-Z]\.)?)")
+
+
+def names_in(query: str) -> list[re.Pattern[str]]:
+    """Patterns for the names a question holds, each matching the name exactly:
+    "Rosa" matches "Rosa's birthday", not "Rosa M.'s birthday"."""
+    found: list[re.Pattern[str]] = []
+    for m in _NAME.finditer(query):
+        name = m.group(1)
+        if name.endswith(("'s", "’s")):
+            name = name[:-2]
+        if m.start() == 0 and name.split()[0].casefold() in _QUESTION_WORDS:
+            rest = name.split()[1:]
+            if not rest:
+                continue
+            name = " ".join(rest)
+        if name in ("I",):
+            continue
+        found.append(re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w-])(?!\s+[A-Z]\.)"))
+    return found
 
 
 @dataclass

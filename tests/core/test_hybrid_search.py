@@ -11,7 +11,7 @@ from core.model.entries import EntryFilter, iso, utc_now
 from core.model.errors import InvalidParams
 from core.semantic import backfill, vectors
 from core.semantic.embedding import shared_embedder
-from core.semantic.hybrid import Mode, without_names
+from core.semantic.hybrid import Mode, names_in, without_names
 from core.service import Caller, MemoryService
 from core.storage import schema
 from core.storage.paths import DataDir
@@ -206,3 +206,46 @@ def test_the_worker_waits_out_another_writer_instead_of_giving_up(
     conn = service.store_for("main").conn
     assert vectors.pending_count(conn, vectors.MEMORIES, model.model_id) == 0
     assert conn.execute("SELECT count(*) FROM memory_vectors").get == 5
+
+
+@pytest.mark.parametrize(
+    ("question", "matches", "misses"),
+    [
+        ("Which month was Rosa born in?", ["Rosa's birthday", "Rosa Garcia"], ["Rosa M.'s cat"]),
+        ("What tool does Rosa G. use?", ["Rosa G. edits text"], ["Rosa M. edits", "Rosa edits"]),
+        ("Where does Anne-Marie live?", ["Anne-Marie lives"], ["Anne lives"]),
+        ("What is my dog called?", [], ["User's dog is named Luna"]),
+    ],
+)
+def test_names_in_a_question_match_only_as_written(
+    question: str, matches: list[str], misses: list[str]
+) -> None:
+    patterns = names_in(question)
+    for text in matches:
+        assert any(p.search(text) for p in patterns), text
+    for text in misses:
+        assert not any(p.search(text) for p in patterns), text
+
+
+def test_a_question_prefers_the_person_it_names_over_namesakes(
+    service: MemoryService, agent: Caller
+) -> None:
+    ids = {
+        text: _store(service, agent, text)
+        for text in (
+            "Aisha M. drinks chai lattes every morning",
+            "Aisha T. drinks sparkling water every morning",
+            "Aisha drinks oat-milk flat whites every morning",
+            "Aisha F. drinks dark roast coffee every morning",
+        )
+    }
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    # Without the names weighed, "Aisha M." came first: the closest in meaning.
+    first = service.search(agent, {"query": "What is Aisha's usual morning beverage?"})[0]
+    assert first.id == ids["Aisha drinks oat-milk flat whites every morning"]
+    assert "name" in first.signals
+    first = service.search(agent, {"query": "What does Aisha T. have each morning?"})[0]
+    assert first.id == ids["Aisha T. drinks sparkling water every morning"]
+    # Keywords are words, not a question about someone: no name weighting.
+    assert all("name" not in r.signals for r in service.search(agent, {"query": "Aisha morning"}))
