@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import statistics
 import sys
 import tempfile
@@ -28,19 +27,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import pct, setup_path
-from locomo import DEFAULT_DATA, evidence_ids, session_time
+from locomo import DEFAULT_DATA, evidence_ids, log_session, session_keys, session_time
 
 setup_path()
 
 
 def run(data_path: Path) -> dict[str, object]:
-    from core.continuity.episodes import log_exchange
     from core.layers.compression import compress
     from core.layers.context import layer_brief_sections
     from core.layers.recall import recall
     from core.model.config import Config
     from core.model.entries import Actor
-    from core.model.errors import Refused
     from core.service import MemoryService
     from core.storage.paths import DataDir
 
@@ -56,10 +53,7 @@ def run(data_path: Path) -> dict[str, object]:
     latencies: list[float] = []
     for sample in samples:
         conv = sample["conversation"]
-        keys = sorted(
-            (k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
-        )
-        roles = {conv["speaker_a"]: "user", conv["speaker_b"]: "assistant"}
+        keys = session_keys(conv)
         with tempfile.TemporaryDirectory() as tmp:
             # Old dates must not expire before the replay reaches them.
             svc = MemoryService(DataDir(Path(tmp)), config.with_changes(episodic_ttl_days=365))
@@ -88,24 +82,10 @@ def run(data_path: Path) -> dict[str, object]:
                     history_tokens.append(history_chars // 4)
                     ratios.append(1 - tokens / (history_chars / 4))
                 agent = svc.open_session("locomo", Actor.AGENT, "bench")
-                for turn in conv[key]:
-                    text = turn["text"]
-                    if turn.get("blip_caption"):
-                        text += f" [shares a photo of {turn['blip_caption']}]"
-                    try:
-                        log_exchange(
-                            svc,
-                            agent,
-                            roles.get(turn["speaker"], "user"),
-                            text,
-                            turn["dia_id"],
-                            name=turn["speaker"],
-                            at=at,
-                        )
-                    except Refused:  # a credential-like statement is never stored
-                        continue
-                    known.add(turn["dia_id"])
-                    history_chars += len(f"{turn['speaker']}: {text}\n")
+                speaker = {t["dia_id"]: t["speaker"] for t in conv[key]}
+                for turn, text in log_session(svc, agent, conv, key):
+                    known.add(turn)
+                    history_chars += len(f"{speaker[turn]}: {text}\n")
             last = max(session_at.values())
             now = last + timedelta(hours=1)
             t = time.perf_counter()

@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import ROOT, pct, setup_path
@@ -52,10 +53,45 @@ def session_time(text: str) -> str:
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC).isoformat()
 
 
-def run(data_path: Path, mode: str) -> dict[str, object]:
-    from core.continuity.episodes import find_exchanges, log_exchange
-    from core.model.entries import Actor
+def session_keys(conv: dict[str, Any]) -> list[str]:
+    """A conversation's ``session_N`` keys, in order."""
+    keys = (k for k in conv if re.fullmatch(r"session_\d+", k))
+    return sorted(keys, key=lambda k: int(k.split("_")[1]))
+
+
+def log_session(svc: Any, caller: Any, conv: dict[str, Any], key: str) -> list[tuple[str, str]]:
+    """Log one session's turns as exchanges, each with its speaker's name and the
+    session's time; returns (turn id, text) of those stored. The write policy
+    refuses what reads as a credential statement: those are left out."""
+    from core.continuity.episodes import log_exchange
     from core.model.errors import Refused
+
+    roles = {conv["speaker_a"]: "user", conv["speaker_b"]: "assistant"}
+    at = session_time(conv[f"{key}_date_time"])
+    stored: list[tuple[str, str]] = []
+    for turn in conv[key]:
+        text = turn["text"]
+        if turn.get("blip_caption"):
+            text += f" [shares a photo of {turn['blip_caption']}]"
+        try:
+            log_exchange(
+                svc,
+                caller,
+                roles.get(turn["speaker"], "user"),
+                text,
+                turn["dia_id"],
+                name=turn["speaker"],
+                at=at,
+            )
+        except Refused:
+            continue
+        stored.append((turn["dia_id"], text))
+    return stored
+
+
+def run(data_path: Path, mode: str) -> dict[str, object]:
+    from core.continuity.episodes import find_exchanges
+    from core.model.entries import Actor
     from core.semantic import backfill
     from core.semantic.embedding import shared_embedder
     from core.semantic.hybrid import Mode
@@ -74,35 +110,13 @@ def run(data_path: Path, mode: str) -> dict[str, object]:
         with tempfile.TemporaryDirectory() as tmp:
             svc = MemoryService(DataDir(Path(tmp)))
             known: set[str] = set()
-            roles = {conv["speaker_a"]: "user", conv["speaker_b"]: "assistant"}
-            keys = sorted(
-                (k for k in conv if re.fullmatch(r"session_\d+", k)),
-                key=lambda k: int(k.split("_")[1]),
-            )
-            for key in keys:
-                at = session_time(conv[f"{key}_date_time"])
+            for key in session_keys(conv):
                 # Each LoCoMo session is its own conversation, as it would be imported
                 # (by the person, so an agent's rate windows do not apply).
                 agent = svc.open_session("locomo", Actor.OPERATOR, "bench")
-                for turn in conv[key]:
-                    text = turn["text"]
-                    if turn.get("blip_caption"):
-                        text += f" [shares a photo of {turn['blip_caption']}]"
-                    try:
-                        log_exchange(
-                            svc,
-                            agent,
-                            roles.get(turn["speaker"], "user"),
-                            text,
-                            turn["dia_id"],
-                            name=turn["speaker"],
-                            at=at,
-                        )
-                    except Refused:
-                        # The write policy refuses what reads as a credential statement.
-                        refused += 1
-                        continue
-                    known.add(turn["dia_id"])
+                stored = log_session(svc, agent, conv, key)
+                refused += len(conv[key]) - len(stored)
+                known.update(turn for turn, _ in stored)
             turns_total += len(known)
             store = svc.store_for("locomo")
             if model is not None:
