@@ -36,8 +36,6 @@ SPEAKER_BOOST: Final = 0.2
 DATE_BOOST: Final = 0.15
 #: How many of the best candidates have their neighbouring turns scored too.
 NEIGHBOURED: Final = 40
-#: The most matches bm25 ranks for one query (the most recent ones beyond it).
-MAX_RANKED: Final = 20_000
 
 
 @dataclass(frozen=True)
@@ -62,7 +60,7 @@ def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]
         return {}
     rows = store.execute(
         "SELECT rowid, score FROM (SELECT rowid, rank AS score FROM exchanges_fts "
-        f"WHERE exchanges_fts MATCH ? ORDER BY rowid DESC LIMIT {MAX_RANKED}) "
+        f"WHERE exchanges_fts MATCH ? ORDER BY rowid DESC LIMIT {hybrid.MAX_RANKED}) "
         f"ORDER BY score LIMIT {int(want)}",
         (match_expression(terms),),
     ).fetchall()

@@ -1,7 +1,7 @@
 """Hybrid search over memory entries: bm25 and vectors fused, then adjusted.
 
 Every match is ranked by bm25, not only the most recent ones: the index ranks
-at most :data:`MAX_RANKED` matches of the query's rarer terms (words found in
+at most :data:`~core.semantic.hybrid.MAX_RANKED` matches of the query's rarer terms (words found in
 more than a tenth of the entries are dropped while rarer ones remain), so the
 cost is bounded at any store size while a store of tens of thousands is ranked
 exactly. The vector scan is one matrix product over every embedded entry.
@@ -33,8 +33,6 @@ TOPIC_SHARE: Final = 0.4
 #: Share of a question's relevance that is whether the memory names whom (or what)
 #: the question names, written the same way (:func:`core.semantic.hybrid.names_in`).
 NAME_WEIGHT: Final = 0.3
-#: The most matches bm25 ranks for one query (the most recent ones beyond it).
-MAX_RANKED: Final = 20_000
 
 
 @dataclass(frozen=True)
@@ -58,13 +56,13 @@ def keyword_candidates(
         rows = store.execute(
             "SELECT e.seq, f.score FROM ("
             f"  SELECT rowid, score FROM (SELECT rowid, {BM25} AS score FROM memory_fts"
-            f"    WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT {MAX_RANKED})"
+            f"    WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT {hybrid.MAX_RANKED})"
             f"  ORDER BY score LIMIT {int(window)}) AS f "
             f"CROSS JOIN memory_entries e ON e.seq = f.rowid WHERE {where} "
             f"ORDER BY f.score LIMIT {int(want)}",
             (match, *params),
         ).fetchall()
-        if len(rows) >= want or window >= MAX_RANKED or not _more(store, match, window):
+        if len(rows) >= want or window >= hybrid.MAX_RANKED or not _more(store, match, window):
             return {int(r[0]): float(r[1]) for r in rows}
         window *= 8
 

@@ -44,6 +44,8 @@ COSINE_FULL: Final = 0.8
 MIN_SEMANTIC_ONLY: Final = 0.3
 #: Candidates taken from each signal before fusion.
 CANDIDATES: Final = 50
+#: The most matches bm25 ranks for one query (the most recent ones beyond it).
+MAX_RANKED: Final = 20_000
 #: Confidence moves a memory's score by at most this fraction.
 CONFIDENCE_WEIGHT: Final = 0.1
 
