@@ -184,6 +184,12 @@ def _extracted(result: Extraction) -> str:
             f"  {result.unsourced} of them were built before points recorded their turns and "
             "gave nothing: `ambry layers --compress` draws them again"
         )
+    if not result.statements:
+        lines.append(
+            "Candidates come from statements in thread handoffs (`ambry handoff`: list items, "
+            "not tasks, next steps or questions) and from what the person said in day "
+            "summaries (`ambry layers --compress` builds them from logged turns)."
+        )
     return "\n".join(lines)
 
 

@@ -343,6 +343,17 @@ def test_cli_extract_reports_each_source(
     assert main(["--data-dir", str(data_dir.root), "claims", "extract"]) == 0
     text = capsys.readouterr().out
     assert "day summary (2 read): 4 statement(s), 0 new, 0 recurring" in text
+    assert "Candidates come from" not in text
+
+
+def test_cli_extract_with_nothing_found_says_where_candidates_come_from(
+    data_dir: DataDir, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data_dir.ensure()
+    assert main(["--data-dir", str(data_dir.root), "claims", "extract"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("0 new candidate(s), 0 recurring, from 0 statement(s)")
+    assert "`ambry handoff`" in text and "`ambry layers --compress`" in text
 
 
 # -- summaries from before point sources ------------------------------------------------------
