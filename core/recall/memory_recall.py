@@ -171,7 +171,7 @@ def search(
         rows = rows_for(store, list(bm25), flt)
     keyword = hybrid.keyword_strengths(bm25)
     names = hybrid.names_in(query) if hybrid.is_question(query) else []
-    ranked: list[RankedHit] = []
+    ranked: list[tuple[float, str, RankedHit]] = []
     for seq, row in rows.items():
         cosine = cosines.get(seq)
         base = hybrid.relevance(cosine, keyword.get(seq, 0.0), mode, SEMANTIC_WEIGHT)
@@ -195,9 +195,14 @@ def search(
             signals.append(Signal.RECENT.value)
         score = hybrid.adjusted(base, recent, config.recency_weight)
         score *= 1 - hybrid.CONFIDENCE_WEIGHT * (1 - float(row[11]))
-        ranked.append(RankedHit(hit_of(row), hybrid.rounded(score), tuple(signals)))
-    ranked.sort(key=lambda r: (-r.score, r.hit.id))
-    return ranked[:limit]
+        hit = RankedHit(hit_of(row), hybrid.rounded(score), tuple(signals))
+        ranked.append((score, str(row[12] or ""), hit))
+    # Best first by the unrounded score; an exact tie goes to the memory seen last,
+    # then to the id, so equal matches come back in the same order every time.
+    ranked.sort(key=lambda r: r[2].hit.id)
+    ranked.sort(key=lambda r: r[1], reverse=True)
+    ranked.sort(key=lambda r: -r[0])
+    return [hit for _, _, hit in ranked[:limit]]
 
 
 def _time(value: str | None) -> datetime | None:

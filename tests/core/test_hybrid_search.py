@@ -249,3 +249,10 @@ def test_a_question_prefers_the_person_it_names_over_namesakes(
     assert first.id == ids["Aisha T. drinks sparkling water every morning"]
     # Keywords are words, not a question about someone: no name weighting.
     assert all("name" not in r.signals for r in service.search(agent, {"query": "Aisha morning"}))
+
+
+def test_equal_matches_come_back_newest_first(service: MemoryService, agent: Caller) -> None:
+    places = ("pier", "barn", "ridge", "marsh", "quarry", "orchard")
+    ids = [_store(service, agent, f"Kestrel seen over the {place}") for place in places]
+    results = service.search(agent, {"query": "kestrel", "mode": "keyword"})
+    assert [r.id for r in results] == ids[::-1]
