@@ -9,6 +9,10 @@ reference lexical baseline in ../shared/data/README.md. Evaluation only: the
 data set is read from ../shared/data and never shipped. Skips when it is absent.
 
 Usage: python bench/locomo.py [--data PATH] [--mode auto|keyword|semantic] [--stores DIR]
+                              [--one-store-turns N]
+
+Query time is also taken in one store of at least 6,000 turns (every conversation
+logged into one group, then again under new turn ids), the size the targets name.
 
 ``--stores DIR`` keeps each conversation's data dir under DIR and reuses it on
 the next run, so a change to the ranking is measured in seconds rather than
@@ -65,10 +69,13 @@ def session_keys(conv: dict[str, Any]) -> list[str]:
     return sorted(keys, key=lambda k: int(k.split("_")[1]))
 
 
-def log_session(svc: Any, caller: Any, conv: dict[str, Any], key: str) -> list[tuple[str, str]]:
+def log_session(
+    svc: Any, caller: Any, conv: dict[str, Any], key: str, prefix: str = ""
+) -> list[tuple[str, str]]:
     """Log one session's turns as exchanges, each with its speaker's name and the
-    session's time; returns (turn id, text) of those stored. The write policy
-    refuses what reads as a credential statement: those are left out."""
+    session's time (turn ids ``prefix`` + LoCoMo's); returns (turn id, text) of
+    those stored. The write policy refuses what reads as a credential statement:
+    those are left out."""
     from core.continuity.episodes import log_exchange
     from core.model.errors import Refused
 
@@ -85,17 +92,70 @@ def log_session(svc: Any, caller: Any, conv: dict[str, Any], key: str) -> list[t
                 caller,
                 roles.get(turn["speaker"], "user"),
                 text,
-                turn["dia_id"],
+                prefix + turn["dia_id"],
                 name=turn["speaker"],
                 at=at,
             )
         except Refused:
             continue
-        stored.append((turn["dia_id"], text))
+        stored.append((prefix + turn["dia_id"], text))
     return stored
 
 
-def run(data_path: Path, mode: str, stores: Path | None = None) -> dict[str, object]:
+def one_store_latency(samples: list[dict[str, Any]], mode: str, min_turns: int) -> dict[str, Any]:
+    """Query time in one store of at least ``min_turns`` turns: every conversation
+    logged into the same group, again under new turn ids until there are enough,
+    then every question asked once (latency only: the copies are distractors)."""
+    from core.continuity.episodes import find_exchanges
+    from core.model.entries import Actor
+    from core.semantic import backfill
+    from core.semantic.embedding import shared_embedder
+    from core.semantic.hybrid import Mode
+    from core.service import MemoryService
+    from core.storage.paths import DataDir
+
+    with tempfile.TemporaryDirectory() as tmp:
+        svc = MemoryService(DataDir(Path(tmp)))
+        turns, copy = 0, 0
+        while turns < min_turns:
+            copy += 1
+            for sample in samples:
+                conv = sample["conversation"]
+                prefix = f"{sample['sample_id']}#{copy}/"
+                for key in session_keys(conv):
+                    if turns >= min_turns:
+                        break
+                    agent = svc.open_session("locomo", Actor.OPERATOR, "bench")
+                    turns += len(log_session(svc, agent, conv, key, prefix))
+        store = svc.store_for("locomo")
+        embed_seconds = None
+        if mode != "keyword":
+            model = shared_embedder()
+            t = time.perf_counter()
+            backfill.reindex(store.conn, store.path, "locomo", model)
+            embed_seconds = time.perf_counter() - t
+        latencies: list[float] = []
+        for sample in samples:
+            for qa in sample["qa"]:
+                t = time.perf_counter()
+                find_exchanges(store, qa["question"][:500], limit=10, mode=Mode(mode))
+                latencies.append(time.perf_counter() - t)
+        svc.close()
+    return {
+        "turns": turns,
+        "questions": len(latencies),
+        "query_ms": {
+            "p50": round(pct(latencies, 0.5) * 1000, 3),
+            "p95": round(pct(latencies, 0.95) * 1000, 3),
+        },
+        "query_p95_target_ms": 30.0,
+        "embedding_turns_per_s": round(turns / embed_seconds, 1) if embed_seconds else None,
+    }
+
+
+def run(
+    data_path: Path, mode: str, stores: Path | None = None, one_store_turns: int = 0
+) -> dict[str, object]:
     from core.continuity.episodes import find_exchanges
     from core.model.entries import Actor
     from core.semantic import backfill
@@ -185,6 +245,7 @@ def run(data_path: Path, mode: str, stores: Path | None = None) -> dict[str, obj
             "p50": round(pct(latencies, 0.5) * 1000, 3),
             "p95": round(pct(latencies, 0.95) * 1000, 3),
         },
+        "one_store": one_store_latency(samples, mode, one_store_turns) if one_store_turns else None,
     }
 
 
@@ -193,11 +254,17 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--mode", choices=("auto", "keyword", "semantic"), default="auto")
     parser.add_argument("--stores", type=Path, help="keep the built data dirs here and reuse them")
+    parser.add_argument(
+        "--one-store-turns",
+        type=int,
+        default=6000,
+        help="also time every question in one store of at least this many turns (0: skip)",
+    )
     args = parser.parse_args()
     if not args.data.exists():
         print(json.dumps({"benchmark": "locomo_episodic_recall", "skipped": str(args.data)}))
         return 0
-    print(json.dumps(run(args.data, args.mode, args.stores), indent=2))
+    print(json.dumps(run(args.data, args.mode, args.stores, args.one_store_turns), indent=2))
     return 0
 
 
