@@ -12,20 +12,14 @@ import difflib
 import html
 import re
 from collections.abc import Callable, Sequence
-from enum import IntEnum
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox,
     QDialog,
     QDialogButtonBox,
-    QHBoxLayout,
-    QLabel,
     QListWidget,
     QListWidgetItem,
-    QPushButton,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -34,21 +28,9 @@ from core.model.entries import MemoryEntry
 from desktop.memories.actions import MemoryActions
 from desktop.memories.values import Draft, is_locked, is_masked, local_time, source_text
 from desktop.widgets import messages
-
-#: Diff colours that read on a light and on a dark background alike.
-DIFF_CSS = """
-.add { background: rgba(46, 160, 67, 0.28); }
-.del { background: rgba(248, 81, 73, 0.28); text-decoration: line-through; }
-.hint { color: #8b93a5; }
-.meta { margin: 0 0 6px 0; }
-"""
+from desktop.widgets.version_diff import Compare, VersionDiffPane
 
 _WORDS = re.compile(r"\s+|[^\s]+")
-
-
-class Compare(IntEnum):
-    PREVIOUS = 0
-    CURRENT = 1
 
 
 def word_diff_html(old: str, new: str) -> str:
@@ -58,7 +40,7 @@ def word_diff_html(old: str, new: str) -> str:
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op in ("delete", "replace"):
-            parts.append(f"<span class='del'>{html.escape(''.join(a[i1:i2]))}</span>")
+            parts.append(f"<span class='del'><s>{html.escape(''.join(a[i1:i2]))}</s></span>")
         if op in ("insert", "replace"):
             parts.append(f"<span class='add'>{html.escape(''.join(b[j1:j2]))}</span>")
         if op == "equal":
@@ -159,30 +141,15 @@ class HistoryDialog(QDialog):
             item = QListWidgetItem(f"Version {number} · {state}\n{entry.type.value} · {when}")
             item.setData(Qt.ItemDataRole.UserRole, number - 1)
             self.versions.addItem(item)
-        self.compare_box = QComboBox(self)
-        self.compare_box.setAccessibleName("Compare with")
-        self.compare_box.addItem("Changes made by this version", Compare.PREVIOUS)
-        self.compare_box.addItem("Difference from the current version", Compare.CURRENT)
-        self.restore_button = QPushButton("Restore this version…", self)
-        self.restore_button.setToolTip("Save this version again as the newest (asks first)")
-        self.view = QTextBrowser(self)
-        self.view.setObjectName("memoryDiff")
-        self.view.setOpenLinks(False)
-        self.view.document().setDefaultStyleSheet(DIFF_CSS)
-
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Show", self))
-        row.addWidget(self.compare_box)
-        row.addStretch(1)
-        row.addWidget(self.restore_button)
-        right = QWidget(self)
-        right_layout = QVBoxLayout(right)
-        right_layout.setContentsMargins(0, 0, 0, 0)
-        right_layout.addLayout(row)
-        right_layout.addWidget(self.view, 1)
+        self.pane = VersionDiffPane(
+            "memoryDiff", "Save this version again as the newest (asks first)", self
+        )
+        self.compare_box = self.pane.compare_box
+        self.restore_button = self.pane.restore_button
+        self.view = self.pane.view
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.versions)
-        splitter.addWidget(right)
+        splitter.addWidget(self.pane)
         splitter.setSizes([220, 540])
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)

@@ -7,17 +7,11 @@ version, so a restore can itself be undone the same way.
 from __future__ import annotations
 
 import html
-from enum import IntEnum
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QComboBox,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
     QSplitter,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -27,20 +21,8 @@ from core.model.errors import AmbryError
 from desktop.threads.model import fetch_versions, versions_model
 from desktop.widgets import messages
 from desktop.widgets.record_model import record_table
+from desktop.widgets.version_diff import Compare, VersionDiffPane
 from desktop.widgets.watch import AppState
-
-_DIFF_CSS = """
-pre { margin: 0; }
-.add { background: #e6f4ea; color: #1e6b34; }
-.del { background: #fdecea; color: #b42318; }
-.hunk { color: #5b6274; }
-.hint { color: #6b7280; }
-"""
-
-
-class Compare(IntEnum):
-    PREVIOUS = 0
-    CURRENT = 1
 
 
 def diff_html(diff: str) -> str:
@@ -83,28 +65,15 @@ class HistoryPane(QWidget):
         self.model = versions_model(self)
         self.table = record_table(self.model, "versionsTable", self)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.compare_box = QComboBox(self)
-        self.compare_box.setAccessibleName("Compare with")
-        self.compare_box.addItem("Changes made by this version", Compare.PREVIOUS)
-        self.compare_box.addItem("Difference from the current version", Compare.CURRENT)
-        self.restore_button = QPushButton("Restore this version…", self)
-        self.diff_view = QTextBrowser(self)
-        self.diff_view.setObjectName("handoffDiff")
-        self.diff_view.setOpenLinks(False)
-        self.diff_view.document().setDefaultStyleSheet(_DIFF_CSS)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Show", self))
-        row.addWidget(self.compare_box)
-        row.addStretch(1)
-        row.addWidget(self.restore_button)
-        lower = QWidget(self)
-        lower_layout = QVBoxLayout(lower)
-        lower_layout.setContentsMargins(0, 0, 0, 0)
-        lower_layout.addLayout(row)
-        lower_layout.addWidget(self.diff_view, 1)
+        self.pane = VersionDiffPane(
+            "handoffDiff", "Make this version's text current again, as a new version", self
+        )
+        self.compare_box = self.pane.compare_box
+        self.restore_button = self.pane.restore_button
+        self.diff_view = self.pane.view
         splitter = QSplitter(Qt.Orientation.Vertical, self)
         splitter.addWidget(self.table)
-        splitter.addWidget(lower)
+        splitter.addWidget(self.pane)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 2)
         layout = QVBoxLayout(self)

@@ -38,6 +38,7 @@ from desktop.memories.empty_state import load_examples
 from desktop.server.agent_server import AgentServer
 from desktop.shell.app import app_icon
 from desktop.shell.main_window import MainWindow, Nav
+from desktop.threads.view import Tab
 from desktop.widgets.ops import Executor
 from desktop.widgets.theme import Theme, theme_manager
 from desktop.widgets.watch import AppState
@@ -305,6 +306,10 @@ def main() -> int:
         window.go(Nav.THREADS)
         window.threads.select(thread_id)
         shoot(window, app, "threads")
+        window.threads.tabs.setCurrentIndex(Tab.HISTORY)
+        window.threads.history.table.selectRow(1)
+        shoot(window, app, "handoff-history")
+        window.threads.tabs.setCurrentIndex(Tab.HANDOFF)
         claims_activity(service)
         window.go(Nav.CLAIMS)
         settle(app)

@@ -7,8 +7,9 @@ from pytestqt.qtbot import QtBot
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType, Privacy
 from core.service import Caller, MemoryService
-from desktop.memories.history import Compare, HistoryDialog, word_diff_html
+from desktop.memories.history import HistoryDialog, word_diff_html
 from desktop.shell.main_window import MainWindow
+from desktop.widgets.version_diff import Compare
 from tests.desktop.conftest import Dialogs, add
 from tests.desktop.test_browser import listed, select
 
@@ -30,7 +31,7 @@ def open_history(qtbot: QtBot, window: MainWindow, entry_id: str) -> HistoryDial
 
 def test_word_diff_marks_only_changed_words() -> None:
     out = word_diff_html("Has a dog named Luna", "Has a dog named <Luna> Belle")
-    assert "<span class='del'>Luna</span>" in out
+    assert "<span class='del'><s>Luna</s></span>" in out
     assert "<span class='add'>&lt;Luna&gt; Belle</span>" in out
     assert out.startswith("Has a dog named ")
 
