@@ -77,3 +77,82 @@ def fill(
     requests = [service.parse_store_args(m) for m in make(count)]
     for start in range(0, count, 1000):
         service.store_entries(caller, requests[start : start + 1000])
+
+
+# -- a real `ambry serve` / `ambry mcp` on a seeded data dir -------------------------------
+
+#: The installed command next to this Python (the venv's).
+AMBRY = Path(sys.executable).with_name("ambry")
+#: The MCP ``initialize`` request a client sends first.
+INITIALIZE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"},
+    },
+}
+
+
+def seed_unlimited(data: Any, group: str, entries: int) -> None:
+    """Lift the rate limits in ``data``'s config (thousands of stores in one session)
+    and store ``entries`` generated memories in ``group``."""
+    from _corpus import memories
+
+    from core.model.config import Config, save_config
+    from core.model.entries import Actor
+    from core.policy.ratelimit import rate_fields
+    from core.service import MemoryService
+
+    save_config(data.config_file, Config(**dict.fromkeys(rate_fields(), 1_000_000)))
+    service = MemoryService(data)
+    try:
+        fill(service, service.open_session(group, Actor.OPERATOR, "bench"), entries, memories)
+    finally:
+        service.close()
+
+
+def start_serve(data: Any, sock: Path, log: Path | None = None) -> subprocess.Popen[bytes]:
+    """``ambry serve`` on ``data``, listening on ``sock`` once this returns."""
+    import os
+    import time
+
+    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root), "AMBRY_SOCKET": str(sock)}
+    env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    with log.open("wb") if log else open(os.devnull, "wb") as err:
+        proc = subprocess.Popen([str(AMBRY), "serve"], env=env, stderr=err)
+    deadline = time.monotonic() + 60
+    while not sock.exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"ambry serve did not start (exit {proc.poll()})")
+        time.sleep(0.05)
+    return proc
+
+
+def mcp_initialize_seconds(data: Any, group: str, launches: int) -> list[float]:
+    """Seconds from launching ``ambry mcp`` to its answer to ``initialize``, per launch."""
+    import os
+    import time
+
+    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root)}
+    timings = []
+    for _ in range(launches):
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [str(AMBRY), "--group", group, "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+        proc.stdin.flush()
+        reply = json.loads(proc.stdout.readline())
+        timings.append(time.perf_counter() - started)
+        assert "result" in reply, reply
+        proc.stdin.close()  # EOF: the server ends its session and exits
+        proc.wait(timeout=30)
+        proc.stdout.close()
+    return timings

@@ -34,44 +34,22 @@ HERE = Path(__file__).resolve().parent
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 sys.path += [str(HERE.parent), str(HERE)]
 
-from _corpus import memories, queries  # noqa: E402
-from _util import ms, pct, wait_for_vectors  # noqa: E402
+from _corpus import queries  # noqa: E402
+from _util import (  # noqa: E402
+    AMBRY,
+    INITIALIZE,
+    mcp_initialize_seconds,
+    ms,
+    pct,
+    seed_unlimited,
+    start_serve,
+    wait_for_vectors,
+)
 
 from core.agent.client import AmbryClient  # noqa: E402
-from core.model.config import Config, save_config  # noqa: E402
-from core.model.entries import Actor  # noqa: E402
-from core.policy.ratelimit import rate_fields  # noqa: E402
-from core.service import MemoryService  # noqa: E402
 from core.storage.paths import DataDir  # noqa: E402
 
 GROUP = "bench"
-AMBRY = Path(sys.executable).with_name("ambry")
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "bench", "version": "1"},
-    },
-}
-
-
-def seed(data: DataDir, entries: int) -> None:
-    unlimited = 1_000_000
-    save_config(
-        data.config_file,
-        Config(**dict.fromkeys(rate_fields(), unlimited)),
-    )
-    svc = MemoryService(data)
-    try:
-        op = svc.open_session(GROUP, Actor.OPERATOR, "bench")
-        requests = [svc.parse_store_args(m) for m in memories(entries)]
-        for start in range(0, entries, 1000):
-            svc.store_entries(op, requests[start : start + 1000])
-    finally:
-        svc.close()
 
 
 class McpPipe:
@@ -110,25 +88,7 @@ class McpPipe:
 
 
 def initialize_times(data: DataDir, launches: int) -> dict[str, object]:
-    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root)}
-    timings = []
-    for _ in range(launches):
-        t = time.perf_counter()
-        proc = subprocess.Popen(
-            [str(AMBRY), "--group", GROUP, "mcp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
-        proc.stdin.flush()
-        reply = json.loads(proc.stdout.readline())
-        timings.append(time.perf_counter() - t)
-        assert "result" in reply, reply
-        proc.stdin.close()  # EOF: the server ends its session and exits
-        proc.wait(timeout=30)
-        proc.stdout.close()
+    timings = mcp_initialize_seconds(data, GROUP, launches)
     p50 = pct(timings, 0.5)
     return {
         "launches": launches,
@@ -137,18 +97,6 @@ def initialize_times(data: DataDir, launches: int) -> dict[str, object]:
         "max_s": round(max(timings), 3),
         "target_p50_le_0_3s": p50 <= 0.3,
     }
-
-
-def start_server(data: DataDir, sock: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root), "AMBRY_SOCKET": str(sock)}
-    env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    proc = subprocess.Popen([str(AMBRY), "serve"], env=env, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while not sock.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"ambry serve did not start (exit {proc.poll()})")
-        time.sleep(0.05)
-    return proc
 
 
 def round_trips(mcp: McpPipe, sock: AmbryClient, count: int) -> dict[str, object]:
@@ -228,10 +176,10 @@ def main() -> None:
         data = DataDir(Path(tmp) / "data")
         data.ensure()
         sock_path = Path(tmp) / "agent.sock"
-        seed(data, args.entries)
+        seed_unlimited(data, GROUP, args.entries)
         figures: dict[str, object] = {"entries": args.entries, "cpus": os.cpu_count()}
         figures["initialize"] = initialize_times(data, args.launches)
-        server = start_server(data, sock_path)
+        server = start_serve(data, sock_path)
         mcp = McpPipe(data)
         try:
             mcp.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]

@@ -37,22 +37,21 @@ import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-from _corpus import memories, queries  # noqa: E402
-from _util import wait_for_vectors  # noqa: E402
+from _corpus import queries  # noqa: E402
+from _util import (  # noqa: E402
+    mcp_initialize_seconds,
+    pct,
+    seed_unlimited,
+    start_serve,
+    wait_for_vectors,
+)
 
 from core.agent.client import AmbryClient  # noqa: E402
-from core.model.config import Config, save_config  # noqa: E402
 from core.model.entries import Actor, EntryFilter  # noqa: E402
-from core.policy.ratelimit import rate_fields  # noqa: E402
 from core.service import MemoryService  # noqa: E402
 from core.storage.paths import DataDir  # noqa: E402
 
 GROUP = "bench"
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def ms(values: list[float]) -> dict[str, float]:
@@ -65,18 +64,9 @@ def ms(values: list[float]) -> dict[str, float]:
 
 def seed(data: DataDir, entries: int) -> dict[str, object]:
     """Fill the bench group and time the in-process search for comparison."""
-    save_config(
-        data.config_file,
-        Config(
-            **dict.fromkeys(rate_fields(), 1_000_000),
-        ),
-    )
+    seed_unlimited(data, GROUP, entries)
     svc = MemoryService(data)
     try:
-        op = svc.open_session(GROUP, Actor.OPERATOR, "bench")
-        requests = [svc.parse_store_args(m) for m in memories(entries)]
-        for start in range(0, entries, 1000):
-            svc.store_entries(op, requests[start : start + 1000])
         agent = svc.open_session(GROUP, Actor.AGENT, "bench-inprocess")
         timings = []
         for q in queries(300):
@@ -91,21 +81,6 @@ def seed(data: DataDir, entries: int) -> dict[str, object]:
         return {"in_process_search": ms(timings), "in_process_search_unaudited": ms(raw)}
     finally:
         svc.close()
-
-
-def start_server(data: DataDir, sock: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root), "AMBRY_SOCKET": str(sock)}
-    env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    ambry = Path(sys.executable).with_name("ambry")
-    log = (data.root / "serve.log").open("wb")
-    proc = subprocess.Popen([str(ambry), "serve"], env=env, stderr=log)
-    log.close()
-    deadline = time.monotonic() + 60
-    while not sock.exists():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(f"ambry serve did not start (exit {proc.poll()})")
-        time.sleep(0.05)
-    return proc
 
 
 def round_trips(client: AmbryClient, count: int) -> dict[str, object]:
@@ -185,35 +160,7 @@ def throughput(sock: Path, data: DataDir, clients: int, seconds: float) -> dict[
 
 def mcp_initialize(data: DataDir, launches: int = 5) -> dict[str, object]:
     """Seconds from launching ``ambry mcp`` to its answer to ``initialize`` (target <= 1 s)."""
-    request = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "1"},
-        },
-    }
-    env = {**os.environ, "AMBRY_DATA_DIR": str(data.root)}
-    ambry = Path(sys.executable).with_name("ambry")
-    timings = []
-    for _ in range(launches):
-        t = time.perf_counter()
-        proc = subprocess.Popen(
-            [str(ambry), "--group", GROUP, "mcp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps(request).encode() + b"\n")
-        proc.stdin.flush()
-        reply = json.loads(proc.stdout.readline())
-        timings.append(time.perf_counter() - t)
-        assert "result" in reply, reply
-        proc.stdin.close()  # EOF: the bridge ends its session and exits
-        proc.wait(timeout=30)
+    timings = mcp_initialize_seconds(data, GROUP, launches)
     return {
         "launches": launches,
         "p50_s": round(pct(timings, 0.5), 3),
@@ -258,7 +205,7 @@ def main() -> None:
         sock = Path(tmp) / "agent.sock"
         figures: dict[str, object] = {"entries": args.entries, "cpus": os.cpu_count()}
         figures.update(seed(data, args.entries))
-        server = start_server(data, sock)
+        server = start_serve(data, sock, data.root / "serve.log")
         try:
             with AmbryClient(sock, data_dir=data.root) as client:
                 client.hello(GROUP, "bench")
@@ -270,11 +217,11 @@ def main() -> None:
             figures["throughput_search"] = [throughput(sock, data, n, args.seconds) for n in (1, 8)]
             figures["mcp_initialize"] = mcp_initialize(data)
             figures["serve_memory_after_searches"] = serve_memory(server.pid, data)
-            # A later start loads the model's optimised graph from the cache the
-            # first one wrote: the resident memory a person sees from then on.
+            # The next start, with every entry embedded already: the resident
+            # memory a person sees from then on.
             server.terminate()
             server.wait(timeout=30)
-            server = start_server(data, sock)
+            server = start_serve(data, sock, data.root / "serve.log")
             with AmbryClient(sock, data_dir=data.root) as client:
                 client.hello(GROUP, "bench")
                 for q in queries(50):
