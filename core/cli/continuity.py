@@ -228,7 +228,11 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
 
 def _exchanges_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", nargs="*", help="words to search for (none: the most recent)")
-    p.add_argument("--thread", metavar="THREAD", help="rank this thread's turns first")
+    p.add_argument(
+        "--thread",
+        metavar="THREAD",
+        help="lift this thread's turns (a clearly better match elsewhere still comes first)",
+    )
     p.add_argument("--speaker", choices=[s.value for s in episodes.Speaker], help="only this one")
     p.add_argument(
         "--limit",
