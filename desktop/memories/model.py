@@ -77,6 +77,8 @@ class IdListModel(FlatTableModel):
         self._columns = tuple(columns)
         self._ids: list[str] = []
         self._partial = False
+        #: Rows a search found by meaning alone (:mod:`desktop.memories.meaning`).
+        self.by_meaning: frozenset[str] = frozenset()
         self._shown = 0
         self._rows: dict[str, RowView | None] = {}
         self._index: dict[str, int] | None = None
@@ -98,7 +100,10 @@ class IdListModel(FlatTableModel):
             return self._ids[index.row()]
         if role == DETAIL_ROLE:
             row = self._row(index.row())
-            return detail_line(row.entry) if row is not None else ""
+            if row is None:
+                return ""
+            detail = detail_line(row.entry)
+            return f"{detail}  ·  by meaning" if row.entry.id in self.by_meaning else detail
         if role == Qt.ItemDataRole.TextAlignmentRole:
             if column.numeric:
                 return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter

@@ -33,16 +33,30 @@ class NoResults(QLabel):
         model = table.model()
         assert isinstance(model, IdListModel)
         self._model = model
+        self._pending = False
         for signal in (model.modelReset, model.rowsInserted, model.rowsRemoved):
             signal.connect(self.update_shown)
         self.linkActivated.connect(lambda _link: filters.clear_all())
         table.viewport().installEventFilter(self)
         self.hide()
 
+    def set_pending(self, pending: bool) -> None:
+        """Whether a ranking by meaning is still looking (the note says so meanwhile)."""
+        self._pending = pending
+        self.update_shown()
+
     def update_shown(self, *_args: object) -> None:
         query = self._filters.query()
         if self._model.rowCount() or query.is_default:
             self.hide()
+            return
+        if self._pending:
+            self.setText(
+                "<p style='font-size: 15px; font-weight: 600'>No memories share these words</p>"
+                "<p>Looking for memories close in meaning…</p>"
+            )
+            self._place()
+            self.show()
             return
         self.setText(
             f"<p style='font-size: 15px; font-weight: 600'>No memories match "

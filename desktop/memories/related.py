@@ -83,7 +83,7 @@ class RelatedList(QLabel):
             self.setText(f"<i>{html.escape(found)}</i>")
             return
         if not found:
-            self.setText("<i>No related memories yet.</i>")
+            self.setText("<i>No other memory is close in meaning.</i>")
             return
         items = "".join(
             f'<li><a href="{html.escape(i)}">{html.escape(" ".join(t.split())[:PREVIEW_CHARS])}'

@@ -181,6 +181,16 @@ def tags_label(entry: MemoryEntry) -> str:
     return ", ".join(entry.tags)
 
 
+def count_text(total: int, partial: bool, searching: bool, by_meaning: int = 0) -> str:
+    """The list's count: ``1,000+ memories`` while the rest are listed, ``12 memories
+    match, 3 by meaning`` for a search that merged in matches by meaning."""
+    noun = "memory" if total == 1 else "memories"
+    more = "+" if partial else ""
+    found = " match" if searching else ""
+    meant = f", {by_meaning} by meaning" if by_meaning else ""
+    return f"{total:,}{more} {noun}{found}{meant}"
+
+
 def detail_line(entry: MemoryEntry) -> str:
     """The second line of a memory's row: ``#work #lyon  ·  web · low``."""
     tags = "  ".join(f"#{t}" for t in entry.tags)

@@ -31,13 +31,14 @@ from desktop.memories.editor import EntryEditor
 from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
 from desktop.memories.layout import arrange
+from desktop.memories.meaning import MeaningMerge
 from desktop.memories.model import IdListModel
 from desktop.memories.no_results import NoResults
 from desktop.memories.query import ListQuery, Request
 from desktop.memories.related import RelatedList
 from desktop.memories.rows import setup_memory_table, sort_key_of
 from desktop.memories.state import BrowserQuery
-from desktop.memories.values import Draft
+from desktop.memories.values import Draft, count_text
 from desktop.widgets import messages
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
@@ -94,6 +95,9 @@ class BrowserPage(QWidget):
         self.related = RelatedList(executor, self)
         self.commands = commands
         self.runner = ListQuery(executor, self)
+        # The person has selected or scrolled: results by meaning go at the end.
+        touched = lambda: bool(self.selected_ids()) or self._top_id() is not None  # noqa: E731
+        self.meaning = MeaningMerge(executor, touched, self)
         self.count_label, self.delete_matching_button = arrange(
             self, self.filters, self.table, self.editor, self.related
         )
@@ -106,7 +110,10 @@ class BrowserPage(QWidget):
         self._ages.timeout.connect(self._refresh_ages)
         self._ages.start()
         self.filters.typing.connect(self.runner.cancel_running)
+        self.filters.typing.connect(self.meaning.hold)
         self.runner.ready.connect(self._on_ids)
+        self.meaning.ready.connect(self._show_merged)
+        self.meaning.pending_changed.connect(self.no_results.set_pending)
         sel = self.table.selectionModel()
         sel.selectionChanged.connect(self._on_selection)
         self.editor.save_requested.connect(self._save)
@@ -229,6 +236,9 @@ class BrowserPage(QWidget):
     def _on_ids(self, request: Request, ids: list[str], elapsed: float, complete: bool) -> None:
         if request.group != self._state.group or request.query != self._query:
             return  # asked for before the person changed something
+        if complete:
+            ids = self.meaning.listed(request.group, request.query, ids)
+            self.model.by_meaning = self.meaning.by_meaning
         if complete and not request.refresh and self.model.extend(ids):
             # The rest of a list whose first ids are on screen already.
             self._update_count()
@@ -253,6 +263,15 @@ class BrowserPage(QWidget):
                 self.emptiness_changed.emit(empty)
         self.listed.emit(elapsed)
 
+    def _show_merged(self, ids: list[str]) -> None:
+        self.model.by_meaning = self.meaning.by_meaning
+        if not self.model.update(ids):
+            selected = self.selected_ids()
+            self.model.reset(ids)
+            self._select(selected, scroll=False)
+        self.model.refresh_rows()  # rows found by meaning say so
+        self._update_count()
+
     def _top_id(self) -> str | None:
         """The entry at the top of the viewport, if the person scrolled down."""
         if self.table.verticalScrollBar().value() == 0:
@@ -261,12 +280,10 @@ class BrowserPage(QWidget):
         return self.model.id_at(row) if row >= 0 else None
 
     def _update_count(self) -> None:
-        total = self.model.total
-        noun = "memory" if total == 1 else "memories"
-        found = "" if self._query.is_default else " match"
-        more = "+" if self.model.partial else ""  # the rest are being listed
-        self.count_label.setText(f"{total:,}{more} {noun}{found}")
-        self.delete_matching_button.setEnabled(total > 0 and not self.model.partial)
+        meant = sum(1 for i in self.model.by_meaning if self.model.row_of(i) is not None)
+        total, partial = self.model.total, self.model.partial
+        self.count_label.setText(count_text(total, partial, not self._query.is_default, meant))
+        self.delete_matching_button.setEnabled(total > 0 and not partial)
 
     # -- selection ---------------------------------------------------------------
 

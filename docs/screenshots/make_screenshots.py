@@ -278,6 +278,12 @@ def main() -> int:
         history.close()
         browser.filters.search.setText("zebra crossing")
         shoot(window, app, "no-results")
+        browser.filters.search.setText("which animal lives with me")
+        for _ in range(20):  # the word matches first, then those by meaning
+            settle(app)
+            if browser.model.by_meaning:
+                break
+        shoot(window, app, "search-meaning")
         browser.filters.clear_all()
         settle(app)
         browser.open_entry(browser.model.id_at(0))

@@ -25,3 +25,17 @@ def test_selecting_a_memory_lists_its_relatives_and_links_open_them(
     assert "long walk" in text and "tax return" not in text
     browser.related.linkActivated.emit(walks)
     qtbot.waitUntil(lambda: browser.editor.entry is not None and browser.editor.entry.id == walks)
+
+
+def test_a_memory_with_nothing_close_says_so(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    luna = add(service, operator, "Has a dog named Luna")
+    add(service, operator, "The tax return is due in April")
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
+    browser.open_entry(luna)
+    qtbot.waitUntil(lambda: bool(browser.related.text()), timeout=20_000)
+    assert browser.related.text() == "<i>No other memory is close in meaning.</i>"

@@ -1,0 +1,96 @@
+"""Matches by meaning merged into the browser's word matches, with the real model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from core.model.config import Config
+from core.service import Caller, MemoryService
+from core.storage.paths import DataDir
+from desktop.memories.meaning import Ranked, fused, merged
+from desktop.memories.model import DETAIL_ROLE
+from desktop.memories.state import BrowserQuery
+from desktop.shell.main_window import MainWindow
+from tests.desktop.conftest import add
+from tests.desktop.test_browser import listed
+
+
+def _embedded(service: MemoryService) -> None:
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+
+
+def _ranked(ids: tuple[str, ...], by_meaning: frozenset[str]) -> Ranked:
+    return Ranked("main", BrowserQuery(text="x"), ids, by_meaning)
+
+
+def test_merging_puts_the_fused_best_first_or_adds_at_the_end() -> None:
+    words = ["w1", "w2", "w3"]
+    ranked = _ranked(("m1", "w2", "w1"), frozenset({"m1"}))
+    assert merged(words, ranked, in_place=False) == ["m1", "w2", "w1", "w3"]
+    assert merged(words, ranked, in_place=True) == ["w1", "w2", "w3", "m1"]
+    # Nothing found by meaning alone: the word order stands.
+    assert merged(words, _ranked(("w3", "w1"), frozenset()), in_place=False) == words
+
+
+def test_a_search_sharing_no_word_finds_the_memory_by_meaning(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    luna = add(service, operator, "Has a dog named Luna")
+    add(service, operator, "The tax return is due in April")
+    _embedded(service)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
+    qtbot.keyClicks(browser.filters.search, "puppy")
+    qtbot.waitUntil(lambda: listed(window) == [luna], timeout=20_000)
+    detail = browser.model.index(0, 1).data(DETAIL_ROLE)
+    assert detail.endswith("by meaning")
+    assert browser.count_label.text() == "1 memory match, 1 by meaning"
+    assert not browser.no_results.isVisible()
+
+
+def test_word_matches_come_at_once_and_keep_their_place_once_touched(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    walk = add(service, operator, "Walk the dog before the standup")
+    luna = add(service, operator, "Has a puppy named Luna")
+    add(service, operator, "The tax return is due in April")
+    _embedded(service)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 3)
+    qtbot.keyClicks(browser.filters.search, "dog")
+    qtbot.waitUntil(lambda: listed(window)[:1] == [walk])  # the word match, before the model
+    browser.open_entry(walk)  # the person has picked a row: nothing moves under it
+    qtbot.waitUntil(lambda: listed(window) == [walk, luna], timeout=20_000)
+    assert browser.selected_ids() == [walk]
+    assert browser.model.index(1, 1).data(DETAIL_ROLE).endswith("by meaning")
+    assert not browser.model.index(0, 1).data(DETAIL_ROLE).endswith("by meaning")
+
+
+def test_a_list_sorted_by_a_column_holds_the_word_matches_only(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    walk = add(service, operator, "Walk the dog before the standup")
+    add(service, operator, "Has a puppy named Luna")
+    _embedded(service)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
+    content = [c.key for c in browser.model.columns].index("content")
+    browser.table.horizontalHeader().setSortIndicator(content, Qt.SortOrder.AscendingOrder)
+    qtbot.keyClicks(browser.filters.search, "dog")
+    qtbot.waitUntil(lambda: listed(window) == [walk])
+    qtbot.wait(800)  # longer than the pause before a ranking by meaning
+    assert listed(window) == [walk] and browser.count_label.text() == "1 memory match"
+
+
+def test_without_the_model_there_is_nothing_to_merge(tmp_path: Path) -> None:
+    data = DataDir(tmp_path / "data")
+    data.ensure()
+    service = MemoryService(data, Config(embedding_model_dir=str(tmp_path / "nowhere")))
+    try:
+        assert fused("main", BrowserQuery(text="puppy"), service) is None
+    finally:
+        service.close()
