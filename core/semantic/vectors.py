@@ -19,8 +19,11 @@ sqlite-vec's brute-force ``vec0`` scan at these sizes (``bench/vectors.py``).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
+
+from core.storage.worker import release_freed_memory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -40,6 +43,11 @@ class VectorTable:
     #: Rows of ``source`` that should have a vector.
     eligible: str
 
+
+#: Vectors read from the database per step when loading an index.
+LOAD_CHUNK: Final = 4096
+#: A load of at least this many vectors hands the freed row objects' pages back.
+RELEASE_AFTER: Final = 10_000
 
 MEMORIES: Final = VectorTable(
     table="memory_vectors",
@@ -140,26 +148,58 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self._rows)
 
+    @property
+    def capacity(self) -> int:
+        """Vectors the buffer has room for."""
+        return len(self._buffer)
+
     def refresh(self, conn: Any) -> None:
         """Load the vectors added since the last call (all of them when some went)."""
         k = self.kind
-        rows = conn.execute(
-            f"SELECT id, {k.key}, vector FROM {k.table} WHERE id > ? AND model = ? ORDER BY id",
-            (self._last_id, self.model_id),
-        ).fetchall()
-        if rows:
-            self._append(rows)
+        if not self._size:
+            # The first load: room for all of them at once, not grown step by step.
+            self._reserve(int(conn.execute(f"SELECT count(*) FROM {k.table}").get))
+        loaded = self._load(
+            conn.execute(
+                f"SELECT id, {k.key}, vector FROM {k.table} WHERE id > ? AND model = ? ORDER BY id",
+                (self._last_id, self.model_id),
+            )
+        )
         # count(*) reads the small key index, not the vectors.
         total = int(conn.execute(f"SELECT count(*) FROM {k.table}").get)
         if total != len(self._rows) + self._other_models:
             self._reset()
-            self._append(
+            self._reserve(total)
+            loaded += self._load(
                 conn.execute(
                     f"SELECT id, {k.key}, vector FROM {k.table} WHERE model = ? ORDER BY id",
                     (self.model_id,),
-                ).fetchall()
+                )
             )
             self._other_models = total - len(self._rows)
+        if loaded >= RELEASE_AFTER:
+            # Reading them went through tens of megabytes of row objects.
+            release_freed_memory()
+
+    def _load(self, cursor: Any) -> int:
+        """Append the rows of ``cursor`` a chunk at a time; returns how many."""
+        count = 0
+        while chunk := list(itertools.islice(cursor, LOAD_CHUNK)):
+            self._append(chunk)
+            count += len(chunk)
+        return count
+
+    def _reserve(self, rows: int) -> None:
+        """Make room for ``rows`` vectors in all (nothing when there is room already)."""
+        import numpy as np
+
+        if rows <= len(self._buffer):
+            return
+        grown = np.zeros((rows, self._dims), dtype=np.float32)
+        grown[: self._size] = self._buffer[: self._size]
+        grown_keys = np.zeros(rows, dtype=np.int64)
+        grown_keys[: self._size] = self._key_buffer[: self._size]
+        self._buffer, self._key_buffer = grown, grown_keys
 
     @property
     def _matrix(self) -> Vectors:
@@ -196,12 +236,7 @@ class VectorIndex:
             added, keys = added[fresh], keys[fresh]
         start, end = self._size, self._size + len(keys)
         if end > len(self._buffer):
-            capacity = max(end, len(self._buffer) * 5 // 4, len(self._buffer) + 1024)
-            grown = np.zeros((capacity, self._dims), dtype=np.float32)
-            grown[:start] = self._buffer[:start]
-            grown_keys = np.zeros(capacity, dtype=np.int64)
-            grown_keys[:start] = self._key_buffer[:start]
-            self._buffer, self._key_buffer = grown, grown_keys
+            self._reserve(max(end, len(self._buffer) * 5 // 4, len(self._buffer) + 1024))
         self._buffer[start:end] = added
         self._key_buffer[start:end] = keys
         self._size = end

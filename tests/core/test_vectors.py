@@ -7,7 +7,7 @@ from pathlib import Path
 import apsw
 import numpy as np
 
-from core.semantic.vectors import MEMORIES, VectorIndex, to_blob
+from core.semantic.vectors import LOAD_CHUNK, MEMORIES, VectorIndex, to_blob
 from core.storage.db import open_database
 
 
@@ -55,5 +55,26 @@ def test_index_follows_the_table(tmp_path: Path) -> None:
         assert index.vector_of(7) is None
         sims = index.similarities([3, 7, 1199], query)
         assert set(sims) == {3, 1199}
+    finally:
+        conn.close()
+
+
+def test_a_large_first_load_is_read_in_chunks_into_one_buffer(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    conn = open_database(tmp_path / "g.sqlite")
+    try:
+        data = _unit(rng, 2 * LOAD_CHUNK + 100)  # three chunks, the last one short
+        with conn:
+            for seq, vec in enumerate(data):
+                _put(conn, seq, vec)
+        index = VectorIndex(MEMORIES, "m", 384)
+        index.refresh(conn)
+        assert len(index) == len(data)
+        assert index.capacity == len(data)  # reserved once, never grown
+        query = _unit(rng, 1)[0]
+        assert [s for s, _ in index.nearest(query, 20)] == _brute(conn, query, 20)
+        for seq in (0, LOAD_CHUNK - 1, LOAD_CHUNK, len(data) - 1):  # both sides of each chunk
+            vec = index.vector_of(seq)
+            assert vec is not None and np.array_equal(vec, data[seq])
     finally:
         conn.close()
