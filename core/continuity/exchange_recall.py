@@ -4,7 +4,8 @@ Candidates come from bm25 over the turns' words and from their vectors; each
 is scored on both (:mod:`core.semantic.hybrid`). Then conversation structure counts:
 
 - a turn borrows part of its neighbours' relevance (a question and its answer
-  belong together, and the answer often shares no word with what is asked);
+  belong together, and the answer often shares no word with what is asked):
+  the turns logged just before and after it in the same session and thread;
 - a turn by a speaker the question names, or said within a date the question
   names ("in May 2023", "last week"), is lifted;
 - a turn of the searcher's thread is lifted by :data:`THREAD_BOOST`: a better
@@ -213,7 +214,9 @@ def rank(
         neighbours = [
             base[n]
             for n in (seq - 1, seq + 1)
-            if n in turns and turns[n].session_id == turn.session_id
+            if n in turns
+            and turns[n].session_id == turn.session_id
+            and turns[n].thread_id == turn.thread_id
         ]
         context = max(neighbours, default=0.0)
         own = base[seq]

@@ -53,7 +53,7 @@ def build_page(
         case Nav.THREADS:
             from desktop.threads.view import ThreadsPage
 
-            return ThreadsPage(state)
+            return ThreadsPage(state, executor)
         case Nav.AUDIT:
             from desktop.audit.view import AuditPage
 

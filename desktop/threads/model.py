@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.attachments.receipts import clip
-from core.continuity.episodes import Exchange, thread_exchanges
+from core.continuity.episodes import Exchange, ExchangeHit, thread_exchanges
 from core.continuity.handoffs import ThreadHandoff, handoff_history
 from core.continuity.threads import Thread, list_threads
 from core.model.text import single_line
@@ -51,9 +51,20 @@ VERSION_COLUMNS: tuple[Column[ThreadHandoff], ...] = (
     Column("Size", lambda h: f"{len(h.markdown):,} chars", width=0),
 )
 
+
+def said_time(e: Exchange) -> str:
+    """When a turn was said (imported history keeps its own dates), else when it was logged."""
+    return local_time(e.said_at or e.created_at)
+
+
+def speaker_text(e: Exchange) -> str:
+    """The speaker's name where the turn has one, else its role."""
+    return e.name or e.speaker.value
+
+
 EXCHANGE_COLUMNS: tuple[Column[Exchange], ...] = (
-    Column("Time", lambda e: local_time(e.created_at), width=18),
-    Column("Speaker", lambda e: e.speaker.value, width=10),
+    Column("Time", said_time, width=18),
+    Column("Speaker", speaker_text, lambda e: e.speaker.value, width=10),
     Column(
         "Text",
         lambda e: clip(single_line(e.text), 300),
@@ -61,6 +72,26 @@ EXCHANGE_COLUMNS: tuple[Column[Exchange], ...] = (
         width=0,
     ),
     Column("Turn", lambda e: e.turn or "", width=8),
+)
+
+
+HIT_COLUMNS: tuple[Column[ExchangeHit], ...] = (
+    Column("Score", lambda h: f"{h.relevance_score:.2f}", numeric=True, width=6),
+    Column("Time", lambda h: said_time(h.exchange), width=18),
+    Column("Speaker", lambda h: speaker_text(h.exchange), lambda h: h.exchange.speaker.value),
+    Column(
+        "Text",
+        lambda h: clip(single_line(h.exchange.text), 300),
+        lambda h: clip(h.exchange.text, _TIP_CHARS),
+        width=0,
+    ),
+    Column(
+        "Thread",
+        lambda h: h.exchange.thread_title or "—",
+        lambda h: h.exchange.thread_id,
+        width=16,
+    ),
+    Column("Found by", lambda h: ", ".join(h.signals), width=22),
 )
 
 
@@ -75,6 +106,10 @@ def versions_model(parent: Any = None) -> RecordModel[ThreadHandoff]:
 
 def exchanges_model(parent: Any = None) -> RecordModel[Exchange]:
     return RecordModel(EXCHANGE_COLUMNS, lambda e: e.id, page=200, parent=parent)
+
+
+def hits_model(parent: Any = None) -> RecordModel[ExchangeHit]:
+    return RecordModel(HIT_COLUMNS, lambda h: h.exchange.id, page=1000, parent=parent)
 
 
 def fetch_threads(service: MemoryService, group: str) -> Fetch[Thread]:

@@ -3,7 +3,8 @@
 The list shows every thread of the group, most recently active first. The
 selected thread's current handoff is rendered (and editable), with the
 commitments found in it, the note the last session left, every kept version
-with a diff and restore, and the thread's exchanges. Renaming and deleting a
+with a diff and restore, and the thread's exchanges, with a search over every
+logged turn by words and meaning. Renaming and deleting a
 thread are the person's actions; agents cannot do either.
 """
 
@@ -28,11 +29,13 @@ from core.model.changes import Changes
 from core.model.errors import AmbryError
 from desktop.memories.actions import plural
 from desktop.memories.values import local_time
+from desktop.threads.exchanges import ExchangesPane
 from desktop.threads.handoff_history import HistoryPane
 from desktop.threads.handoff_view import HandoffPane
-from desktop.threads.model import exchanges_model, fetch_exchanges, fetch_threads, threads_model
+from desktop.threads.model import fetch_threads, threads_model
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.ops import Executor
 from desktop.widgets.placeholder import placeholder
 from desktop.widgets.record_model import record_table
 from desktop.widgets.watch import AppState
@@ -59,10 +62,11 @@ class ThreadsPage(LazyPage):
 
     Args:
         state: the shared app state.
+        executor: the background thread exchange searches run on.
         parent: the parent widget.
     """
 
-    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+    def __init__(self, state: AppState, executor: Executor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
         self._shown_id: str | None = None
@@ -93,12 +97,13 @@ class ThreadsPage(LazyPage):
         self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.handoff = HandoffPane(state, self)
         self.history = HistoryPane(state, self)
-        self.exchanges = exchanges_model(self)
-        self.exchange_table = record_table(self.exchanges, "exchangesTable", self)
+        self.exchange_pane = ExchangesPane(state, executor, self)
+        self.exchanges = self.exchange_pane.turns
+        self.exchange_table = self.exchange_pane.turns_table
         self.tabs = QTabWidget(self)
         self.tabs.addTab(self.handoff, "Handoff")
         self.tabs.addTab(self.history, "History")
-        self.tabs.addTab(self.exchange_table, "Exchanges")
+        self.tabs.addTab(self.exchange_pane, "Exchanges")
         right = QWidget(self)
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(4, 0, 0, 0)
@@ -215,13 +220,7 @@ class ThreadsPage(LazyPage):
         if not self.handoff.editing:
             self.handoff.show_thread(thread_id)
         self.history.show_thread(thread_id)
-        service, group = self._state.service, self._state.group
-        if thread_id is None:
-            self.exchanges.load(None)
-        elif same:
-            self.exchanges.refresh()
-        else:
-            self.exchanges.load(fetch_exchanges(service, group, thread_id))
+        self.exchange_pane.show_thread(thread_id, reload=not same)
         self.tabs.setTabText(Tab.HISTORY, f"History ({self.history.model.rowCount()})")
 
     def _on_editing(self, editing: bool) -> None:

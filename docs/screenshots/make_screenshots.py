@@ -113,6 +113,9 @@ def thread_activity(service: MemoryService) -> str:
     handoffs.write_handoff(
         service, entry.caller, entry.thread.id, "# Tax return 2026\n\n- [ ] find the 2025 receipts"
     )
+    episodes.log_exchange(
+        service, entry.caller, "user", "The 2025 receipts are in the blue folder in the study."
+    )
     service.end_session(agent)
     agent = service.open_session("main", Actor.AGENT, "claude-code")
     entry = continuity.enter_thread(service, agent, "Website redesign")
@@ -315,6 +318,17 @@ def main() -> int:
         window.threads.tabs.setCurrentIndex(Tab.HISTORY)
         window.threads.history.table.selectRow(1)
         shoot(window, app, "handoff-history")
+        # Turns of both threads, embedded as the app's worker would.
+        backfill.reindex(store.conn, store.path, "main", embedder) if embedder else None
+        window.threads.tabs.setCurrentIndex(Tab.EXCHANGES)
+        pane = window.threads.exchange_pane
+        pane.search.setText("where did I put the paperwork")
+        for _ in range(20):
+            settle(app)
+            if pane.hits.rowCount():
+                break
+        shoot(window, app, "exchange-search")
+        pane.search.clear()
         window.threads.tabs.setCurrentIndex(Tab.HANDOFF)
         claims_activity(service)
         window.go(Nav.CLAIMS)

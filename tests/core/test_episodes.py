@@ -127,6 +127,21 @@ def test_search_lifts_the_current_thread_without_burying_better_matches(
     assert rows[0].count == 3 and rows[0].detail == {"scope": "exchanges"}
 
 
+def test_a_turn_of_another_thread_lends_no_context(service: MemoryService) -> None:
+    # One session moves between threads: the turn logged next to a match, but in
+    # another thread, is no part of its exchange.
+    agent = service.open_session("main", Actor.AGENT, "test-agent")
+    site = continuity.enter_thread(service, agent, "Website")
+    episodes.log_exchange(service, site.caller, "user", "Move the blog templates to the new grid")
+    garden = continuity.enter_thread(service, agent, "Garden")
+    assert garden.caller.session_id == site.caller.session_id
+    episodes.log_exchange(service, garden.caller, "user", "My puppy dug up the tulip bed again")
+    assert site.thread is not None
+    site_id = site.thread.id
+    hits = episodes.find_exchanges(service.store_for("main"), "puppy tulips", thread_id=site_id)
+    assert [h.exchange.text for h in hits] == ["My puppy dug up the tulip bed again"]
+
+
 def test_search_limit_bounds(service: MemoryService, agent: Caller) -> None:
     for bad in (0, 51):
         with pytest.raises(InvalidParams) as err:

@@ -1,0 +1,76 @@
+"""The Exchanges tab's search over every logged turn, with the real model and vectors."""
+
+from __future__ import annotations
+
+from pytestqt.qtbot import QtBot
+
+from core.continuity import context as continuity
+from core.continuity import episodes
+from core.service import Caller, MemoryService
+from desktop.shell.main_window import MainWindow, Nav
+from desktop.threads.view import Tab, ThreadsPage
+
+
+def _thread(service: MemoryService, agent: Caller, title: str, turns: list[str]) -> str:
+    entry = continuity.enter_thread(service, agent, title)
+    assert entry.thread is not None
+    for text in turns:
+        episodes.log_exchange(service, entry.caller, "user", text, name="Dana")
+    return entry.thread.id
+
+
+def _page(qtbot: QtBot, window: MainWindow, thread_id: str) -> ThreadsPage:
+    window.go(Nav.THREADS)
+    page = window.threads
+    qtbot.waitUntil(lambda: page.model.row_of(thread_id) is not None)
+    page.select(thread_id)
+    page.tabs.setCurrentIndex(Tab.EXCHANGES)
+    return page
+
+
+def _texts(page: ThreadsPage) -> list[str]:
+    hits = page.exchange_pane.hits
+    return [hits.record_at(r).exchange.text for r in range(hits.rowCount())]
+
+
+def test_a_search_finds_turns_of_every_thread_by_words_and_meaning(
+    qtbot: QtBot, service: MemoryService, agent_caller: Caller, window: MainWindow
+) -> None:
+    site = _thread(service, agent_caller, "Website", ["Move the blog templates to the new grid"])
+    _thread(service, agent_caller, "Garden", ["My puppy dug up the tulip bed again"])
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    page = _page(qtbot, window, site)
+    pane = page.exchange_pane
+    assert pane.stack.currentWidget() is pane.turns_table
+    assert pane.status.text() == "This thread's turns, newest first."
+
+    qtbot.keyClicks(pane.search, "my dog")  # no turn says "dog": found by meaning
+    qtbot.waitUntil(lambda: pane.stack.currentWidget() is pane.hits_table, timeout=20_000)
+    assert _texts(page)[0] == "My puppy dug up the tulip bed again"
+    hit = pane.hits.record_at(0)
+    assert "semantic" in hit.signals and hit.exchange.thread_title == "Garden"
+    row = [pane.hits.index(0, c).data() for c in range(pane.hits.columnCount())]
+    assert "Dana" in row and "Garden" in row
+    assert pane.status.text().endswith("found, best first; this thread's turns are lifted.")
+
+    pane.search.clear()
+    assert pane.stack.currentWidget() is pane.turns_table
+    assert page.exchanges.record_at(0).text == "Move the blog templates to the new grid"
+
+
+def test_typing_past_a_search_shows_only_the_last_one(
+    qtbot: QtBot, service: MemoryService, agent_caller: Caller, window: MainWindow
+) -> None:
+    site = _thread(
+        service, agent_caller, "Website", ["Move the blog templates", "Fix the footer links"]
+    )
+    page = _page(qtbot, window, site)
+    pane = page.exchange_pane
+    qtbot.keyClicks(pane.search, "blog")
+    pane.search.setText("footer")
+    qtbot.waitUntil(lambda: pane.stack.currentWidget() is pane.hits_table, timeout=20_000)
+    qtbot.waitUntil(lambda: _texts(page)[:1] == ["Fix the footer links"], timeout=20_000)
+    pane.search.setText("zzzqqq")
+    qtbot.waitUntil(lambda: "No turn shares these words" in pane.status.text(), timeout=20_000)
+    assert _texts(page) == []
