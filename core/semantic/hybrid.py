@@ -186,14 +186,17 @@ _indexes: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], VectorIndex]] = (
 )
 
 
-def vector_index(store: Any, kind: VectorTable, embedder: Embedder) -> VectorIndex:
-    """The up-to-date vectors of ``kind`` in ``store`` (cached per store and model)."""
+def vector_index(
+    store: Any, kind: VectorTable, embedder: Embedder, *, at_most: int | None = None
+) -> VectorIndex:
+    """The up-to-date vectors of ``kind`` in ``store`` (cached per store and model);
+    with ``at_most``, at most that many more of them loaded (see :meth:`VectorIndex.refresh`)."""
     per_store = _indexes.setdefault(store, {})
     key = (kind.table, embedder.model_id)
     index = per_store.get(key)
     if index is None:
         index = per_store[key] = VectorIndex(kind, embedder.model_id, embedder.dimensions)
-    index.refresh(store.conn)
+    index.refresh(store.conn, at_most=at_most)
     return index
 
 

@@ -144,6 +144,8 @@ class VectorIndex:
         self._last_id = 0
         #: Rows of another model (before a re-index replaces them): not loaded.
         self._other_models = 0
+        #: Some rows are not loaded yet: the last refresh stopped at its ``at_most``.
+        self.loading = False
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -153,18 +155,28 @@ class VectorIndex:
         """Vectors the buffer has room for."""
         return len(self._buffer)
 
-    def refresh(self, conn: Any) -> None:
-        """Load the vectors added since the last call (all of them when some went)."""
+    def refresh(self, conn: Any, *, at_most: int | None = None) -> bool:
+        """Load the vectors added since the last call (all of them when some went).
+
+        ``at_most`` loads that many at the most, so a large first load can be
+        spread over several calls with other work between them. Returns whether
+        some may still be unloaded (only ever with ``at_most``).
+        """
         k = self.kind
         if not self._size:
             # The first load: room for all of them at once, not grown step by step.
             self._reserve(int(conn.execute(f"SELECT count(*) FROM {k.table}").get))
+        bound = "" if at_most is None else f" LIMIT {int(at_most)}"
         loaded = self._load(
             conn.execute(
-                f"SELECT id, {k.key}, vector FROM {k.table} WHERE id > ? AND model = ? ORDER BY id",
+                f"SELECT id, {k.key}, vector FROM {k.table} WHERE id > ? AND model = ? "
+                f"ORDER BY id{bound}",
                 (self._last_id, self.model_id),
             )
         )
+        self.loading = at_most is not None and loaded >= at_most
+        if self.loading:
+            return True
         # count(*) reads the small key index, not the vectors.
         total = int(conn.execute(f"SELECT count(*) FROM {k.table}").get)
         if total != len(self._rows) + self._other_models:
@@ -180,6 +192,7 @@ class VectorIndex:
         if loaded >= RELEASE_AFTER:
             # Reading them went through tens of megabytes of row objects.
             release_freed_memory()
+        return False
 
     def _load(self, cursor: Any) -> int:
         """Append the rows of ``cursor`` a chunk at a time; returns how many."""

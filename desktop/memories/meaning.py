@@ -14,6 +14,11 @@ and meaning fused (:func:`core.recall.search.search_entries`). When its best
 
 A list sorted by a column holds the word matches only. Without the embedding
 model there is nothing to merge, and the list stays as it is.
+
+A few seconds after a group is first listed, its vectors are loaded on the
+query thread (:data:`WARM_DELAY_MS`), a step at a time, so that neither the
+first ranking by meaning nor the first "Also related" list has to load them
+(0.3 s at 100,000 memories) while a search typed meanwhile waits.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core.semantic import hybrid
+from core.semantic import hybrid, vectors
 from core.semantic.embedding import shared_embedder
 from core.service import MemoryService
 from desktop.memories.state import BrowserQuery
@@ -39,6 +44,10 @@ MIN_CHARS = 3
 #: How long the typing must pause before the search is ranked by meaning (the
 #: word list does not wait for this).
 PAUSE_MS = 400
+#: How long after a group is first listed its vectors are loaded, and how many
+#: at a time (about 50 ms each: a search typed meanwhile waits at most that long).
+WARM_DELAY_MS = 3000
+WARM_STEP = 16_384
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,17 @@ def fused(group: str, query: BrowserQuery, service: MemoryService) -> Ranked | N
     results = service.search_entries(group, query.text, query.entry_filter(), MEANING_RESULTS)
     by_meaning = frozenset(r.id for r in results if hybrid.Signal.KEYWORD.value not in r.signals)
     return Ranked(group, query, tuple(r.id for r in results), by_meaning)
+
+
+def warm(group: str, service: MemoryService) -> tuple[int, bool]:
+    """Load the model and up to :data:`WARM_STEP` more of ``group``'s memory vectors;
+    returns how many are loaded, and whether more are to come (0, False: no model)."""
+    embedder = shared_embedder(service.config.embedding_model_dir)
+    if embedder is None:
+        return 0, False
+    store = service.store_for(group)
+    index = hybrid.vector_index(store, vectors.MEMORIES, embedder, at_most=WARM_STEP)
+    return len(index), index.loading
 
 
 def merged(words: Sequence[str], ranked: Ranked, *, in_place: bool) -> list[str]:
@@ -105,6 +125,7 @@ class MeaningMerge(QObject):
         self.ranked: Ranked | None = None
         self._timer = QTimer(self, singleShot=True, interval=PAUSE_MS)
         self._timer.timeout.connect(self._rank)
+        self._warmed: set[str] = set()
 
     @property
     def by_meaning(self) -> frozenset[str]:
@@ -117,6 +138,9 @@ class MeaningMerge(QObject):
         if self._current != (group, query):
             self.ranked = None
         self._current = (group, query)
+        if group not in self._warmed:
+            self._warmed.add(group)
+            QTimer.singleShot(WARM_DELAY_MS, self, lambda: self._warm(group))
         self._words = list(words)
         if not wants_meaning(query):
             self.ranked = None
@@ -149,9 +173,19 @@ class MeaningMerge(QObject):
             return self._words
         return merged(self._words, self.ranked, in_place=self._touched())
 
+    def _warm(self, group: str) -> None:
+        def loaded(done: tuple[int, bool]) -> None:
+            count, more = done
+            if more:
+                self._warm(group)  # the next step, after whatever was asked meanwhile
+            else:
+                log.debug("loaded %d memory vectors of %s for search by meaning", count, group)
+
+        self._executor.submit(group, lambda service: warm(group, service), loaded, self._failed)
+
     def _failed(self, exc: BaseException) -> None:
         # The word matches are listed already; a ranking that fails only adds nothing.
-        log.warning("ranking the search by meaning failed: %s", exc)
+        log.warning("search by meaning failed: %s", exc)
         self.pending_changed.emit(False)
 
     def _ranked(self, ranked: Ranked | None) -> None:

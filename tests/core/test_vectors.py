@@ -78,3 +78,25 @@ def test_a_large_first_load_is_read_in_chunks_into_one_buffer(tmp_path: Path) ->
             assert vec is not None and np.array_equal(vec, data[seq])
     finally:
         conn.close()
+
+
+def test_a_load_can_be_spread_over_several_steps(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    conn = open_database(tmp_path / "g.sqlite")
+    try:
+        data = _unit(rng, 2500)
+        with conn:
+            for seq, vec in enumerate(data):
+                _put(conn, seq, vec)
+            _put(conn, 9000, data[0], model="other")  # another model's row: not counted as new
+        index = VectorIndex(MEMORIES, "m", 384)
+        assert index.refresh(conn, at_most=1000) and index.loading and len(index) == 1000
+        assert index.refresh(conn, at_most=1000) and len(index) == 2000
+        assert not index.refresh(conn, at_most=1000) and not index.loading
+        assert len(index) == 2500 and index.capacity == 2501  # room reserved for every row
+        query = _unit(rng, 1)[0]
+        assert [s for s, _ in index.nearest(query, 15)] == _brute(conn, query, 15)
+        assert not index.refresh(conn)  # nothing new: a plain refresh stays cheap
+        assert len(index) == 2500
+    finally:
+        conn.close()

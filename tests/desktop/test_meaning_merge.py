@@ -10,7 +10,7 @@ from pytestqt.qtbot import QtBot
 from core.model.config import Config
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
-from desktop.memories.meaning import Ranked, fused, merged
+from desktop.memories.meaning import Ranked, fused, merged, warm
 from desktop.memories.model import DETAIL_ROLE
 from desktop.memories.state import BrowserQuery
 from desktop.shell.main_window import MainWindow
@@ -86,11 +86,21 @@ def test_a_list_sorted_by_a_column_holds_the_word_matches_only(
     assert listed(window) == [walk] and browser.count_label.text() == "1 memory match"
 
 
+def test_warming_loads_the_vectors_a_first_ranking_would_wait_for(
+    service: MemoryService, operator: Caller
+) -> None:
+    add(service, operator, "Has a dog named Luna")
+    add(service, operator, "The tax return is due in April")
+    _embedded(service)
+    assert warm("main", service) == (2, False)
+
+
 def test_without_the_model_there_is_nothing_to_merge(tmp_path: Path) -> None:
     data = DataDir(tmp_path / "data")
     data.ensure()
     service = MemoryService(data, Config(embedding_model_dir=str(tmp_path / "nowhere")))
     try:
         assert fused("main", BrowserQuery(text="puppy"), service) is None
+        assert warm("main", service) == (0, False)
     finally:
         service.close()
