@@ -156,7 +156,7 @@ class MeaningMerge(QObject):
         self._timer.stop()
 
     def _rank(self) -> None:
-        if self._current is None:
+        if self._current is None or self._executor.closed:
             return
         group, query = self._current
         self._executor.submit(
@@ -174,6 +174,9 @@ class MeaningMerge(QObject):
         return merged(self._words, self.ranked, in_place=self._touched())
 
     def _warm(self, group: str) -> None:
+        if self._executor.closed:
+            return  # the app is closing
+
         def loaded(done: tuple[int, bool]) -> None:
             count, more = done
             if more:

@@ -160,6 +160,11 @@ class Executor(QObject):
 
         self._pool.submit(close_store).result()
 
+    @property
+    def closed(self) -> bool:
+        """The app is shutting down: nothing more may be submitted."""
+        return self._closed
+
     def close(self) -> None:
         """Drop queued tasks, stop the running one, close the thread's connections."""
         if self._closed:
