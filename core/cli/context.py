@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
 from core.model.entries import Actor, MemoryEntry, SearchResult
 from core.service import MemoryService
@@ -141,11 +142,20 @@ def format_entry(entry: MemoryEntry) -> str:
 
 
 def format_result(result: SearchResult) -> str:
+    """One search result as a line; a ranked one ends with its score and what found it."""
     tags = f"  #{' #'.join(result.tags)}" if result.tags else ""
     extra = "" if result.status == "active" else f" ({result.status})"
     if result.superseded_by:
         extra += " (superseded)"
-    return f"{result.id}  [{result.type}]{extra} {result.content}{tags}"
+    return f"{result.id}  [{result.type}]{extra} {result.content}{tags}{found_by(result)}"
+
+
+def found_by(result: SearchResult | ExchangeHit) -> str:
+    """``  (0.77: keyword, semantic)``: a ranked result's score and signals; empty
+    for a listing without a query."""
+    if not result.signals:
+        return ""
+    return f"  ({result.relevance_score:.2f}: {', '.join(result.signals)})"
 
 
 def progress_line(label: str, enabled: bool) -> Callable[[int, int], None] | None:

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.cli.context import Context, command, common_options, fail
+from core.cli.context import Context, command, common_options, fail, found_by
 from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
@@ -272,7 +272,8 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
         where = e.thread_title or "no thread"
         text = " ".join(e.text.split())
         who = f"{e.speaker}: {e.name}" if e.name else e.speaker
-        return f"{e.said_at or e.created_at}  [{who}] ({where}, {e.session_id})\n  {text[:300]}"
+        head = f"{e.said_at or e.created_at}  [{who}] ({where}, {e.session_id}){found_by(hit)}"
+        return f"{head}\n  {text[:300]}"
 
     ctx.emit([h.to_dict() for h in hits], "\n".join(map(line, hits)) or "no matching exchanges")
     return 0

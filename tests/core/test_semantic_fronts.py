@@ -16,6 +16,7 @@ from core.agent.rpc_memory import MEMORY_TOOLS
 from core.cli.main import main
 from core.continuity import episodes
 from core.continuity.exchange_recall import as_spoken
+from core.model.entries import Actor
 from core.model.errors import Forbidden, InvalidParams
 from core.semantic import backfill, timeref
 from core.semantic.embedding import shared_embedder
@@ -206,3 +207,27 @@ def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFix
     assert capsys.readouterr().out.strip() == "no matching memories"
     assert main([*d, "exchanges", "beach", "--mode", "semantic"]) == 0
     assert capsys.readouterr().out.strip() == "no matching exchanges"
+
+
+def test_cli_results_say_their_score_and_what_found_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    assert main([*d, "store", "--type", "fact", "User's dog is named Luna"]) == 0
+    assert main([*d, "reindex"]) == 0
+    capsys.readouterr()
+    assert main([*d, "search", "which animal lives with me"]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("mem-") and "User's dog is named Luna  (0." in line
+    assert line.endswith("semantic, recent)")
+    assert main([*d, "search"]) == 0  # a listing, not a ranking: no score
+    assert capsys.readouterr().out.strip().endswith("User's dog is named Luna")
+    service = MemoryService(DataDir(tmp_path))
+    try:
+        agent = service.open_session("main", Actor.AGENT, "cli-test")
+        episodes.log_exchange(service, agent, "user", "Luna chewed the garden hose", name="Sam")
+    finally:
+        service.close()
+    assert main([*d, "exchanges", "hose"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "[user: Sam]" in head and "keyword" in head and "(0." in head
