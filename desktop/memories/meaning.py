@@ -184,7 +184,12 @@ class MeaningMerge(QObject):
             else:
                 log.debug("loaded %d memory vectors of %s for search by meaning", count, group)
 
-        self._executor.submit(group, lambda service: warm(group, service), loaded, self._failed)
+        def later() -> None:  # cut short for a search typed meanwhile: go on after a pause
+            QTimer.singleShot(WARM_DELAY_MS, self, lambda: self._warm(group))
+
+        self._executor.submit(
+            group, lambda service: warm(group, service), loaded, self._failed, later
+        )
 
     def _failed(self, exc: BaseException) -> None:
         # The word matches are listed already; a ranking that fails only adds nothing.
