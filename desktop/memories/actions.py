@@ -193,16 +193,32 @@ class MemoryActions(QObject):
             return False
         return self._delete_now(self._state.group, [e.id for e in entries])
 
-    def delete_matching(self, query: BrowserQuery, parent: QWidget | None) -> bool:
+    def delete_matching(
+        self, query: BrowserQuery, parent: QWidget | None, by_meaning: int = 0
+    ) -> bool:
         """Delete every memory the search and filters match, after showing how many.
 
         The ids are listed afresh (not taken from the table, which may still be
-        loading), so the count asked about is the count deleted.
+        loading), so the count asked about is the count deleted. Memories the list
+        shows as found by meaning alone (``by_meaning`` of them) share no word with
+        the search and are not deleted; the question says so.
         """
         group = self._state.group
         ids = self._state.service.list_ids(group, query.entry_filter(), query.text)
+        one = by_meaning == 1
+        them = "it" if one else "them"
+        kept = (
+            f"{memories(by_meaning)} found by meaning alone {'is' if one else 'are'} kept: "
+            f"select {them} and press Del to delete {them}."
+            if by_meaning
+            else ""
+        )
         if not ids:
-            messages.info("No memories match the search and filters; nothing to delete.")
+            messages.info(
+                "No memories share the words of the search; nothing to delete. " + kept
+                if by_meaning
+                else "No memories match the search and filters; nothing to delete."
+            )
             return False
         what = query.describe()
         question = (
@@ -213,8 +229,8 @@ class MemoryActions(QObject):
         if not messages.confirm(
             parent,
             "Delete matching memories",
-            f"{question} The agent will no longer see them.\n\nYou can undo this with "
-            "Ctrl+Z until you close Ambry.",
+            f"{question} The agent will no longer see them.{' ' + kept if kept else ''}"
+            "\n\nYou can undo this with Ctrl+Z until you close Ambry.",
             f"Delete {len(ids):,}",
         ):
             return False

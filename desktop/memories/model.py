@@ -216,6 +216,11 @@ class IdListModel(FlatTableModel):
         return True
 
     @property
+    def listed_by_meaning(self) -> int:
+        """How many of the listed rows a search found by meaning alone."""
+        return sum(1 for i in self.by_meaning if self.row_of(i) is not None)
+
+    @property
     def partial(self) -> bool:
         """Only the first ids of the query are here yet."""
         return self._partial

@@ -243,11 +243,8 @@ class BrowserPage(QWidget):
             # The rest of a list whose first ids are on screen already.
             self._update_count()
             return
-        selected = self.selected_ids()
         anchor = self._top_id() if request.refresh else None
-        if not (request.refresh and self.model.update(ids)):
-            self.model.reset(ids, partial=not complete)
-            self._select(selected, scroll=False)
+        self._replace_ids(ids, in_place=request.refresh, partial=not complete)
         if anchor is not None:
             row = self.model.row_of(anchor)
             if row is not None and row < self.model.rowCount():
@@ -265,12 +262,17 @@ class BrowserPage(QWidget):
 
     def _show_merged(self, ids: list[str]) -> None:
         self.model.by_meaning = self.meaning.by_meaning
-        if not self.model.update(ids):
-            selected = self.selected_ids()
-            self.model.reset(ids)
-            self._select(selected, scroll=False)
+        self._replace_ids(ids, in_place=True)
         self.model.refresh_rows()  # rows found by meaning say so
         self._update_count()
+
+    def _replace_ids(self, ids: list[str], *, in_place: bool, partial: bool = False) -> None:
+        """List ``ids``: rows inserted and removed where the order allows (``in_place``),
+        else from the top, with the selection kept."""
+        selected = self.selected_ids()
+        if not (in_place and self.model.update(ids)):
+            self.model.reset(ids, partial=partial)
+            self._select(selected, scroll=False)
 
     def _top_id(self) -> str | None:
         """The entry at the top of the viewport, if the person scrolled down."""
@@ -280,8 +282,7 @@ class BrowserPage(QWidget):
         return self.model.id_at(row) if row >= 0 else None
 
     def _update_count(self) -> None:
-        meant = sum(1 for i in self.model.by_meaning if self.model.row_of(i) is not None)
-        total, partial = self.model.total, self.model.partial
+        total, partial, meant = self.model.total, self.model.partial, self.model.listed_by_meaning
         self.count_label.setText(count_text(total, partial, not self._query.is_default, meant))
         self.delete_matching_button.setEnabled(total > 0 and not partial)
 
@@ -433,7 +434,7 @@ class BrowserPage(QWidget):
 
     def delete_matching(self) -> None:
         """Delete everything the search and filters match, after asking (the editor follows)."""
-        self.commands.delete_matching(self._query, self)
+        self.commands.delete_matching(self._query, self, self.model.listed_by_meaning)
 
     def undo(self) -> None:
         self._select_ids = self.commands.undo()

@@ -14,7 +14,7 @@ from desktop.memories.meaning import Ranked, fused, merged, warm
 from desktop.memories.model import DETAIL_ROLE
 from desktop.memories.state import BrowserQuery
 from desktop.shell.main_window import MainWindow
-from tests.desktop.conftest import add
+from tests.desktop.conftest import Dialogs, add
 from tests.desktop.test_browser import listed
 
 
@@ -104,3 +104,36 @@ def test_without_the_model_there_is_nothing_to_merge(tmp_path: Path) -> None:
         assert warm("main", service) == (0, False)
     finally:
         service.close()
+
+
+def test_delete_all_matching_keeps_what_only_meaning_found_and_says_so(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    dialogs: Dialogs,
+    shown: list[tuple[str, str]],
+) -> None:
+    walk = add(service, operator, "Walk the dog before the standup")
+    luna = add(service, operator, "Has a puppy named Luna")
+    _embedded(service)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
+    qtbot.keyClicks(browser.filters.search, "dog")
+    qtbot.waitUntil(
+        lambda: browser.count_label.text() == "2 memories match, 1 by meaning", timeout=20_000
+    )
+    assert set(listed(window)) == {walk, luna}
+    dialogs.answer = False
+    browser.delete_matching_button.click()
+    assert dialogs.asked[-1].startswith("Delete 1 memory matching “dog”?")
+    assert "1 memory found by meaning alone is kept" in dialogs.asked[-1]
+
+    browser.filters.search.setText("canine")  # shares no word with either memory
+    model = browser.model
+    qtbot.waitUntil(lambda: 1 <= model.listed_by_meaning == model.total, timeout=20_000)
+    asked = len(dialogs.asked)
+    browser.delete_matching_button.click()
+    assert len(dialogs.asked) == asked  # nothing to ask: no word matches
+    assert "No memories share the words of the search" in shown[-1][1]
+    assert service.store_for("main").total() == 2
