@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from desktop.claims.view import ClaimsPage
 from desktop.memories.view import BrowserPage
 from desktop.shell.groups import GroupCommands
 from desktop.shell.nav import Nav
 from desktop.shell.palette import Command
 from desktop.widgets.watch import AppState
+
+if TYPE_CHECKING:
+    # A type only: the Claims page and its module load when it is first shown.
+    from desktop.claims.view import ClaimsPage
 
 
 class Window(Protocol):

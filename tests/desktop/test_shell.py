@@ -3,6 +3,9 @@ instance per data folder, themes and the menu bar."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -234,3 +237,35 @@ def test_pages_are_built_when_first_shown(qtbot: QtBot, window: MainWindow) -> N
     # Asked for by name (another view's link, a test), a page is built in place too.
     assert window.pages.indexOf(window.audit) == Nav.AUDIT
     assert window.pages.currentWidget() is settings
+
+
+#: The packages whose page the window builds on first use.
+LAZY_PAGE_PACKAGES = (
+    "attachments",
+    "audit",
+    "brief",
+    "claims",
+    "connect",
+    "layers",
+    "settings",
+    "threads",
+    "trash",
+)
+
+
+def test_the_window_module_leaves_the_lazy_pages_unimported() -> None:
+    # The pages built on first use (desktop/shell/pages.py) load their modules then too.
+    lazy = [f"desktop.{name}.view" for name in LAZY_PAGE_PACKAGES]
+    code = (
+        "import sys, desktop.shell.main_window; "
+        f"print(','.join(m for m in {lazy!r} if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.stdout.strip() == ""
