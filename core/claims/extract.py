@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from core.claims.gate import Proposal, record_claim
 from core.claims.model import ClaimKind, Origin, SourceHandle, SourceKind
-from core.claims.sources import sha256_text
 from core.claims.statements import TurnPoint, statements, turn_statements
 from core.continuity.handoffs import ThreadHandoff, current_handoff
 from core.continuity.threads import require_thread
 from core.model.changes import Changes
 from core.model.entries import Actor
 from core.model.errors import Forbidden
+from core.model.text import sha256_text
 from core.storage import audit
 from core.storage.audit import Action
 

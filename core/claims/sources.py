@@ -8,7 +8,6 @@ result, so checking a claim never changes a receipt's state.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -18,14 +17,11 @@ from core.claims.model import MAX_SOURCES, SourceHandle, SourceKind
 from core.continuity.handoffs import current_handoff
 from core.model.entries import Privacy
 from core.model.errors import InvalidParams, NotFound
+from core.model.text import sha256_text
 from core.storage.store import GroupStore
 
 #: The longest passage one source handle may quote: cite the passage, not the file.
 MAX_QUOTE_CHARS: Final = 4000
-
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ claims extraction, which the service composes: layers knows nothing of claims.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
+from core.model.text import sha256_text
 from core.storage.store import GroupStore
 
 
@@ -49,10 +49,6 @@ class DayPoints:
     stale: int
 
 
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
 def day_points(store: GroupStore, thread_id: str | None = None) -> DayPoints:
     """The sourced points of every day summary (of one thread when ``thread_id`` is given).
 
@@ -76,7 +72,7 @@ def day_points(store: GroupStore, thread_id: str | None = None) -> DayPoints:
     points: list[DayPoint] = []
     stale = 0
     for sid, thread, position, seq, start, end, digest, speaker, text in rows:
-        if text is None or _sha256(text) != digest or not 0 <= start < end <= len(text):
+        if text is None or sha256_text(text) != digest or not 0 <= start < end <= len(text):
             stale += 1
             continue
         points.append(

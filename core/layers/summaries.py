@@ -24,7 +24,6 @@ reaches its turns through its days), the quotes the children's first quotes.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from typing import Final
 
 from core.layers import keywords
 from core.layers.rules import QUOTABLE, WEIGHT, Kind, Sentence, kept
+from core.model.text import sha256_text
 
 HOOK_CHARS: Final = 160
 POINT_CHARS: Final = 220
@@ -125,7 +125,7 @@ def draft_day(turns: Sequence[SourceTurn], df: Mapping[str, int], total: int) ->
         raise ValueError("a day summary needs at least one turn")
     picked: list[tuple[SourceTurn, Sentence, str]] = []
     for turn in turns:
-        digest = hashlib.sha256(turn.text.encode("utf-8", "surrogatepass")).hexdigest()
+        digest = sha256_text(turn.text)
         picked.extend((turn, s, digest) for s in kept(turn.text, turn.speaker))
     counts, _ = keywords.term_counts(s.text for _, s, _ in picked)
     weights = keywords.tfidf(counts, df, total)
