@@ -178,16 +178,10 @@ def check_qt() -> Finding:
 
 def check_model(model_dir: str = "") -> Finding:
     """The embedding model loads and its files have their pinned hashes."""
-    from core.semantic.embedding import (
-        Embedder,
-        EmbeddingUnavailable,
-        default_files,
-        directory_files,
-    )
+    from core.semantic.embedding import Embedder, EmbeddingUnavailable, model_files
 
     try:
-        files = directory_files(Path(model_dir)) if model_dir else default_files()
-        model = Embedder.load(files)
+        model = Embedder.load(model_files(model_dir))
     except EmbeddingUnavailable as exc:
         fix = (
             "set embedding_model_dir in config.json to a folder with model.onnx and "

@@ -120,6 +120,12 @@ def directory_files(directory: Path) -> ModelFiles:
     )
 
 
+def model_files(model_dir: str = "") -> ModelFiles:
+    """The files of the ``embedding_model_dir`` setting: a person's folder, or "" for
+    the model Ambry ships."""
+    return directory_files(Path(model_dir)) if model_dir else default_files()
+
+
 def verify(files: ModelFiles) -> None:
     """Refuse files whose hash is not the pinned one (a damaged or swapped install)."""
     for path, expected in (
@@ -269,8 +275,7 @@ def shared_embedder(model_dir: str = "") -> Embedder | None:
         found = _shared.get(model_dir)
         if found is None:
             try:
-                files = directory_files(Path(model_dir)) if model_dir else default_files()
-                found = Embedder.load(files)
+                found = Embedder.load(model_files(model_dir))
                 # Reading the graph file and building the session leave the file's
                 # bytes freed but held by the heap: about 40 MB at rest otherwise.
                 release_freed_memory()
