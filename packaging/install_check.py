@@ -55,9 +55,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+# The packages the wheel keeps in ambry/_app/ rather than at the top of site-packages,
+# as the launcher names them (importing it changes nothing).
+from ambry import APP_PACKAGES  # noqa: E402
+
 STEP_TIMEOUT_S = 300
-# The packages the wheel keeps in ambry/_app/ rather than at the top of site-packages.
-APP_PACKAGES = ("core", "desktop", "resources")
 APP_DIR = "ambry/_app"
 # Another distribution that installs top-level packages of the same names.
 OTHER = "othercore"
