@@ -9,12 +9,14 @@ activity, in a throwaway data dir; nothing touches your real memories.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 HERE = Path(__file__).resolve().parent
+#: Where the throwaway data lives while the screenshots are drawn.
+DEMO_DIR = Path("/tmp/ambry-demo")
 sys.path.insert(0, str(HERE.parents[1]))
 
 from PySide6.QtCore import QEventLoop, QTimer
@@ -234,7 +236,12 @@ def main() -> int:
     app.setStyle("Fusion")
     theme_manager().apply(Theme.LIGHT)
     app.setWindowIcon(app_icon())
-    with tempfile.TemporaryDirectory() as tmp:
+    # One fixed, short folder rather than a random temporary one: the Connect page and
+    # the status bar show its paths, and they read the same on every machine.
+    tmp = DEMO_DIR
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(mode=0o700)
+    try:
         data_dir = DataDir(Path(tmp) / "data")
         data_dir.ensure()
         os.environ["XDG_RUNTIME_DIR"] = str(Path(tmp) / "runtime")
@@ -341,6 +348,8 @@ def main() -> int:
         state.close()
         executor.close()
         service.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return 0
 
 
