@@ -171,7 +171,7 @@ def search(
         rows = rows_for(store, list(bm25), flt)
     keyword = hybrid.keyword_strengths(bm25)
     names = hybrid.names_in(query) if hybrid.is_question(query) else []
-    ranked: list[tuple[float, str, RankedHit]] = []
+    ranked: list[tuple[float, str, int, RankedHit]] = []
     for seq, row in rows.items():
         cosine = cosines.get(seq)
         base = hybrid.relevance(cosine, keyword.get(seq, 0.0), mode, SEMANTIC_WEIGHT)
@@ -196,13 +196,12 @@ def search(
         score = hybrid.adjusted(base, recent, config.recency_weight)
         score *= 1 - hybrid.CONFIDENCE_WEIGHT * (1 - float(row[11]))
         hit = RankedHit(hit_of(row), hybrid.rounded(score), tuple(signals))
-        ranked.append((score, str(row[12] or ""), hit))
+        ranked.append((score, str(row[12] or ""), seq, hit))
     # Best first by the unrounded score; an exact tie goes to the memory seen last,
-    # then to the id, so equal matches come back in the same order every time.
-    ranked.sort(key=lambda r: r[2].hit.id)
-    ranked.sort(key=lambda r: r[1], reverse=True)
-    ranked.sort(key=lambda r: -r[0])
-    return [hit for _, _, hit in ranked[:limit]]
+    # then to the one stored last (two writes can share a timestamp), so equal
+    # matches come back in the same order every time.
+    ranked.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
+    return [r[3] for r in ranked[:limit]]
 
 
 def _time(value: str | None) -> datetime | None:

@@ -256,3 +256,9 @@ def test_equal_matches_come_back_newest_first(service: MemoryService, agent: Cal
     ids = [_store(service, agent, f"Kestrel seen over the {place}") for place in places]
     results = service.search(agent, {"query": "kestrel", "mode": "keyword"})
     assert [r.id for r in results] == ids[::-1]
+    # Writes within one millisecond share a timestamp: the one stored last still wins.
+    store = service.store_for("main")
+    with store.conn:
+        store.execute("UPDATE memory_entries SET last_seen_at = '2026-01-05T09:00:00.000Z'")
+    results = service.search(agent, {"query": "kestrel", "mode": "keyword"})
+    assert [r.id for r in results] == ids[::-1]
