@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from core.model.errors import InvalidParams
@@ -184,18 +186,33 @@ def query_vector(query: str, model_dir: str) -> tuple[Embedder, npt.NDArray[np.f
 _indexes: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], VectorIndex]] = (
     weakref.WeakKeyDictionary()
 )
+#: One copy of a file's vectors for every store object open on it (the desktop's
+#: query thread and the agent server in the same process search the same group);
+#: it goes when the last of them does.
+_by_file: weakref.WeakValueDictionary[tuple[str, int, str, str], VectorIndex] = (
+    weakref.WeakValueDictionary()
+)
+_by_file_lock = threading.Lock()
 
 
 def vector_index(
     store: Any, kind: VectorTable, embedder: Embedder, *, at_most: int | None = None
 ) -> VectorIndex:
-    """The up-to-date vectors of ``kind`` in ``store`` (cached per store and model);
+    """The up-to-date vectors of ``kind`` in ``store`` (one copy per file and model);
     with ``at_most``, at most that many more of them loaded (see :meth:`VectorIndex.refresh`)."""
     per_store = _indexes.setdefault(store, {})
     key = (kind.table, embedder.model_id)
     index = per_store.get(key)
     if index is None:
-        index = per_store[key] = VectorIndex(kind, embedder.model_id, embedder.dimensions)
+        path = Path(store.path).resolve()
+        # The inode too: a file deleted and made anew at the same path is another store.
+        file_key = (str(path), path.stat().st_ino, kind.table, embedder.model_id)
+        with _by_file_lock:
+            index = _by_file.get(file_key)
+            if index is None:
+                index = VectorIndex(kind, embedder.model_id, embedder.dimensions)
+                _by_file[file_key] = index
+        per_store[key] = index
     index.refresh(store.conn, at_most=at_most)
     return index
 

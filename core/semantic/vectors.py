@@ -20,6 +20,7 @@ sqlite-vec's brute-force ``vec0`` scan at these sizes (``bench/vectors.py``).
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -126,7 +127,13 @@ class VectorIndex:
 
     Rows only ever get a higher ``id``; a refresh reads those above the last one
     seen. A changed row count (a vector deleted) reloads the whole copy.
-    Belongs to the thread of the connection it is given.
+
+    One copy serves every thread of the process that searches the same file: each
+    call passes its own thread's connection. A lock keeps a refresh whole; a scan
+    reads the rows loaded when it began, outside the lock, so two searches do not
+    wait on each other's matrix product. (A statement outside a transaction reads
+    the newest commit, so a later refresh never sees fewer rows than an earlier one
+    on another connection.)
     """
 
     def __init__(self, kind: VectorTable, model_id: str, dimensions: int) -> None:
@@ -146,6 +153,7 @@ class VectorIndex:
         self._other_models = 0
         #: Some rows are not loaded yet: the last refresh stopped at its ``at_most``.
         self.loading = False
+        self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -162,6 +170,10 @@ class VectorIndex:
         spread over several calls with other work between them. Returns whether
         some may still be unloaded (only ever with ``at_most``).
         """
+        with self._lock:
+            return self._refresh(conn, at_most)
+
+    def _refresh(self, conn: Any, at_most: int | None) -> bool:
         k = self.kind
         if not self._size:
             # The first load: room for all of them at once, not grown step by step.
@@ -259,24 +271,31 @@ class VectorIndex:
 
     def nearest(self, query: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
         """The ``k`` most similar rows as (seq, cosine similarity), best first."""
-        if not len(self._keys) or k <= 0:
+        with self._lock:
+            # Views of the rows loaded now: a later append writes past them, a growth
+            # or a reload makes new arrays and leaves these as they are.
+            matrix, keys = self._matrix, self._keys
+        if not len(keys) or k <= 0:
             return []
         import numpy as np
 
-        sims = self._matrix @ query
+        sims = matrix @ query
         k = min(k, len(sims))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top])]
-        return [(int(self._keys[i]), float(sims[i])) for i in top]
+        return [(int(keys[i]), float(sims[i])) for i in top]
 
     def similarities(self, seqs: list[int], query: npt.NDArray[np.float32]) -> dict[int, float]:
         """Cosine similarity of ``query`` to each of ``seqs`` that has a vector."""
-        known = [(seq, self._rows[seq]) for seq in seqs if seq in self._rows]
-        if not known:
-            return {}
-        sims = self._matrix[[row for _, row in known]] @ query
+        with self._lock:
+            known = [(seq, self._rows[seq]) for seq in seqs if seq in self._rows]
+            if not known:
+                return {}
+            rows = self._matrix[[row for _, row in known]]
+        sims = rows @ query
         return {seq: float(sim) for (seq, _), sim in zip(known, sims.tolist(), strict=True)}
 
     def vector_of(self, seq: int) -> npt.NDArray[np.float32] | None:
-        row = self._rows.get(seq)
-        return None if row is None else self._matrix[row]
+        with self._lock:
+            row = self._rows.get(seq)
+            return None if row is None else self._matrix[row].copy()

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import apsw
 import pytest
 
-from core.model.entries import EntryFilter, iso, utc_now
+from core.model.config import Config
+from core.model.entries import Actor, EntryFilter, iso, utc_now
 from core.model.errors import InvalidParams
-from core.semantic import backfill, vectors
+from core.semantic import backfill, hybrid, vectors
 from core.semantic.embedding import shared_embedder
 from core.semantic.hybrid import Mode, names_in, without_names
 from core.service import Caller, MemoryService
@@ -262,3 +264,42 @@ def test_equal_matches_come_back_newest_first(service: MemoryService, agent: Cal
         store.execute("UPDATE memory_entries SET last_seen_at = '2026-01-05T09:00:00.000Z'")
     results = service.search(agent, {"query": "kestrel", "mode": "keyword"})
     assert [r.id for r in results] == ids[::-1]
+
+
+def test_two_services_on_one_group_share_one_copy_of_its_vectors(
+    service: MemoryService, agent: Caller, embedded: dict[str, str], data_dir: DataDir
+) -> None:
+    # The desktop's query thread and the agent server each hold a service on the
+    # same data dir; the group's vectors are loaded once for both.
+    embedder = shared_embedder(service.config.embedding_model_dir)
+    assert embedder is not None
+    ours = hybrid.vector_index(service.store_for("main"), vectors.MEMORIES, embedder)
+    found: dict[str, object] = {}
+
+    def other_thread() -> None:
+        other = MemoryService(data_dir, Config())
+        try:
+            store = other.store_for("main")
+            found["index"] = hybrid.vector_index(store, vectors.MEMORIES, embedder)
+            who = other.open_session("main", Actor.AGENT, "second-agent")
+            found["first"] = other.search(
+                who, {"query": "Which food could give me a bad reaction?"}
+            )[0].id
+        finally:
+            other.close()
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join(60)
+    assert found["index"] is ours
+    assert found["first"] == embedded["User is allergic to peanuts"]
+    # A memory stored through one service is found by meaning through the other.
+    added = _store(service, agent, "The user keeps bees on the roof")
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    worker = threading.Thread(target=other_thread)
+    found.clear()
+    worker.start()
+    worker.join(60)
+    assert found["index"] is ours
+    assert len(ours) == len(FACTS) + 1
+    assert service.search(agent, {"query": "honey insects on my house"})[0].id == added

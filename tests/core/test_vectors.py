@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import apsw
@@ -98,5 +99,75 @@ def test_a_load_can_be_spread_over_several_steps(tmp_path: Path) -> None:
         assert [s for s, _ in index.nearest(query, 15)] == _brute(conn, query, 15)
         assert not index.refresh(conn)  # nothing new: a plain refresh stays cheap
         assert len(index) == 2500
+    finally:
+        conn.close()
+
+
+def test_one_index_serves_two_threads_with_their_own_connections(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    data = _unit(rng, 3000)
+    query = _unit(rng, 1)[0]
+    path = tmp_path / "g.sqlite"
+    open_database(path).close()
+    index = VectorIndex(MEMORIES, "m", 384)
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def writer() -> None:
+        conn = open_database(path)
+        try:
+            for start in range(0, len(data), 100):
+                with conn:
+                    for seq in range(start, start + 100):
+                        _put(conn, seq, data[seq])
+                index.refresh(conn)
+        except BaseException as exc:  # reported by the test thread
+            failures.append(exc)
+        finally:
+            done.set()
+            conn.close()
+
+    def reader() -> None:
+        conn = open_database(path)
+        try:
+            while not done.is_set():
+                index.refresh(conn)
+                found = index.nearest(query, 10)
+                # Whatever was loaded when the scan began, ranked best first.
+                sims = [sim for _, sim in found]
+                assert sims == sorted(sims, reverse=True)
+                assert all(0 <= seq < len(data) for seq, _ in found)
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=writer), threading.Thread(target=reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures
+    conn = open_database(path)
+    try:
+        index.refresh(conn)
+        assert len(index) == len(data)
+        assert [s for s, _ in index.nearest(query, 20)] == _brute(conn, query, 20)
+    finally:
+        conn.close()
+
+
+def test_a_refresh_waits_for_one_under_way_on_another_thread(tmp_path: Path) -> None:
+    conn = open_database(tmp_path / "g.sqlite")
+    try:
+        _put(conn, 1, _unit(np.random.default_rng(5), 1)[0])
+        index = VectorIndex(MEMORIES, "m", 384)
+        with index._lock:  # as a refresh on another thread holds it
+            other = threading.Thread(target=index.refresh, args=(conn,))
+            other.start()
+            other.join(0.2)
+            assert other.is_alive() and len(index) == 0
+        other.join(10)
+        assert len(index) == 1
     finally:
         conn.close()
