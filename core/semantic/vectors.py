@@ -273,7 +273,8 @@ class VectorIndex:
         """The ``k`` most similar rows as (seq, cosine similarity), best first."""
         with self._lock:
             # Views of the rows loaded now: a later append writes past them, a growth
-            # or a reload makes new arrays and leaves these as they are.
+            # or a reload makes new arrays and leaves these as they are (only a
+            # re-embedded row is overwritten in place).
             matrix, keys = self._matrix, self._keys
         if not len(keys) or k <= 0:
             return []
