@@ -1,6 +1,8 @@
-"""Settings: where the data lives, export and import, limits, rates, forgetting, the token.
+"""Settings: where the data lives, export and import, limits, rates, search, forgetting,
+the token.
 
-Every field of :class:`core.model.config.Config` gets an editor here; the values are
+Every field of :class:`core.model.config.Config` gets an editor here but the model
+folder, which is named in ``config.json`` (the status line says so); the values are
 checked by ``core.model.config`` (the one place that knows the bounds), saved to
 ``config.json`` and applied to the running service, so the agent socket uses
 them from its next call.
@@ -11,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
@@ -32,6 +35,7 @@ from PySide6.QtWidgets import (
 from core.agent import auth
 from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
+from core.semantic.embedding import unavailable_reason
 from core.service import MemoryService
 from desktop.memories.actions import memories
 from desktop.memories.state import BrowserQuery
@@ -52,6 +56,16 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
             ("max_brief_entries", "Max entries", "Most memories in one brief."),
             ("max_brief_chars", "Max characters", "Longest brief, in characters."),
             ("brief_token_budget", "Token budget", "Longest brief, in estimated tokens."),
+            (
+                "flash_token_budget",
+                "Recent turns (tokens)",
+                "Room in the brief for the last 48 hours' turns, verbatim (0: none).",
+            ),
+            (
+                "warm_token_budget",
+                "Recent sessions (tokens)",
+                "Room in the brief for the summaries of the last 2 to 7 days (0: none).",
+            ),
             (
                 "include_private_in_brief",
                 "Include private memories",
@@ -92,6 +106,21 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ),
     ),
     (
+        "Search",
+        (
+            (
+                "recency_weight",
+                "Recency weight",
+                "How much being seen or said lately lifts a result (0: not at all).",
+            ),
+            (
+                "recency_half_life_days",
+                "Recency half-life (days)",
+                "At this age a result gets half of the recency lift.",
+            ),
+        ),
+    ),
+    (
         "Forgetting",
         (
             ("purge_superseded_days", "Purge replaced versions after (days)", ""),
@@ -106,6 +135,18 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
         ),
     ),
 )
+
+
+def meaning_status(model_dir: str) -> str:
+    """What ranks by meaning, or why nothing does (without loading the model)."""
+    reason = unavailable_reason(model_dir)
+    if reason is not None:
+        return f"Search by meaning is off: {reason}. Search ranks by words only."
+    model = f"the model in {model_dir}" if model_dir else "all-MiniLM-L6-v2, installed with Ambry"
+    return (
+        f"Search by meaning uses {model}, run on this computer. To use another model, "
+        "name its folder in the embedding_model_dir setting of config.json."
+    )
 
 
 class SettingsPage(QWidget):
@@ -138,6 +179,11 @@ class SettingsPage(QWidget):
         self.data_panel = DataPanel(state, body)
         grid.addWidget(self.data_panel, 1, 0, 1, 2)
         boxes = [self._config_box(title, rows, body) for title, rows in SECTIONS]
+        self.meaning_status = QLabel(body)
+        self.meaning_status.setWordWrap(True)
+        self.meaning_status.setObjectName("hint")
+        search_box = boxes[[title for title, _ in SECTIONS].index("Search")]
+        cast(QFormLayout, search_box.layout()).addRow(self.meaning_status)
         boxes.append(self._token_box(socket_path, body))
         self.window_box = WindowBox(state.data_dir, body)
         boxes.append(self.window_box)
@@ -255,6 +301,7 @@ class SettingsPage(QWidget):
     # -- settings ----------------------------------------------------------------
 
     def show_config(self, config: Config) -> None:
+        self.meaning_status.setText(meaning_status(config.embedding_model_dir))
         for name, editor in self.editors.items():
             value = getattr(config, name)
             if isinstance(editor, QCheckBox):

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
-from core.model.config import load_config
+from core.model.config import Config, load_config
 from core.model.entries import EntryFilter, Status
+from core.semantic.embedding import shared_embedder
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 from desktop.shell.main_window import MainWindow, Nav
@@ -211,3 +213,34 @@ def test_group_switcher_creates_and_switches(
     box.activated.emit(box.findText("main"))
     qtbot.waitUntil(lambda: window.browser.model.total == 1)
     assert window.windowTitle() == "Ambry — main"
+
+
+def test_settings_edit_every_setting_and_say_what_ranks_by_meaning(
+    service: MemoryService, data_dir: DataDir, window: MainWindow, tmp_path: Path
+) -> None:
+    window.go(Nav.SETTINGS)
+    page = window.settings
+    # Only the model folder is named in config.json, as the status line says.
+    fields = {f.name for f in dataclasses.fields(Config)}
+    assert fields - set(page.editors) == {"embedding_model_dir"}
+    assert "all-MiniLM-L6-v2, installed with Ambry" in page.meaning_status.text()
+    assert "embedding_model_dir" in page.meaning_status.text()
+
+    page.editors["recency_weight"].setValue(0.0)  # type: ignore[union-attr]
+    page.editors["recency_half_life_days"].setValue(30.0)  # type: ignore[union-attr]
+    page.editors["flash_token_budget"].setValue(0)  # type: ignore[union-attr]
+    page.save_button.click()
+    assert service.config.recency_weight == 0.0
+    assert service.config.recency_half_life_days == 30.0
+    assert service.config.flash_token_budget == 0
+    saved = json.loads(data_dir.config_file.read_text())
+    assert saved["recency_weight"] == 0.0 and saved["recency_half_life_days"] == 30.0
+
+    # A model folder that cannot be used: search by words only, and the page says why.
+    broken = tmp_path / "not-a-model"
+    broken.mkdir()
+    assert shared_embedder(str(broken)) is None
+    page.show_config(service.config.with_changes(embedding_model_dir=str(broken)))
+    assert page.meaning_status.text().startswith("Search by meaning is off:")
+    assert "model.onnx is missing" in page.meaning_status.text()
+    assert page.meaning_status.text().endswith("Search ranks by words only.")
