@@ -12,6 +12,7 @@ from core.cli import (
     recall,
     review,
     semantic,
+    settings,
     setup,
     trash,
 )
@@ -28,6 +29,7 @@ __all__ = [
     "recall",
     "review",
     "semantic",
+    "settings",
     "setup",
     "trash",
 ]

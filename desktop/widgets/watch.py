@@ -15,14 +15,16 @@ microseconds, so an idle window stays idle.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from core.model.changes import Changes
-from core.model.config import Config, save_config
+from core.model.config import Config, load_config, save_config
 from core.model.entries import Actor
+from core.model.errors import AmbryError
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir, validate_group
 from core.storage.store import GroupStore
@@ -144,9 +146,27 @@ class AppState(QObject):
     # -- settings --------------------------------------------------------------
 
     def update_config(self, config: Config) -> None:
-        """Save ``config`` and apply it at once (the agent socket shares the service)."""
-        if config == self.service.config:
+        """Save ``config`` and apply it at once (the agent socket shares the service).
+
+        A setting changed in the file since the app read it (``ambry settings``) and
+        not edited here keeps the file's value, rather than being written back over.
+        """
+        loaded = self.service.config
+        if config == loaded:
             return
+        try:
+            on_disk = load_config(self.data_dir.config_file)
+        except AmbryError as exc:  # a file broken since: this save writes it whole again
+            log.warning("settings file unreadable, saving the app's settings: %s", exc)
+            on_disk = loaded
+        kept = {
+            f.name: getattr(on_disk, f.name)
+            for f in dataclasses.fields(Config)
+            if getattr(config, f.name) == getattr(loaded, f.name)
+            and getattr(on_disk, f.name) != getattr(loaded, f.name)
+        }
+        if kept:
+            config = config.with_changes(**kept)
         save_config(self.data_dir.config_file, config)
         self.service.set_config(config)
         self.config_changed.emit(config)

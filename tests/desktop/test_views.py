@@ -6,9 +6,11 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QGuiApplication
 from pytestqt.qtbot import QtBot
 
+from core.cli.main import main as cli_main
 from core.model.config import Config, load_config
 from core.model.entries import EntryFilter, Status
 from core.semantic.embedding import shared_embedder
@@ -244,3 +246,28 @@ def test_settings_edit_every_setting_and_say_what_ranks_by_meaning(
     assert page.meaning_status.text().startswith("Search by meaning is off:")
     assert "model.onnx is missing" in page.meaning_status.text()
     assert page.meaning_status.text().endswith("Search ranks by words only.")
+
+
+def test_saving_settings_keeps_what_ambry_settings_changed_meanwhile(
+    service: MemoryService,
+    data_dir: DataDir,
+    window: MainWindow,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    window.go(Nav.SETTINGS)
+    page = window.settings
+    # While the app runs, the person changes one setting from a terminal...
+    assert cli_main(["--data-dir", str(data_dir.root), "settings", "recency_weight", "0.4"]) == 0
+    capsys.readouterr()
+    # ...and another in the window: both are kept, and the app ranks with both.
+    page.editors["trash_days"].setValue(12)  # type: ignore[union-attr]
+    page.save_button.click()
+    saved = load_config(data_dir.config_file)
+    assert saved.trash_days == 12 and saved.recency_weight == 0.4
+    assert service.config.recency_weight == 0.4
+    assert page.editors["recency_weight"].value() == 0.4  # type: ignore[union-attr]
+    # A setting edited in the window wins over the file's.
+    assert cli_main(["--data-dir", str(data_dir.root), "settings", "trash_days", "5"]) == 0
+    page.editors["trash_days"].setValue(20)  # type: ignore[union-attr]
+    page.save_button.click()
+    assert load_config(data_dir.config_file).trash_days == 20

@@ -1,0 +1,75 @@
+"""``ambry settings``: list, show, change and reset the settings in config.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.cli.main import main
+from core.model.config import Config, load_config
+from core.service import MemoryService
+from core.storage.paths import DataDir
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_settings_are_listed_changed_and_reset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = str(tmp_path)
+    code, out, _ = run(capsys, "--data-dir", d, "settings", "--json")
+    listed = json.loads(out)
+    assert code == 0 and listed["recency_weight"] == {
+        "value": 0.15,
+        "default": 0.15,
+        "range": [0.0, 1.0],
+    }
+    assert set(listed) == set(Config().to_dict())
+
+    code, out, _ = run(capsys, "--data-dir", d, "settings", "recency_weight", "0.4")
+    assert code == 0 and "recency_weight = 0.4 (was 0.15)" in out
+    assert load_config(tmp_path / "config.json").recency_weight == 0.4
+    code, out, _ = run(capsys, "--data-dir", d, "settings", "review_agent_writes", "yes")
+    assert code == 0 and load_config(tmp_path / "config.json").review_agent_writes
+    # A service started afterwards ranks with it.
+    service = MemoryService(DataDir(tmp_path), load_config(tmp_path / "config.json"))
+    try:
+        assert service.config.recency_weight == 0.4
+    finally:
+        service.close()
+
+    code, out, _ = run(capsys, "--data-dir", d, "settings")
+    assert "recency_weight            0.4  (default 0.15)" in out
+    assert "trash_days                30\n" in out
+    code, out, _ = run(capsys, "--data-dir", d, "settings", "recency_weight", "--reset")
+    assert code == 0 and load_config(tmp_path / "config.json").recency_weight == 0.15
+    code, out, _ = run(capsys, "--data-dir", d, "settings", "recency_weight")
+    assert out.strip() == "recency_weight = 0.15 (default 0.15, 0 to 1)"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("recency", "0.2"), "unknown setting 'recency'; did you mean 'recency_weight'?"),
+        (("recency_weight", "3"), "must be between 0.0 and 1.0"),
+        (("recency_weight", "lots"), "recency_weight must be a number, not 'lots'"),
+        (("trash_days", "7.5"), "trash_days must be a whole number, not '7.5'"),
+        (("review_agent_writes", "maybe"), "review_agent_writes is true or false"),
+        (("trash_days", "7", "--reset"), "give a value or --reset, not both"),
+    ],
+)
+def test_a_bad_setting_is_refused_and_the_file_left_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    d = str(tmp_path)
+    assert run(capsys, "--data-dir", d, "settings", "trash_days", "20")[0] == 0
+    before = (tmp_path / "config.json").read_bytes()
+    code, _, err = run(capsys, "--data-dir", d, "settings", *argv)
+    assert code == 1 and message in err and err.startswith("error: ")
+    assert (tmp_path / "config.json").read_bytes() == before
