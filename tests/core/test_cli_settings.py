@@ -7,16 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from core.cli.main import main
 from core.model.config import Config, load_config
 from core.service import MemoryService
 from core.storage.paths import DataDir
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.core.test_cli import run
 
 
 def test_settings_are_listed_changed_and_reset(
