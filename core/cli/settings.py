@@ -11,11 +11,13 @@ from __future__ import annotations
 import argparse
 import difflib
 from dataclasses import fields
+from pathlib import Path
 from typing import Any
 
 from core.cli.context import Context, command
 from core.model.config import BOUNDS, Config, load_config, save_config
 from core.model.errors import InvalidParams
+from core.semantic.embedding import EmbeddingUnavailable, directory_files
 
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0"})
@@ -52,6 +54,16 @@ def parse_value(name: str, text: str) -> Any:
         raise InvalidParams(
             f"{name} must be {kind}, not {text!r}", field=name, rule="type"
         ) from None
+
+
+def _model_folder(text: str) -> str:
+    """The folder as an absolute path, refused unless it holds a model's two files."""
+    folder = Path(text).expanduser().resolve()
+    try:
+        directory_files(folder)
+    except EmbeddingUnavailable as exc:
+        raise InvalidParams(str(exc), field="embedding_model_dir") from None
+    return str(folder)
 
 
 def _shown(value: Any) -> str:
@@ -102,13 +114,16 @@ def cmd_settings(ctx: Context, args: argparse.Namespace) -> int:
     if args.reset and args.value is not None:
         raise InvalidParams("give a value or --reset, not both")
     value = getattr(Config(), name) if args.reset else parse_value(name, args.value)
+    if name == "embedding_model_dir" and value:
+        value = _model_folder(value)
     was = getattr(config, name)
     changed = config.with_changes(**{name: value})  # refuses a value out of range
     if changed != config:
         save_config(path, changed)
+    then = "; then run `ambry reindex` to embed with it" if name == "embedding_model_dir" else ""
     ctx.emit(
         {"name": name, "value": getattr(changed, name), "was": was, "file": str(path)},
         f"{name} = {_shown(getattr(changed, name))} (was {_shown(was)}), saved in {path}; "
-        "the app, `ambry serve` and `ambry mcp` use it from their next start",
+        f"the app, `ambry serve` and `ambry mcp` use it from their next start{then}",
     )
     return 0

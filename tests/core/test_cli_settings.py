@@ -67,3 +67,22 @@ def test_a_bad_setting_is_refused_and_the_file_left_as_it_was(
     code, _, err = run(capsys, "--data-dir", d, "settings", *argv)
     assert code == 1 and message in err and err.startswith("error: ")
     assert (tmp_path / "config.json").read_bytes() == before
+
+
+def test_a_model_folder_is_checked_and_kept_absolute(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = str(tmp_path / "data")
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    code, _, err = run(
+        capsys, "--data-dir", d, "--create", "settings", "embedding_model_dir", str(folder)
+    )
+    assert code == 1 and "model.onnx is missing" in err
+    for name in ("model.onnx", "tokenizer.json"):
+        (folder / name).write_bytes(b"")
+    # Typed relative to where the command runs; stored as the folder it names.
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "--data-dir", d, "settings", "embedding_model_dir", "my-model")
+    assert code == 0 and "ambry reindex" in out
+    assert load_config(tmp_path / "data" / "config.json").embedding_model_dir == str(folder.resolve())
