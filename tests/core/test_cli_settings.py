@@ -85,4 +85,5 @@ def test_a_model_folder_is_checked_and_kept_absolute(
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "--data-dir", d, "settings", "embedding_model_dir", "my-model")
     assert code == 0 and "ambry reindex" in out
-    assert load_config(tmp_path / "data" / "config.json").embedding_model_dir == str(folder.resolve())
+    saved = load_config(tmp_path / "data" / "config.json")
+    assert saved.embedding_model_dir == str(folder.resolve())
