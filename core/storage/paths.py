@@ -7,9 +7,11 @@ path is built from them, so a name can never point outside ``memory/``.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
+import warnings
 from pathlib import Path
 
 import platformdirs
@@ -17,6 +19,8 @@ import platformdirs
 from core.model.errors import InvalidGroup
 from core.storage import pending_files
 from core.storage.file_safety import tighten
+
+log = logging.getLogger(__name__)
 
 APP_NAME = "Ambry"
 DATA_DIR_ENV = "AMBRY_DATA_DIR"
@@ -124,5 +128,11 @@ def default_socket_path() -> Path:
     env = os.environ.get(SOCKET_ENV)
     if env:
         return Path(env).expanduser().absolute()
-    runtime = platformdirs.user_runtime_dir(APP_NAME.lower(), appauthor=False)
+    with warnings.catch_warnings(record=True) as said:
+        # Without XDG_RUNTIME_DIR (an ssh login, a container) platformdirs picks a
+        # folder under /tmp and warns on stderr, file path and all; the log has it.
+        warnings.simplefilter("always")
+        runtime = platformdirs.user_runtime_dir(APP_NAME.lower(), appauthor=False)
+    for warning in said:
+        log.info("agent socket folder: %s", warning.message)
     return Path(runtime) / "agent.sock"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,14 @@ def test_socket_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert default_socket_path() == tmp_path / "s.sock"
     monkeypatch.delenv("AMBRY_SOCKET")
     assert default_socket_path().parts[-2:] == ("ambry", "agent.sock")
+
+
+def test_no_runtime_dir_puts_no_warning_on_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An ssh login or a container has no XDG_RUNTIME_DIR: the socket still has a
+    # place, and the fallback goes to the log rather than stderr.
+    monkeypatch.delenv("AMBRY_SOCKET", raising=False)
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        path = default_socket_path()
+    assert path.parts[-2:] == ("ambry", "agent.sock")
