@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.context import Context, command
-from core.model.config import BOUNDS, Config, load_config, save_config
+from core.model.config import BOUNDS, Config, save_config
 from core.model.errors import InvalidParams
 from core.semantic.embedding import EmbeddingUnavailable, directory_files
 
@@ -90,7 +90,7 @@ def _args(p: argparse.ArgumentParser) -> None:
 @command("settings", "Show the settings, or change one: ambry settings recency_weight 0.3.")(_args)
 def cmd_settings(ctx: Context, args: argparse.Namespace) -> int:
     path = ctx.service.data_dir.config_file
-    config = load_config(path)
+    config = ctx.service.config  # read from ``path`` when the command started
     if args.name is None:
         if args.reset or args.value is not None:
             raise InvalidParams("name the setting to change: ambry settings NAME VALUE")
