@@ -125,6 +125,12 @@ def add(
     return service.store_entries(caller, [request])[0].entry.id
 
 
+def embed_all(service: MemoryService) -> None:
+    """Start the service's embedding worker and wait until every row has its vector."""
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+
+
 @pytest.fixture
 def filled(service: MemoryService, operator: Caller) -> dict[str, str]:
     """A few entries of different types and tags, by a short name."""

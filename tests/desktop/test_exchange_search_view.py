@@ -7,8 +7,10 @@ from pytestqt.qtbot import QtBot
 from core.continuity import context as continuity
 from core.continuity import episodes
 from core.service import Caller, MemoryService
-from desktop.shell.main_window import MainWindow, Nav
+from desktop.shell.main_window import MainWindow
 from desktop.threads.view import Tab, ThreadsPage
+from tests.desktop.conftest import embed_all
+from tests.desktop.test_threads_view import open_page
 
 
 def _thread(service: MemoryService, agent: Caller, title: str, turns: list[str]) -> str:
@@ -20,10 +22,7 @@ def _thread(service: MemoryService, agent: Caller, title: str, turns: list[str])
 
 
 def _page(qtbot: QtBot, window: MainWindow, thread_id: str) -> ThreadsPage:
-    window.go(Nav.THREADS)
-    page = window.threads
-    qtbot.waitUntil(lambda: page.model.row_of(thread_id) is not None)
-    page.select(thread_id)
+    page = open_page(qtbot, window, thread_id)
     page.tabs.setCurrentIndex(Tab.EXCHANGES)
     return page
 
@@ -38,8 +37,7 @@ def test_a_search_finds_turns_of_every_thread_by_words_and_meaning(
 ) -> None:
     site = _thread(service, agent_caller, "Website", ["Move the blog templates to the new grid"])
     _thread(service, agent_caller, "Garden", ["My puppy dug up the tulip bed again"])
-    service.start_embedding()
-    assert service.embedding is not None and service.embedding.wait_idle(60)
+    embed_all(service)
     page = _page(qtbot, window, site)
     pane = page.exchange_pane
     assert pane.stack.currentWidget() is pane.turns_table

@@ -14,13 +14,8 @@ from desktop.memories.meaning import Ranked, fused, merged, warm
 from desktop.memories.model import DETAIL_ROLE
 from desktop.memories.state import BrowserQuery
 from desktop.shell.main_window import MainWindow
-from tests.desktop.conftest import Dialogs, add
+from tests.desktop.conftest import Dialogs, add, embed_all
 from tests.desktop.test_browser import listed
-
-
-def _embedded(service: MemoryService) -> None:
-    service.start_embedding()
-    assert service.embedding is not None and service.embedding.wait_idle(60)
 
 
 def _ranked(ids: tuple[str, ...], by_meaning: frozenset[str]) -> Ranked:
@@ -41,7 +36,7 @@ def test_a_search_sharing_no_word_finds_the_memory_by_meaning(
 ) -> None:
     luna = add(service, operator, "Has a dog named Luna")
     add(service, operator, "The tax return is due in April")
-    _embedded(service)
+    embed_all(service)
     browser = window.browser
     qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
     qtbot.keyClicks(browser.filters.search, "puppy")
@@ -58,7 +53,7 @@ def test_word_matches_come_at_once_and_keep_their_place_once_touched(
     walk = add(service, operator, "Walk the dog before the standup")
     luna = add(service, operator, "Has a puppy named Luna")
     add(service, operator, "The tax return is due in April")
-    _embedded(service)
+    embed_all(service)
     browser = window.browser
     qtbot.waitUntil(lambda: browser.model.rowCount() == 3)
     qtbot.keyClicks(browser.filters.search, "dog")
@@ -75,7 +70,7 @@ def test_a_list_sorted_by_a_column_holds_the_word_matches_only(
 ) -> None:
     walk = add(service, operator, "Walk the dog before the standup")
     add(service, operator, "Has a puppy named Luna")
-    _embedded(service)
+    embed_all(service)
     browser = window.browser
     qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
     content = [c.key for c in browser.model.columns].index("content")
@@ -91,7 +86,7 @@ def test_warming_loads_the_vectors_a_first_ranking_would_wait_for(
 ) -> None:
     add(service, operator, "Has a dog named Luna")
     add(service, operator, "The tax return is due in April")
-    _embedded(service)
+    embed_all(service)
     assert warm("main", service) == (2, False)
 
 
@@ -116,7 +111,7 @@ def test_delete_all_matching_keeps_what_only_meaning_found_and_says_so(
 ) -> None:
     walk = add(service, operator, "Walk the dog before the standup")
     luna = add(service, operator, "Has a puppy named Luna")
-    _embedded(service)
+    embed_all(service)
     browser = window.browser
     qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
     qtbot.keyClicks(browser.filters.search, "dog")

@@ -6,7 +6,7 @@ from pytestqt.qtbot import QtBot
 
 from core.service import Caller, MemoryService
 from desktop.shell.main_window import MainWindow
-from tests.desktop.conftest import add
+from tests.desktop.conftest import add, embed_all
 
 
 def test_selecting_a_memory_lists_its_relatives_and_links_open_them(
@@ -15,8 +15,7 @@ def test_selecting_a_memory_lists_its_relatives_and_links_open_them(
     luna = add(service, operator, "Has a dog named Luna")
     walks = add(service, operator, "Luna the dog needs a long walk every evening")
     add(service, operator, "The tax return is due in April")
-    service.start_embedding()
-    assert service.embedding is not None and service.embedding.wait_idle(60)
+    embed_all(service)
     browser = window.browser
     qtbot.waitUntil(lambda: browser.model.rowCount() == 3)
     browser.open_entry(luna)
@@ -32,8 +31,7 @@ def test_a_memory_with_nothing_close_says_so(
 ) -> None:
     luna = add(service, operator, "Has a dog named Luna")
     add(service, operator, "The tax return is due in April")
-    service.start_embedding()
-    assert service.embedding is not None and service.embedding.wait_idle(60)
+    embed_all(service)
     browser = window.browser
     qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
     browser.open_entry(luna)
