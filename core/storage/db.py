@@ -213,8 +213,8 @@ def _open_for_reading(path: Path, cause: BaseException | None) -> apsw.Connectio
         raise StorageError(hint)
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        _read_header(conn)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        _read_header(conn)
         return conn
     except (apsw.CantOpenError, apsw.IOError, apsw.ReadOnlyError):
         conn.close()
@@ -251,6 +251,9 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
             str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
         try:
+            # Even the first read can meet a lock: another process opening the same
+            # file recovers its log, or a rollback-journal writer holds it.
+            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             # Until the header is checked, closing must not fold the log into the file.
             conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
             # Read the header before any pragma that writes to the file.

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 
 import apsw
@@ -108,5 +109,29 @@ def test_failed_migration_step_leaves_previous_version(
         assert conn.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_schema")}
         assert "x" not in names
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_opening_waits_for_a_lock_instead_of_failing_at_once(
+    tmp_path: Path, read_only: bool
+) -> None:
+    # A store another tool switched to rollback-journal mode, briefly held by a writer:
+    # the very first read of the header must wait for it like every later statement.
+    path = tmp_path / "g.sqlite"
+    db.open_database(path).close()
+    holder = apsw.Connection(str(path))
+    holder.execute("PRAGMA journal_mode = DELETE")
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(0.3, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        conn = db.open_database(path, read_only=read_only)
+    finally:
+        release.join()
+        holder.close()
+    try:
+        assert conn.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
     finally:
         conn.close()
