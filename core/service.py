@@ -55,6 +55,7 @@ from core.recall import search
 from core.recall.brief import MemoryBrief
 from core.recall.briefing import build_group_brief, refresh_decay
 from core.recall.related import related as related_entries
+from core.semantic import hybrid
 from core.semantic.backfill import EmbeddingWorker, Progress
 from core.semantic.hybrid import Mode, parse_mode
 from core.storage import audit
@@ -115,6 +116,20 @@ class MemoryService(Workspace):
             for group in self.open_groups():
                 self.embedding.wake(self.data_dir.group_db(group), group)
                 self.layers.wake(self.data_dir.group_db(group), group)
+
+    def set_config(self, config: Config) -> None:
+        """Apply ``config``. A new model folder is used at once: the old model's memory
+        is freed and the worker re-embeds every open group in the background (until
+        then a row is found by keywords, as after a write)."""
+        was = self.config.embedding_model_dir
+        super().set_config(config)
+        if config.embedding_model_dir != was:
+            log.info("embedding model changed to %r: re-embedding", config.embedding_model_dir)
+            hybrid.release_model(was)
+            if self.embedding is not None:
+                self.embedding.use_model(config.embedding_model_dir)
+                for group in self.open_groups():
+                    self.embedding.wake(self.data_dir.group_db(group), group)
 
     def close(self) -> None:
         if self.embedding is not None:

@@ -184,8 +184,9 @@ def check_model(model_dir: str = "") -> Finding:
         model = Embedder.load(model_files(model_dir))
     except EmbeddingUnavailable as exc:
         fix = (
-            "set embedding_model_dir in config.json to a folder with model.onnx and "
-            'tokenizer.json, or to "" for the model Ambry ships'
+            "name a folder with model.onnx and tokenizer.json (`ambry settings "
+            "embedding_model_dir DIR`, or Settings → Search in the app), or go back to "
+            "the model Ambry ships (`ambry settings embedding_model_dir --reset`)"
             if model_dir
             else "reinstall Ambry (pip install --force-reinstall ambry)"
         )

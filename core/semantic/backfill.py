@@ -130,6 +130,8 @@ class EmbeddingWorker(BackgroundWorker):
         self.model_dir = model_dir
         self.on_progress = on_progress
         self._wanted: dict[Path, str] = {}
+        #: Every group ever asked for, to ask again when the model changes.
+        self._known: dict[Path, str] = {}
         self.progress: dict[str, Progress] = {}
         #: Called once, from the worker thread, with the reason when the model is missing.
         self.on_unavailable: Callable[[str], None] | None = None
@@ -142,7 +144,24 @@ class EmbeddingWorker(BackgroundWorker):
         """Ask for ``group``'s missing vectors to be made (cheap; call after every write)."""
         with self._lock:
             self._wanted[path] = group
+            self._known[path] = group
             self._start()
+        self._wake.set()
+
+    def use_model(self, model_dir: str) -> None:
+        """Embed with the model of ``model_dir`` from the next batch on.
+
+        Every group seen so far is filled again: rows are embedded with the new
+        model (each vector replaces the old model's), with progress as on a first
+        start. A model that cannot be loaded is reported once again.
+        """
+        with self._lock:
+            self.model_dir = model_dir
+            self._said_unavailable = False
+            self.progress.clear()
+            self._wanted.update(self._known)
+            if self._wanted:
+                self._start()
         self._wake.set()
 
     def _run(self) -> None:

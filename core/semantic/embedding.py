@@ -295,8 +295,19 @@ def unavailable_reason(model_dir: str = "") -> str | None:
     return str(found) if isinstance(found, EmbeddingUnavailable) else None
 
 
-def forget_shared() -> None:
-    """Drop the loaded models (tests and a settings change use this)."""
+def loaded_model_id(model_dir: str = "") -> str | None:
+    """The id of the model loaded for ``model_dir``, without loading it (None: not loaded)."""
+    found = _shared.get(model_dir)
+    return found.model_id if isinstance(found, Embedder) else None
+
+
+def forget_shared(model_dir: str | None = None) -> None:
+    """Drop the model loaded for ``model_dir`` (every model when None), or the reason
+    it could not be: the next use loads it again. A settings change of model uses this."""
     with _shared_lock:
-        _shared.clear()
-        _said.clear()
+        if model_dir is None:
+            _shared.clear()
+            _said.clear()
+        else:
+            _shared.pop(model_dir, None)
+            _said.discard(model_dir)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from core.model.errors import InvalidParams
-from core.semantic.embedding import Embedder, shared_embedder
+from core.semantic.embedding import Embedder, forget_shared, loaded_model_id, shared_embedder
 from core.semantic.vectors import VectorIndex, VectorTable
 from core.storage import fts
 from core.storage.fts import query_terms
@@ -200,7 +200,8 @@ def vector_index(
 ) -> VectorIndex:
     """The up-to-date vectors of ``kind`` in ``store`` (one copy per file and model);
     with ``at_most``, at most that many more of them loaded (see :meth:`VectorIndex.refresh`)."""
-    per_store = _indexes.setdefault(store, {})
+    with _by_file_lock:
+        per_store = _indexes.setdefault(store, {})
     key = (kind.table, embedder.model_id)
     index = per_store.get(key)
     if index is None:
@@ -215,6 +216,21 @@ def vector_index(
         per_store[key] = index
     index.refresh(store.conn, at_most=at_most)
     return index
+
+
+def release_model(model_dir: str) -> None:
+    """Free what the model of ``model_dir`` holds in this process once another has taken
+    its place: the loaded model, its cached query vectors and every store's copy of its
+    vectors. A search still running with them keeps them until it returns."""
+    _query_vectors.pop(model_dir, None)
+    model_id = loaded_model_id(model_dir)
+    if model_id is not None:
+        with _by_file_lock:
+            stores = list(_indexes.values())
+        for per_store in stores:
+            for key in [k for k in list(per_store) if k[1] == model_id]:
+                per_store.pop(key, None)
+    forget_shared(model_dir)
 
 
 # -- scoring ---------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Settings: where the data lives, export and import, limits, rates, search, forgetting,
 the token.
 
-Every field of :class:`core.model.config.Config` gets an editor here but the model
-folder, which is named in ``config.json`` (the status line says so); the values are
+Every field of :class:`core.model.config.Config` gets an editor here (the model
+folder its own row, :mod:`desktop.settings.model_folder`); the values are
 checked by ``core.model.config`` (the one place that knows the bounds), saved to
 ``config.json`` and applied to the running service, so the agent socket uses
 them from its next call.
@@ -35,12 +35,12 @@ from PySide6.QtWidgets import (
 from core.agent import auth
 from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
-from core.semantic.embedding import unavailable_reason
 from core.service import MemoryService
 from desktop.memories.actions import memories
 from desktop.memories.state import BrowserQuery
 from desktop.settings.appearance import WindowBox
 from desktop.settings.data_view import DataPanel
+from desktop.settings.model_folder import ModelFolderRow
 from desktop.widgets import messages
 from desktop.widgets.files import open_folder
 from desktop.widgets.keys import add_key
@@ -137,18 +137,6 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
 )
 
 
-def meaning_status(model_dir: str) -> str:
-    """What ranks by meaning, or why nothing does (without loading the model)."""
-    reason = unavailable_reason(model_dir)
-    if reason is not None:
-        return f"Search by meaning is off: {reason}. Search ranks by words only."
-    model = f"the model in {model_dir}" if model_dir else "all-MiniLM-L6-v2, installed with Ambry"
-    return (
-        f"Search by meaning uses {model}, run on this computer. To use another model, "
-        "name its folder in the embedding_model_dir setting of config.json."
-    )
-
-
 class SettingsPage(QWidget):
     """Edits the person's settings and manages the agent token.
 
@@ -179,11 +167,9 @@ class SettingsPage(QWidget):
         self.data_panel = DataPanel(state, body)
         grid.addWidget(self.data_panel, 1, 0, 1, 2)
         boxes = [self._config_box(title, rows, body) for title, rows in SECTIONS]
-        self.meaning_status = QLabel(body)
-        self.meaning_status.setWordWrap(True)
-        self.meaning_status.setObjectName("hint")
         search_box = boxes[[title for title, _ in SECTIONS].index("Search")]
-        cast(QFormLayout, search_box.layout()).addRow(self.meaning_status)
+        self.model_folder = ModelFolderRow(search_box)
+        cast(QFormLayout, search_box.layout()).addRow("Model folder", self.model_folder)
         boxes.append(self._token_box(socket_path, body))
         self.window_box = WindowBox(state.data_dir, body)
         boxes.append(self.window_box)
@@ -301,7 +287,7 @@ class SettingsPage(QWidget):
     # -- settings ----------------------------------------------------------------
 
     def show_config(self, config: Config) -> None:
-        self.meaning_status.setText(meaning_status(config.embedding_model_dir))
+        self.model_folder.set_value(config.embedding_model_dir)
         for name, editor in self.editors.items():
             value = getattr(config, name)
             if isinstance(editor, QCheckBox):
@@ -312,6 +298,8 @@ class SettingsPage(QWidget):
     def is_dirty(self) -> bool:
         """Whether an editor holds a value that is not the saved setting."""
         config = self._state.config
+        if self.model_folder.value() != config.embedding_model_dir:
+            return True
         for name, editor in self.editors.items():
             saved = getattr(config, name)
             if isinstance(editor, QCheckBox):
@@ -327,7 +315,7 @@ class SettingsPage(QWidget):
 
     def edited_config(self) -> Config:
         """The settings as edited, checked by core.model.config (raises InvalidParams)."""
-        values: dict[str, object] = {}
+        values: dict[str, object] = {"embedding_model_dir": self.model_folder.value()}
         for name, editor in self.editors.items():
             if isinstance(editor, QCheckBox):
                 values[name] = editor.isChecked()
@@ -339,12 +327,19 @@ class SettingsPage(QWidget):
         return self._state.config.with_changes(**{k: v for k, v in values.items() if k in known})
 
     def save(self) -> None:
+        model_was = self._state.config.embedding_model_dir
         try:
             self._state.update_config(self.edited_config())
         except AmbryError as exc:
             messages.report(exc)
             return
-        messages.info("Settings saved; agents use them from their next call.")
+        if self._state.config.embedding_model_dir != model_was:
+            messages.info(
+                "Settings saved. Search by meaning now uses the new model; every memory "
+                "is embedded with it in the background (see the status bar)."
+            )
+        else:
+            messages.info("Settings saved; agents use them from their next call.")
 
     # -- token and maintenance ---------------------------------------------------
 

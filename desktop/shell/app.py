@@ -202,7 +202,9 @@ def launch(args: argparse.Namespace, instance: InstanceServer | None = None) -> 
         socket_error = exc.message
     window = MainWindow(state, executor, server, server.path, socket_error)
     if service.embedding is not None:
-        window.statusBar().addWidget(EmbeddingStatus(service.embedding, window))
+        status = EmbeddingStatus(service.embedding, window)
+        state.config_changed.connect(status.follow)
+        window.statusBar().addWidget(status)
     instance.raise_requested.connect(window.bring_to_front)
     add_tray(window, server)
     window.show()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
 
+from core.model.config import Config
 from core.semantic.backfill import EmbeddingWorker, Progress
 from core.semantic.embedding import unavailable_reason
 
@@ -39,14 +40,25 @@ class EmbeddingStatus(QWidget):
         self.unavailable.connect(self._on_unavailable)
         worker.on_progress = self.progressed.emit
         worker.on_unavailable = self.unavailable.emit
+        self._model_dir = worker.model_dir
         reason = unavailable_reason(worker.model_dir)
         if reason is not None:
             self._on_unavailable(reason)
+
+    def follow(self, config: Config) -> None:
+        """Settings saved: if they name another model, what was said of the old one no
+        longer holds (the worker reports the new one's progress, or why it cannot load)."""
+        if config.embedding_model_dir == self._model_dir:
+            return
+        self._model_dir = config.embedding_model_dir
+        self.label.setToolTip("")
+        self.setVisible(False)
 
     def _on_progress(self, progress: Progress) -> None:
         if progress.complete:
             self.setVisible(False)
             return
+        self.label.setToolTip("")
         self.label.setText(f"Indexing meaning: {progress.done:,} of {progress.total:,}")
         self.bar.setRange(0, max(1, progress.total))
         self.bar.setValue(progress.done)

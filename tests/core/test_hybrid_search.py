@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from core.model.config import Config
 from core.model.entries import Actor, EntryFilter, iso, utc_now
 from core.model.errors import InvalidParams
-from core.semantic import backfill, hybrid, vectors
+from core.semantic import backfill, embedding, hybrid, vectors
 from core.semantic.embedding import shared_embedder
 from core.semantic.hybrid import Mode, names_in, without_names
 from core.service import Caller, MemoryService
@@ -303,3 +304,32 @@ def test_two_services_on_one_group_share_one_copy_of_its_vectors(
     assert found["index"] is ours
     assert len(ours) == len(FACTS) + 1
     assert service.search(agent, {"query": "honey insects on my house"})[0].id == added
+
+
+def test_a_new_model_folder_is_used_at_once_and_every_row_embedded_with_it(
+    service: MemoryService, agent: Caller, embedded: dict[str, str], tmp_path: Path
+) -> None:
+    installed = embedding.default_files()
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    shutil.copy(installed.model, folder / "model.onnx")
+    shutil.copy(installed.tokenizer, folder / "tokenizer.json")
+    custom_id = embedding.directory_files(folder).model_id
+    store = service.store_for("main")
+    question = {"query": "Which food could give me a bad reaction?"}
+    assert embedding.loaded_model_id("") == embedding.DEFAULT_MODEL_ID
+
+    def models() -> set[str]:
+        return {str(r[0]) for r in store.execute("SELECT DISTINCT model FROM memory_vectors")}
+
+    for model_dir, model_id in ((str(folder), custom_id), ("", embedding.DEFAULT_MODEL_ID)):
+        service.set_config(service.config.with_changes(embedding_model_dir=model_dir))
+        assert service.embedding is not None and service.embedding.wait_idle(60)
+        assert models() == {model_id}  # each row's vector replaced, none left behind
+        assert service.embedding.progress["main"].complete
+        first = service.search(agent, question)[0]
+        assert first.id == embedded["User is allergic to peanuts"]
+        assert "semantic" in first.signals
+        # The model it replaced is no longer held.
+        other = "" if model_dir else str(folder)
+        assert embedding.loaded_model_id(other) is None

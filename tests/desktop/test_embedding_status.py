@@ -6,6 +6,7 @@ from pathlib import Path
 
 from pytestqt.qtbot import QtBot
 
+from core.model.config import Config
 from core.semantic import embedding
 from core.semantic.backfill import EmbeddingWorker
 from core.service import Caller, MemoryService
@@ -48,6 +49,12 @@ def test_a_missing_model_is_said_in_the_status_bar(
         worker.wake(service.data_dir.group_db("main"), "main")
         qtbot.waitUntil(lambda: "off" in status.label.text(), timeout=10_000)
         assert "model.onnx" in status.label.toolTip()
+        # Saved settings that name the same model change nothing; another model
+        # clears what was said of this one.
+        status.follow(Config(embedding_model_dir=str(tmp_path / "nowhere")))
+        assert status.isVisible() and "model.onnx" in status.label.toolTip()
+        status.follow(Config())
+        assert status.isHidden() and not status.label.toolTip()
     finally:
         worker.close()
         embedding.forget_shared()

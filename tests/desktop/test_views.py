@@ -222,11 +222,13 @@ def test_settings_edit_every_setting_and_say_what_ranks_by_meaning(
 ) -> None:
     window.go(Nav.SETTINGS)
     page = window.settings
-    # Only the model folder is named in config.json, as the status line says.
+    # Every setting has an editor; the model folder has its own row.
     fields = {f.name for f in dataclasses.fields(Config)}
     assert fields - set(page.editors) == {"embedding_model_dir"}
-    assert "all-MiniLM-L6-v2, installed with Ambry" in page.meaning_status.text()
-    assert "embedding_model_dir" in page.meaning_status.text()
+    assert page.model_folder.folder.objectName() == "embedding_model_dir"
+    status = page.model_folder.status
+    assert "all-MiniLM-L6-v2, installed with Ambry" in status.text()
+    assert "model.onnx and tokenizer.json" in status.text()
 
     page.editors["recency_weight"].setValue(0.0)  # type: ignore[union-attr]
     page.editors["recency_half_life_days"].setValue(30.0)  # type: ignore[union-attr]
@@ -243,9 +245,9 @@ def test_settings_edit_every_setting_and_say_what_ranks_by_meaning(
     broken.mkdir()
     assert shared_embedder(str(broken)) is None
     page.show_config(service.config.with_changes(embedding_model_dir=str(broken)))
-    assert page.meaning_status.text().startswith("Search by meaning is off:")
-    assert "model.onnx is missing" in page.meaning_status.text()
-    assert page.meaning_status.text().endswith("Search ranks by words only.")
+    assert status.text().startswith("Search by meaning is off:")
+    assert "model.onnx is missing" in status.text()
+    assert status.text().endswith("Search ranks by words only.")
 
 
 def test_saving_settings_keeps_what_ambry_settings_changed_meanwhile(
