@@ -9,7 +9,7 @@ from core.cli.context import Context, command, format_result
 from core.model.errors import AmbryError
 from core.recall.related import DEFAULT_RELATED, MAX_RELATED
 from core.semantic import backfill, vectors
-from core.semantic.embedding import shared_embedder, unavailable_reason
+from core.semantic.embedding import EmbeddingUnavailable, shared_embedder, unavailable_reason
 from core.storage.best_effort import best_effort
 
 
@@ -40,7 +40,10 @@ def catch_up(ctx: Context) -> None:
     if 0 < waiting <= CATCH_UP_LIMIT:
         # Vectors are derived data: a failed write here must never fail the search.
         with best_effort(store, "embedding new rows before the search"):
-            backfill.reindex(store.conn, store.path, ctx.group, embedder)
+            try:
+                backfill.reindex(store.conn, store.path, ctx.group, embedder)
+            except EmbeddingUnavailable:
+                return  # the model failed on a row: logged; the search ranks by words
     elif waiting:
         print(
             f"note: {waiting} memories and turns have no vector yet; run `ambry reindex` "
@@ -74,11 +77,15 @@ def cmd_reindex(ctx: Context, args: argparse.Namespace) -> int:
         if shown:
             print(f"\rembedded {progress.done} of {progress.total}", end="", file=sys.stderr)
 
-    done = backfill.reindex(
-        store.conn, store.path, ctx.group, embedder, rebuild=args.rebuild, on_progress=report
-    )
-    if shown:
-        print(file=sys.stderr)
+    try:
+        done = backfill.reindex(
+            store.conn, store.path, ctx.group, embedder, rebuild=args.rebuild, on_progress=report
+        )
+    except EmbeddingUnavailable as exc:
+        raise SemanticSearchOff(f"semantic search is off: {exc}") from None
+    finally:
+        if shown:
+            print(file=sys.stderr)
     ctx.emit(
         {**done.to_dict(), "model": embedder.model_id},
         f"{done.done} of {done.total} memories and turns have vectors ({embedder.model_id})",

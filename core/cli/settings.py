@@ -17,7 +17,7 @@ from typing import Any
 from core.cli.context import Context, command
 from core.model.config import BOUNDS, Config, save_config
 from core.model.errors import InvalidParams
-from core.semantic.embedding import EmbeddingUnavailable, directory_files
+from core.semantic.embedding import EmbeddingUnavailable, check_folder
 
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0"})
@@ -60,7 +60,7 @@ def _model_folder(text: str) -> str:
     """The folder as an absolute path, refused unless it holds a model's two files."""
     folder = Path(text).expanduser().resolve()
     try:
-        directory_files(folder)
+        check_folder(folder)
     except EmbeddingUnavailable as exc:
         raise InvalidParams(str(exc), field="embedding_model_dir") from None
     return str(folder)

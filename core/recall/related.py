@@ -14,7 +14,7 @@ from typing import Final
 from core.model.entries import EntryFilter
 from core.recall import memory_recall
 from core.semantic import hybrid, vectors
-from core.semantic.embedding import shared_embedder
+from core.semantic.embedding import EmbeddingUnavailable, shared_embedder
 from core.storage.store import GroupStore
 
 DEFAULT_RELATED: Final = 5
@@ -42,7 +42,10 @@ def related(
     seq = store.execute("SELECT seq FROM memory_entries WHERE id = ?", (entry_id,)).fetchone()
     index = hybrid.vector_index(store, vectors.MEMORIES, embedder)
     own = None if seq is None else index.vector_of(int(seq[0]))
-    query = own if own is not None else embedder.encode([text])[0]
+    try:
+        query = own if own is not None else embedder.encode([text])[0]
+    except EmbeddingUnavailable:  # the model failed on this text: it is off, logged once
+        return None
     import numpy as np
 
     query = np.asarray(query, dtype=np.float32)

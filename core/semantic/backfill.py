@@ -23,7 +23,13 @@ import apsw
 
 from core.model.errors import AmbryError
 from core.semantic import vectors
-from core.semantic.embedding import DEFAULT_MODEL_ID, Embedder, shared_embedder, unavailable_reason
+from core.semantic.embedding import (
+    DEFAULT_MODEL_ID,
+    Embedder,
+    EmbeddingUnavailable,
+    shared_embedder,
+    unavailable_reason,
+)
 from core.storage.db import open_database, write_transaction
 from core.storage.worker import BackgroundWorker, release_freed_memory
 
@@ -221,6 +227,11 @@ class EmbeddingWorker(BackgroundWorker):
                 on_progress=report,
                 should_stop=self._stop.is_set,
             )
+        except EmbeddingUnavailable as exc:  # the model failed on a row: it is off now
+            if self.on_unavailable is not None and not self._said_unavailable:
+                self._said_unavailable = True
+                self.on_unavailable(str(exc))
+            return 0
         except (AmbryError, apsw.Error) as exc:
             busy = isinstance(exc, apsw.BusyError) or isinstance(exc.__cause__, apsw.BusyError)
             tries = self._busy_tries.get(path, 0)

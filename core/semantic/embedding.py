@@ -120,6 +120,15 @@ def directory_files(directory: Path) -> ModelFiles:
     )
 
 
+def check_folder(folder: Path) -> ModelFiles:
+    """A folder a person names as their model, refused (:class:`EmbeddingUnavailable`,
+    with the reason) unless its model loads and embeds a text with its tokenizer."""
+    files = directory_files(folder)
+    Embedder.load(files)  # only tried: where the setting is used, it loads again
+    release_freed_memory()
+    return files
+
+
 def model_files(model_dir: str = "") -> ModelFiles:
     """The files of the ``embedding_model_dir`` setting: a person's folder, or "" for
     the model Ambry ships."""
@@ -157,6 +166,11 @@ class Embedder:
         self._session = session
         self._tokenizer = tokenizer
         self._inputs = {i.name for i in session.get_inputs()}
+        if "input_ids" not in self._inputs:
+            raise EmbeddingUnavailable(
+                f"{files.model} takes {', '.join(sorted(self._inputs))}, not input_ids: "
+                "it is not a BERT-style sentence encoder"
+            )
         # One call runs the model at a time; a search waiting for it goes before
         # the background worker's next batch.
         self._lock = threading.Condition()
@@ -199,6 +213,8 @@ class Embedder:
             raise EmbeddingUnavailable(f"cannot load {files.model}: {exc}") from exc
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.no_padding()
+        # The constructor runs the model once (its width): a model that loads but cannot
+        # embed text with this tokenizer is refused here, not in the middle of a search.
         return cls(files, session, tokenizer, time.perf_counter() - started)
 
     @contextlib.contextmanager
@@ -242,23 +258,38 @@ class Embedder:
                 tokens = encodings[i].ids
                 ids[row, : len(tokens)] = tokens
                 mask[row, : len(tokens)] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self._inputs:
-                feeds["token_type_ids"] = np.zeros_like(ids)
+            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             with self._turn(background):
-                states = self._session.run(None, feeds)[0]
-            pooled = (states * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+                states = self._run({k: v for k, v in feeds.items() if k in self._inputs})
+            if states.ndim == 3:  # one vector per token: their mean, padding left out
+                pooled = (states * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+            else:  # the model pools itself (one vector per text)
+                pooled = states
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             unit = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
             for row, i in enumerate(chunk):
                 out[i] = unit[row]
         return np.stack(out)
 
+    def _run(self, feeds: dict[str, Any]) -> Any:
+        try:
+            states = self._session.run(None, feeds)[0]
+        except Exception as exc:  # the runtime raises its own, unexported, types
+            raise _disabled(self, f"{self.files.model} failed on a text: {exc}") from exc
+        if getattr(states, "ndim", 0) not in (2, 3):
+            raise _disabled(
+                self,
+                f"{self.files.model} gives {getattr(states, 'shape', '?')}-shaped output; "
+                "Ambry needs one vector per token or per text",
+            )
+        return states
+
 
 # -- the process-wide model ---------------------------------------------------------
 
 _shared: dict[str, Embedder | EmbeddingUnavailable] = {}
-_shared_lock = threading.Lock()
+#: Reentrant: a model that fails its first text while loading is turned off under it.
+_shared_lock = threading.RLock()
 #: Model folders whose failure has been logged (once per process).
 _said: set[str] = set()
 
@@ -293,6 +324,20 @@ def unavailable_reason(model_dir: str = "") -> str | None:
     """Why the model for ``model_dir`` could not be loaded (None: loaded or not tried)."""
     found = _shared.get(model_dir)
     return str(found) if isinstance(found, EmbeddingUnavailable) else None
+
+
+def _disabled(embedder: Embedder, reason: str) -> EmbeddingUnavailable:
+    """A loaded model that failed on a text is off from now on in this process, with
+    the reason logged once: searches rank by words rather than fail on every call."""
+    failure = EmbeddingUnavailable(reason)
+    with _shared_lock:
+        for model_dir, found in list(_shared.items()):
+            if found is embedder:
+                _shared[model_dir] = failure
+                if model_dir not in _said:
+                    _said.add(model_dir)
+                    log.warning("semantic search is off, search ranks by keywords only: %s", reason)
+    return failure
 
 
 def loaded_model_id(model_dir: str = "") -> str | None:

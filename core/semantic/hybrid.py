@@ -27,7 +27,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from core.model.errors import InvalidParams
-from core.semantic.embedding import Embedder, forget_shared, loaded_model_id, shared_embedder
+from core.semantic.embedding import (
+    Embedder,
+    EmbeddingUnavailable,
+    forget_shared,
+    loaded_model_id,
+    shared_embedder,
+)
 from core.semantic.vectors import VectorIndex, VectorTable
 from core.storage import fts
 from core.storage.fts import query_terms
@@ -178,7 +184,10 @@ def query_vector(query: str, model_dir: str) -> tuple[Embedder, npt.NDArray[np.f
     cached = _query_vectors.get(model_dir)
     if cached is None or cached.embedder is not embedder:
         cached = _query_vectors[model_dir] = QueryVectors(embedder, OrderedDict())
-    return embedder, cached.vector(query)
+    try:
+        return embedder, cached.vector(query)
+    except EmbeddingUnavailable:  # the model failed on this text: it is off, logged once
+        return None
 
 
 # -- the vectors of an open store ------------------------------------------------------

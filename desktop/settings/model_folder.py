@@ -1,7 +1,8 @@
 """The Search section's model row: which model ranks by meaning, and choosing another.
 
 The folder is a setting like the others (``embedding_model_dir``): it is checked
-when chosen (it must hold ``model.onnx`` and ``tokenizer.json``), kept as an
+when chosen (it must hold ``model.onnx`` and ``tokenizer.json``, and the model must
+embed a text with that tokenizer), kept as an
 absolute path, and applied when the page is saved. The running app then loads
 the new model and re-embeds every memory and turn in the background; the status
 bar shows the progress, and until a row has its new vector it is found by words.
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -22,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.semantic.embedding import EmbeddingUnavailable, directory_files, unavailable_reason
+from core.semantic.embedding import EmbeddingUnavailable, check_folder, unavailable_reason
 from desktop.widgets import messages
 
 INSTALLED = "all-MiniLM-L6-v2, installed with Ambry"
@@ -90,9 +93,12 @@ class ModelFolderRow(QWidget):
         if not picked:
             return
         folder = Path(picked).expanduser().resolve()
+        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
         try:
-            directory_files(folder)
+            check_folder(folder)  # loads it once: refused here, not at the first search
         except EmbeddingUnavailable as exc:
-            messages.error(f"That folder holds no model: {exc}")
+            messages.error(f"Ambry cannot use that folder's model: {exc}")
             return
+        finally:
+            QGuiApplication.restoreOverrideCursor()
         self.set_value(str(folder))

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from core.model.config import Config, load_config
+from core.semantic.embedding import default_files
 from core.service import MemoryService
 from core.storage.paths import DataDir
 from tests.core.test_cli import run
@@ -81,6 +83,11 @@ def test_a_model_folder_is_checked_and_kept_absolute(
     assert code == 1 and "model.onnx is missing" in err
     for name in ("model.onnx", "tokenizer.json"):
         (folder / name).write_bytes(b"")
+    code, _, err = run(capsys, "--data-dir", d, "settings", "embedding_model_dir", str(folder))
+    assert code == 1 and "cannot load" in err  # the files are there, but no model runs
+    installed = default_files()
+    shutil.copy(installed.model, folder / "model.onnx")
+    shutil.copy(installed.tokenizer, folder / "tokenizer.json")
     # Typed relative to where the command runs; stored as the folder it names.
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "--data-dir", d, "settings", "embedding_model_dir", "my-model")
