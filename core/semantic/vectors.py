@@ -49,6 +49,8 @@ class VectorTable:
 LOAD_CHUNK: Final = 4096
 #: A load of at least this many vectors hands the freed row objects' pages back.
 RELEASE_AFTER: Final = 10_000
+#: Rows marked gone before the copy is compacted (or a quarter of it, if more).
+GONE_BEFORE_COMPACTING: Final = 1024
 
 MEMORIES: Final = VectorTable(
     table="memory_vectors",
@@ -126,7 +128,9 @@ class VectorIndex:
     """An in-memory copy of one table's vectors, kept fresh incrementally.
 
     Rows only ever get a higher ``id``; a refresh reads those above the last one
-    seen. A changed row count (a vector deleted) reloads the whole copy.
+    seen. When the row count no longer adds up (a vector deleted, or another
+    model's replaced by this one's), the keys say which rows went, and only those
+    leave the copy: the vectors are not read again.
 
     One copy serves every thread of the process that searches the same file: each
     call passes its own thread's connection. A lock keeps a refresh whole; a scan
@@ -147,6 +151,8 @@ class VectorIndex:
         self._buffer: Vectors = np.zeros((0, dimensions), dtype=np.float32)
         self._key_buffer: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._size = 0
+        #: Rows marked gone (key -1) and not yet compacted away.
+        self._gone = 0
         self._rows: dict[int, int] = {}
         self._last_id = 0
         #: Rows of another model (before a re-index replaces them): not loaded.
@@ -191,16 +197,18 @@ class VectorIndex:
             return True
         # count(*) reads the small key index, not the vectors.
         total = int(conn.execute(f"SELECT count(*) FROM {k.table}").get)
-        if total != len(self._rows) + self._other_models:
-            self._reset()
-            self._reserve(total)
-            loaded += self._load(
-                conn.execute(
-                    f"SELECT id, {k.key}, vector FROM {k.table} WHERE model = ? ORDER BY id",
-                    (self.model_id,),
-                )
+        if total != len(self._rows) + self._other_models and not conn.in_transaction:
+            # Some went, or another model's rows were replaced by ours (a model switch).
+            # The keys alone (the same small index) say which of ours are gone. Not in a
+            # transaction: an older snapshot would lack rows loaded since, and a row
+            # dropped here is never read again.
+            import numpy as np
+
+            present = np.fromiter(
+                (r[0] for r in conn.execute(f"SELECT {k.key} FROM {k.table}")), dtype=np.int64
             )
-            self._other_models = total - len(self._rows)
+            self._keep_only(present)
+            self._other_models = max(0, total - len(self._rows))
         if loaded >= RELEASE_AFTER:
             # Reading them went through tens of megabytes of row objects.
             release_freed_memory()
@@ -234,14 +242,37 @@ class VectorIndex:
     def _keys(self) -> npt.NDArray[np.int64]:
         return self._key_buffer[: self._size]
 
-    def _reset(self) -> None:
+    def _keep_only(self, present: npt.NDArray[np.int64]) -> None:
+        """Mark the rows whose key is not in ``present`` as gone (key -1), in place;
+        their room is reclaimed once gone rows are a quarter of the copy."""
         import numpy as np
 
-        self._buffer = np.zeros((0, self._dims), dtype=np.float32)
-        self._key_buffer = np.zeros(0, dtype=np.int64)
-        self._size = 0
-        self._rows = {}
-        self._last_id = 0
+        keys = self._keys
+        gone = np.flatnonzero(~np.isin(keys, present) & (keys >= 0))
+        if not len(gone):
+            return
+        for key in keys[gone].tolist():
+            del self._rows[key]
+        # A scan under way on another thread reads these keys after its product,
+        # so it leaves out a row marked now (or returns it, its row already deleted).
+        self._key_buffer[gone] = -1
+        self._gone += len(gone)
+        if self._gone > max(GONE_BEFORE_COMPACTING, self._size // 4):
+            self._compact()
+
+    def _compact(self) -> None:
+        """The live rows into new arrays (a scan under way keeps reading the old ones)."""
+        import numpy as np
+
+        kept = np.flatnonzero(self._keys >= 0)
+        spare = len(self._buffer) - self._size
+        buffer = np.zeros((len(kept) + spare, self._dims), dtype=np.float32)
+        buffer[: len(kept)] = self._matrix[kept]
+        keys = np.zeros(len(buffer), dtype=np.int64)
+        keys[: len(kept)] = self._keys[kept]
+        self._buffer, self._key_buffer, self._size = buffer, keys, len(kept)
+        self._rows = {int(key): row for row, key in enumerate(keys[: len(kept)].tolist())}
+        self._gone = 0
 
     def _append(self, rows: list[Any]) -> None:
         if not rows:
@@ -273,18 +304,19 @@ class VectorIndex:
         """The ``k`` most similar rows as (seq, cosine similarity), best first."""
         with self._lock:
             # Views of the rows loaded now: a later append writes past them, a growth
-            # or a reload makes new arrays and leaves these as they are (only a
-            # re-embedded row is overwritten in place).
-            matrix, keys = self._matrix, self._keys
+            # or a compaction makes new arrays and leaves these as they are (only a
+            # re-embedded row is overwritten in place, and a gone one marked).
+            matrix, keys, gone = self._matrix, self._keys, self._gone
         if not len(keys) or k <= 0:
             return []
         import numpy as np
 
         sims = matrix @ query
-        k = min(k, len(sims))
-        top = np.argpartition(-sims, k - 1)[:k]
+        want = min(k + gone, len(sims))  # the best k live rows are among these
+        top = np.argpartition(-sims, want - 1)[:want]
         top = top[np.argsort(-sims[top])]
-        return [(int(keys[i]), float(sims[i])) for i in top]
+        found = [(int(keys[i]), float(sims[i])) for i in top]
+        return [(key, sim) for key, sim in found if key >= 0][:k]
 
     def similarities(self, seqs: list[int], query: npt.NDArray[np.float32]) -> dict[int, float]:
         """Cosine similarity of ``query`` to each of ``seqs`` that has a vector."""

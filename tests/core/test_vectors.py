@@ -7,7 +7,9 @@ from pathlib import Path
 
 import apsw
 import numpy as np
+import pytest
 
+from core.semantic import vectors
 from core.semantic.vectors import LOAD_CHUNK, MEMORIES, VectorIndex, to_blob
 from core.storage.db import open_database
 
@@ -169,5 +171,113 @@ def test_a_refresh_waits_for_one_under_way_on_another_thread(tmp_path: Path) -> 
             assert other.is_alive() and len(index) == 0
         other.join(10)
         assert len(index) == 1
+    finally:
+        conn.close()
+
+
+class _Recording:
+    """A connection that notes every statement it runs (to see what a refresh reads)."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+        self.statements: list[str] = []
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.conn.in_transaction
+
+    def execute(self, sql: str, *args: object) -> apsw.Cursor:
+        self.statements.append(sql)
+        return self.conn.execute(sql, *args)
+
+
+def test_deletes_and_a_model_switch_leave_the_other_vectors_unread(tmp_path: Path) -> None:
+    rng = np.random.default_rng(5)
+    conn = open_database(tmp_path / "g.sqlite")
+    try:
+        data = _unit(rng, 300)
+        with conn:
+            for seq in range(200):
+                _put(conn, seq, data[seq], model="old")  # before the switch
+            for seq in range(200, 300):
+                _put(conn, seq, data[seq])
+        index = VectorIndex(MEMORIES, "m", 384)
+        recording = _Recording(conn)
+        index.refresh(recording)
+        assert len(index) == 100
+        query = _unit(rng, 1)[0]
+        # The worker replaces the old model's rows with this one's, a batch at a time;
+        # rows are deleted meanwhile. Each refresh reads only the rows new to it.
+        for start in range(0, 200, 50):
+            recording.statements.clear()
+            with conn:
+                for seq in range(start, start + 50):
+                    _put(conn, seq, data[seq])
+                conn.execute("DELETE FROM memory_vectors WHERE entry_seq = ?", (250 + start // 50,))
+            index.refresh(recording)
+            reads = [sql for sql in recording.statements if "vector FROM" in sql]
+            assert reads and all("id > ?" in sql for sql in reads)
+            assert [s for s, _ in index.nearest(query, 20)] == _brute(conn, query, 20)
+        assert len(index) == 296
+        assert index.vector_of(250) is None and index.vector_of(0) is not None
+    finally:
+        conn.close()
+
+
+def test_a_refresh_inside_an_older_snapshot_loses_no_rows(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    path = tmp_path / "g.sqlite"
+    writer, reader = open_database(path), open_database(path)
+    try:
+        data = _unit(rng, 200)
+        with writer:
+            for seq in range(100):
+                _put(writer, seq, data[seq])
+        index = VectorIndex(MEMORIES, "m", 384)
+        reader.execute("BEGIN")
+        assert reader.execute("SELECT count(*) FROM memory_vectors").get == 100  # snapshot
+        with writer:
+            for seq in range(100, 200):
+                _put(writer, seq, data[seq])
+        index.refresh(writer)
+        assert len(index) == 200
+        index.refresh(reader)  # sees 100 rows of the 200 loaded: none is taken for gone
+        assert len(index) == 200
+        reader.execute("COMMIT")
+        index.refresh(reader)
+        query = _unit(rng, 1)[0]
+        assert [s for s, _ in index.nearest(query, 30)] == _brute(writer, query, 30)
+        assert len(index) == 200
+    finally:
+        reader.close()
+        writer.close()
+
+
+def test_gone_rows_are_compacted_away_once_they_are_many(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "GONE_BEFORE_COMPACTING", 0)  # a quarter of the copy
+    rng = np.random.default_rng(8)
+    conn = open_database(tmp_path / "g.sqlite")
+    try:
+        data = _unit(rng, 100)
+        with conn:
+            for seq in range(100):
+                _put(conn, seq, data[seq])
+        index = VectorIndex(MEMORIES, "m", 384)
+        index.refresh(conn)
+        query = _unit(rng, 1)[0]
+        for gone in (range(0, 20), range(20, 30)):  # 20 marked; 30 > 25: compacted
+            conn.execute(
+                f"DELETE FROM memory_vectors WHERE entry_seq IN ({','.join(map(str, gone))})"
+            )
+            index.refresh(conn)
+            assert [s for s, _ in index.nearest(query, 100)] == _brute(conn, query, 100)
+        assert len(index) == 70 and index._size == 70  # the gone rows' room is reclaimed
+        _put(conn, 5, data[5])  # a gone row comes back
+        index.refresh(conn)
+        assert [s for s, _ in index.nearest(query, 100)] == _brute(conn, query, 100)
+        vec = index.vector_of(5)
+        assert vec is not None and np.allclose(vec, data[5])
     finally:
         conn.close()
