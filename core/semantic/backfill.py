@@ -204,14 +204,15 @@ class EmbeddingWorker(BackgroundWorker):
                 conn.execute("PRAGMA synchronous = NORMAL")
                 # It reads each row once and appends: a small page cache will do.
                 conn.execute(f"PRAGMA cache_size = -{WORKER_CACHE_KIB}")
-            if not self.model_dir and not _waiting(conn, DEFAULT_MODEL_ID):
+            model_dir = self.model_dir
+            if not model_dir and not _waiting(conn, DEFAULT_MODEL_ID):
                 return 0  # nothing to embed: the model is not loaded for nothing
-            embedder = shared_embedder(self.model_dir)
+            embedder = shared_embedder(model_dir)
             if embedder is None:
                 # Said once in the log (and to the app); keyword search carries on.
                 if self.on_unavailable is not None and not self._said_unavailable:
                     self._said_unavailable = True
-                    self.on_unavailable(unavailable_reason(self.model_dir) or "no model")
+                    self.on_unavailable(unavailable_reason(model_dir) or "no model")
                 return 0
             seen: list[int] = []
 
@@ -225,7 +226,8 @@ class EmbeddingWorker(BackgroundWorker):
                 group,
                 embedder,
                 on_progress=report,
-                should_stop=self._stop.is_set,
+                # Another model chosen meanwhile: stop; use_model asked for the group again.
+                should_stop=lambda: self._stop.is_set() or self.model_dir != model_dir,
             )
         except EmbeddingUnavailable as exc:  # the model failed on a row: it is off now
             if self.on_unavailable is not None and not self._said_unavailable:

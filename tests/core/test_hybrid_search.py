@@ -121,6 +121,37 @@ def test_backfill_resumes_after_a_stop(service: MemoryService, operator: Caller)
     assert vectors.pending_count(store.conn, vectors.MEMORIES, model.model_id) == 0
 
 
+def test_a_model_chosen_during_a_backfill_takes_over_at_the_next_batch(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    for i in range(200):
+        _store(service, operator, f"Fact number {i} about the garden shed and its tools")
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    installed = embedding.default_files()
+    shutil.copy(installed.model, folder / "model.onnx")
+    shutil.copy(installed.tokenizer, folder / "tokenizer.json")
+    worker = backfill.EmbeddingWorker()
+    done: list[int] = []
+
+    def progressed(progress: backfill.Progress) -> None:
+        done.append(progress.done)
+        if len(done) == 1:  # the installed model's run has just begun
+            worker.use_model(str(folder))
+
+    worker.on_progress = progressed
+    try:
+        worker.wake(service.data_dir.group_db("main"), "main")
+        assert worker.wait_idle(60)
+    finally:
+        worker.close()
+    # The first run stopped before its first batch; the new model's began from 0.
+    assert done[:2] == [0, 0] and done[-1] == 200
+    store = service.store_for("main")
+    custom = embedding.directory_files(folder).model_id
+    assert {r[0] for r in store.execute("SELECT DISTINCT model FROM memory_vectors")} == {custom}
+
+
 def test_a_database_from_before_vectors_is_upgraded_and_backfilled(tmp_path: Path) -> None:
     data = DataDir(tmp_path)
     data.ensure()
