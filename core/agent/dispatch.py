@@ -189,7 +189,7 @@ class Connection:
             if method.needs_session and self.session is None:
                 raise Unauthorized(f"call hello before {method.name}")
             check_unicode(request.params)
-            result = method.handler(self, request.params)
+            result = self.call(method, request.params)
             frame = None if request.notification else result_frame(request.id, result)
             return Reply(frame, name)
         except RpcError as exc:
@@ -205,6 +205,11 @@ class Connection:
             )
         close = self.failed_hellos >= MAX_FAILED_HELLOS
         return Reply(None if request.notification else frame, name, ok=False, close=close)
+
+    def call(self, method: Method, params: Any) -> Any:
+        """Run ``method`` with the data dir's current settings (socket and MCP alike)."""
+        self.service.follow_config()
+        return method.handler(self, params)
 
     def close(self) -> None:
         """The client went away: an open session ends ungracefully, its writes stay."""

@@ -214,7 +214,7 @@ class McpSession:
                     f"{name}: arguments must be an object", field="(arguments)", rule="type"
                 )
             check_unicode(args)
-            result = method.handler(self.conn, args)
+            result = self.conn.call(method, args)
         except AmbryError as exc:
             return self._tool_result(f"{exc.code}: {exc.message}", exc.to_dict(), error=True)
         if name == "session_end":

@@ -120,10 +120,15 @@ def cmd_settings(ctx: Context, args: argparse.Namespace) -> int:
     changed = config.with_changes(**{name: value})  # refuses a value out of range
     if changed != config:
         save_config(path, changed)
-    then = "; then run `ambry reindex` to embed with it" if name == "embedding_model_dir" else ""
+    then = (
+        " (they embed everything with it in the background; with none running, "
+        "`ambry reindex` does it now)"
+        if name == "embedding_model_dir"
+        else ""
+    )
     ctx.emit(
         {"name": name, "value": getattr(changed, name), "was": was, "file": str(path)},
         f"{name} = {_shown(getattr(changed, name))} (was {_shown(was)}), saved in {path}; "
-        f"the app, `ambry serve` and `ambry mcp` use it from their next start{then}",
+        f"a running app, `ambry serve` and `ambry mcp` use it from their next call{then}",
     )
     return 0

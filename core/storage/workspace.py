@@ -15,10 +15,12 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import timedelta
+from pathlib import Path
 
 from core.model.changes import Changes
-from core.model.config import Config
+from core.model.config import Config, load_config
 from core.model.entries import Actor, MemoryEntry, Privacy, iso, utc_now
+from core.model.errors import AmbryError
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.best_effort import best_effort
@@ -44,6 +46,15 @@ LOCKED_MASK = "[encrypted: the OS keyring holding Ambry's key is unavailable]"
 OpenHook = Callable[[GroupStore], None]
 
 
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a file is rewritten (atomically, by rename: the inode too)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
 def normalise_content(text: str) -> str:
     return " ".join(text.casefold().split())
 
@@ -63,6 +74,8 @@ class Workspace:
     def __init__(self, data_dir: DataDir, config: Config | None = None) -> None:
         self.data_dir = data_dir
         self.config = config or Config()
+        # ``config`` is taken to be the file as it is now; later changes are followed.
+        self._config_stamp = _stamp(data_dir.config_file)
         self._stores: dict[str, GroupStore] = {}
         self._listeners: list[Callable[[Changes], None]] = []
         self._open_hooks: list[OpenHook] = []
@@ -141,6 +154,30 @@ class Workspace:
 
     def set_config(self, config: Config) -> None:
         self.config = config
+
+    def follow_config(self) -> bool:
+        """Apply ``config.json`` if it changed since it was last read (``ambry settings``,
+        or another Ambry process saving its settings); returns whether settings changed.
+
+        One ``stat`` when nothing changed, so a server calls it before every call: the
+        processes serving one data dir use the same settings (the same model too, or
+        their embedding workers would each re-embed what the other just did). A file
+        that cannot be read is logged and the settings in use are kept.
+        """
+        stamp = _stamp(self.data_dir.config_file)
+        if stamp == self._config_stamp:
+            return False
+        self._config_stamp = stamp
+        try:
+            config = load_config(self.data_dir.config_file)
+        except AmbryError as exc:
+            log.warning("%s; the settings in use are kept", exc.message)
+            return False
+        if config == self.config:
+            return False
+        log.info("settings changed in %s: applied", self.data_dir.config_file)
+        self.set_config(config)
+        return True
 
     def _purge_superseded(self, store: GroupStore) -> None:
         cutoff = iso(utc_now() - timedelta(days=self.config.purge_superseded_days))

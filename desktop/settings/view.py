@@ -137,6 +137,26 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str, str], ...]], ...] = (
 )
 
 
+Editor = QSpinBox | QDoubleSpinBox | QCheckBox
+
+
+def _editor_value(editor: Editor) -> object:
+    if isinstance(editor, QCheckBox):
+        return editor.isChecked()
+    if isinstance(editor, QDoubleSpinBox):
+        return round(editor.value(), editor.decimals())
+    return editor.value()
+
+
+def _rounded_to(editor: Editor, value: object) -> object:
+    """``value`` as ``editor`` can show it: a value it cannot show is not an edit."""
+    if isinstance(editor, QCheckBox):
+        return bool(value)
+    if isinstance(editor, QDoubleSpinBox):
+        return round(float(value), editor.decimals())  # type: ignore[arg-type]
+    return value
+
+
 class SettingsPage(QWidget):
     """Edits the person's settings and manages the agent token.
 
@@ -199,7 +219,7 @@ class SettingsPage(QWidget):
         self.save_button.clicked.connect(self.save)
         add_key(self, QKeySequence.StandardKey.Save, self.save, "Save settings")
         self.revert_button.clicked.connect(lambda: self.show_config(self._state.config))
-        state.config_changed.connect(self.show_config)
+        state.config_changed.connect(lambda config: self.show_config(config, keep_edits=True))
         state.group_changed.connect(lambda _g: self._show_paths())
 
     # -- building ----------------------------------------------------------------
@@ -286,32 +306,43 @@ class SettingsPage(QWidget):
 
     # -- settings ----------------------------------------------------------------
 
-    def show_config(self, config: Config) -> None:
-        self.model_folder.set_value(config.embedding_model_dir)
+    def show_config(self, config: Config, *, keep_edits: bool = False) -> None:
+        """Show ``config``; with ``keep_edits`` (settings changed elsewhere), a value the
+        person has edited and not saved stays as they left it."""
+        edited = self._edited() if keep_edits else set()
+        if "embedding_model_dir" not in edited:
+            self.model_folder.set_value(config.embedding_model_dir)
         for name, editor in self.editors.items():
+            if name in edited:
+                continue
             value = getattr(config, name)
             if isinstance(editor, QCheckBox):
                 editor.setChecked(bool(value))
             else:
                 editor.setValue(value)
+        self._shown = config
+
+    def _edited(self) -> set[str]:
+        """The settings whose editor differs from what was last shown."""
+        shown = self._shown
+        edited = {
+            name
+            for name, editor in self.editors.items()
+            if _editor_value(editor) != _rounded_to(editor, getattr(shown, name))
+        }
+        if self.model_folder.value() != shown.embedding_model_dir:
+            edited.add("embedding_model_dir")
+        return edited
 
     def is_dirty(self) -> bool:
         """Whether an editor holds a value that is not the saved setting."""
         config = self._state.config
         if self.model_folder.value() != config.embedding_model_dir:
             return True
-        for name, editor in self.editors.items():
-            saved = getattr(config, name)
-            if isinstance(editor, QCheckBox):
-                if editor.isChecked() != bool(saved):
-                    return True
-            elif isinstance(editor, QDoubleSpinBox):
-                # The box rounds what it shows; a value it cannot show is not an edit.
-                if round(editor.value(), editor.decimals()) != round(saved, editor.decimals()):
-                    return True
-            elif editor.value() != saved:
-                return True
-        return False
+        return any(
+            _editor_value(editor) != _rounded_to(editor, getattr(config, name))
+            for name, editor in self.editors.items()
+        )
 
     def edited_config(self) -> Config:
         """The settings as edited, checked by core.model.config (raises InvalidParams)."""

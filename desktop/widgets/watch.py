@@ -103,6 +103,8 @@ class AppState(QObject):
         self._flush_timer.timeout.connect(self._flush)
         self._version = 0
         self._audited: tuple[Any, ...] = ()
+        #: The settings the views were last told of.
+        self._config_shown = service.config
         self._poll_timer = QTimer(self)
         self._poll_timer.setInterval(POLL_MS)
         self._poll_timer.timeout.connect(self.poll)
@@ -169,6 +171,7 @@ class AppState(QObject):
             config = config.with_changes(**kept)
         save_config(self.data_dir.config_file, config)
         self.service.set_config(config)
+        self._config_shown = config
         self.config_changed.emit(config)
 
     # -- change records --------------------------------------------------------
@@ -180,13 +183,18 @@ class AppState(QObject):
         self._poll_timer.start()
 
     def poll(self) -> None:
-        """Check the current group for commits by other connections.
+        """Check the settings file, and the current group for commits by other connections.
 
         Every change a person or an agent makes writes an audit row; vectors from the
         embedding worker do not, and change nothing a view shows. A commit that moved
         neither the audit log nor the layer summaries leaves the views alone: a
         background backfill of 100,000 vectors must not redraw the window each batch.
         """
+        # Settings saved by `ambry settings`, or picked up by the agent server's last call.
+        self.service.follow_config()
+        if self.service.config != self._config_shown:
+            self._config_shown = self.service.config
+            self.config_changed.emit(self._config_shown)
         store = self.service.store_for(self._group)
         version = store.data_version()
         if version != self._version:

@@ -17,6 +17,7 @@ from core.semantic.embedding import shared_embedder
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 from desktop.shell.main_window import MainWindow, Nav
+from desktop.widgets.watch import AppState
 from tests.desktop.conftest import Dialogs, add
 
 
@@ -273,3 +274,31 @@ def test_saving_settings_keeps_what_ambry_settings_changed_meanwhile(
     page.editors["trash_days"].setValue(20)  # type: ignore[union-attr]
     page.save_button.click()
     assert load_config(data_dir.config_file).trash_days == 20
+
+
+def test_settings_saved_elsewhere_show_without_undoing_unsaved_edits(
+    qtbot: QtBot,
+    service: MemoryService,
+    state: AppState,
+    data_dir: DataDir,
+    window: MainWindow,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    window.go(Nav.SETTINGS)
+    page = window.settings
+    page.editors["trash_days"].setValue(12)  # type: ignore[union-attr]  # not saved yet
+    seen: list[Config] = []
+    state.config_changed.connect(seen.append)
+    assert cli_main(["--data-dir", str(data_dir.root), "settings", "recency_weight", "0.4"]) == 0
+    assert cli_main(["--data-dir", str(data_dir.root), "settings", "trash_days", "5"]) == 0
+    capsys.readouterr()
+    state.start_polling()
+    qtbot.waitUntil(lambda: bool(seen), timeout=5_000)
+    assert service.config.recency_weight == 0.4 and seen[-1].trash_days == 5
+    assert page.editors["recency_weight"].value() == 0.4  # type: ignore[union-attr]
+    assert page.editors["trash_days"].value() == 12  # type: ignore[union-attr]
+    assert page.is_dirty()
+    page.save_button.click()
+    saved = load_config(data_dir.config_file)
+    assert saved.trash_days == 12 and saved.recency_weight == 0.4
+    assert not page.is_dirty()
