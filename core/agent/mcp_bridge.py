@@ -234,6 +234,7 @@ class McpSession:
     # -- prompts and resources ---------------------------------------------------------
 
     def _brief_markdown(self) -> str:
+        self.service.follow_config()  # the brief limits as saved last, as for a tool call
         markdown: str = self.service.brief(self.conn.caller, {}).markdown
         return markdown
 

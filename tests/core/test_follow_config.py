@@ -91,11 +91,15 @@ def test_an_mcp_server_follows_the_settings_file(tmp_path: Path) -> None:
     data = tmp_path / "mcp-data"
 
     async def body(session: ClientSession, _init: Any) -> Any:
-        store = {"type": "fact", "content": "The user keeps bees"}
-        first = await session.call_tool("memory_store", store)
-        assert not first.is_error
-        (data / "config.json").write_text(json.dumps({"rate_stores_per_hour": 1}))
-        return await session.call_tool("memory_store", {**store, "content": "and wasps"})
+        for fact in ("The user keeps bees", "The user grows leeks"):
+            stored = await session.call_tool("memory_store", {"type": "fact", "content": fact})
+            assert not stored.is_error
+        settings = {"rate_stores_per_hour": 2, "max_brief_entries": 1}
+        (data / "config.json").write_text(json.dumps(settings))
+        brief = text_of((await session.get_prompt("memory_brief")).messages[0].content)
+        refused = await session.call_tool("memory_store", {"type": "fact", "content": "Wasps"})
+        return brief, refused
 
-    refused = run_session(data, body)
+    brief, refused = run_session(data, body)
+    assert ("bees" in brief) != ("leeks" in brief)  # one entry: the new brief limit
     assert refused.is_error and "rate_limited" in text_of(refused.content[0])
