@@ -365,10 +365,7 @@ class SettingsPage(QWidget):
             messages.report(exc)
             return
         if self._state.config.embedding_model_dir != model_was:
-            messages.info(
-                "Settings saved. Search by meaning now uses the new model; every memory "
-                "is embedded with it in the background (see the status bar)."
-            )
+            messages.info("Settings saved; embedding every memory with the new model.")
         else:
             messages.info("Settings saved; agents use them from their next call.")
 

@@ -31,7 +31,7 @@ from desktop.shell.single_instance import InstanceServer, raise_running
 from desktop.shell.tray import Tray
 from desktop.shell.window_state import remembered_group
 from desktop.widgets import messages
-from desktop.widgets.embedding_status import EmbeddingStatus
+from desktop.widgets.embedding_status import show_in
 from desktop.widgets.ops import Executor
 from desktop.widgets.theme import light_sheet, theme_manager
 from desktop.widgets.watch import AppState
@@ -202,9 +202,7 @@ def launch(args: argparse.Namespace, instance: InstanceServer | None = None) -> 
         socket_error = exc.message
     window = MainWindow(state, executor, server, server.path, socket_error)
     if service.embedding is not None:
-        status = EmbeddingStatus(service.embedding, window)
-        state.config_changed.connect(status.follow)
-        window.statusBar().addWidget(status)
+        show_in(window, service.embedding, state.config_changed)
     instance.raise_requested.connect(window.bring_to_front)
     add_tray(window, server)
     window.show()

@@ -3,8 +3,8 @@ embedded, and why semantic search is off when it is."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
+from PySide6.QtCore import Signal, SignalInstance
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QProgressBar, QWidget
 
 from core.model.config import Config
 from core.semantic.backfill import EmbeddingWorker, Progress
@@ -70,3 +70,15 @@ class EmbeddingStatus(QWidget):
         self.label.setToolTip(reason)
         self.bar.setVisible(False)
         self.setVisible(True)
+
+
+def show_in(
+    window: QMainWindow, worker: EmbeddingWorker, config_changed: SignalInstance
+) -> EmbeddingStatus:
+    """Put an :class:`EmbeddingStatus` for ``worker`` in ``window``'s status bar, following
+    the settings. It sits with the permanent widgets: a passing message ("Settings
+    saved…") takes the bar's left side and would otherwise be drawn over it."""
+    status = EmbeddingStatus(worker, window)
+    window.statusBar().insertPermanentWidget(0, status)
+    config_changed.connect(status.follow)
+    return status

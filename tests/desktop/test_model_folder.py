@@ -12,7 +12,7 @@ from core.semantic import embedding
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 from desktop.shell.main_window import MainWindow, Nav
-from desktop.widgets.embedding_status import EmbeddingStatus
+from desktop.widgets.embedding_status import show_in
 from desktop.widgets.watch import AppState
 from tests.desktop.conftest import add, embed_all
 
@@ -45,9 +45,7 @@ def test_a_chosen_model_folder_is_saved_and_every_memory_embedded_with_it(
     peanuts = add(service, operator, "User is allergic to peanuts")
     embed_all(service)
     assert service.embedding is not None
-    status = EmbeddingStatus(service.embedding, window)
-    state.config_changed.connect(status.follow)
-    window.statusBar().addWidget(status)
+    status = show_in(window, service.embedding, state.config_changed)
     window.go(Nav.SETTINGS)
     row = window.settings.model_folder
     assert row.value() == "" and not row.installed_button.isEnabled()
