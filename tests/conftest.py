@@ -61,3 +61,19 @@ def operator(service: MemoryService) -> Caller:
 @pytest.fixture
 def agent(service: MemoryService) -> Caller:
     return service.open_session("main", Actor.AGENT, "test-agent")
+
+
+@pytest.fixture
+def model_copy(tmp_path: Path) -> Path:
+    """A folder of one's own holding a copy of the installed model: a model with
+    another id, so choosing it makes every row be embedded again."""
+    import shutil
+
+    from core.semantic.embedding import default_files
+
+    installed = default_files()
+    folder = tmp_path / "my model"
+    folder.mkdir()
+    shutil.copy(installed.model, folder / "model.onnx")
+    shutil.copy(installed.tokenizer, folder / "tokenizer.json")
+    return folder

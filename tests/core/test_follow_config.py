@@ -4,7 +4,6 @@ whoever saved them (the app, another server, `ambry settings`)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +48,9 @@ def test_a_server_uses_settings_saved_by_ambry_settings_from_its_next_call(
 
 
 def test_two_servers_on_one_data_dir_end_on_the_model_saved_last(
-    data_dir: DataDir, tmp_path: Path
+    data_dir: DataDir, model_copy: Path
 ) -> None:
-    installed = embedding.default_files()
-    folder = tmp_path / "my-model"
-    folder.mkdir()
-    shutil.copy(installed.model, folder / "model.onnx")
-    shutil.copy(installed.tokenizer, folder / "tokenizer.json")
+    folder = model_copy
     first = MemoryService(data_dir, load_config(data_dir.config_file))
     second = MemoryService(data_dir, load_config(data_dir.config_file))
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import threading
 from pathlib import Path
 
@@ -122,15 +121,11 @@ def test_backfill_resumes_after_a_stop(service: MemoryService, operator: Caller)
 
 
 def test_a_model_chosen_during_a_backfill_takes_over_at_the_next_batch(
-    service: MemoryService, operator: Caller, tmp_path: Path
+    service: MemoryService, operator: Caller, model_copy: Path
 ) -> None:
     for i in range(200):
         _store(service, operator, f"Fact number {i} about the garden shed and its tools")
-    folder = tmp_path / "my-model"
-    folder.mkdir()
-    installed = embedding.default_files()
-    shutil.copy(installed.model, folder / "model.onnx")
-    shutil.copy(installed.tokenizer, folder / "tokenizer.json")
+    folder = model_copy
     worker = backfill.EmbeddingWorker()
     done: list[int] = []
 
@@ -338,13 +333,9 @@ def test_two_services_on_one_group_share_one_copy_of_its_vectors(
 
 
 def test_a_new_model_folder_is_used_at_once_and_every_row_embedded_with_it(
-    service: MemoryService, agent: Caller, embedded: dict[str, str], tmp_path: Path
+    service: MemoryService, agent: Caller, embedded: dict[str, str], model_copy: Path
 ) -> None:
-    installed = embedding.default_files()
-    folder = tmp_path / "my-model"
-    folder.mkdir()
-    shutil.copy(installed.model, folder / "model.onnx")
-    shutil.copy(installed.tokenizer, folder / "tokenizer.json")
+    folder = model_copy
     custom_id = embedding.directory_files(folder).model_id
     store = service.store_for("main")
     question = {"query": "Which food could give me a bad reaction?"}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from pytestqt.qtbot import QtBot
@@ -15,14 +14,6 @@ from desktop.shell.main_window import MainWindow, Nav
 from desktop.widgets.embedding_status import show_in
 from desktop.widgets.watch import AppState
 from tests.desktop.conftest import add, embed_all
-
-
-def _model_copy(folder: Path) -> Path:
-    installed = embedding.default_files()
-    folder.mkdir()
-    shutil.copy(installed.model, folder / "model.onnx")
-    shutil.copy(installed.tokenizer, folder / "tokenizer.json")
-    return folder
 
 
 def _models(service: MemoryService) -> set[str]:
@@ -38,6 +29,7 @@ def test_a_chosen_model_folder_is_saved_and_every_memory_embedded_with_it(
     window: MainWindow,
     data_dir: DataDir,
     tmp_path: Path,
+    model_copy: Path,
     shown: list[tuple[str, str]],
 ) -> None:
     for i in range(12):
@@ -61,7 +53,7 @@ def test_a_chosen_model_folder_is_saved_and_every_memory_embedded_with_it(
     row.choose_button.click()
     assert row.value() == ""
 
-    folder = _model_copy(tmp_path / "my model")
+    folder = model_copy
     custom_id = embedding.directory_files(folder).model_id
     row.choose_folder = lambda start: str(folder)
     row.choose_button.click()
