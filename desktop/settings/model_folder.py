@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -25,8 +23,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.semantic.embedding import EmbeddingUnavailable, check_folder, unavailable_reason
+from core.semantic.embedding import (
+    EmbeddingUnavailable,
+    ModelFiles,
+    check_folder,
+    unavailable_reason,
+)
 from desktop.widgets import messages
+from desktop.widgets.ops import Executor
 
 INSTALLED = "all-MiniLM-L6-v2, installed with Ambry"
 
@@ -47,8 +51,12 @@ def meaning_status(model_dir: str) -> str:
 class ModelFolderRow(QWidget):
     """The model folder ("" for the installed model), two buttons and the status line."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, executor: Executor, group: Callable[[], str], parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
+        self._executor = executor
+        self._group = group
         #: Asks for a folder, starting from the given one ("" when cancelled); tests
         #: replace it so no file dialog opens.
         self.choose_folder: Callable[[str], str] = lambda start: QFileDialog.getExistingDirectory(
@@ -89,16 +97,26 @@ class ModelFolderRow(QWidget):
         self.status.setText(meaning_status(model_dir))
 
     def choose(self) -> None:
+        """Ask for a folder, then load its model once in the background: a folder whose
+        model cannot embed a text is refused here, not at the first search."""
         picked = self.choose_folder(self.value() or str(Path.home()))
         if not picked:
             return
         folder = Path(picked).expanduser().resolve()
-        QGuiApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
-        try:
-            check_folder(folder)  # loads it once: refused here, not at the first search
-        except EmbeddingUnavailable as exc:
+        self.choose_button.setEnabled(False)
+        self.status.setText(f"Checking the model in {folder}…")
+
+        def checked(_files: ModelFiles) -> None:
+            self.choose_button.setEnabled(True)
+            self.set_value(str(folder))
+
+        def refused(exc: BaseException) -> None:
+            self.choose_button.setEnabled(True)
+            self.set_value(self.value())
+            if not isinstance(exc, EmbeddingUnavailable):
+                raise exc
             messages.error(f"Ambry cannot use that folder's model: {exc}")
-            return
-        finally:
-            QGuiApplication.restoreOverrideCursor()
-        self.set_value(str(folder))
+
+        self._executor.submit(
+            self._group(), lambda _service: check_folder(folder), checked, refused
+        )

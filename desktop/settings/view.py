@@ -188,7 +188,7 @@ class SettingsPage(QWidget):
         grid.addWidget(self.data_panel, 1, 0, 1, 2)
         boxes = [self._config_box(title, rows, body) for title, rows in SECTIONS]
         search_box = boxes[[title for title, _ in SECTIONS].index("Search")]
-        self.model_folder = ModelFolderRow(search_box)
+        self.model_folder = ModelFolderRow(executor, lambda: state.group, search_box)
         cast(QFormLayout, search_box.layout()).addRow("Model folder", self.model_folder)
         boxes.append(self._token_box(socket_path, body))
         self.window_box = WindowBox(state.data_dir, body)

@@ -47,8 +47,10 @@ def test_a_chosen_model_folder_is_saved_and_every_memory_embedded_with_it(
     empty.mkdir()
     row.choose_folder = lambda start: str(empty)
     row.choose_button.click()
-    assert shown[-1][0] == "error" and "model.onnx is missing" in shown[-1][1]
+    qtbot.waitUntil(lambda: bool(shown) and shown[-1][0] == "error", timeout=10_000)
+    assert "model.onnx is missing" in shown[-1][1]
     assert row.value() == "" and not window.settings.is_dirty()
+    assert row.choose_button.isEnabled() and "installed with Ambry" in row.status.text()
     row.choose_folder = lambda start: ""  # cancelled
     row.choose_button.click()
     assert row.value() == ""
@@ -57,7 +59,9 @@ def test_a_chosen_model_folder_is_saved_and_every_memory_embedded_with_it(
     custom_id = embedding.directory_files(folder).model_id
     row.choose_folder = lambda start: str(folder)
     row.choose_button.click()
-    assert row.value() == str(folder.resolve()) and window.settings.is_dirty()
+    assert "Checking the model" in row.status.text() and not row.choose_button.isEnabled()
+    qtbot.waitUntil(lambda: row.value() == str(folder.resolve()), timeout=10_000)
+    assert window.settings.is_dirty() and row.choose_button.isEnabled()
     assert str(folder) in row.status.text() and row.installed_button.isEnabled()
     progress: list[str] = []
     status.progressed.connect(lambda p: progress.append(status.label.text()))
