@@ -210,9 +210,7 @@ class EmbeddingWorker(BackgroundWorker):
             embedder = shared_embedder(model_dir)
             if embedder is None:
                 # Said once in the log (and to the app); keyword search carries on.
-                if self.on_unavailable is not None and not self._said_unavailable:
-                    self._said_unavailable = True
-                    self.on_unavailable(unavailable_reason(model_dir) or "no model")
+                self._say_unavailable(unavailable_reason(model_dir) or "no model")
                 return 0
             seen: list[int] = []
 
@@ -230,9 +228,7 @@ class EmbeddingWorker(BackgroundWorker):
                 should_stop=lambda: self._stop.is_set() or self.model_dir != model_dir,
             )
         except EmbeddingUnavailable as exc:  # the model failed on a row: it is off now
-            if self.on_unavailable is not None and not self._said_unavailable:
-                self._said_unavailable = True
-                self.on_unavailable(str(exc))
+            self._say_unavailable(str(exc))
             return 0
         except (AmbryError, apsw.Error) as exc:
             busy = isinstance(exc, apsw.BusyError) or isinstance(exc.__cause__, apsw.BusyError)
@@ -251,6 +247,12 @@ class EmbeddingWorker(BackgroundWorker):
             return 0
         self._busy_tries.pop(path, None)
         return seen[-1] - seen[0] if seen else 0
+
+    def _say_unavailable(self, reason: str) -> None:
+        """Tell the app once (per model) why the model cannot embed."""
+        if self.on_unavailable is not None and not self._said_unavailable:
+            self._said_unavailable = True
+            self.on_unavailable(reason)
 
     def _report(self, progress: Progress) -> None:
         self.progress[progress.group] = progress
