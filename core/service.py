@@ -119,8 +119,8 @@ class MemoryService(Workspace):
 
     def set_config(self, config: Config) -> None:
         """Apply ``config``. A new model folder is used at once: the old model's memory
-        is freed and the worker re-embeds every open group in the background (until
-        then a row is found by keywords, as after a write)."""
+        is freed and the worker re-embeds every open group (each was handed to it when
+        opened) in the background; until then a row is found by keywords, as after a write."""
         was = self.config.embedding_model_dir
         super().set_config(config)
         if config.embedding_model_dir != was:
@@ -128,8 +128,6 @@ class MemoryService(Workspace):
             hybrid.release_model(was)
             if self.embedding is not None:
                 self.embedding.use_model(config.embedding_model_dir)
-                for group in self.open_groups():
-                    self.embedding.wake(self.data_dir.group_db(group), group)
 
     def close(self) -> None:
         if self.embedding is not None:
