@@ -309,7 +309,7 @@ class SettingsPage(QWidget):
     def show_config(self, config: Config, *, keep_edits: bool = False) -> None:
         """Show ``config``; with ``keep_edits`` (settings changed elsewhere), a value the
         person has edited and not saved stays as they left it."""
-        edited = self._edited() if keep_edits else set()
+        edited = self._differing(self._shown) if keep_edits else set()
         if "embedding_model_dir" not in edited:
             self.model_folder.set_value(config.embedding_model_dir)
         for name, editor in self.editors.items():
@@ -322,27 +322,20 @@ class SettingsPage(QWidget):
                 editor.setValue(value)
         self._shown = config
 
-    def _edited(self) -> set[str]:
-        """The settings whose editor differs from what was last shown."""
-        shown = self._shown
-        edited = {
+    def _differing(self, config: Config) -> set[str]:
+        """The settings whose editor holds another value than ``config``."""
+        differing = {
             name
             for name, editor in self.editors.items()
-            if _editor_value(editor) != _rounded_to(editor, getattr(shown, name))
+            if _editor_value(editor) != _rounded_to(editor, getattr(config, name))
         }
-        if self.model_folder.value() != shown.embedding_model_dir:
-            edited.add("embedding_model_dir")
-        return edited
+        if self.model_folder.value() != config.embedding_model_dir:
+            differing.add("embedding_model_dir")
+        return differing
 
     def is_dirty(self) -> bool:
         """Whether an editor holds a value that is not the saved setting."""
-        config = self._state.config
-        if self.model_folder.value() != config.embedding_model_dir:
-            return True
-        return any(
-            _editor_value(editor) != _rounded_to(editor, getattr(config, name))
-            for name, editor in self.editors.items()
-        )
+        return bool(self._differing(self._state.config))
 
     def edited_config(self) -> Config:
         """The settings as edited, checked by core.model.config (raises InvalidParams)."""
