@@ -2,8 +2,9 @@
 
 The same settings the app's Settings page edits, checked by the same rules
 (:func:`core.model.config.parse_config`), for a person who runs Ambry without
-the window. A change is written atomically; the app, ``ambry serve`` and
-``ambry mcp`` read the file when they start.
+the window. A change is written atomically; a running app, ``ambry serve`` and
+``ambry mcp`` follow the file from their next call
+(:meth:`core.storage.workspace.Workspace.follow_config`).
 """
 
 from __future__ import annotations
