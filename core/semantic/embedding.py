@@ -58,6 +58,8 @@ MAX_TOKENS = 256
 #: Texts per model call when embedding many: larger batches were no faster on one
 #: core, and a search waits behind at most one batch of the background worker.
 BATCH = 8
+#: Two texts of different lengths a model is tried on when it loads.
+PROBES = ("dimension probe", "dimension probe " * 3)
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -176,7 +178,8 @@ class Embedder:
         self._lock = threading.Condition()
         self._running = False
         self._searches_waiting = 0
-        self.dimensions = int(self.encode(["dimension probe"]).shape[1])
+        self._output = self._vector_output()
+        self.dimensions = int(self.encode([PROBES[0]]).shape[1])
 
     @classmethod
     def load(cls, files: ModelFiles, *, threads: int = 1) -> Embedder:
@@ -258,31 +261,64 @@ class Embedder:
                 tokens = encodings[i].ids
                 ids[row, : len(tokens)] = tokens
                 mask[row, : len(tokens)] = 1
-            feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
             with self._turn(background):
-                states = self._run({k: v for k, v in feeds.items() if k in self._inputs})
+                states = self._run(self._feeds(ids, mask))
             if states.ndim == 3:  # one vector per token: their mean, padding left out
                 pooled = (states * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
             else:  # the model pools itself (one vector per text)
                 pooled = states
+            if pooled.shape[1] != getattr(self, "dimensions", pooled.shape[1]):
+                raise _disabled(
+                    self,
+                    f"{self.files.model} gave a {pooled.shape[1]}-wide vector, "
+                    f"not {self.dimensions} as before",
+                )
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             unit = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
             for row, i in enumerate(chunk):
                 out[i] = unit[row]
         return np.stack(out)
 
-    def _run(self, feeds: dict[str, Any]) -> Any:
+    def _feeds(self, ids: Any, mask: Any) -> dict[str, Any]:
+        import numpy as np
+
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        return {k: v for k, v in feeds.items() if k in self._inputs}
+
+    def _outputs(self, feeds: dict[str, Any], names: list[str] | None) -> list[Any]:
         try:
-            states = self._session.run(None, feeds)[0]
+            return list(self._session.run(names, feeds))
         except Exception as exc:  # the runtime raises its own, unexported, types
             raise _disabled(self, f"{self.files.model} failed on a text: {exc}") from exc
-        if getattr(states, "ndim", 0) not in (2, 3):
-            raise _disabled(
-                self,
-                f"{self.files.model} gives {getattr(states, 'shape', '?')}-shaped output; "
-                "Ambry needs one vector per token or per text",
-            )
-        return states
+
+    def _vector_output(self) -> str:
+        """The output that holds the text's vector: the first, in the model's order,
+        giving one vector per token or one per text, as wide for a short text as for a
+        long one. Some exports list the token ids or the mask first."""
+        import numpy as np
+
+        outputs: list[str] = [o.name for o in self._session.get_outputs()]
+        runs = []
+        for text in PROBES:
+            ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
+            runs.append((ids.shape[1], self._outputs(self._feeds(ids, np.ones_like(ids)), None)))
+        for k, name in enumerate(outputs):
+            widths = set()
+            for tokens, found in runs:
+                shape = tuple(getattr(found[k], "shape", ()))
+                per_token = len(shape) == 3 and shape[:2] == (1, tokens)
+                per_text = len(shape) == 2 and shape[0] == 1
+                widths.add(shape[-1] if per_token or per_text else None)
+            if len(widths) == 1 and None not in widths:
+                return name
+        raise _disabled(
+            self,
+            f"{self.files.model} gives no output of one vector per token or per text "
+            f"(its outputs: {', '.join(outputs)}); Ambry needs a sentence encoder",
+        )
+
+    def _run(self, feeds: dict[str, Any]) -> Any:
+        return self._outputs(feeds, [self._output])[0]
 
 
 # -- the process-wide model ---------------------------------------------------------

@@ -38,9 +38,14 @@ def _folder(
     pooled: bool = False,
     input_name: str = "input_ids",
     vocab: dict[str, int] | None = None,
+    ids_first: bool = False,
+    vectors: bool = True,
 ) -> Path:
     """A model folder: ``model.onnx`` (token ids -> vectors from a random table) and a
-    word-level ``tokenizer.json`` giving each of :data:`WORDS` its own id."""
+    word-level ``tokenizer.json`` giving each of :data:`WORDS` its own id.
+
+    ``ids_first``: the graph's first output is the token ids as floats, one per token
+    (as some exports list them); ``vectors=False`` leaves the vectors out."""
     path.mkdir()
     vocab = vocab or {"[UNK]": 0, **{w: i + 1 for i, w in enumerate(WORDS)}}
     tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
@@ -54,6 +59,11 @@ def _folder(
         out_shape = ["batch", 8]
     else:
         nodes.append(helper.make_node("Identity", ["states"], ["out"]))
+    outputs = [helper.make_tensor_value_info("out", TensorProto.FLOAT, out_shape)] * vectors
+    if ids_first:
+        nodes.append(helper.make_node("Cast", [input_name], ["ids"], to=TensorProto.FLOAT))
+        ids = helper.make_tensor_value_info("ids", TensorProto.FLOAT, ["batch", "tokens"])
+        outputs.insert(0, ids)
     graph = helper.make_graph(
         nodes,
         "lookup",
@@ -61,7 +71,7 @@ def _folder(
             helper.make_tensor_value_info(input_name, TensorProto.INT64, ["batch", "tokens"]),
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
         ],
-        [helper.make_tensor_value_info("out", TensorProto.FLOAT, out_shape)],
+        outputs,
         [numpy_helper.from_array(table, "table")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -87,6 +97,29 @@ def test_a_model_is_used_whether_ambry_or_the_model_pools_the_tokens(
     assert np.allclose(np.linalg.norm(found, axis=1), 1.0, atol=1e-5)
     assert found[0] @ found[1] == pytest.approx(1.0, abs=1e-5)  # same words, same mean
     assert found[0] @ found[2] < 0.99
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_the_vectors_are_found_among_the_outputs_whatever_comes_first(
+    tmp_path: Path, pooled: bool
+) -> None:
+    # Before, the first output was taken: one float per token, as wide as the probe
+    # text, and texts of other lengths then failed every search.
+    model = Embedder.load(directory_files(_folder(tmp_path / "m", pooled=pooled, ids_first=True)))
+    assert model.dimensions == 8
+    texts = ["alpha", "alpha beta gamma delta bees roof", "beta alpha"]
+    found = model.encode(texts)
+    assert found.shape == (3, 8)
+    plain = Embedder.load(directory_files(_folder(tmp_path / "plain", pooled=pooled)))
+    assert np.allclose(found, plain.encode(texts))
+
+
+def test_a_model_without_vectors_among_its_outputs_is_refused_with_the_reason(
+    tmp_path: Path,
+) -> None:
+    folder = _folder(tmp_path / "model", ids_first=True, vectors=False)
+    with pytest.raises(EmbeddingUnavailable, match=r"no output of one vector .*outputs: ids\)"):
+        Embedder.load(directory_files(folder))
 
 
 def test_search_by_meaning_runs_on_a_persons_own_model(tmp_path: Path) -> None:
