@@ -275,6 +275,8 @@ class Embedder:
                 )
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             unit = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+            if not np.isfinite(unit).all():  # an overflow in a half-precision model, say
+                raise _disabled(self, f"{self.files.model} gave a vector that is not a number")
             for row, i in enumerate(chunk):
                 out[i] = unit[row]
         return np.stack(out)

@@ -40,18 +40,22 @@ def _folder(
     vocab: dict[str, int] | None = None,
     ids_first: bool = False,
     vectors: bool = True,
+    nan_id: int | None = None,
 ) -> Path:
     """A model folder: ``model.onnx`` (token ids -> vectors from a random table) and a
     word-level ``tokenizer.json`` giving each of :data:`WORDS` its own id.
 
     ``ids_first``: the graph's first output is the token ids as floats, one per token
-    (as some exports list them); ``vectors=False`` leaves the vectors out."""
+    (as some exports list them); ``vectors=False`` leaves the vectors out; the token
+    ``nan_id`` is given a vector that is not a number."""
     path.mkdir()
     vocab = vocab or {"[UNK]": 0, **{w: i + 1 for i, w in enumerate(WORDS)}}
     tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = Whitespace()  # type: ignore[assignment]
     tokenizer.save(str(path / "tokenizer.json"))
     table = np.random.default_rng(7).normal(size=(table_rows, 8)).astype(np.float32)
+    if nan_id is not None:
+        table[nan_id] = np.nan
     nodes = [helper.make_node("Gather", ["table", input_name], ["states"])]
     out_shape: list[str | int] = ["batch", "tokens", 8]
     if pooled:
@@ -205,3 +209,27 @@ def test_a_model_that_fails_on_a_later_text_turns_search_to_words_never_to_error
     assert code != 0 and "semantic search is off" in err and "failed on a text" in err
     code, out, _ = run(capsys, "--data-dir", str(data.root), "search", "bees")
     assert code == 0 and "The user keeps bees" in out
+
+
+def test_a_model_giving_a_vector_that_is_not_a_number_is_turned_off_not_stored(
+    tmp_path: Path,
+) -> None:
+    folder = _folder(tmp_path / "model", nan_id=WORDS.index("bees") + 1)
+    data = DataDir(tmp_path / "data")
+    data.ensure()
+    service = MemoryService(data, Config(embedding_model_dir=str(folder)))
+    try:
+        who = service.open_session("main", Actor.AGENT, "test")
+        alpha = service.store(who, {"type": "fact", "content": "alpha beta"}).entry.id
+        bees = service.store(who, {"type": "fact", "content": "alpha bees"}).entry.id
+        service.start_embedding()
+        assert service.embedding is not None and service.embedding.wait_idle(30)
+        assert "not a number" in (embedding.unavailable_reason(str(folder)) or "")
+        stored = service.store_for("main").execute("SELECT count(*) FROM memory_vectors")
+        assert stored.fetchone()[0] == 0  # the batch held the bad vector: none of it kept
+        results = service.search(who, {"query": "alpha"})
+        assert {r.id for r in results} == {alpha, bees}
+        assert all(r.signals[0] == "keyword" for r in results)
+        assert json.dumps([r.relevance_score for r in results], allow_nan=False)
+    finally:
+        service.close()
