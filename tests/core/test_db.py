@@ -135,3 +135,23 @@ def test_opening_waits_for_a_lock_instead_of_failing_at_once(
         assert conn.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
     finally:
         conn.close()
+
+
+#: The first 16 hex digits of each released step's sha256. A released step is never
+#: edited (a store at that version would never run the edit); a new step adds a line.
+RELEASED_STEPS = (
+    "e4f4d16ea62d5375",
+    "b8d159b80d33c9a5",
+    "880fc9c627d39334",
+    "015ce7d49c307606",
+    "d82764c88ff89076",
+    "1198b8cb0a2b4a83",
+    "50e84d2cb00e6143",
+    "487dc827fbf614ef",
+    "b2b9e650e107c561",
+)
+
+
+def test_released_migration_steps_are_never_edited() -> None:
+    found = tuple(hashlib.sha256(step.encode()).hexdigest()[:16] for step in schema.MIGRATIONS)
+    assert found == RELEASED_STEPS
