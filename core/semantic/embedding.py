@@ -58,8 +58,9 @@ MAX_TOKENS = 256
 #: Texts per model call when embedding many: larger batches were no faster on one
 #: core, and a search waits behind at most one batch of the background worker.
 BATCH = 8
-#: Two texts of different lengths a model is tried on when it loads.
-PROBES = ("dimension probe", "dimension probe " * 3)
+#: The texts a model is tried on when it loads: a short one, and one cut at
+#: MAX_TOKENS (a model with fewer positions is refused then, not on a long memory).
+PROBES = ("dimension probe", "dimension probe " * MAX_TOKENS)
 
 
 class EmbeddingUnavailable(RuntimeError):
@@ -300,10 +301,20 @@ class Embedder:
         import numpy as np
 
         outputs: list[str] = [o.name for o in self._session.get_outputs()]
-        runs = []
+        runs: list[tuple[int, list[Any]]] = []
         for text in PROBES:
             ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
-            runs.append((ids.shape[1], self._outputs(self._feeds(ids, np.ones_like(ids)), None)))
+            try:
+                found = self._outputs(self._feeds(ids, np.ones_like(ids)), None)
+            except EmbeddingUnavailable as exc:
+                if not runs:
+                    raise
+                raise _disabled(
+                    self,
+                    f"{self.files.model} fails on a text of {ids.shape[1]} tokens (Ambry "
+                    f"embeds up to {MAX_TOKENS}): {exc.__cause__}",
+                ) from exc
+            runs.append((ids.shape[1], found))
         for k, name in enumerate(outputs):
             widths = set()
             for tokens, found in runs:

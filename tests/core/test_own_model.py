@@ -29,6 +29,7 @@ from core.storage.paths import DataDir
 from tests.core.test_cli import run
 
 WORDS = ("dimension", "probe", "alpha", "beta", "gamma", "delta", "bees", "roof")
+SCALARS = {"zero": 0, "one": 1}
 
 
 def _folder(
@@ -41,13 +42,15 @@ def _folder(
     ids_first: bool = False,
     vectors: bool = True,
     nan_id: int | None = None,
+    positions: int | None = None,
 ) -> Path:
     """A model folder: ``model.onnx`` (token ids -> vectors from a random table) and a
     word-level ``tokenizer.json`` giving each of :data:`WORDS` its own id.
 
     ``ids_first``: the graph's first output is the token ids as floats, one per token
     (as some exports list them); ``vectors=False`` leaves the vectors out; the token
-    ``nan_id`` is given a vector that is not a number."""
+    ``nan_id`` is given a vector that is not a number; ``positions`` adds a position
+    table of that many rows, as BERT has (longer texts fail)."""
     path.mkdir()
     vocab = vocab or {"[UNK]": 0, **{w: i + 1 for i, w in enumerate(WORDS)}}
     tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
@@ -56,7 +59,21 @@ def _folder(
     table = np.random.default_rng(7).normal(size=(table_rows, 8)).astype(np.float32)
     if nan_id is not None:
         table[nan_id] = np.nan
+    weights = [numpy_helper.from_array(table, "table")]
     nodes = [helper.make_node("Gather", ["table", input_name], ["states"])]
+    if positions is not None:
+        weights += [
+            numpy_helper.from_array(np.zeros((positions, 8), np.float32), "positions"),
+            *(numpy_helper.from_array(np.array(v, np.int64), n) for n, v in SCALARS.items()),
+        ]
+        nodes[0] = helper.make_node("Gather", ["table", input_name], ["words"])
+        nodes += [
+            helper.make_node("Shape", [input_name], ["shape"]),
+            helper.make_node("Gather", ["shape", "one"], ["length"]),
+            helper.make_node("Range", ["zero", "length", "one"], ["places"]),
+            helper.make_node("Gather", ["positions", "places"], ["where"]),
+            helper.make_node("Add", ["words", "where"], ["states"]),
+        ]
     out_shape: list[str | int] = ["batch", "tokens", 8]
     if pooled:
         nodes.append(helper.make_node("ReduceMean", ["states"], ["out"], axes=[1], keepdims=0))
@@ -76,7 +93,7 @@ def _folder(
             helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch", "tokens"]),
         ],
         outputs,
-        [numpy_helper.from_array(table, "table")],
+        weights,
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
@@ -116,6 +133,16 @@ def test_the_vectors_are_found_among_the_outputs_whatever_comes_first(
     assert found.shape == (3, 8)
     plain = Embedder.load(directory_files(_folder(tmp_path / "plain", pooled=pooled)))
     assert np.allclose(found, plain.encode(texts))
+
+
+def test_a_model_that_cannot_take_as_many_tokens_as_ambry_embeds_is_refused_when_named(
+    tmp_path: Path,
+) -> None:
+    assert Embedder.load(directory_files(_folder(tmp_path / "ok", positions=300))).dimensions == 8
+    # Before, it loaded, and the first memory longer than its 128 positions turned
+    # search by meaning off for the rest of the process.
+    with pytest.raises(EmbeddingUnavailable, match="fails on a text of 256 tokens"):
+        Embedder.load(directory_files(_folder(tmp_path / "short", positions=128)))
 
 
 def test_a_model_without_vectors_among_its_outputs_is_refused_with_the_reason(
