@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from PySide6.QtCore import QSize
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -48,6 +50,10 @@ def meaning_status(model_dir: str) -> str:
     )
 
 
+#: The row's preferred width, in pixels: the status then takes three or four lines.
+STATUS_WIDTH = 460
+
+
 class ModelFolderRow(QWidget):
     """The model folder ("" for the installed model), two buttons and the status line."""
 
@@ -64,6 +70,7 @@ class ModelFolderRow(QWidget):
         )
         self.folder = QLineEdit(self)
         self.folder.setReadOnly(True)
+        self.folder.setMinimumWidth(120)
         self.folder.setPlaceholderText(INSTALLED)
         self.folder.setObjectName("embedding_model_dir")
         self.folder.setAccessibleName("Model folder")
@@ -87,6 +94,26 @@ class ModelFolderRow(QWidget):
         layout.addWidget(self.status)
         self.set_value("")
 
+    def sizeHint(self) -> QSize:
+        # Settings forms keep fields at their hint: wide enough for a short status.
+        hint = super().sizeHint()
+        return QSize(max(hint.width(), STATUS_WIDTH), hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_status()
+
+    def _say(self, text: str) -> None:
+        self.status.setText(text)
+        self._fit_status()
+
+    def _fit_status(self) -> None:
+        """A form gives a field its hinted height, too little for a wrapped status at
+        the width it is given: ask for the height that width needs."""
+        needed = self.layout().heightForWidth(self.width())
+        if needed > 0 and needed != self.minimumHeight():
+            self.setMinimumHeight(needed)
+
     def value(self) -> str:
         return self.folder.text()
 
@@ -94,7 +121,7 @@ class ModelFolderRow(QWidget):
         self.folder.setText(model_dir)
         self.folder.setToolTip(model_dir)
         self.installed_button.setEnabled(bool(model_dir))
-        self.status.setText(meaning_status(model_dir))
+        self._say(meaning_status(model_dir))
 
     def choose(self) -> None:
         """Ask for a folder, then load its model once in the background: a folder whose
@@ -104,7 +131,7 @@ class ModelFolderRow(QWidget):
             return
         folder = Path(picked).expanduser().resolve()
         self.choose_button.setEnabled(False)
-        self.status.setText(f"Checking the model in {folder}…")
+        self._say(f"Checking the model in {folder}…")
 
         def checked(_files: ModelFiles) -> None:
             self.choose_button.setEnabled(True)

@@ -86,3 +86,21 @@ def test_a_chosen_model_folder_is_saved_and_every_memory_embedded_with_it(
     assert service.embedding.wait_idle(60)
     assert _models(service) == {embedding.DEFAULT_MODEL_ID}
     assert service.config.embedding_model_dir == ""
+
+
+def test_the_model_folder_status_is_shown_whole_at_any_window_width(
+    qtbot: QtBot, window: MainWindow, tmp_path: Path
+) -> None:
+    # The form kept the row at its hinted height, and the wrapped status was cut off
+    # at the top and the bottom.
+    window.go(Nav.SETTINGS)
+    row = window.settings.model_folder
+    long_path = tmp_path / ("a-folder-with-a-long-name-" * 3)
+    for width in (1100, 1400, 1800):
+        window.resize(width, 900)
+        for folder in ("", str(long_path)):
+            row.set_value(folder)
+            qtbot.waitUntil(
+                lambda: row.status.height() >= row.status.heightForWidth(row.status.width())
+            )
+            assert row.status.geometry().top() >= row.choose_button.geometry().bottom()
