@@ -179,7 +179,9 @@ class Embedder:
         self._lock = threading.Condition()
         self._running = False
         self._searches_waiting = 0
-        self._output = self._vector_output()
+        # The pinned model is known to take MAX_TOKENS: one short probe will do (the
+        # long one is a tenth of a second of the first search).
+        self._output = self._vector_output(PROBES if files.model_sha256 is None else PROBES[:1])
         self.dimensions = int(self.encode([PROBES[0]]).shape[1])
 
     @classmethod
@@ -294,7 +296,7 @@ class Embedder:
         except Exception as exc:  # the runtime raises its own, unexported, types
             raise _disabled(self, f"{self.files.model} failed on a text: {exc}") from exc
 
-    def _vector_output(self) -> str:
+    def _vector_output(self, probes: Sequence[str]) -> str:
         """The output that holds the text's vector: the first, in the model's order,
         giving one vector per token or one per text, as wide for a short text as for a
         long one. Some exports list the token ids or the mask first."""
@@ -302,7 +304,7 @@ class Embedder:
 
         outputs: list[str] = [o.name for o in self._session.get_outputs()]
         runs: list[tuple[int, list[Any]]] = []
-        for text in PROBES:
+        for text in probes:
             ids = np.array([self._tokenizer.encode(text).ids], dtype=np.int64)
             try:
                 found = self._outputs(self._feeds(ids, np.ones_like(ids)), None)
