@@ -197,7 +197,7 @@ def rank(
     def scored(seqs: set[int]) -> dict[int, float]:
         return {s: hybrid.relevance(cosines.get(s), keyword.get(s, 0.0), mode) for s in seqs}
 
-    span = time_span(query, now)
+    span = time_span(query, now.astimezone())  # the person's days, not UTC's
     dated = _said_within(store, span, want) if span is not None else set()
     if index is not None and found is not None:
         cosines.update(index.similarities(sorted(dated - set(cosines)), found[1]))

@@ -1,18 +1,32 @@
-"""Dates named in a question ("in March 2023", "last week") as a span of time.
+"""Dates named in a question ("in March 2023", "last week", "on Monday") as a span of time.
 
 Exchange search lifts turns said inside the span. Only plain English forms are
 read; anything else yields no span, and ranking goes on without one.
+
+Days are the days of ``now``'s time zone (the caller passes the person's local
+time): "yesterday" asked at 6 pm in California is not the UTC day. A date
+without a year is its latest occurrence that has begun: "in March" asked in
+November is this March, asked in February last March.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
+_MONTHS["sept"] = 9
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+#: Month names as written at the start of a word ("May", "Dec"): without a year,
+#: lower case ("you may", "march on") is read as an ordinary word.
+_TITLED = "|".join(sorted((m.title() for m in _MONTHS), key=len, reverse=True))
+_WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+}  # fmt: skip
 
 _DAY_MONTH_YEAR = re.compile(
     rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH})\.?,?\s+(\d{{4}})\b", re.I
@@ -21,72 +35,139 @@ _MONTH_DAY_YEAR = re.compile(
     rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I
 )
 _MONTH_YEAR = re.compile(rf"\b({_MONTH})\.?,?\s+(?:of\s+)?(\d{{4}})\b", re.I)
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_TITLED})\b")
+_MONTH_DAY = re.compile(rf"\b({_TITLED})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?![:.,]?\d)")
+#: Only full names after "in", "during" or "since": "from Jan" is more often a person.
+_IN_MONTH = re.compile(rf"\b(?:in|during|since)\s+({'|'.join(calendar.month_name[1:])}|Sept)\b")
 _YEAR = re.compile(r"\b(?:in|during|of|since)\s+((?:19|20)\d{2})\b", re.I)
 _ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_AGO = re.compile(
+    rf"\b(\d{{1,3}}|{'|'.join(_NUMBERS)}|a couple of|a few)\s+(day|week|month|year)s?\s+ago\b",
+    re.I,
+)
+_WEEKDAY = re.compile(rf"\b(last\s+|this\s+past\s+)?({'|'.join(_WEEKDAYS)})\b", re.I)
 _RELATIVE = re.compile(
-    r"\b(yesterday|today|last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year))\b", re.I
+    r"\b(day\s+before\s+yesterday|yesterday|last\s+night|today|tonight|this\s+(?:morning"
+    r"|afternoon|evening)|last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year))\b",
+    re.I,
 )
 
 Span = tuple[datetime, datetime]
 
 
-def _day(year: int, month: int, day: int) -> Span | None:
+def _day(year: int, month: int, day: int, tz: tzinfo | None) -> Span | None:
     try:
-        start = datetime(year, month, day, tzinfo=UTC)
+        start = datetime(year, month, day, tzinfo=tz)
     except ValueError:
         return None
     return start, start + timedelta(days=1)
 
 
-def _month(year: int, month: int) -> Span:
-    start = datetime(year, month, 1, tzinfo=UTC)
-    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=UTC)
+def _month(year: int, month: int, tz: tzinfo | None) -> Span:
+    start = datetime(year, month, 1, tzinfo=tz)
+    end = datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=tz)
     return start, end
 
 
-def _relative(phrase: str, now: datetime) -> Span:
-    today = datetime(now.year, now.month, now.day, tzinfo=UTC)
-    words = phrase.lower().split()
-    match words:
-        case ["yesterday"]:
-            return today - timedelta(days=1), today
-        case ["today"]:
-            return today, today + timedelta(days=1)
+def _year(year: int, tz: tzinfo | None) -> Span:
+    return datetime(year, 1, 1, tzinfo=tz), datetime(year + 1, 1, 1, tzinfo=tz)
+
+
+def _months_back(today: datetime, count: int) -> Span:
+    index = today.year * 12 + today.month - 1 - count
+    return _month(index // 12, index % 12 + 1, today.tzinfo)
+
+
+def _relative(phrase: str, today: datetime) -> Span:
+    day = timedelta(days=1)
+    monday = today - timedelta(days=today.weekday())
+    match phrase.lower().split():
+        case ["day", "before", "yesterday"]:
+            return today - 2 * day, today - day
+        case ["yesterday"] | ["last", "night"]:
+            return today - day, today
         case ["last", "week"] | ["last", "weekend"]:
-            monday = today - timedelta(days=today.weekday())
-            return monday - timedelta(days=7), monday
+            return monday - 7 * day, monday
         case ["this", "week"]:
-            monday = today - timedelta(days=today.weekday())
-            return monday, monday + timedelta(days=7)
+            return monday, monday + 7 * day
         case ["last", "month"]:
-            first = today.replace(day=1)
-            previous = (first - timedelta(days=1)).replace(day=1)
-            return previous, first
+            return _months_back(today, 1)
         case ["this", "month"]:
-            return _month(today.year, today.month)
+            return _months_back(today, 0)
         case ["last", "year"]:
-            return datetime(today.year - 1, 1, 1, tzinfo=UTC), datetime(
-                today.year, 1, 1, tzinfo=UTC
-            )
+            return _year(today.year - 1, today.tzinfo)
+        case ["this", "year"]:
+            return _year(today.year, today.tzinfo)
+        case _:  # today, tonight, this morning / afternoon / evening
+            return today, today + day
+
+
+def _ago(count: str, unit: str, today: datetime) -> Span:
+    day = timedelta(days=1)
+    vague = {"a couple of": (1, 3), "a few": (2, 6)}.get(count.lower())
+    if vague is not None:  # a window of that many units back
+        near, far = vague
+    else:
+        near = far = int(count) if count.isdigit() else _NUMBERS[count.lower()]
+    match unit.lower():
+        case "day":
+            return today - far * day, today - (near - 1) * day
+        case "week":
+            monday = today - timedelta(days=today.weekday())
+            return monday - 7 * far * day, monday - 7 * (near - 1) * day
+        case "month":
+            return _months_back(today, far)[0], _months_back(today, near)[1]
         case _:
-            return datetime(today.year, 1, 1, tzinfo=UTC), datetime(
-                today.year + 1, 1, 1, tzinfo=UTC
-            )
+            return _year(today.year - far, today.tzinfo)[0], _year(today.year - near, today.tzinfo)[
+                1
+            ]
+
+
+def _weekday(last: bool, name: str, today: datetime) -> Span:
+    """The latest such day: today if it is one ("on Tuesday" on a Tuesday), unless
+    asked for the last one."""
+    back = (today.weekday() - _WEEKDAYS[name.lower()]) % 7
+    if back == 0 and last:
+        back = 7
+    start = today - timedelta(days=back)
+    return start, start + timedelta(days=1)
+
+
+def _latest(month: int, day: int | None, today: datetime) -> Span | None:
+    """The latest ``month`` (or ``day`` of it) that has begun by ``today``."""
+    year = today.year if (month, day or 1) <= (today.month, today.day) else today.year - 1
+    if day is None:
+        return _month(year, month, today.tzinfo)
+    return _day(year, month, day, today.tzinfo)
 
 
 def time_span(question: str, now: datetime) -> Span | None:
-    """The span of time ``question`` names, the most precise form first; None if none."""
+    """The span of time ``question`` names, the most precise form first; None if none.
+
+    ``now`` must be aware; the span is in its time zone.
+    """
+    tz = now.tzinfo
+    today = datetime(now.year, now.month, now.day, tzinfo=tz)
     if m := _ISO_DAY.search(question):
-        return _day(int(m[1]), int(m[2]), int(m[3]))
+        return _day(int(m[1]), int(m[2]), int(m[3]), tz)
     if m := _DAY_MONTH_YEAR.search(question):
-        return _day(int(m[3]), _MONTHS[m[2].lower()], int(m[1]))
+        return _day(int(m[3]), _MONTHS[m[2].lower()], int(m[1]), tz)
     if m := _MONTH_DAY_YEAR.search(question):
-        return _day(int(m[3]), _MONTHS[m[1].lower()], int(m[2]))
+        return _day(int(m[3]), _MONTHS[m[1].lower()], int(m[2]), tz)
     if m := _MONTH_YEAR.search(question):
-        return _month(int(m[2]), _MONTHS[m[1].lower()])
+        return _month(int(m[2]), _MONTHS[m[1].lower()], tz)
+    if m := _DAY_MONTH.search(question):
+        return _latest(_MONTHS[m[2].lower()], int(m[1]), today)
+    if m := _MONTH_DAY.search(question):
+        return _latest(_MONTHS[m[1].lower()], int(m[2]), today)
     if m := _YEAR.search(question):
-        year = int(m[1])
-        return datetime(year, 1, 1, tzinfo=UTC), datetime(year + 1, 1, 1, tzinfo=UTC)
+        return _year(int(m[1]), tz)
+    if m := _AGO.search(question):
+        return _ago(m[1], m[2], today)
     if m := _RELATIVE.search(question):
-        return _relative(m[1], now)
+        return _relative(m[1], today)
+    if m := _WEEKDAY.search(question):
+        return _weekday(bool(m[1]), m[2], today)
+    if m := _IN_MONTH.search(question):
+        return _latest(_MONTHS[m[1].lower()], None, today)
     return None

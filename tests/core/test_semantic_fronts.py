@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+import time
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,28 @@ def test_a_vague_question_still_gets_its_nearest_turns(
         ("notes from 2024-02-29", "2024-02-29", "2024-03-01"),
         ("what did I say last week", "2026-11-16", "2026-11-23"),
         ("yesterday's plan", "2026-11-23", "2026-11-24"),
+        # Without a year: the latest that has begun (the question is asked on Tuesday
+        # 24 November 2026).
+        ("What did I do in March?", "2026-03-01", "2026-04-01"),
+        ("anything during December", "2025-12-01", "2026-01-01"),
+        ("what happened on 11 December?", "2025-12-11", "2025-12-12"),
+        ("the call on Nov 20th", "2026-11-20", "2026-11-21"),
+        ("what did she say on the 3rd of May", "2026-05-03", "2026-05-04"),
+        # Weekdays: the latest, today included unless "last" is said.
+        ("what did we decide on Monday?", "2026-11-23", "2026-11-24"),
+        ("notes from this past Sunday", "2026-11-22", "2026-11-23"),
+        ("on Tuesday", "2026-11-24", "2026-11-25"),
+        ("last Tuesday", "2026-11-17", "2026-11-18"),
+        # So long ago: days, calendar weeks (from Monday), months and years.
+        ("what did I say 3 days ago", "2026-11-21", "2026-11-22"),
+        ("what did we decide two weeks ago?", "2026-11-09", "2026-11-16"),
+        ("a month ago", "2026-10-01", "2026-11-01"),
+        ("five years ago", "2021-01-01", "2022-01-01"),
+        ("a couple of days ago", "2026-11-21", "2026-11-24"),
+        ("a few days ago", "2026-11-18", "2026-11-23"),
+        ("the day before yesterday", "2026-11-22", "2026-11-23"),
+        ("what did I say last night", "2026-11-23", "2026-11-24"),
+        ("this morning's list", "2026-11-24", "2026-11-25"),
     ],
 )
 def test_dates_in_a_question(question: str, start: str, end: str) -> None:
@@ -169,7 +192,59 @@ def test_dates_in_a_question(question: str, start: str, end: str) -> None:
     span = timeref.time_span(question, now)
     assert span is not None
     assert (span[0].date().isoformat(), span[1].date().isoformat()) == (start, end)
-    assert timeref.time_span("no dates in here, 42 items", now) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "no dates in here, 42 items",
+        "you may want to march on",  # month names in lower case are words
+        "I may 2 times a day",
+        "What did we hear from Jan?",  # a person, not January
+        "May I ask about the deploy?",
+        "what is due at 10:30",
+        "What did I say on Feb 30?",  # no such day
+    ],
+)
+def test_words_that_only_look_like_dates_name_none(question: str) -> None:
+    assert timeref.time_span(question, datetime(2026, 11, 24, 10, 0, tzinfo=UTC)) is None
+
+
+def test_days_are_the_askers_not_utcs() -> None:
+    # 6 pm on Monday 23 November in California is 02:00 UTC on Tuesday.
+    california = timezone(timedelta(hours=-8))
+    now = datetime(2026, 11, 24, 2, 0, tzinfo=UTC).astimezone(california)
+    start, end = timeref.time_span("what did I say yesterday?", now) or (None, None)
+    assert start == datetime(2026, 11, 22, tzinfo=california)
+    assert end == datetime(2026, 11, 23, tzinfo=california)
+    assert timeref.time_span("on 8 May 2023", now) == (
+        datetime(2023, 5, 8, tzinfo=california),
+        datetime(2023, 5, 9, tzinfo=california),
+    )
+
+
+@pytest.mark.parametrize("zone", ["Etc/GMT+12", "Etc/GMT-12"])
+def test_exchange_search_reads_yesterday_in_the_machines_time_zone(
+    service: MemoryService, agent: Caller, monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    # In each zone, a turn said at 01:00 and one at 23:00 local time yesterday. In
+    # one of the two zones, whatever the hour of the run, one of them is on another
+    # UTC day: read in UTC, "yesterday" missed it.
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        local_now = datetime.now().astimezone()
+        yesterday = (local_now - timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
+        early, late = yesterday.replace(hour=1), yesterday.replace(hour=23)
+        for when, text in ((early, "Packed the blue suitcase"), (late, "Booked the taxi")):
+            episodes.log_exchange(service, agent, "user", text, at=when.isoformat())
+        episodes.log_exchange(service, agent, "user", "Watered the plants")  # today
+        hits = episodes.search_exchanges(service, agent, "What did I do yesterday?", limit=5)
+        dated = {h.exchange.text for h in hits if "date" in h.signals}
+        assert dated == {"Packed the blue suitcase", "Booked the taxi"}
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
 
 
 @pytest.mark.parametrize(
