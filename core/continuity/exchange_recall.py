@@ -26,7 +26,7 @@ from core.model.config import Config
 from core.model.entries import iso, parse_iso
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
-from core.semantic.timeref import time_span
+from core.semantic.timeref import Span, time_spans
 from core.storage.fts import match_expression, query_terms
 from core.storage.store import GroupStore
 
@@ -70,13 +70,15 @@ def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]
     return {int(r[0]): float(r[1]) for r in rows}
 
 
-def _said_within(store: GroupStore, span: tuple[datetime, datetime], want: int) -> set[int]:
-    """Turns said within ``span``, the latest first: a date in the question makes them
-    candidates even when they share no word with it."""
+def _said_within(store: GroupStore, spans: Sequence[Span], want: int) -> set[int]:
+    """Turns said within any of ``spans``, the latest first: a date in the question
+    makes them candidates even when they share no word with it."""
+    if not spans:
+        return set()
+    within = " OR ".join(["(said_at >= ? AND said_at < ?)"] * len(spans))
     rows = store.execute(
-        f"SELECT seq FROM exchanges WHERE said_at >= ? AND said_at < ? "
-        f"ORDER BY said_at DESC LIMIT {int(want)}",
-        (iso(span[0]), iso(span[1])),
+        f"SELECT seq FROM exchanges WHERE {within} ORDER BY said_at DESC LIMIT {int(want)}",
+        [iso(t) for span in spans for t in span],
     )
     return {int(r[0]) for r in rows}
 
@@ -197,8 +199,8 @@ def rank(
     def scored(seqs: set[int]) -> dict[int, float]:
         return {s: hybrid.relevance(cosines.get(s), keyword.get(s, 0.0), mode) for s in seqs}
 
-    span = time_span(query, now.astimezone())  # the person's days, not UTC's
-    dated = _said_within(store, span, want) if span is not None else set()
+    spans = time_spans(query, now.astimezone())  # the person's days, not UTC's
+    dated = _said_within(store, spans, want)
     if index is not None and found is not None:
         cosines.update(index.similarities(sorted(dated - set(cosines)), found[1]))
     base = scored(set(bm25) | set(cosines) | dated)
@@ -237,7 +239,7 @@ def rank(
         if turn.name and turn.name.casefold() in named:
             score += SPEAKER_BOOST
             signals.append(Signal.SPEAKER.value)
-        if span is not None and said is not None and span[0] <= said < span[1]:
+        if said is not None and any(start <= said < end for start, end in spans):
             score += DATE_BOOST
             signals.append(Signal.DATE.value)
         if thread_id is not None and turn.thread_id == thread_id:

@@ -5,8 +5,10 @@ read; anything else yields no span, and ranking goes on without one.
 
 Days are the days of ``now``'s time zone (the caller passes the person's local
 time): "yesterday" asked at 6 pm in California is not the UTC day. A date
-without a year is its latest occurrence that has begun: "in March" asked in
-November is this March, asked in February last March.
+without a year is that date in each of the last :data:`YEARS_BACK` years, from
+its latest occurrence that has begun: "in March" asked in November 2026 is
+March 2026, March 2025, and so on (history imported from earlier years keeps
+its dates).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 #: lower case ("you may", "march on") is read as an ordinary word.
 _TITLED = "|".join(sorted((m.title() for m in _MONTHS), key=len, reverse=True))
 _WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
+#: How many years a date without a year reaches back.
+YEARS_BACK = 10
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
     "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
@@ -133,19 +137,42 @@ def _weekday(last: bool, name: str, today: datetime) -> Span:
     return start, start + timedelta(days=1)
 
 
-def _latest(month: int, day: int | None, today: datetime) -> Span | None:
-    """The latest ``month`` (or ``day`` of it) that has begun by ``today``."""
-    year = today.year if (month, day or 1) <= (today.month, today.day) else today.year - 1
-    if day is None:
-        return _month(year, month, today.tzinfo)
-    return _day(year, month, day, today.tzinfo)
+def _every_year(month: int, day: int | None, today: datetime) -> list[Span]:
+    """``month`` (or ``day`` of it) in each of the last :data:`YEARS_BACK` years, the
+    latest that has begun by ``today`` first (no 29 February where there is none)."""
+    latest = today.year if (month, day or 1) <= (today.month, today.day) else today.year - 1
+    spans = []
+    for year in range(latest, latest - YEARS_BACK, -1):
+        span = (
+            _month(year, month, today.tzinfo)
+            if day is None
+            else _day(year, month, day, today.tzinfo)
+        )
+        if span is not None:
+            spans.append(span)
+    return spans
 
 
-def time_span(question: str, now: datetime) -> Span | None:
-    """The span of time ``question`` names, the most precise form first; None if none.
+def time_spans(question: str, now: datetime) -> list[Span]:
+    """The spans of time ``question`` names, by the most precise form it holds (one
+    span; one a year for a date without a year); none if it names no date.
 
-    ``now`` must be aware; the span is in its time zone.
+    ``now`` must be aware; the spans are in its time zone.
     """
+    span = _one_span(question, now)
+    if span is not None:
+        return [span]
+    today = datetime(now.year, now.month, now.day, tzinfo=now.tzinfo)
+    if m := _DAY_MONTH.search(question):
+        return _every_year(_MONTHS[m[2].lower()], int(m[1]), today)
+    if m := _MONTH_DAY.search(question):
+        return _every_year(_MONTHS[m[1].lower()], int(m[2]), today)
+    if m := _IN_MONTH.search(question):
+        return _every_year(_MONTHS[m[1].lower()], None, today)
+    return []
+
+
+def _one_span(question: str, now: datetime) -> Span | None:
     tz = now.tzinfo
     today = datetime(now.year, now.month, now.day, tzinfo=tz)
     if m := _ISO_DAY.search(question):
@@ -156,10 +183,8 @@ def time_span(question: str, now: datetime) -> Span | None:
         return _day(int(m[3]), _MONTHS[m[1].lower()], int(m[2]), tz)
     if m := _MONTH_YEAR.search(question):
         return _month(int(m[2]), _MONTHS[m[1].lower()], tz)
-    if m := _DAY_MONTH.search(question):
-        return _latest(_MONTHS[m[2].lower()], int(m[1]), today)
-    if m := _MONTH_DAY.search(question):
-        return _latest(_MONTHS[m[1].lower()], int(m[2]), today)
+    if _DAY_MONTH.search(question) or _MONTH_DAY.search(question):
+        return None  # a day without a year: one span a year
     if m := _YEAR.search(question):
         return _year(int(m[1]), tz)
     if m := _AGO.search(question):
@@ -168,6 +193,4 @@ def time_span(question: str, now: datetime) -> Span | None:
         return _relative(m[1], today)
     if m := _WEEKDAY.search(question):
         return _weekday(bool(m[1]), m[2], today)
-    if m := _IN_MONTH.search(question):
-        return _latest(_MONTHS[m[1].lower()], None, today)
     return None

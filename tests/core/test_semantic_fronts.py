@@ -163,13 +163,6 @@ def test_a_vague_question_still_gets_its_nearest_turns(
         ("notes from 2024-02-29", "2024-02-29", "2024-03-01"),
         ("what did I say last week", "2026-11-16", "2026-11-23"),
         ("yesterday's plan", "2026-11-23", "2026-11-24"),
-        # Without a year: the latest that has begun (the question is asked on Tuesday
-        # 24 November 2026).
-        ("What did I do in March?", "2026-03-01", "2026-04-01"),
-        ("anything during December", "2025-12-01", "2026-01-01"),
-        ("what happened on 11 December?", "2025-12-11", "2025-12-12"),
-        ("the call on Nov 20th", "2026-11-20", "2026-11-21"),
-        ("what did she say on the 3rd of May", "2026-05-03", "2026-05-04"),
         # Weekdays: the latest, today included unless "last" is said.
         ("what did we decide on Monday?", "2026-11-23", "2026-11-24"),
         ("notes from this past Sunday", "2026-11-22", "2026-11-23"),
@@ -189,9 +182,33 @@ def test_a_vague_question_still_gets_its_nearest_turns(
 )
 def test_dates_in_a_question(question: str, start: str, end: str) -> None:
     now = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
-    span = timeref.time_span(question, now)
-    assert span is not None
-    assert (span[0].date().isoformat(), span[1].date().isoformat()) == (start, end)
+    spans = timeref.time_spans(question, now)
+    assert [(s.date().isoformat(), e.date().isoformat()) for s, e in spans] == [(start, end)]
+
+
+@pytest.mark.parametrize(
+    ("question", "latest", "earliest"),
+    [
+        ("What did I do in March?", ("2026-03-01", "2026-04-01"), "2017-03-01"),
+        ("anything during December", ("2025-12-01", "2026-01-01"), "2016-12-01"),
+        ("what happened on 11 December?", ("2025-12-11", "2025-12-12"), "2016-12-11"),
+        ("the call on Nov 20th", ("2026-11-20", "2026-11-21"), "2017-11-20"),
+        ("what did she say on the 3rd of May", ("2026-05-03", "2026-05-04"), "2017-05-03"),
+    ],
+)
+def test_a_date_without_a_year_is_that_date_in_each_of_the_last_ten_years(
+    question: str, latest: tuple[str, str], earliest: str
+) -> None:
+    # Asked on Tuesday 24 November 2026: the latest that has begun comes first.
+    spans = timeref.time_spans(question, datetime(2026, 11, 24, 10, 0, tzinfo=UTC))
+    assert len(spans) == timeref.YEARS_BACK
+    assert (spans[0][0].date().isoformat(), spans[0][1].date().isoformat()) == latest
+    assert spans[-1][0].date().isoformat() == earliest
+
+
+def test_29_february_without_a_year_is_found_in_leap_years_only() -> None:
+    spans = timeref.time_spans("on 29 February", datetime(2026, 11, 24, tzinfo=UTC))
+    assert [s.year for s, _ in spans] == [2024, 2020]
 
 
 @pytest.mark.parametrize(
@@ -207,20 +224,19 @@ def test_dates_in_a_question(question: str, start: str, end: str) -> None:
     ],
 )
 def test_words_that_only_look_like_dates_name_none(question: str) -> None:
-    assert timeref.time_span(question, datetime(2026, 11, 24, 10, 0, tzinfo=UTC)) is None
+    assert timeref.time_spans(question, datetime(2026, 11, 24, 10, 0, tzinfo=UTC)) == []
 
 
 def test_days_are_the_askers_not_utcs() -> None:
     # 6 pm on Monday 23 November in California is 02:00 UTC on Tuesday.
     california = timezone(timedelta(hours=-8))
     now = datetime(2026, 11, 24, 2, 0, tzinfo=UTC).astimezone(california)
-    start, end = timeref.time_span("what did I say yesterday?", now) or (None, None)
-    assert start == datetime(2026, 11, 22, tzinfo=california)
-    assert end == datetime(2026, 11, 23, tzinfo=california)
-    assert timeref.time_span("on 8 May 2023", now) == (
-        datetime(2023, 5, 8, tzinfo=california),
-        datetime(2023, 5, 9, tzinfo=california),
-    )
+    assert timeref.time_spans("what did I say yesterday?", now) == [
+        (datetime(2026, 11, 22, tzinfo=california), datetime(2026, 11, 23, tzinfo=california))
+    ]
+    assert timeref.time_spans("on 8 May 2023", now) == [
+        (datetime(2023, 5, 8, tzinfo=california), datetime(2023, 5, 9, tzinfo=california))
+    ]
 
 
 @pytest.mark.parametrize("zone", ["Etc/GMT+12", "Etc/GMT-12"])
@@ -242,6 +258,12 @@ def test_exchange_search_reads_yesterday_in_the_machines_time_zone(
         hits = episodes.search_exchanges(service, agent, "What did I do yesterday?", limit=5)
         dated = {h.exchange.text for h in hits if "date" in h.signals}
         assert dated == {"Packed the blue suitcase", "Booked the taxi"}
+        # A date without a year reaches earlier years too.
+        before = (local_now - timedelta(days=3 * 365)).replace(hour=12)
+        episodes.log_exchange(service, agent, "user", "Sold the old bike", at=before.isoformat())
+        asked = f"What did I do on {before.day} {before:%B}?"
+        hits = episodes.search_exchanges(service, agent, asked, limit=5)
+        assert [h.exchange.text for h in hits if "date" in h.signals] == ["Sold the old bike"]
     finally:
         monkeypatch.delenv("TZ")
         time.tzset()
