@@ -90,8 +90,10 @@ def _relative(phrase: str, today: datetime) -> Span:
             return today - 2 * day, today - day
         case ["yesterday"] | ["last", "night"]:
             return today - day, today
-        case ["last", "week"] | ["last", "weekend"]:
+        case ["last", "week"]:
             return monday - 7 * day, monday
+        case ["last", "weekend"]:  # the Saturday and Sunday before this week's Monday
+            return monday - 2 * day, monday
         case ["this", "week"]:
             return monday, monday + 7 * day
         case ["last", "month"]:

@@ -176,6 +176,7 @@ def test_a_vague_question_still_gets_its_nearest_turns(
         ("a couple of days ago", "2026-11-21", "2026-11-24"),
         ("a few days ago", "2026-11-18", "2026-11-23"),
         ("the day before yesterday", "2026-11-22", "2026-11-23"),
+        ("what did we cook last weekend", "2026-11-21", "2026-11-23"),
         ("what did I say last night", "2026-11-23", "2026-11-24"),
         ("this morning's list", "2026-11-24", "2026-11-25"),
     ],
