@@ -26,7 +26,7 @@ from core.model.config import Config
 from core.model.entries import iso, parse_iso
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
-from core.semantic.timeref import Span, time_spans
+from core.semantic.timeref import Span, asks_when, says_when, time_spans
 from core.storage.fts import match_expression, query_terms
 from core.storage.store import GroupStore
 
@@ -37,6 +37,9 @@ SPEAKER_BOOST: Final = 0.2
 #: More than a named speaker's lift: a speaker says half the turns of a conversation,
 #: a named day or month holds one or two of its sessions.
 DATE_BOOST: Final = 0.25
+#: For a question asking when or how long, a turn that says a time ("last year",
+#: "3 weeks", "in May"): a weaker cue than a named speaker or date.
+WHEN_BOOST: Final = 0.15
 #: How many of the best candidates have their neighbouring turns scored too.
 NEIGHBOURED: Final = 40
 
@@ -56,6 +59,8 @@ class _Turn:
     speaker: str
     name: str | None
     said_at: str | None
+    #: Whether the turn says a time (read only for a question asking when).
+    says_when: bool = False
 
 
 def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]:
@@ -83,17 +88,21 @@ def _said_within(store: GroupStore, spans: Sequence[Span], want: int) -> set[int
     return {int(r[0]) for r in rows}
 
 
-def _turns(store: GroupStore, seqs: Sequence[int]) -> dict[int, _Turn]:
+def _turns(store: GroupStore, seqs: Sequence[int], *, when: bool) -> dict[int, _Turn]:
+    """The turns ``seqs``; ``when``: also whether each says a time."""
     found: dict[int, _Turn] = {}
+    text = "text" if when else "''"
     for start in range(0, len(seqs), 500):
         chunk = list(seqs[start : start + 500])
         marks = ", ".join("?" * len(chunk))
         for r in store.execute(
-            "SELECT seq, session_id, thread_id, speaker, name, said_at FROM exchanges "
+            f"SELECT seq, session_id, thread_id, speaker, name, said_at, {text} FROM exchanges "
             f"WHERE seq IN ({marks})",
             chunk,
         ):
-            found[int(r[0])] = _Turn(int(r[0]), r[1], r[2], r[3], r[4], r[5])
+            found[int(r[0])] = _Turn(
+                int(r[0]), r[1], r[2], r[3], r[4], r[5], when and says_when(r[6] or "")
+            )
     return found
 
 
@@ -210,7 +219,8 @@ def rank(
     if index is not None and found is not None:
         cosines.update(index.similarities(sorted(around), found[1]))
     base.update(scored(around))
-    turns = _turns(store, sorted(base))
+    when = asks_when(query)
+    turns = _turns(store, sorted(base), when=when)
     ranked: list[tuple[float, RankedTurn]] = []
     for seq, turn in turns.items():
         if speaker is not None and turn.speaker != speaker:
@@ -242,6 +252,9 @@ def rank(
         if said is not None and any(start <= said < end for start, end in spans):
             score += DATE_BOOST
             signals.append(Signal.DATE.value)
+        if turn.says_when:
+            score += WHEN_BOOST
+            signals.append(Signal.WHEN.value)
         if thread_id is not None and turn.thread_id == thread_id:
             score += THREAD_BOOST
             signals.append(Signal.THREAD.value)

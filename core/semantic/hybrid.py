@@ -73,6 +73,8 @@ class Signal(StrEnum):
     THREAD = "thread"
     SPEAKER = "speaker"
     DATE = "date"
+    #: Says a time ("last year", "in May"), for a question asking when.
+    WHEN = "when"
     CONTEXT = "context"
     NAME = "name"
 

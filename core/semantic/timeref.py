@@ -196,3 +196,23 @@ def _one_span(question: str, now: datetime) -> Span | None:
     if m := _WEEKDAY.search(question):
         return _weekday(bool(m[1]), m[2], today)
     return None
+
+
+_ASKS_WHEN = re.compile(r"\s*(?:when|how long|what (?:year|month|day|date|time))\b", re.I)
+_PERIOD = "week|weekend|month|year|night|morning|summer|winter|spring|fall|autumn"
+_SAYS_WHEN = re.compile(
+    rf"\b(?:yesterday|today|tonight|tomorrow|ago|since|(?:last|next|this|that)\s+(?:{_PERIOD}"
+    rf"|{'|'.join(_WEEKDAYS)})|days|weeks?|months?|years?|weekends?|{'|'.join(_WEEKDAYS)}"
+    rf"|(?-i:{'|'.join(calendar.month_name[1:])})|(?:19|20)\d{{2}})\b",  # "may": a verb
+    re.I,
+)
+
+
+def asks_when(question: str) -> bool:
+    """Whether ``question`` asks for a time ("When did…", "How long…")."""
+    return _ASKS_WHEN.match(question) is not None
+
+
+def says_when(text: str) -> bool:
+    """Whether ``text`` says when something happened ("last year", "3 weeks", "in May")."""
+    return _SAYS_WHEN.search(text) is not None

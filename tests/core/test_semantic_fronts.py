@@ -127,6 +127,27 @@ def test_a_question_and_its_answer_belong_together(service: MemoryService, agent
         parse_mode("x")
 
 
+def test_a_question_asking_when_lifts_the_turn_that_says_a_time(
+    service: MemoryService, agent: Caller
+) -> None:
+    timed = "Maria adopted a puppy from the shelter two weeks ago."
+    untimed = "Maria adopted the puppy from the shelter."  # closer in words
+    for text in (timed, untimed):
+        episodes.log_exchange(service, agent, "user", text)
+    store = service.store_for("main")
+    model = shared_embedder()
+    assert model is not None
+    backfill.reindex(store.conn, store.path, "main", model)
+
+    def order(question: str) -> list[str]:
+        return [h.exchange.text for h in episodes.search_exchanges(service, agent, question)]
+
+    assert order("When did Maria adopt the puppy?") == [timed, untimed]
+    hits = episodes.search_exchanges(service, agent, "When did Maria adopt the puppy?")
+    assert "when" in hits[0].signals and "when" not in hits[1].signals
+    assert order("What did Maria adopt from the shelter?") == [untimed, timed]
+
+
 def test_a_vague_question_still_gets_its_nearest_turns(
     service: MemoryService, agent: Caller
 ) -> None:
@@ -210,6 +231,18 @@ def test_a_date_without_a_year_is_that_date_in_each_of_the_last_ten_years(
 def test_29_february_without_a_year_is_found_in_leap_years_only() -> None:
     spans = timeref.time_spans("on 29 February", datetime(2026, 11, 24, tzinfo=UTC))
     assert [s.year for s, _ in spans] == [2024, 2020]
+
+
+def test_what_asks_and_says_when() -> None:
+    assert all(
+        timeref.asks_when(q)
+        for q in ("When did she go?", "How long has Nate had turtles?", "What year was it?")
+    )
+    assert not timeref.asks_when("Where did she go, and when?")
+    said = ("I moved 3 years ago", "see you next week", "We met in May", "back in 2019")
+    assert all(timeref.says_when(t) for t in said)
+    unsaid = ("I may go", "Have a great day!", "This is a great time", "the last one")
+    assert not any(timeref.says_when(t) for t in unsaid)
 
 
 @pytest.mark.parametrize(
