@@ -159,8 +159,16 @@ def time_spans(question: str, now: datetime) -> list[Span]:
     """The spans of time ``question`` names, by the most precise form it holds (one
     span; one a year for a date without a year); none if it names no date.
 
-    ``now`` must be aware; the spans are in its time zone.
+    ``now`` must be aware; the spans are in its time zone. A date out of the
+    calendar's range ("9999-12-31", "December 9999") names none.
     """
+    try:
+        return _spans(question, now)
+    except (ValueError, OverflowError):
+        return []
+
+
+def _spans(question: str, now: datetime) -> list[Span]:
     span = _one_span(question, now)
     if span is not None:
         return [span]

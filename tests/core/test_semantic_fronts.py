@@ -255,6 +255,9 @@ def test_what_asks_and_says_when() -> None:
         "May I ask about the deploy?",
         "what is due at 10:30",
         "What did I say on Feb 30?",  # no such day
+        "notes for 9999-12-31",  # past the calendar's end: before, the search failed
+        "what is due on 31 December 9999",
+        "plans for December 9999",
     ],
 )
 def test_words_that_only_look_like_dates_name_none(question: str) -> None:
