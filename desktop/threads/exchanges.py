@@ -41,6 +41,8 @@ class ExchangesPane(QWidget):
         self._state = state
         self._executor = executor
         self._thread_id: str | None = None
+        #: Whether any turns were listed yet (None is a thread id here: no thread).
+        self._listed = False
         self.search = QLineEdit(self)
         self.search.setObjectName("exchangeSearch")
         self.search.setPlaceholderText("Search every conversation turn by words and meaning")
@@ -69,13 +71,13 @@ class ExchangesPane(QWidget):
         return single_line(self.search.text()).strip()
 
     def show_thread(self, thread_id: str | None, *, reload: bool = True) -> None:
-        """List ``thread_id``'s turns (or refresh them), and search again if searching."""
-        changed = thread_id != self._thread_id
+        """List ``thread_id``'s turns (None: those filed under no thread), or refresh them,
+        and search again if searching."""
+        changed = thread_id != self._thread_id or not self._listed
         self._thread_id = thread_id
+        self._listed = True
         service, group = self._state.service, self._state.group
-        if thread_id is None:
-            self.turns.load(None)
-        elif changed or reload:
+        if changed or reload:  # None: the turns filed under no thread
             self.turns.load(fetch_exchanges(service, group, thread_id))
         else:
             self.turns.refresh()
@@ -115,12 +117,14 @@ class ExchangesPane(QWidget):
     def _show_status(self, found: int | None = None) -> None:
         if not self.query:
             self.status.setText(
-                "" if self._thread_id is None else "This thread's turns, newest first."
+                "Turns filed under no thread, newest first."
+                if self._thread_id is None
+                else "This thread's turns, newest first."
             )
         elif found is not None:
+            lifted = "" if self._thread_id is None else "; this thread's turns are lifted"
             self.status.setText(
-                f"{found} turn{'s' if found != 1 else ''} found, best first; "
-                "this thread's turns are lifted."
+                f"{found} turn{'s' if found != 1 else ''} found, best first{lifted}."
                 if found
                 else "No turn shares these words or comes close in meaning."
             )

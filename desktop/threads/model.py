@@ -89,9 +89,10 @@ HIT_COLUMNS: tuple[Column[ExchangeHit], ...] = (
         "Thread",
         lambda h: h.exchange.thread_title or "—",
         lambda h: h.exchange.thread_id,
-        width=16,
+        width=12,
     ),
-    Column("Found by", lambda h: ", ".join(h.signals), width=22),
+    # The reasons in full are in the tooltip: the text gets the room.
+    Column("Found by", lambda h: ", ".join(h.signals), lambda h: ", ".join(h.signals), width=16),
 )
 
 
@@ -128,8 +129,9 @@ def fetch_versions(service: MemoryService, group: str, thread_id: str) -> Fetch[
     return fetch
 
 
-def fetch_exchanges(service: MemoryService, group: str, thread_id: str) -> Fetch[Exchange]:
-    """A thread's turns, newest first, each page before the last turn shown."""
+def fetch_exchanges(service: MemoryService, group: str, thread_id: str | None) -> Fetch[Exchange]:
+    """A thread's turns (None: those filed under no thread), newest first, each page
+    before the last turn shown."""
 
     def fetch(loaded: Sequence[Exchange], limit: int) -> list[Exchange]:
         before = loaded[-1].id if loaded else None

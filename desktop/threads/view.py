@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.continuity.episodes import thread_exchanges
 from core.continuity.threads import Thread, delete_thread, rename_thread
 from core.model.changes import Changes
 from core.model.errors import AmbryError
@@ -48,6 +49,14 @@ _EMPTY_BODY = (
     '<p>An agent opens one with <code>hello {"thread": "Website redesign"}</code> or '
     "<code>thread_open</code>; naming a new title creates it. From a terminal: "
     "<code>ambry threads open TITLE</code>.</p>"
+)
+
+
+#: What the page shows with no thread selected, when turns were filed under none.
+LOOSE_TITLE = "Turns without a thread"
+LOOSE_SUBTITLE = (
+    "Turns an agent logged outside any thread, or whose thread was deleted. "
+    "The search finds every turn."
 )
 
 
@@ -79,10 +88,17 @@ class ThreadsPage(LazyPage):
         self.delete_button = QPushButton("Delete…", self)
         self.delete_button.setObjectName("danger")
         self.delete_button.setToolTip("Delete the thread and its handoffs (Del)")
+        self.loose_button = QPushButton(LOOSE_TITLE, self)
+        self.loose_button.setToolTip("The conversation turns filed under no thread")
+        #: Whether the group has turns filed under no thread (read on refresh).
+        self.has_loose = False
+        #: The person asked for those turns: a refresh keeps them on screen.
+        self._loose_chosen = False
         buttons = QHBoxLayout()
         buttons.addWidget(self.rename_button)
         buttons.addWidget(self.delete_button)
         buttons.addStretch(1)
+        buttons.addWidget(self.loose_button)
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
@@ -129,6 +145,7 @@ class ThreadsPage(LazyPage):
         self._key(QKeySequence(QKeySequence.StandardKey.Delete), self.delete)
         self.rename_button.clicked.connect(self.rename)
         self.delete_button.clicked.connect(self.delete)
+        self.loose_button.clicked.connect(self.show_loose)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.handoff.editing_changed.connect(self._on_editing)
         self.handoff.saved.connect(lambda _w: self._invalidate(reload=False))
@@ -165,18 +182,33 @@ class ThreadsPage(LazyPage):
         try:
             if reload:
                 keep = None
+                self._loose_chosen = False
                 self.model.load(fetch_threads(self._state.service, self._state.group))
             else:
                 self.model.refresh()
+            service, group = self._state.service, self._state.group
+            self.has_loose = bool(thread_exchanges(service, group, None, limit=1))
             row = None if keep is None else self.model.row_of(keep)
-            if row is None and self.model.rowCount():
+            if not self.has_loose:
+                self._loose_chosen = False
+            if row is None and self.model.rowCount() and not self._loose_chosen:
                 row = 0
             if row is not None:
                 self._select_row(row)
+            else:
+                self.table.clearSelection()
         finally:
             self._refreshing = False
-        self.stack.setCurrentIndex(0 if self.model.rowCount() else 1)
+        self.stack.setCurrentIndex(0 if self.model.rowCount() or self.has_loose else 1)
         self._show(self.selected(), force=True)
+
+    def show_loose(self) -> None:
+        """List the turns filed under no thread (the selection is cleared)."""
+        if self.handoff.editing:
+            return
+        self._loose_chosen = True
+        self.table.clearSelection()
+        self._show(None, force=True)
 
     # -- selection ---------------------------------------------------------------
 
@@ -198,15 +230,25 @@ class ThreadsPage(LazyPage):
 
     def _on_selection(self, *_args: object) -> None:
         if not self._refreshing:
-            self._show(self.selected(), force=False)
+            thread = self.selected()
+            if thread is not None:
+                self._loose_chosen = False
+            self._show(thread, force=False)
 
     def _show(self, thread: Thread | None, *, force: bool) -> None:
         thread_id = None if thread is None else thread.id
         for b in (self.rename_button, self.delete_button):
             b.setEnabled(thread is not None and not self.handoff.editing)
+        self.loose_button.setEnabled(self.has_loose and thread is not None)
+        self.loose_button.setVisible(self.has_loose)
+        loose = thread is None and self.has_loose
+        for tab in (Tab.HANDOFF, Tab.HISTORY):
+            self.tabs.setTabEnabled(tab, not loose)
         if thread is None:
-            self.title.setText("")
-            self.subtitle.setText("")
+            self.title.setText(LOOSE_TITLE if loose else "")
+            self.subtitle.setText(LOOSE_SUBTITLE if loose else "")
+            if loose:
+                self.tabs.setCurrentIndex(Tab.EXCHANGES)
         else:
             self.title.setText(thread.title)
             self.subtitle.setText(

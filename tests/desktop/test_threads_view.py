@@ -12,7 +12,7 @@ from core.continuity import episodes, handoffs, session_handoffs, threads
 from core.model.entries import Actor
 from core.service import Caller, MemoryService
 from desktop.shell.main_window import MainWindow, Nav
-from desktop.threads.view import Tab, ThreadsPage
+from desktop.threads.view import LOOSE_TITLE, Tab, ThreadsPage
 from tests.desktop.conftest import Dialogs
 
 HANDOFF = """# Website redesign
@@ -196,8 +196,49 @@ def test_rename_and_delete_ask_first(
     page.delete_button.click()
     qtbot.waitUntil(lambda: page.model.rowCount() == 0)
     assert threads.list_threads(service, "main") == []
-    assert page.stack.currentIndex() == 1  # the empty state
-    assert page.title.text() == ""
+    # Its turns stay, filed under no thread, and the page still shows them.
+    assert page.stack.currentIndex() == 0 and page.title.text() == LOOSE_TITLE
+    assert page.exchanges.rowCount() == 2
+    assert page.tabs.currentIndex() == Tab.EXCHANGES
+    assert not page.tabs.isTabEnabled(Tab.HANDOFF)
+
+
+def test_turns_filed_under_no_thread_are_listed_and_searched(
+    qtbot: QtBot, service: MemoryService, window: MainWindow, thread_id: str
+) -> None:
+    # Before, the page listed a thread's turns only: turns an agent logged outside
+    # any thread never showed, and with no thread at all the page was empty.
+    loose = service.open_session("main", Actor.AGENT, "no-thread-agent")
+    episodes.log_exchange(service, loose, "user", "Remind me to renew the passport.")
+    page = open_page(qtbot, window, thread_id)
+    assert page.title.text() == "Website redesign" and page.exchanges.rowCount() == 2
+    assert page.loose_button.isVisible() and page.loose_button.isEnabled()
+    page.loose_button.click()
+    assert page.title.text() == LOOSE_TITLE
+    assert [page.exchanges.record_at(0).text] == ["Remind me to renew the passport."]
+    assert page.exchange_pane.status.text() == "Turns filed under no thread, newest first."
+    # A refresh (another turn logged) keeps them on screen; choosing a thread leaves.
+    episodes.log_exchange(service, loose, "assistant", "Noted: passport renewal.")
+    qtbot.waitUntil(lambda: page.exchanges.rowCount() == 2)
+    assert page.title.text() == LOOSE_TITLE
+    page.select(thread_id)
+    assert page.title.text() == "Website redesign" and page.tabs.isTabEnabled(Tab.HANDOFF)
+
+
+def test_a_group_with_turns_but_no_threads_shows_them(
+    qtbot: QtBot, service: MemoryService, window: MainWindow
+) -> None:
+    loose = service.open_session("main", Actor.AGENT, "no-thread-agent")
+    episodes.log_exchange(service, loose, "user", "The allotment needs water on Friday.")
+    window.go(Nav.THREADS)
+    page = window.threads
+    qtbot.waitUntil(lambda: page.stack.currentIndex() == 0)
+    assert page.title.text() == LOOSE_TITLE and page.exchanges.rowCount() == 1
+    assert not page.loose_button.isEnabled()  # already shown
+    pane = page.exchange_pane
+    pane.search.setText("allotment water")
+    qtbot.waitUntil(lambda: pane.hits.rowCount() == 1)
+    assert pane.status.text() == "1 turn found, best first."  # no thread to lift
 
 
 def test_empty_state(qtbot: QtBot, window: MainWindow) -> None:
