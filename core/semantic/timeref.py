@@ -211,7 +211,8 @@ _PERIOD = "week|weekend|month|year|night|morning|summer|winter|spring|fall|autum
 _SAYS_WHEN = re.compile(
     rf"\b(?:yesterday|today|tonight|tomorrow|ago|since|(?:last|next|this|that)\s+(?:{_PERIOD}"
     rf"|{'|'.join(_WEEKDAYS)})|days|weeks?|months?|years?|weekends?|{'|'.join(_WEEKDAYS)}"
-    rf"|(?-i:{'|'.join(calendar.month_name[1:])})|(?:19|20)\d{{2}})\b",  # "may": a verb
+    rf"|(?-i:{'|'.join(calendar.month_name[1:])})|(?:19|20)\d{{2}}"  # "may": a verb
+    r"|\d{1,2}:\d{2}|\d{1,2}\s*(?:am|pm|a\.m|p\.m)|noon|midnight|o'clock)\b",
     re.I,
 )
 

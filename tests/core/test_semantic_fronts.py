@@ -236,10 +236,23 @@ def test_29_february_without_a_year_is_found_in_leap_years_only() -> None:
 def test_what_asks_and_says_when() -> None:
     assert all(
         timeref.asks_when(q)
-        for q in ("When did she go?", "How long has Nate had turtles?", "What year was it?")
+        for q in (
+            "When did she go?",
+            "How long has Nate had turtles?",
+            "What year was it?",
+            "What time does the stand-up start?",
+        )
     )
     assert not timeref.asks_when("Where did she go, and when?")
-    said = ("I moved 3 years ago", "see you next week", "We met in May", "back in 2019")
+    said = (
+        "I moved 3 years ago",
+        "see you next week",
+        "We met in May",
+        "back in 2019",
+        "stand-up starts at 9:30",
+        "the train leaves at 6 pm",
+        "lunch at noon",
+    )
     assert all(timeref.says_when(t) for t in said)
     unsaid = ("I may go", "Have a great day!", "This is a great time", "the last one")
     assert not any(timeref.says_when(t) for t in unsaid)
