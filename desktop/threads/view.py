@@ -103,6 +103,15 @@ class ThreadsPage(LazyPage):
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
         left_layout.addWidget(self.table, 1)
+        #: Under an empty list (turns without a thread are shown): how a thread begins.
+        self.no_threads = QLabel(
+            "No threads yet: an agent opens one with <code>thread_open</code> or "
+            '<code>hello {"thread": "…"}</code>.',
+            self,
+        )
+        self.no_threads.setObjectName("hint")
+        self.no_threads.setWordWrap(True)
+        left_layout.addWidget(self.no_threads)
         left_layout.addLayout(buttons)
 
         self.title = QLabel(self)
@@ -200,6 +209,7 @@ class ThreadsPage(LazyPage):
         finally:
             self._refreshing = False
         self.stack.setCurrentIndex(0 if self.model.rowCount() or self.has_loose else 1)
+        self.no_threads.setVisible(not self.model.rowCount())
         self._show(self.selected(), force=True)
 
     def show_loose(self) -> None:

@@ -213,6 +213,7 @@ def test_turns_filed_under_no_thread_are_listed_and_searched(
     page = open_page(qtbot, window, thread_id)
     assert page.title.text() == "Website redesign" and page.exchanges.rowCount() == 2
     assert page.loose_button.isVisible() and page.loose_button.isEnabled()
+    assert not page.no_threads.isVisible()
     page.loose_button.click()
     assert page.title.text() == LOOSE_TITLE
     assert [page.exchanges.record_at(0).text] == ["Remind me to renew the passport."]
@@ -235,6 +236,7 @@ def test_a_group_with_turns_but_no_threads_shows_them(
     qtbot.waitUntil(lambda: page.stack.currentIndex() == 0)
     assert page.title.text() == LOOSE_TITLE and page.exchanges.rowCount() == 1
     assert not page.loose_button.isEnabled()  # already shown
+    assert page.no_threads.isVisible()  # the list says how a thread begins
     pane = page.exchange_pane
     pane.search.setText("allotment water")
     qtbot.waitUntil(lambda: pane.hits.rowCount() == 1)
