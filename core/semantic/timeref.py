@@ -49,7 +49,13 @@ _AGO = re.compile(
     rf"\b(\d{{1,3}}|{'|'.join(_NUMBERS)}|a couple of|a few)\s+(day|week|month|year)s?\s+ago\b",
     re.I,
 )
-_WEEKDAY = re.compile(rf"\b(last\s+|this\s+past\s+)?({'|'.join(_WEEKDAYS)})\b", re.I)
+#: A weekday as a time: after "on", "last", "this past", "since" or "from", or ending
+#: the question ("what did we decide Monday?"); not "the Sunday roast", "Monday.com".
+_WEEKDAY = re.compile(
+    rf"(?:\b(?:on|(last)|(this\s+past)|since|from)\s+({'|'.join(_WEEKDAYS)})\b(?![.-]\w)"
+    rf"|\b({'|'.join(_WEEKDAYS)})\s*[?.!]*\s*$)",
+    re.I,
+)
 _RELATIVE = re.compile(
     r"\b(day\s+before\s+yesterday|yesterday|last\s+night|today|tonight|this\s+(?:morning"
     r"|afternoon|evening)|last\s+(?:week|month|year|weekend)|this\s+(?:week|month|year))\b",
@@ -202,7 +208,7 @@ def _one_span(question: str, now: datetime) -> Span | None:
     if m := _RELATIVE.search(question):
         return _relative(m[1], today)
     if m := _WEEKDAY.search(question):
-        return _weekday(bool(m[1]), m[2], today)
+        return _weekday(bool(m[1] or m[2]), m[3] or m[4], today)
     return None
 
 

@@ -189,6 +189,7 @@ def test_a_vague_question_still_gets_its_nearest_turns(
         ("notes from this past Sunday", "2026-11-22", "2026-11-23"),
         ("on Tuesday", "2026-11-24", "2026-11-25"),
         ("last Tuesday", "2026-11-17", "2026-11-18"),
+        ("what did we decide Monday?", "2026-11-23", "2026-11-24"),
         # So long ago: days, calendar weeks (from Monday), months and years.
         ("what did I say 3 days ago", "2026-11-21", "2026-11-22"),
         ("what did we decide two weeks ago?", "2026-11-09", "2026-11-16"),
@@ -268,6 +269,8 @@ def test_what_asks_and_says_when() -> None:
         "May I ask about the deploy?",
         "what is due at 10:30",
         "What did I say on Feb 30?",  # no such day
+        "the Sunday roast recipe",  # a weekday that is not a time
+        "notes on the Monday.com integration",
         "notes for 9999-12-31",  # past the calendar's end: before, the search failed
         "what is due on 31 December 9999",
         "plans for December 9999",
