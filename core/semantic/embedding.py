@@ -181,8 +181,8 @@ class Embedder:
         self._searches_waiting = 0
         # The pinned model is known to take MAX_TOKENS: one short probe will do (the
         # long one is a tenth of a second of the first search).
-        self._output = self._vector_output(PROBES if files.model_sha256 is None else PROBES[:1])
-        self.dimensions = int(self.encode([PROBES[0]]).shape[1])
+        probes = PROBES if files.model_sha256 is None else PROBES[:1]
+        self._output, self.dimensions = self._vector_output(probes)
 
     @classmethod
     def load(cls, files: ModelFiles, *, threads: int = 1) -> Embedder:
@@ -219,8 +219,9 @@ class Embedder:
             raise EmbeddingUnavailable(f"cannot load {files.model}: {exc}") from exc
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.no_padding()
-        # The constructor runs the model once (its width): a model that loads but cannot
-        # embed text with this tokenizer is refused here, not in the middle of a search.
+        # The constructor tries the model on the probes (which output, how wide): a model
+        # that loads but cannot embed text with this tokenizer is refused here, not in
+        # the middle of a search.
         return cls(files, session, tokenizer, time.perf_counter() - started)
 
     @contextlib.contextmanager
@@ -250,7 +251,7 @@ class Embedder:
         import numpy as np
 
         if not texts:
-            return np.zeros((0, getattr(self, "dimensions", 0)), dtype=np.float32)
+            return np.zeros((0, self.dimensions), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(texts))
         # Similar lengths share a batch, so little of each batch is padding.
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
@@ -270,7 +271,7 @@ class Embedder:
                 pooled = (states * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
             else:  # the model pools itself (one vector per text)
                 pooled = states
-            if pooled.shape[1] != getattr(self, "dimensions", pooled.shape[1]):
+            if pooled.shape[1] != self.dimensions:
                 raise _disabled(
                     self,
                     f"{self.files.model} gave a {pooled.shape[1]}-wide vector, "
@@ -278,8 +279,8 @@ class Embedder:
                 )
             norms = np.linalg.norm(pooled, axis=1, keepdims=True)
             unit = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
-            if not np.isfinite(unit).all():  # an overflow in a half-precision model, say
-                raise _disabled(self, f"{self.files.model} gave a vector that is not a number")
+            if not np.isfinite(unit).all():
+                raise self._not_a_number()
             for row, i in enumerate(chunk):
                 out[i] = unit[row]
         return np.stack(out)
@@ -296,10 +297,10 @@ class Embedder:
         except Exception as exc:  # the runtime raises its own, unexported, types
             raise _disabled(self, f"{self.files.model} failed on a text: {exc}") from exc
 
-    def _vector_output(self, probes: Sequence[str]) -> str:
-        """The output that holds the text's vector: the first, in the model's order,
-        giving one vector per token or one per text, as wide for a short text as for a
-        long one. Some exports list the token ids or the mask first."""
+    def _vector_output(self, probes: Sequence[str]) -> tuple[str, int]:
+        """The output that holds the text's vector, and its width: the first, in the
+        model's order, giving one vector per token or one per text, as wide for a short
+        text as for a long one. Some exports list the token ids or the mask first."""
         import numpy as np
 
         outputs: list[str] = [o.name for o in self._session.get_outputs()]
@@ -318,19 +319,26 @@ class Embedder:
                 ) from exc
             runs.append((ids.shape[1], found))
         for k, name in enumerate(outputs):
-            widths = set()
+            widths: set[int | None] = set()
             for tokens, found in runs:
                 shape = tuple(getattr(found[k], "shape", ()))
                 per_token = len(shape) == 3 and shape[:2] == (1, tokens)
                 per_text = len(shape) == 2 and shape[0] == 1
-                widths.add(shape[-1] if per_token or per_text else None)
-            if len(widths) == 1 and None not in widths:
-                return name
+                widths.add(int(shape[-1]) if per_token or per_text else None)
+            width = widths.pop() if len(widths) == 1 else None
+            if width is not None:
+                if not all(np.isfinite(found[k]).all() for _, found in runs):
+                    raise self._not_a_number()
+                return name, width
         raise _disabled(
             self,
             f"{self.files.model} gives no output of one vector per token or per text "
             f"(its outputs: {', '.join(outputs)}); Ambry needs a sentence encoder",
         )
+
+    def _not_a_number(self) -> EmbeddingUnavailable:
+        # An overflow in a half-precision model, say.
+        return _disabled(self, f"{self.files.model} gave a vector that is not a number")
 
     def _run(self, feeds: dict[str, Any]) -> Any:
         return self._outputs(feeds, [self._output])[0]
