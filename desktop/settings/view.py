@@ -340,13 +340,7 @@ class SettingsPage(QWidget):
     def edited_config(self) -> Config:
         """The settings as edited, checked by core.model.config (raises InvalidParams)."""
         values: dict[str, object] = {"embedding_model_dir": self.model_folder.value()}
-        for name, editor in self.editors.items():
-            if isinstance(editor, QCheckBox):
-                values[name] = editor.isChecked()
-            elif isinstance(editor, QDoubleSpinBox):
-                values[name] = round(editor.value(), 4)
-            else:
-                values[name] = editor.value()
+        values.update((name, _editor_value(editor)) for name, editor in self.editors.items())
         known = {f.name for f in dataclasses.fields(Config)}
         return self._state.config.with_changes(**{k: v for k, v in values.items() if k in known})
 
