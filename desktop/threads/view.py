@@ -217,7 +217,12 @@ class ThreadsPage(LazyPage):
         if self.handoff.editing:
             return
         self._loose_chosen = True
-        self.table.clearSelection()
+        # Clearing the selection would show them once, and the call below again.
+        self._refreshing = True
+        try:
+            self.table.clearSelection()
+        finally:
+            self._refreshing = False
         self._show(None, force=True)
 
     # -- selection ---------------------------------------------------------------
