@@ -7,7 +7,8 @@ is scored on both (:mod:`core.semantic.hybrid`). Then conversation structure cou
   belong together, and the answer often shares no word with what is asked):
   the turns logged just before and after it in the same session and thread;
 - a turn by a speaker the question names, or said within a date the question
-  names ("in May 2023", "last week"), is lifted;
+  names ("in May 2023", "last week"), is lifted, and is a candidate even when it
+  shares no word with the question;
 - a turn of the searcher's thread is lifted by :data:`THREAD_BOOST`: a better
   match from another thread still comes first;
 - recency, as for memories, by the turn's own time (``said_at``).
@@ -84,6 +85,21 @@ def _said_within(store: GroupStore, spans: Sequence[Span], want: int) -> set[int
     rows = store.execute(
         f"SELECT seq FROM exchanges WHERE {within} ORDER BY said_at DESC LIMIT {int(want)}",
         [iso(t) for span in spans for t in span],
+    )
+    return {int(r[0]) for r in rows}
+
+
+def _said_by(store: GroupStore, named: set[str], want: int) -> set[int]:
+    """The latest turns said by the speakers ``named`` (casefolded): a question about
+    a speaker ("What did Sam say?") makes their turns candidates even when they share
+    no word with it."""
+    if not named:
+        return set()
+    marks = ", ".join("?" * len(named))
+    rows = store.execute(
+        f"SELECT seq FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) AND name IS NOT NULL "
+        f"ORDER BY said_at DESC LIMIT {int(want)}",
+        sorted(named),
     )
     return {int(r[0]) for r in rows}
 
@@ -194,6 +210,9 @@ def rank(
     bm25 = _keyword(store, search_terms(query, named), want) if mode is not Mode.SEMANTIC else {}
     cosines: dict[int, float] = {}
     index = None
+    # A result at least this close says it was found by meaning: in semantic mode,
+    # every one; in auto, not the weak matches that fill a short list.
+    floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
     if found is not None:
         embedder, qvec = found
         index = hybrid.vector_index(store, vectors.EXCHANGES, embedder)
@@ -210,9 +229,10 @@ def rank(
 
     spans = time_spans(query, now.astimezone())  # the person's days, not UTC's
     dated = _said_within(store, spans, want)
+    spoken = _said_by(store, named, want)
     if index is not None and found is not None:
-        cosines.update(index.similarities(sorted(dated - set(cosines)), found[1]))
-    base = scored(set(bm25) | set(cosines) | dated)
+        cosines.update(index.similarities(sorted((dated | spoken) - set(cosines)), found[1]))
+    base = scored(set(bm25) | set(cosines) | dated | spoken)
     # Neighbours of the best share relevance, and may be the answer themselves.
     best = sorted(base, key=base.__getitem__, reverse=True)[: max(NEIGHBOURED, 2 * limit)]
     around = {n for s in best for n in (s - 1, s + 1)} - set(base)
@@ -234,14 +254,14 @@ def rank(
         ]
         context = max(neighbours, default=0.0)
         own = base[seq]
-        if own <= 0.0 and context <= 0.0 and seq not in dated:
+        if own <= 0.0 and context <= 0.0 and seq not in dated and seq not in spoken:
             continue
         score = (own + CONTEXT_WEIGHT * context) / (1 + CONTEXT_WEIGHT)
         signals: list[str] = []
         if seq in bm25:
             signals.append(Signal.KEYWORD.value)
         cosine = cosines.get(seq) if mode is not Mode.KEYWORD else None
-        if cosine is not None and cosine >= hybrid.MIN_SEMANTIC_ONLY:
+        if cosine is not None and cosine >= floor:
             signals.append(Signal.SEMANTIC.value)
         if context > own:
             signals.append(Signal.CONTEXT.value)

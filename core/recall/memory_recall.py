@@ -134,10 +134,12 @@ def search(
         complete = all_terms(store, terms, want) if len(terms) > 1 else set()
     cosines: dict[int, float] = {}
     rows: dict[int, Any] = {}
+    # How close a match found by meaning alone must be; every result at least this
+    # close says it was found by meaning (in semantic mode, every result).
+    floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
     if found is not None:
         embedder, qvec = found
         index = hybrid.vector_index(store, vectors.MEMORIES, embedder)
-        floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
         k = want
         while True:
             near = index.nearest(qvec, k)
@@ -188,7 +190,7 @@ def search(
             signals.append(Signal.KEYWORD.value)
         if named:
             signals.append(Signal.NAME.value)
-        if cosine is not None and cosine >= hybrid.MIN_SEMANTIC_ONLY and mode is not Mode.KEYWORD:
+        if cosine is not None and mode is not Mode.KEYWORD and cosine >= floor:
             signals.append(Signal.SEMANTIC.value)
         recent = hybrid.recency(_time(row[12]), now, config.recency_half_life_days)
         if recent >= 0.5 and base > 0:

@@ -21,7 +21,7 @@ from core.model.entries import Actor
 from core.model.errors import Forbidden, InvalidParams
 from core.semantic import backfill, timeref
 from core.semantic.embedding import shared_embedder
-from core.semantic.hybrid import parse_mode
+from core.semantic.hybrid import Mode, parse_mode
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 
@@ -59,6 +59,24 @@ def test_search_takes_a_mode_and_returns_scores_and_signals(
     assert 0 < first["score"] <= 1 and "semantic" in first["signals"]
     bad = call(conn, "memory_search", {"query": "dog", "mode": "fuzzy"})
     assert bad["error"]["code"] == -32602
+
+
+def test_every_result_of_a_semantic_search_says_it_was_found_by_meaning(
+    service: MemoryService, conn: Connection
+) -> None:
+    # Too weak a match to list unasked (auto), but what semantic mode asked for.
+    assert "result" in call(
+        conn, "memory_store", {"type": "fact", "content": "The project uses pnpm, not npm"}
+    )
+    episodes.log_exchange(
+        service, service.open_session("main", Actor.AGENT, "t"), "user", "We use pnpm, not npm"
+    )
+    _embed(service)
+    asked = {"query": "which package manager"}
+    assert call(conn, "memory_search", asked)["result"]["results"] == []
+    for method in ("memory_search", "exchange_search"):
+        found = call(conn, method, {**asked, "mode": "semantic"})["result"]["results"]
+        assert len(found) == 1 and "semantic" in found[0]["signals"], method
 
 
 def test_related_memories_as_a_tool(service: MemoryService, conn: Connection) -> None:
@@ -340,6 +358,30 @@ def test_a_question_about_a_speaker_is_embedded_as_they_would_say_it(
     question: str, named: set[str], spoken: str
 ) -> None:
     assert as_spoken(question, named) == spoken
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_a_question_naming_only_a_speaker_lists_their_turns(
+    service: MemoryService, mode: Mode
+) -> None:
+    # The name is metadata, not a word of the turns: before, "What did Sam say?"
+    # had nothing to match and found nothing.
+    agent = service.open_session("main", Actor.AGENT, "names")
+    said = [
+        ("Sam", "I went to Kyoto in March", "2023-03-15T10:00:00+00:00"),
+        ("Ana", "The invoices go out on Fridays", "2023-03-16T10:00:00+00:00"),
+        ("Sam", "Terraform state lives in the bucket now", "2023-04-02T10:00:00+00:00"),
+    ]
+    for name, text, at in said:
+        episodes.log_exchange(service, agent, "user", text, name=name, at=at)
+    _embed(service)
+    for question in ("Sam", "What did Sam say?"):
+        hits = episodes.search_exchanges(service, agent, question, limit=5, mode=mode)
+        assert [h.exchange.text for h in hits] == [
+            "Terraform state lives in the bucket now",
+            "I went to Kyoto in March",
+        ], question
+        assert all("speaker" in h.signals for h in hits)
 
 
 def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
