@@ -60,7 +60,8 @@ def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
         result.to_dict(),
         f"{result.markers} markers: {len(result.stored)} stored, "
         f"{len(result.reinforced)} reinforced, {result.refused} refused, "
-        f"{result.malformed} malformed lines ignored",
+        f"{result.malformed} malformed lines ignored"
+        + "".join(f"\n  line {p.line}: {p.reason}" for p in result.problems),
     )
     return 0
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from core.memory.confidence import effective_confidence, reinforce
-from core.memory.markers import Marker, marker_tags, parse_markers, same_observation
+from core.memory.markers import Marker, Problem, marker_tags, parse_markers, same_observation
 from core.memory.writing import check_rate, parse_store_args, prepare, write_entry, writing
 from core.model.changes import Changes
 from core.model.entries import (
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from core.storage.workspace import Workspace
 
 MAX_INGEST_CHARS = 100_000
+#: How many malformed lines a result lists (all are counted).
+MAX_PROBLEMS = 50
 #: How many recent entries of one category and service are compared against.
 MATCH_WINDOW = 500
 
@@ -46,9 +48,14 @@ class IngestResult:
     markers: int
     stored: tuple[str, ...]
     reinforced: tuple[str, ...]
-    malformed: int
     refused: int
+    #: The malformed lines, each with what to change.
+    problems: tuple[Problem, ...] = ()
     changes: Changes | None = None
+
+    @property
+    def malformed(self) -> int:
+        return len(self.problems)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +64,9 @@ class IngestResult:
             "reinforced": list(self.reinforced),
             "malformed": self.malformed,
             "refused": self.refused,
+            "problems": [
+                {"line": p.line, "reason": p.reason} for p in self.problems[:MAX_PROBLEMS]
+            ],
         }
 
 
@@ -91,7 +101,7 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
     stored: list[str] = []
     reinforced: list[str] = []
     refused = 0
-    malformed = parsed.malformed
+    problems = list(parsed.problems)
     changes = Changes(group=store.group, entries=True, audit=True)
     with writing(service, store, caller):
         for marker in parsed.markers:
@@ -99,8 +109,8 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
                 request = parse_store_args(
                     {"type": "context", "content": marker.observation, "tags": marker_tags(marker)}
                 )
-            except InvalidParams:  # for example a service name too long for a tag
-                malformed += 1
+            except InvalidParams as exc:  # for example a service name too long for a tag
+                problems.append(Problem(marker.line, str(exc)))
                 continue
             try:
                 prepared = prepare(service, caller, replace(request, source=source))
@@ -125,7 +135,7 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
             session_id=caller.session_id,
             entry_ids=[*stored, *reinforced],
             count=len(parsed.markers),
-            malformed=malformed,
+            malformed=len(problems),
             refused=refused,
             reinforced=len(reinforced),
         )
@@ -135,7 +145,7 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
         markers=len(parsed.markers),
         stored=tuple(stored),
         reinforced=tuple(dict.fromkeys(reinforced)),
-        malformed=malformed,
         refused=refused,
+        problems=tuple(sorted(problems, key=lambda p: p.line)),
         changes=changes,
     )

@@ -44,10 +44,22 @@ class Marker:
 
 
 @dataclass(frozen=True)
+class Problem:
+    """A line that tried to be a marker, and what to change in it."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class ParseResult:
     markers: tuple[Marker, ...]
-    #: Lines that tried to be a marker and failed the grammar.
-    malformed: int
+    #: Lines that tried to be a marker and failed the grammar, in line order.
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def malformed(self) -> int:
+        return len(self.problems)
 
 
 MAX_SERVICE_CHARS = 64
@@ -74,45 +86,55 @@ def parse_markers(text: str) -> ParseResult:
         The markers in line order and the number of malformed marker lines.
     """
     markers: list[Marker] = []
-    malformed = 0
+    problems: list[Problem] = []
     # splitlines also breaks on U+2028 and friends, matching how the brief and
     # any markdown viewer would see separate lines.
     for number, line in enumerate(text.splitlines(), start=1):
         if _OPEN not in line.casefold():
             continue
         marker = _parse_line(line, number)
-        if marker is None:
-            malformed += 1
+        if isinstance(marker, str):
+            problems.append(Problem(number, marker))
         else:
             markers.append(marker)
-    return ParseResult(markers=tuple(markers), malformed=malformed)
+    return ParseResult(markers=tuple(markers), problems=tuple(problems))
 
 
-def _parse_line(line: str, number: int) -> Marker | None:
+#: The categories, as a malformed line's reason lists them.
+CATEGORY_NAMES = ", ".join(c.value for c in Category)
+
+
+def _parse_line(line: str, number: int) -> Marker | str:
+    """The marker on ``line``, or what is wrong with it."""
     lead = _LEAD_RE.match(line)
     start = lead.end() if lead else 0
     if line[start : start + len(_OPEN)].casefold() != _OPEN:
-        return None
+        return "[MEMORY: must open the line (after at most an indent and one list bullet)"
     close = line.find("]", start)
     if close < 0:
-        return None
+        return "no ] closes the marker"
     head = line[start + len(_OPEN) : close]
     category_text, sep, service_text = head.partition(":")
     # ASCII only: casefold maps some non-ASCII letters onto ASCII ones.
     category = _CATEGORIES.get(category_text.lower()) if category_text.isascii() else None
     if category is None:
-        return None
+        return f"unknown category {category_text[:40]!r}: use one of {CATEGORY_NAMES}"
     service: str | None = None
     if sep:
         if not _SERVICE_RE.fullmatch(service_text):
-            return None
+            return (
+                f"service {service_text[:80]!r} must be 1-{MAX_SERVICE_CHARS} letters, "
+                "digits, - or _"
+            )
         service = service_text
     observation = line[close + 1 :].strip()
-    if not observation or len(observation) > MAX_OBSERVATION_CHARS:
-        return None
+    if not observation:
+        return "no observation after the marker"
+    if len(observation) > MAX_OBSERVATION_CHARS:
+        return f"the observation is over {MAX_OBSERVATION_CHARS:,} characters"
     # A second marker on the same line would be swallowed into this observation.
     if _OPEN in observation.casefold():
-        return None
+        return "two markers on one line: put each on its own line"
     return Marker(category=category, service=service, observation=observation, line=number)
 
 

@@ -72,6 +72,30 @@ def test_every_tool_is_described_for_a_model() -> None:
     assert hints["memory_search"]["readOnlyHint"] and not hints["memory_store"]["readOnlyHint"]
 
 
+def test_every_tool_example_is_valid_and_the_ingest_example_stores_its_markers(
+    conn: Connection,
+) -> None:
+    examples = {}
+    for name, tool in load_manifest().items():
+        example = json.loads(tool.description.split("Example: ", 1)[1])
+        Draft202012Validator(tool.schema).validate(example)
+        examples[name] = example
+    # The example is what an agent copies: it must do what the tool is for.
+    result = ok(conn, "ingest_text", examples["ingest_text"])
+    assert result["malformed"] == 0 and result["problems"] == []
+    assert result["markers"] == len(result["stored"]) == 2
+
+
+def test_a_malformed_marker_line_says_what_to_change(conn: Connection) -> None:
+    text = "[MEMORY:tooling:npm] The project uses pnpm\n[MEMORY:timing:nas] Boots in 3 minutes"
+    result = ok(conn, "ingest_text", {"text": text})
+    assert result["malformed"] == 1 and len(result["stored"]) == 1
+    [problem] = result["problems"]
+    assert problem["line"] == 1
+    assert "unknown category 'tooling'" in problem["reason"]
+    assert "timing, dependency, behavior, remediation, maintenance" in problem["reason"]
+
+
 def test_every_tool_result_matches_its_result_schema(conn: Connection, tmp_path: Path) -> None:
     note = tmp_path / "plan.md"
     note.write_text("Ships Friday\n", encoding="utf-8")
@@ -81,7 +105,7 @@ def test_every_tool_result_matches_its_result_schema(conn: Connection, tmp_path:
         ("memory_search", {"query": "Lyon"}),
         ("memory_related", {"id": stored["id"]}),
         ("memory_brief", {}),
-        ("ingest_text", {"text": "[MEMORY:tooling:npm] The project uses pnpm"}),
+        ("ingest_text", {"text": "[MEMORY:dependency:web] The build needs pnpm"}),
         ("thread_open", {"title": "Project X"}),
         ("thread_list", {}),
         ("exchange_log", {"speaker": "user", "text": "Use pnpm", "turn": "1", "name": "Ada"}),

@@ -70,6 +70,8 @@ def test_indentation_bullets_and_case_are_accepted(line: str) -> None:
 def test_malformed_lines_are_counted_not_half_parsed(line: str) -> None:
     result = parse_markers(f"intro\n{line}\n[MEMORY:behavior] fine")
     assert result.malformed == 1
+    [problem] = result.problems
+    assert problem.line == 2 and problem.reason
     assert result.markers == (Marker(Category.BEHAVIOR, None, "fine", 3),)
 
 

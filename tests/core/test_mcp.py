@@ -90,7 +90,7 @@ def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path) -> None:
             ("memory_search", {"query": "metric"}),
             ("memory_related", {"id": stored["id"]}),
             ("memory_brief", {}),
-            ("ingest_text", {"text": "[MEMORY:tooling:npm] The project uses pnpm"}),
+            ("ingest_text", {"text": "[MEMORY:dependency:web] The build needs pnpm"}),
             ("thread_open", {"title": "Project X"}),
             ("thread_list", {}),
             ("exchange_log", {"speaker": "user", "text": "Use pnpm", "turn": "1"}),
