@@ -17,7 +17,7 @@ from core.policy.secrets import REPLACEMENT
 # so the phrase never runs over the end of a sentence ("a pin on your purse. Is it ...").
 _WORD = r"[\w@-]+(?:\.[\w@-]+)*"
 _STATEMENT = re.compile(
-    r"(?<![\w-])(?P<noun>password|passwd|passcode|passphrase|pin(?:[ \t]+(?:code|number))?"
+    r"(?<![\w-])(?P<noun>password|passwd|passcode|passphrase|pw|pin(?:[ \t]+(?:code|number))?"
     r"|(?:api|secret|access|private)[ \t_-]?key|(?:(?:access|auth|api)[ \t_-]?)?token|secret"
     r"|credentials?)"
     r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?"
@@ -30,7 +30,7 @@ _STATEMENT = re.compile(
     r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
     re.IGNORECASE,
 )
-_STATEMENT_NOUNS = ("pass", "pin", "key", "token", "secret", "credential")
+_STATEMENT_NOUNS = ("pass", "pw", "pin", "key", "token", "secret", "credential")
 # Words that follow "the password is" in ordinary talk about passwords.
 _NOT_A_VALUE = frozenset(
     """a an the in on at for from with without to of by not never no too very also still
@@ -94,7 +94,7 @@ def _statement_reason(noun: str) -> str:
     noun = noun.lower()
     if noun.startswith("pass") and "phrase" in noun:
         return "looks like a passphrase statement"
-    if noun.startswith("pass"):
+    if noun.startswith("pass") or noun == "pw":
         return "looks like a password statement"
     if noun.startswith("pin"):
         return "looks like a PIN statement"

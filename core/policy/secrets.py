@@ -35,15 +35,15 @@ def all_rules() -> tuple[tuple[Rule, ...], frozenset[str]]:
     character some rule needs. Built on first use: compiling about a hundred
     provider patterns is most of what loading the policy costs, and a window
     can open before anything is screened."""
-    from core.policy import provider_rules_dev, provider_rules_saas
+    from core.policy import personal_numbers, provider_rules_dev, provider_rules_saas
 
-    rules = RULES + provider_rules_dev.RULES + provider_rules_saas.RULES
+    rules = RULES + personal_numbers.RULES + provider_rules_dev.RULES + provider_rules_saas.RULES
     return rules, frozenset("".join(r.needs for r in rules))
 
 
-# The shortest secret any rule finds without a space, "=" or ":" is 20 characters
-# (an AWS key id); contextual rules need one of those characters.
-_INERT = re.compile(r"[A-Za-z0-9_-]{0,19}")
+# The shortest secret any rule finds without a space, "=" or ":" is 13 characters
+# (a payment card number); contextual rules need one of those characters.
+_INERT = re.compile(r"[A-Za-z0-9_-]{0,12}")
 
 REPLACEMENT = "[SECRET_REDACTED]"
 
@@ -135,8 +135,18 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
+#: AWS said in the text: an AWS access key id, or the word.
+_AWS_CONTEXT = re.compile(r"(?<![A-Za-z0-9])(?:aws|(?:AKIA|ASIA)[A-Z0-9]{16})(?![a-z])", re.I)
+_AWS_SECRET_LENGTH = 40
+
+
 def _possible(text: str) -> Iterator[Finding]:
+    """Long random-looking runs, left for review; except that 40 characters of
+    base64 in a text that speaks of AWS are the shape of an AWS secret access key,
+    and so definite (an access key id without its secret is of little use, and
+    the two are pasted together)."""
     public: list[Span] | None = None
+    aws: bool | None = None
     for start, end in _runs(text):
         if public is None:
             public = [m.span() for m in _PUBLIC_BLOCK.finditer(text)] if "-----" in text else []
@@ -162,6 +172,12 @@ def _possible(text: str) -> Iterator[Finding]:
         if not (mixed_case and has_digit) or _wordy(run):
             continue
         if _entropy(run[:_ENTROPY_SAMPLE]) >= 4.2:
+            if len(run) == _AWS_SECRET_LENGTH and "-" not in run and "_" not in run:
+                if aws is None:
+                    aws = _AWS_CONTEXT.search(text) is not None
+                if aws:
+                    yield Finding("aws_secret_key", Tier.DEFINITE, start, end)
+                    continue
             yield Finding("long_base64", Tier.POSSIBLE, start, end)
 
 

@@ -15,6 +15,7 @@ import string
 import uuid
 from dataclasses import dataclass
 
+from core.policy.personal_numbers import luhn_valid
 from core.policy.secrets import redact
 
 _rng = random.Random(0xA3B7)
@@ -319,7 +320,7 @@ def _secret_cases() -> list[Case]:
             "x-api-key: {v}",
             "SECRET_KEY = '{v}'",
             'const config = {{ apiKey: "{v}" }};',
-            "aws_secret_access_key = {v}",
+            "master_key = {v}",
             "the mailer reads access_key={v} from env",
             "private_key: {v}",
         ],
@@ -350,7 +351,71 @@ def _secret_cases() -> list[Case]:
         ],
         [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
     )
-    return cases
+    return cases + _number_cases()
+
+
+def _with_check_digit(body: str) -> str:
+    """``body`` and the Luhn check digit that makes it a valid card number."""
+    for d in "0123456789":
+        if luhn_valid(body + d):
+            return body + d
+    raise AssertionError(body)
+
+
+def _number_cases() -> list[Case]:
+    """Secrets made of digits, and AWS secret keys by their context (no random draws:
+    the corpus drawn before them stays as it was)."""
+    cards = [
+        _with_check_digit(b)
+        for b in (
+            "411111111111111",
+            "555555555555444",
+            "37828224631000",
+            "601111111111111",
+            "352800000000001",
+            "222300000000002",
+            "400012345678901",
+        )
+    ]
+    spaced = [" ".join(c[i : i + 4] for i in range(0, len(c), 4)) for c in cards]
+    aws = "Q9xk2LmP7vRt4WzY8bNc3HdF6gJs1KaE5uTo0iVq"
+    return (
+        _cases(
+            "payment_card",
+            [
+                "Card number {v} exp 12/29",
+                "my visa is {v}",
+                "amex: {v}",
+                "pay with {v} next time",
+                "{v}",
+                "The company card ({v}) is for travel only.",
+                "Billing card {v}, expires 2027",
+            ],
+            [spaced[0], cards[1], cards[2], spaced[3], cards[4], spaced[5], cards[6]],
+        )
+        + _cases(
+            "us_ssn",
+            [
+                "SSN is {v}",
+                "ssn: {v}",
+                "Social security number {v} on the tax form",
+                "her SSN#{v}",
+                "social security no. {v}",
+            ],
+            ["078-05-1121", "123456789", "219 09 9999", "457-55-5462", "536-22-1234"],
+        )
+        + _cases(
+            "aws_secret_key",
+            [
+                "Deploy with AWS key AKIAQ3EGUZ7W4NXM2KFC and secret {v}",
+                "aws creds: {v}",
+                "The AWS secret is {v}",
+                "export AWS_SECRET_ACCESS_KEY={v}",
+                "aws_secret_access_key = {v}",
+            ],
+            [aws, aws[::-1], aws[5:] + aws[:5], aws[10:] + aws[:10], aws[20:] + aws[:20]],
+        )
+    )
 
 
 CASES: list[Case] = _secret_cases()
@@ -442,6 +507,11 @@ def _benign() -> list[str]:
         "mailto:alice@example.com",
         "Contact bob.smith+ambry@example.org for access.",
         "Call +1 (555) 010-4477 after 9am.",
+        "Build 4111 1111 1111 1112 failed; order 1234 5678 9012 3456 shipped.",
+        "The epoch was 1700000000000 ms; invoice 30000000000000 is paid.",
+        "Case 123-45-6789 is closed; the SSN field is optional.",
+        "Social security is a pension scheme, number 5 on the list.",
+        "The AWS bill for 2024 was 4,111.11 USD across 37 accounts.",
         "ISBN 978-0-13-468599-1",
         "Upgraded to Python 3.11.7 and Node v20.11.1.",
         "Release 2.0.0-rc.1+build.5 is out.",

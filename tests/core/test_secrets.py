@@ -95,6 +95,9 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
     "bearer_token": (Tier.PROBABLE, "Authorization: Bearer Zq81kLm29QpR7v", "Zq81kLm29QpR7v"),
     "basic_auth": (Tier.PROBABLE, "Authorization: Basic YWxpY2U6czNjcjN0", "YWxpY2U6czNjcjN0"),
     "url_credentials": (Tier.PROBABLE, "redis://bob:Zq81kLm2@cache:6379", "Zq81kLm2"),
+    "payment_card": (Tier.DEFINITE, "card 4111 1111 1111 1111 exp 12/29", "4111 1111 1111 1111"),
+    "us_ssn": (Tier.PROBABLE, "SSN is 078-05-1121", "078-05-1121"),
+    "aws_secret_key": (Tier.DEFINITE, f"aws secret {_B36}", _B36),
 }
 
 
@@ -175,6 +178,7 @@ def test_look_alikes_raise_nothing(text: str) -> None:
         ("password for db.example.com is Tr0ub4dor&3", "looks like a password statement"),
         ("The token is ghx_9a8b7c6d", "looks like a token statement"),
         ("the password is swordfish.", "looks like a password statement"),
+        ("wifi pw is Tr0ub4dor&3 at home", "looks like a password statement"),
     ],
 )
 def test_credential_statement_positives(text: str, reason: str) -> None:
@@ -198,6 +202,8 @@ def test_credential_statement_positives(text: str, reason: str) -> None:
         # The "for/on ..." part of a statement never runs past the end of a sentence.
         "I noticed a spiderman pin on your purse. Is Spider-Man your favourite?",
         "We lost the key to the shed. Was Mia-Rose there?",
+        "the pw is required",
+        "PWD is /home/alice",
         "",
     ],
 )

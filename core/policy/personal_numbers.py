@@ -1,0 +1,77 @@
+"""Payment card and US social security numbers: secrets made of digits.
+
+Neither has a vendor prefix or the look of random bytes, so the token rules miss
+them. A card number is recognised by its issuer's leading digits, its length and
+its Luhn check digit (a number that happens to pass all three is rare in a
+memory); a social security number only where the text says it is one ("SSN",
+"social security"), since its shape alone (``123-45-6789``) is shared by other
+identifiers. Both are redacted like any other secret.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.policy.secret_rules import Rule, Span, Tier
+
+# 13-19 digits, in one run or in groups split by single spaces or hyphens.
+_CARD = re.compile(r"(?<![\w.+-])\d(?:[ -]?\d){12,18}(?![\w-]|\.\d)")
+_ISSUERS = re.compile(
+    r"4|5[1-5]|2(?:22[1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|3(?:0[0-5]|[689])"
+    r"|6(?:011|5|4[4-9]|2)|35(?:2[89]|[3-8]\d)"
+)
+_LENGTHS = range(13, 20)
+
+
+def luhn_valid(digits: str) -> bool:
+    """Whether ``digits`` ends in its Luhn check digit."""
+    total = 0
+    for i, char in enumerate(reversed(digits)):
+        d = ord(char) - 48
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def _card(m: re.Match[str]) -> Span | None:
+    text = m.group()
+    separators = {c for c in text if not c.isdigit()}
+    if len(separators) > 1:
+        return None  # "1234-5678 9012" mixes them: not one number written down
+    digits = text.replace(" ", "").replace("-", "")
+    if len(digits) not in _LENGTHS:
+        return None
+    if not _ISSUERS.match(digits) or not luhn_valid(digits):
+        return None
+    return m.span()
+
+
+# "SSN 123-45-6789", "social security number: 123456789", "SSN#123 45 6789".
+_SSN = re.compile(
+    r"(?<![A-Za-z])(?:ssn|social[ \t]+security(?:[ \t]+(?:number|no\.?|#))?)s?"
+    r"(?:[ \t]*(?:#|:|=|is|was)){0,2}[ \t]*(?P<v>\d{3}([ -]?)\d{2}\2\d{4})(?!\d)",
+    re.IGNORECASE,
+)
+
+
+def _ssn(m: re.Match[str]) -> Span | None:
+    digits = re.sub(r"\D", "", m.group("v"))
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    if area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000":
+        return None  # never issued: an example or a placeholder
+    return m.span("v")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("payment_card", Tier.DEFINITE, _CARD, (), needs="0123456789", extract=_card),
+    Rule(
+        "us_ssn",
+        Tier.PROBABLE,
+        _SSN,
+        ("ssn", "social"),
+        needs="0123456789",
+        caseless=True,
+        extract=_ssn,
+    ),
+)
