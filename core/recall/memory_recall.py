@@ -18,7 +18,7 @@ from core.model.config import Config
 from core.model.entries import EntryFilter, parse_iso
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
-from core.storage.fts import match_expression
+from core.storage.fts import STOPWORDS, match_expression, query_terms
 from core.storage.rows import HIT_COLUMNS, Hit, where_clause
 from core.storage.store import BM25, GroupStore
 
@@ -65,6 +65,32 @@ def keyword_candidates(
         if len(rows) >= want or window >= hybrid.MAX_RANKED or not _more(store, match, window):
             return {int(r[0]): float(r[1]) for r in rows}
         window *= 8
+
+
+def implied_only(
+    store: GroupStore, query: str, terms: list[str], bm25: dict[int, float]
+) -> set[int]:
+    """The entries of ``bm25`` that match none of the words asked, only those the
+    question implies ("user" for "my boss"). Such a word ranks; it does not find:
+    these entries count no keyword match, so "my boss" no longer lists every memory
+    about the user. A question of nothing but such words ("about me") is left whole.
+    """
+    asked = [t for t in query_terms(query) if t not in STOPWORDS and t not in hybrid.FIRST_PERSON]
+    if not bm25 or not asked or set(asked) >= set(terms):
+        return set()
+    seqs = sorted(bm25)
+    found: set[int] = set()
+    for start in range(0, len(seqs), 500):
+        chunk = seqs[start : start + 500]
+        found.update(
+            int(r[0])
+            for r in store.execute(
+                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+                f"AND rowid IN ({', '.join('?' * len(chunk))})",
+                (match_expression(asked), *chunk),
+            )
+        )
+    return set(seqs) - found
 
 
 def all_terms(store: GroupStore, terms: list[str], want: int) -> set[int]:
@@ -127,10 +153,12 @@ def search(
             # No model: keyword ranking (said once in the log) rather than nothing.
             mode = Mode.KEYWORD
     bm25: dict[int, float] = {}
+    implied: set[int] = set()
     complete: set[int] = set()
     if mode is not Mode.SEMANTIC:
         terms = hybrid.keyword_terms(query)
         bm25 = keyword_candidates(store, terms, flt, want)
+        implied = implied_only(store, query, terms, bm25)
         complete = all_terms(store, terms, want) if len(terms) > 1 else set()
     cosines: dict[int, float] = {}
     rows: dict[int, Any] = {}
@@ -171,7 +199,7 @@ def search(
             }
     else:
         rows = rows_for(store, list(bm25), flt)
-    keyword = hybrid.keyword_strengths(bm25)
+    keyword = hybrid.keyword_strengths({k: v for k, v in bm25.items() if k not in implied})
     names = hybrid.names_in(query) if hybrid.is_question(query) else []
     ranked: list[tuple[float, str, int, RankedHit]] = []
     for seq, row in rows.items():
@@ -185,8 +213,10 @@ def search(
             # "Rosa" in a question is Rosa, not "Rosa M.": a name written as asked
             # is the strongest sign the memory is about whom the question is about.
             base = (1 - NAME_WEIGHT) * base + (NAME_WEIGHT if named else 0.0)
+        if seq in implied and base <= 0.0:
+            continue  # found by an implied word alone, and nothing else says it fits
         signals: list[str] = []
-        if seq in bm25:
+        if seq in bm25 and seq not in implied:
             signals.append(Signal.KEYWORD.value)
         if named:
             signals.append(Signal.NAME.value)

@@ -92,7 +92,7 @@ def parse_mode(value: object) -> Mode:
 
 # -- the query -------------------------------------------------------------------
 
-_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "i'm", "i've", "i'd", "i'll"})
 
 
 def keyword_terms(query: str) -> list[str]:
@@ -103,7 +103,7 @@ def keyword_terms(query: str) -> list[str]:
     """
     terms = query_terms(query)
     spoken = {w.casefold() for w in re.findall(r"[\w']+", query)}
-    if spoken & _FIRST_PERSON and "user" not in terms:
+    if spoken & FIRST_PERSON and "user" not in terms:
         terms.append("user")
     return terms
 

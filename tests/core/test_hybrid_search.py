@@ -59,6 +59,21 @@ def test_first_person_words_reach_facts_about_the_user(
         assert results[0].id == embedded["User's dog is named Luna"], mode
 
 
+def test_a_first_person_word_ranks_but_does_not_find(
+    service: MemoryService, agent: Caller, embedded: dict[str, str]
+) -> None:
+    # "my" adds "user" to the words searched; every fact here says "user", so before,
+    # "my boss" listed them all, as keyword matches at near-full scores.
+    assert service.search(agent, {"query": "my boss", "mode": "keyword"}) == []
+    for result in service.search(agent, {"query": "my boss"}):
+        assert "keyword" not in result.signals and result.relevance_score < 0.3
+    allergic = service.search(agent, {"query": "what am I allergic to?", "mode": "keyword"})
+    assert [r.id for r in allergic] == [embedded["User is allergic to peanuts"]]
+    # Nothing asked but the person: the implied word is the question.
+    about = service.search(agent, {"query": "about me", "mode": "keyword"})
+    assert len(about) == sum("user" in fact.lower() for fact in FACTS) == 4
+
+
 def test_keyword_mode_keeps_to_shared_words(
     service: MemoryService, agent: Caller, embedded: dict[str, str]
 ) -> None:
