@@ -205,7 +205,6 @@ def write_entry(
     entry_type, content, tags = request.entry_type, request.content, request.tags
     supersedes, source = request.supersedes, request.source
     assert source is not None, "requests are prepared before they are written"
-    key = service.dedup_key(request.privacy, content)
     target: MemoryEntry | None = None
     if supersedes is not None:
         target = store.get(supersedes)
@@ -227,7 +226,11 @@ def write_entry(
     # and reinforcing it would let a guess refresh it. No lookup, so no timing.
     if caller.actor is Actor.AGENT and request.privacy is not Privacy.PUBLIC:
         dedup = False
-    duplicate = store.find_duplicate(key, entry_type) if dedup else None
+    duplicate = (
+        store.find_duplicate(service.dedup_keys(request.privacy, content), entry_type)
+        if dedup
+        else None
+    )
     if duplicate is not None and target is not None and duplicate.id == target.id:
         # Same text as the entry it replaces: an edit of tags (or nothing), which
         # still makes a new version so history is kept.

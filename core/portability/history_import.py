@@ -308,8 +308,9 @@ class _Job:
                 continue
             except InvalidParams as exc:
                 raise InvalidParams(f"{note.where}: {exc.message}", field=exc.field) from None
-            key = (self.service.dedup_key(Privacy.PUBLIC, prepared.content), note.entry_type.value)
-            if key in self.memories_seen or self.store.find_duplicate(key[0], note.entry_type):
+            keys = self.service.dedup_keys(Privacy.PUBLIC, prepared.content)
+            key = (keys[0], note.entry_type.value)
+            if key in self.memories_seen or self.store.find_duplicate(keys, note.entry_type):
                 self.counts.memories_present += 1
                 continue
             self.memories_seen.add(key)

@@ -204,13 +204,17 @@ class GroupStore:
                 found[entry.id] = entry
         return found
 
-    def find_duplicate(self, content_key: str, entry_type: EntryType) -> MemoryEntry | None:
-        """A current (not superseded) entry with the same normalised content and type."""
+    def find_duplicate(
+        self, content_keys: Sequence[str], entry_type: EntryType
+    ) -> MemoryEntry | None:
+        """A current (not superseded) entry with the same normalised content and type,
+        under any of ``content_keys``."""
+        marks = ", ".join("?" * len(content_keys))
         row = self.execute(
             f"SELECT {ENTRY_COLUMNS} FROM memory_entries "
-            "WHERE content_key = ? AND type = ? AND superseded_by IS NULL "
+            f"WHERE content_key IN ({marks}) AND type = ? AND superseded_by IS NULL "
             "ORDER BY status = 'active' DESC, created_at LIMIT 1",
-            (content_key, entry_type.value),
+            (*content_keys, entry_type.value),
         ).fetchone()
         return entry_from_row(row) if row else None
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import timedelta
@@ -59,8 +60,37 @@ def normalise_content(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+#: Quotes and apostrophes typed more than one way ("User’s", "User's").
+_QUOTES = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2033": '"',
+    }
+)
+#: What a sentence may end with without changing what it says.
+_SENTENCE_END = ".!;,:\u2026 "
+
+
+def same_statement(text: str) -> str:
+    """``text`` as duplicates are told apart: case, spacing, the style of its quotes
+    and the punctuation it ends with do not count ("Prefers dark mode." is
+    "prefers dark mode")."""
+    folded = normalise_content(unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    return folded.rstrip(_SENTENCE_END) or folded
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def content_key(text: str) -> str:
-    return hashlib.sha256(normalise_content(text).encode("utf-8", "surrogatepass")).hexdigest()
+    return _sha256(same_statement(text))
 
 
 class Workspace:
@@ -225,11 +255,18 @@ class Workspace:
 
     def dedup_key(self, privacy: Privacy, content: str) -> str:
         """The key duplicates are found by: a plain hash, or a keyed one for encrypted text."""
+        return self.dedup_keys(privacy, content)[0]
+
+    def dedup_keys(self, privacy: Privacy, content: str) -> tuple[str, ...]:
+        """The key a new entry is stored with, then the key an entry stored before
+        :func:`same_statement` had (case and spacing folded only), when different:
+        a duplicate is looked up by both."""
+        texts = dict.fromkeys((same_statement(content), normalise_content(content)))
         if privacy is Privacy.PUBLIC:
-            return content_key(content)
+            return tuple(_sha256(t) for t in texts)
         data_key = self.data_key(create=True)
         assert data_key is not None
-        return keyed_hash(data_key, normalise_content(content))
+        return tuple(keyed_hash(data_key, t) for t in texts)
 
     def row_for(self, entry: MemoryEntry) -> NewRow:
         """What the store writes for ``entry`` (plaintext content): sealed unless public."""

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 from datetime import timedelta
 
 import pytest
@@ -67,6 +68,47 @@ def test_identical_content_is_not_duplicated(service: MemoryService, agent: Call
     other = service.store(agent, {"type": "context", "content": "User's dog is named Luna"})
     assert other.created
     assert service.store_for("main").total() == 2
+
+
+@pytest.mark.parametrize(
+    "again",
+    [
+        "prefers dark mode in all editors.",
+        "Prefers dark mode in all editors!",
+        "Prefers dark mode in all editors\u2026",
+        "\uff30refers dark mode in all editors",  # a full-width letter
+    ],
+)
+def test_punctuation_at_the_end_does_not_make_a_new_memory(
+    service: MemoryService, agent: Caller, again: str
+) -> None:
+    first = service.store(
+        agent, {"type": "preference", "content": "Prefers dark mode in all editors"}
+    )
+    assert service.store(agent, {"type": "preference", "content": again}).entry.id == first.entry.id
+    curly = service.store(agent, {"type": "fact", "content": "User\u2019s dog is named Luna"})
+    straight = service.store(agent, {"type": "fact", "content": "User's dog is named Luna."})
+    assert not straight.created and straight.entry.id == curly.entry.id
+    # Punctuation inside still counts: these say different things.
+    assert service.store(
+        agent, {"type": "fact", "content": "User's dog is named Luna, not Lu"}
+    ).created
+    assert service.store_for("main").total() == 3
+
+
+def test_an_entry_stored_under_the_older_key_is_still_found(
+    service: MemoryService, agent: Caller
+) -> None:
+    # Before quotes and final punctuation were folded, the key was the text with
+    # case and spacing folded only; such rows stay as they are, and still match.
+    first = service.store(agent, {"type": "fact", "content": "Backups run at 2 a.m."})
+    store = service.store_for("main")
+    legacy = hashlib.sha256(b"backups run at 2 a.m.").hexdigest()
+    store.execute(
+        "UPDATE memory_entries SET content_key = ? WHERE id = ?", (legacy, first.entry.id)
+    )
+    again = service.store(agent, {"type": "fact", "content": "backups run at 2  A.M."})
+    assert not again.created and again.entry.id == first.entry.id
 
 
 def test_supersede_hides_the_old_entry(service: MemoryService, agent: Caller) -> None:
