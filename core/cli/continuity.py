@@ -15,6 +15,7 @@ from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
 from core.model.errors import InvalidParams, NotFound
+from core.policy.manifest import validate_args
 from core.semantic.hybrid import Mode
 
 _Subs = argparse._SubParsersAction  # the type add_subparsers returns
@@ -257,13 +258,15 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
         from core.cli.semantic import catch_up
 
         catch_up(ctx)
+    # The tool's own checks, so a query or limit out of range reads as it does for agents.
+    query = validate_args("exchange_search", {"query": " ".join(args.query), "limit": args.limit})
     hits = episodes.search_exchanges(
         ctx.service,
         ctx.caller,
-        " ".join(args.query),
+        query["query"],
         thread_id=thread_id,
         speaker=episodes.Speaker(args.speaker) if args.speaker else None,
-        limit=args.limit,
+        limit=query["limit"],
         mode=Mode(args.mode),
     )
 

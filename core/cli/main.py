@@ -34,6 +34,7 @@ from core.cli.context import (
 from core.cli.logfile import logging_to_file
 from core.model.config import load_config
 from core.model.errors import AmbryError
+from core.policy.manifest import load_manifest
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir, validate_group
 
@@ -111,12 +112,20 @@ def open_data_dir(explicit: str | None, *, create: bool, needs_store: bool) -> D
     something typed for one command) is created on first use, but a mistyped
     ``--data-dir`` must not quietly start a new, empty store.
     """
+    if explicit is not None and not explicit.strip():
+        # An unset shell variable, say: not a reason to open the default store.
+        raise AmbryError("--data-dir is empty; give a directory (or leave the option out)")
     data_dir = DataDir(resolve_data_dir(explicit))
     root = data_dir.root
     if root.exists() and not root.is_dir():
         raise AmbryError(f"--data-dir {root} is a file, not a directory; give a directory")
     if create:
-        data_dir.ensure()
+        try:
+            data_dir.ensure()
+        except OSError as exc:
+            raise AmbryError(
+                f"cannot create data dir {root}: {exc.strerror}; give a directory you can write to"
+            ) from None
     elif explicit and needs_store and not root.exists():
         raise AmbryError(
             f"data dir {root} does not exist; check the path, or add --create to start "
@@ -168,7 +177,7 @@ def _run(args: argparse.Namespace) -> int:
         return handler(ctx, args)
     except AmbryError as exc:
         log.info("refused: %s", exc.message)
-        return fail(exc.message, 1, exc.to_dict())
+        return fail(_for_a_person(exc.message), 1, exc.to_dict())
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:
@@ -176,6 +185,13 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if service is not None:
             service.close()
+
+
+def _for_a_person(message: str) -> str:
+    """``message`` without the agent tool it names first ("memory_search: limit must
+    be at least 1"): a command line has options, not tools."""
+    tool, sep, rest = message.partition(": ")
+    return rest if sep and tool in load_manifest() else message
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.context import Context, command, format_result
+from core.cli.context import Context, command, fail, format_result
 from core.model.errors import AmbryError
 from core.recall.related import DEFAULT_RELATED, MAX_RELATED
 from core.semantic import backfill, vectors
@@ -83,7 +83,15 @@ def cmd_reindex(ctx: Context, args: argparse.Namespace) -> int:
         )
     except EmbeddingUnavailable as exc:
         raise SemanticSearchOff(f"semantic search is off: {exc}") from None
-    finally:
+    except KeyboardInterrupt:
+        if shown:
+            print(file=sys.stderr)
+        # Each batch commits on its own: what is embedded stays, a new run goes on.
+        return fail(
+            "interrupted; the vectors made so far are kept: run `ambry reindex` again to go on",
+            130,
+        )
+    else:
         if shown:
             print(file=sys.stderr)
     ctx.emit(
@@ -103,6 +111,6 @@ def _related_args(p: argparse.ArgumentParser) -> None:
 @command("related", "List the memories closest in meaning to one entry.")(_related_args)
 def cmd_related(ctx: Context, args: argparse.Namespace) -> int:
     results = ctx.service.related(ctx.caller, {"id": args.id, "limit": args.limit})
-    text = "\n".join(f"{r.relevance_score:.2f}  {format_result(r)}" for r in results)
+    text = "\n".join(format_result(r) for r in results)  # ends with its score
     ctx.emit([r.to_dict() for r in results], text or "no related memories")
     return 0

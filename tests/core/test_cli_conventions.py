@@ -32,6 +32,33 @@ def test_a_mistyped_data_dir_is_refused_and_not_created(
     assert not typo.exists()
 
 
+def test_an_empty_or_uncreatable_data_dir_is_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An unset variable ("--data-dir $DIR") must not open the default store.
+    code, out, err = run(capsys, "--data-dir", "", "search", "dog")
+    assert (code, out) == (1, "") and err == (
+        "error: --data-dir is empty; give a directory (or leave the option out)\n"
+    )
+    assert not (tmp_path / "default-data").exists()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    code, _, err = run(capsys, "--data-dir", str(blocker / "sub"), "--create", "search", "dog")
+    assert code == 1 and err.startswith("error: cannot create data dir") and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+def test_errors_name_options_not_agent_tools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    for command in ("search", "exchanges"):
+        code, _, err = run(capsys, *d, command, "--limit", "0", "dog")
+        assert (code, err) == (1, "error: limit must be at least 1\n"), command
+    code, _, err = run(capsys, *d, "exchanges", "x" * 501)
+    assert (code, err) == (1, "error: query must be at most 500 characters\n")
+
+
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_create_makes_the_data_dir_owner_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str

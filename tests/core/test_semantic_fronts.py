@@ -401,6 +401,36 @@ def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFix
     assert capsys.readouterr().out.strip() == "no matching exchanges"
 
 
+def test_cli_reindex_interrupted_says_what_is_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    assert main([*d, "--create", "store", "--type", "fact", "User's dog is named Luna"]) == 0
+    capsys.readouterr()
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(backfill, "reindex", interrupted)
+    assert main([*d, "reindex"]) == 130
+    err = capsys.readouterr().err
+    assert "vectors made so far are kept" in err and "ambry reindex" in err
+
+
+def test_cli_related_shows_each_score_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    for text in ("User's dog is named Luna", "Luna the dog loves the beach"):
+        assert main([*d, "store", "--type", "fact", text]) == 0
+    first = capsys.readouterr().out.split()[0]
+    assert main([*d, "reindex"]) == 0
+    capsys.readouterr()
+    assert main([*d, "related", first]) == 0
+    line = capsys.readouterr().out.strip()
+    assert line.startswith("mem-") and line.count("(0.") == 1 and line.endswith(": semantic)")
+
+
 def test_cli_results_say_their_score_and_what_found_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
