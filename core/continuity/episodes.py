@@ -346,7 +346,8 @@ def find_exchanges(
     sql = (
         f"SELECT {_COLUMNS}, {same} FROM exchanges e "
         f"LEFT JOIN threads t ON t.id = e.thread_id WHERE {where} "
-        f"ORDER BY {same} DESC, e.created_at DESC, e.seq DESC LIMIT :limit"
+        # Newest by when it was said: imported history keeps its own dates.
+        f"ORDER BY {same} DESC, coalesce(e.said_at, e.created_at) DESC, e.seq DESC LIMIT :limit"
     )
     rows = store.execute(sql, params).fetchall()
     return [ExchangeHit(_exchange(r), 1.0, bool(r[10])) for r in rows]

@@ -142,6 +142,21 @@ def test_a_turn_of_another_thread_lends_no_context(service: MemoryService) -> No
     assert [h.exchange.text for h in hits] == ["My puppy dug up the tulip bed again"]
 
 
+def test_without_a_query_the_newest_said_come_first(service: MemoryService, agent: Caller) -> None:
+    # Imported history is logged after today's turn but was said long before it.
+    episodes.log_exchange(service, agent, "user", "Today's plan: ship the beta")
+    episodes.log_exchange(
+        service, agent, "user", "Back then we used svn", at="2019-05-01T09:00:00Z"
+    )
+    episodes.log_exchange(service, agent, "user", "Moved to git", at="2021-02-01T09:00:00Z")
+    hits = episodes.search_exchanges(service, agent, "", limit=5)
+    assert [h.exchange.text for h in hits] == [
+        "Today's plan: ship the beta",
+        "Moved to git",
+        "Back then we used svn",
+    ]
+
+
 def test_search_limit_bounds(service: MemoryService, agent: Caller) -> None:
     for bad in (0, 51):
         with pytest.raises(InvalidParams) as err:
