@@ -86,6 +86,15 @@ def test_every_tool_example_is_valid_and_the_ingest_example_stores_its_markers(
     assert result["markers"] == len(result["stored"]) == 2
 
 
+def test_the_schema_states_the_limits_the_code_enforces() -> None:
+    from core.continuity.episodes import MAX_EXCHANGE_CHARS
+    from core.continuity.threads import MAX_TITLE_CHARS
+
+    tools = load_manifest()
+    assert tools["thread_open"].schema["properties"]["title"]["maxLength"] == MAX_TITLE_CHARS
+    assert tools["exchange_log"].schema["properties"]["text"]["maxLength"] == MAX_EXCHANGE_CHARS
+
+
 def test_a_malformed_marker_line_says_what_to_change(conn: Connection) -> None:
     text = "[MEMORY:tooling:npm] The project uses pnpm\n[MEMORY:timing:nas] Boots in 3 minutes"
     result = ok(conn, "ingest_text", {"text": text})
