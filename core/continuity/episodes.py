@@ -209,17 +209,43 @@ def _check_name(name: object) -> str | None:
     return name or None
 
 
-def parse_at(value: object) -> datetime | None:
-    """An ``at`` param: ISO 8601 (a date, or a time with or without offset; none is UTC)."""
+#: The earliest year a turn can be said in; a turn said later than a day from now is
+#: a clock or a typo (it would stay "the most recent" for years).
+EARLIEST_AT_YEAR: Final = 1900
+LATEST_AT_AHEAD: Final = timedelta(days=1)
+
+
+def parse_at(value: object, now: datetime | None = None) -> datetime | None:
+    """An ``at`` param: ISO 8601 (a date, or a time with or without offset; none is UTC),
+    from :data:`EARLIEST_AT_YEAR` to a day after ``now``."""
     if value is None:
         return None
     if isinstance(value, str):
         try:
             at = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            at = (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).astimezone(UTC)
         except ValueError:
             pass
+        except OverflowError:  # in UTC, before year 1 or after 9999
+            raise InvalidParams(
+                f"at {value.strip()!r} is out of range; give when it was said",
+                field="at",
+                rule="range",
+            ) from None
         else:
-            return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+            if at.year < EARLIEST_AT_YEAR:
+                raise InvalidParams(
+                    f"at {value.strip()!r} is before {EARLIEST_AT_YEAR}; give when it was said",
+                    field="at",
+                    rule="minimum",
+                )
+            if at > (now or utc_now()) + LATEST_AT_AHEAD:
+                raise InvalidParams(
+                    f"at {value.strip()!r} is in the future; give when it was said",
+                    field="at",
+                    rule="maximum",
+                )
+            return at
     raise InvalidParams(
         "at must be an ISO 8601 date or time, for example 2023-05-08T13:56:00Z",
         field="at",
@@ -262,7 +288,7 @@ def log_exchange(
     display = _check_name(name)
     if display is not None:
         display = screen_label(display, "name", known=known)
-    said = parse_at(at)
+    said = parse_at(at, now)
     logged_at = iso(now or utc_now())
     said_at = logged_at if said is None else iso(said)
     with writing(service, store, caller):

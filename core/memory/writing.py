@@ -38,7 +38,7 @@ from core.policy import write_policy as policy
 from core.policy.manifest import validate_args
 from core.policy.own_files import known_secrets
 from core.policy.ratelimit import RateAction, charge
-from core.policy.screening import audit_redacted
+from core.policy.screening import audit_redacted, strip_controls
 from core.storage import audit
 from core.storage.audit import Action
 
@@ -112,7 +112,7 @@ def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:
     """Strip, collapse inner whitespace and drop empty or repeated (case-blind) tags."""
     seen: dict[str, str] = {}
     for tag in tags:
-        t = " ".join(tag.split())
+        t = " ".join(strip_controls(tag).split())
         if t and t.casefold() not in seen:
             seen[t.casefold()] = t
     return tuple(seen.values())
@@ -161,7 +161,9 @@ def check_rate(store: GroupStore, caller: Caller, counter: str, config: Config) 
 
 def prepare(service: Workspace, caller: Caller, request: StoreRequest) -> StoreRequest:
     """Normalise a request and run the write policy on it (see core.policy.write_policy)."""
-    content = request.content.strip()
+    # Control characters (an escape sequence would reach the person's terminal through
+    # `ambry show`) go, as for conversation turns; tabs and line breaks stay.
+    content = strip_controls(request.content).strip()
     if not content:
         raise InvalidParams("content must not be empty", field="content", rule="minLength")
     check_limits(content, request.tags)

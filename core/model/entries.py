@@ -75,7 +75,9 @@ def utc_now() -> datetime:
 
 def iso(ts: datetime) -> str:
     """ISO 8601 in UTC with millisecond precision; sorts as text."""
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ts.microsecond // 1000:03d}Z"
+    u = ts.astimezone(UTC)
+    # Not strftime's %Y: it does not pad a year below 1000 on every platform.
+    return f"{u.year:04d}-{u:%m-%dT%H:%M:%S}.{u.microsecond // 1000:03d}Z"
 
 
 def parse_iso(text: str) -> datetime:

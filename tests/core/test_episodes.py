@@ -71,6 +71,26 @@ def test_bad_turns_are_refused_with_the_field(
     assert service.store_for("main").execute("SELECT count(*) FROM exchanges").get == 0
 
 
+@pytest.mark.parametrize(
+    ("at", "says"),
+    [
+        ("0001-01-01T00:00:00Z", "is before 1900"),
+        ("0001-01-01T00:00:00+05:00", "out of range"),  # UTC is in year 0: no crash
+        ("2999-01-01", "is in the future"),
+        ("9999-12-31T23:00:00-05:00", "out of range"),  # past year 9999 in UTC
+        ("yesterday", "ISO 8601"),
+    ],
+)
+def test_a_time_no_turn_was_said_at_is_refused(
+    service: MemoryService, agent: Caller, at: str, says: str
+) -> None:
+    with pytest.raises(InvalidParams, match=says) as err:
+        episodes.log_exchange(service, agent, "user", "hi", at=at)
+    assert err.value.field == "at"
+    ok = episodes.log_exchange(service, agent, "user", "hi", at="1999-12-31T23:30:00-01:00")
+    assert ok.exchange.said_at == "2000-01-01T00:30:00.000Z"
+
+
 def test_secrets_are_redacted_and_credentials_refused(
     service: MemoryService, agent: Caller
 ) -> None:

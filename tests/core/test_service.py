@@ -111,6 +111,18 @@ def test_an_entry_stored_under_the_older_key_is_still_found(
     assert not again.created and again.entry.id == first.entry.id
 
 
+def test_control_characters_do_not_reach_the_store(service: MemoryService, agent: Caller) -> None:
+    # An escape sequence in a memory would reach the person's terminal through `ambry show`.
+    stored = service.store(
+        agent,
+        {"type": "fact", "content": "ctrl\x00 \x1b[31mred\x07\tand\nlines", "tags": ["a\x1bb"]},
+    )
+    assert stored.entry.content == "ctrl [31mred\tand\nlines"
+    assert stored.entry.tags == ("ab",)
+    with pytest.raises(InvalidParams, match="must not be empty"):
+        service.store(agent, {"type": "fact", "content": "\x00\x1b\x07"})
+
+
 def test_supersede_hides_the_old_entry(service: MemoryService, agent: Caller) -> None:
     old = _store(service, agent, "Lives in Paris")
     new = service.store(agent, {"type": "fact", "content": "Lives in Lyon", "supersedes": old})
