@@ -439,6 +439,8 @@ def test_store_search_brief_delete(conn: Connection, service: MemoryService) -> 
         ("memory_search", {"group": "other"}, "group", "additionalProperties"),
         ("memory_brief", {"group": "other"}, "group", "additionalProperties"),
         ("memory_delete", {}, "id", "required"),
+        ("memory_delete", {"id": ""}, "id", "minLength"),
+        ("memory_related", {"id": ""}, "id", "minLength"),
         ("ingest_text", {}, "text", "required"),
         ("ingest_text", {"text": "x" * 100_001}, "text", "maxLength"),
         ("session_end", {"handoff": 3}, "handoff", "type"),
