@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from core.model.entries import iso, utc_now
 from core.model.errors import InvalidParams, NotFound
 from core.storage.store import GroupStore
 
@@ -243,6 +244,9 @@ def dig(service: Workspace, group: str, start: str, depth: int = 2) -> dict[str,
     store = service.store_for(group)
     if not start.startswith(("mem-", "sum-")) or not _exists(store, start):
         raise NotFound(f"no memory or summary {start} in group {group}", field="id")
+    # What was recorded since the last compression pass (a supersede a moment ago,
+    # say) is linked now, not only at the next pass.
+    sync(store, iso(utc_now()))
     level = {start: 0}
     edges: list[Edge] = []
     frontier = [start]

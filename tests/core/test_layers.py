@@ -315,6 +315,20 @@ def test_links_from_supersede_same_turn_and_references(service: MemoryService) -
         dig(service, "g", "mem-nope-nope", 1)
 
 
+def test_dig_follows_a_supersede_made_a_moment_ago(service: MemoryService, agent: Caller) -> None:
+    # No compression pass has run: the link is made when dig asks for it.
+    old = service.store(agent, {"type": "fact", "content": "Lives in Paris"}).entry.id
+    new = service.store(
+        agent, {"type": "fact", "content": "Lives in Lyon", "supersedes": old}
+    ).entry.id
+    for start, other in ((old, new), (new, old)):
+        found = dig(service, agent.group, start, 1)
+        assert [n["id"] for n in found["nodes"]] == [start, other]
+        assert {(e["from"], e["to"], e["reason"]) for e in found["edges"]} == {
+            (start, other, "supersedes")
+        }
+
+
 def test_references_parse_ids() -> None:
     assert references("see [[mem-1234abcd]] and [[ sum-00aa11bb22cc ]], [[other]]") == [
         "mem-1234abcd",
