@@ -51,7 +51,9 @@ def search_entries(
             store, query, flt, limit, mode=mode, config=ws.config, now=utc_now()
         )
     else:
-        ranked = [memory_recall.RankedHit(h, 0.0, ()) for h in store.recent_hits(flt, limit)]
+        # A listing, not a ranking: every entry matches an empty query fully (as
+        # exchange_search says too), newest first.
+        ranked = [memory_recall.RankedHit(h, 1.0, ()) for h in store.recent_hits(flt, limit)]
     return to_results(ws, ranked)
 
 
