@@ -121,6 +121,8 @@ class LoggedExchange:
             "session_id": e.session_id,
             "thread_id": e.thread_id,
             "created_at": e.created_at,
+            # When it was said, as stored (UTC): what exchange_search dates it by.
+            "at": e.said_at or e.created_at,
             "redacted": len(self.redacted),
             "redacted_kinds": dict(sorted(Counter(self.redacted).items())),
         }

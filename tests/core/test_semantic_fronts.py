@@ -120,7 +120,7 @@ def test_exchange_log_keeps_name_and_original_time(conn: Connection) -> None:
             "at": "2023-05-08T13:56:00Z",
         },
     )
-    assert "result" in logged
+    assert logged["result"]["at"] == "2023-05-08T13:56:00.000Z"
     hits = call(conn, "exchange_search", {"query": "What did Caroline do in May 2023?"})
     first = hits["result"]["results"][0]
     assert first["name"] == "Caroline" and first["at"].startswith("2023-05-08T13:56")
