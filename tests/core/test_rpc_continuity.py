@@ -124,9 +124,11 @@ def test_exchange_log_and_search(conn: Connection) -> None:
         "session_id",
         "thread_id",
         "created_at",
+        "at",
         "redacted",
         "redacted_kinds",
     }
+    assert logged["at"] == logged["created_at"]  # said now: no `at` given
     ok(conn, "exchange_log", {"speaker": "assistant", "text": "Switched to pnpm", "turn": "1"})
     results = ok(conn, "exchange_search", {"query": "pnpm", "limit": 5})["results"]
     assert {r["speaker"] for r in results} == {"user", "assistant"}
