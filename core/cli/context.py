@@ -141,21 +141,22 @@ def format_entry(entry: MemoryEntry) -> str:
     return "\n".join(lines)
 
 
-def format_result(result: SearchResult) -> str:
-    """One search result as a line; a ranked one ends with its score and what found it."""
+def format_result(result: SearchResult, *, ranked: bool = True) -> str:
+    """One search result as a line; a ``ranked`` one ends with its score and what found it."""
     tags = f"  #{' #'.join(result.tags)}" if result.tags else ""
     extra = "" if result.status == "active" else f" ({result.status})"
     if result.superseded_by:
         extra += " (superseded)"
-    return f"{result.id}  [{result.type}]{extra} {result.content}{tags}{found_by(result)}"
+    return f"{result.id}  [{result.type}]{extra} {result.content}{tags}{found_by(result, ranked)}"
 
 
-def found_by(result: SearchResult | ExchangeHit) -> str:
-    """``  (0.77: keyword, semantic)``: a ranked result's score and signals; empty
-    for a listing without a query."""
-    if not result.signals:
+def found_by(result: SearchResult | ExchangeHit, ranked: bool = True) -> str:
+    """``  (0.77: keyword, semantic)``: a ranked result's score and signals (a weak
+    match may have none: ``  (0.02)``); empty for a listing without a query."""
+    if not ranked:
         return ""
-    return f"  ({result.relevance_score:.2f}: {', '.join(result.signals)})"
+    why = f": {', '.join(result.signals)}" if result.signals else ""
+    return f"  ({result.relevance_score:.2f}{why})"
 
 
 def progress_line(label: str, enabled: bool) -> Callable[[int, int], None] | None:

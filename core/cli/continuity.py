@@ -270,12 +270,16 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
         mode=Mode(args.mode),
     )
 
+    ranked = bool(query["query"].strip())
+
     def line(hit: episodes.ExchangeHit) -> str:
         e = hit.exchange
         where = e.thread_title or "no thread"
         text = " ".join(e.text.split())
         who = f"{e.speaker}: {e.name}" if e.name else e.speaker
-        head = f"{e.said_at or e.created_at}  [{who}] ({where}, {e.session_id}){found_by(hit)}"
+        head = (
+            f"{e.said_at or e.created_at}  [{who}] ({where}, {e.session_id}){found_by(hit, ranked)}"
+        )
         return f"{head}\n  {text[:300]}"
 
     ctx.emit([h.to_dict() for h in hits], "\n".join(map(line, hits)) or "no matching exchanges")

@@ -101,7 +101,8 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
 
         catch_up(ctx)
     results = ctx.service.search(ctx.caller, tool_args)
-    text = "\n".join(format_result(r) for r in results) or "no matching memories"
+    ranked = bool(str(tool_args["query"]).strip())
+    text = "\n".join(format_result(r, ranked=ranked) for r in results) or "no matching memories"
     claims = ctx.service.claims_matching(ctx.group, str(tool_args["query"]))
     if claims:
         # Labelled, so an unverified claim is never read as one of the memories above.

@@ -401,6 +401,28 @@ def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFix
     assert capsys.readouterr().out.strip() == "no matching exchanges"
 
 
+def test_cli_shows_the_score_of_a_weak_match_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Weak matches that fill a short list carry no signal; their score still shows.
+    service = MemoryService(DataDir(tmp_path))
+    try:
+        agent = service.open_session("main", Actor.AGENT, "cli-test")
+        for text in ("My sister starts nursing school", "The car needs new tyres"):
+            episodes.log_exchange(service, agent, "user", text)
+    finally:
+        service.close()
+    d = ["--data-dir", str(tmp_path)]
+    assert main([*d, "exchanges", "How is the family doing?"]) == 0
+    heads = [line for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")]
+    assert len(heads) == 2 and all("  (0." in head for head in heads)
+    assert main([*d, "exchanges"]) == 0  # a listing: no scores
+    heads = [line for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")]
+    assert len(heads) == 2 and not any(
+        "  (" in head.split("]", 1)[1].split(")", 1)[1] for head in heads
+    )
+
+
 def test_cli_reindex_interrupted_says_what_is_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
