@@ -57,6 +57,7 @@ from core.recall.briefing import build_group_brief, refresh_decay
 from core.recall.related import related as related_entries
 from core.semantic import hybrid
 from core.semantic.backfill import EmbeddingWorker, Progress
+from core.semantic.embedding import shared_embedder
 from core.semantic.hybrid import Mode, parse_mode
 from core.storage import audit
 from core.storage.audit import Action
@@ -128,6 +129,12 @@ class MemoryService(Workspace):
             hybrid.release_model(was)
             if self.embedding is not None:
                 self.embedding.use_model(config.embedding_model_dir)
+
+    def settle_vectors(self, group: str) -> None:
+        """Let the worker embed a few just-written rows before a search by meaning."""
+        embedder = shared_embedder(self.config.embedding_model_dir)
+        if self.embedding is not None and embedder is not None:
+            self.embedding.settle(self.store_for(group).conn, embedder.model_id)
 
     def close(self) -> None:
         if self.embedding is not None:
@@ -278,12 +285,11 @@ class MemoryService(Workspace):
             # Secret entries are decrypted only on the person's explicit request.
             privacy=(Privacy.PUBLIC, Privacy.PRIVATE),
         )
+        mode = parse_mode(args.get("mode"))
+        if mode is Mode.SEMANTIC:
+            self.settle_vectors(caller.group)
         results = self.search_entries(
-            caller.group,
-            args.get("query") or "",
-            flt,
-            int(args["limit"]),
-            mode=parse_mode(args.get("mode")),
+            caller.group, args.get("query") or "", flt, int(args["limit"]), mode=mode
         )
         store = self.store_for(caller.group)
         audit.record(
@@ -324,6 +330,7 @@ class MemoryService(Workspace):
         if entry.privacy is Privacy.SECRET:
             raise Forbidden("secret entries are not compared with others; pick another entry")
         flt = EntryFilter(privacy=(Privacy.PUBLIC, Privacy.PRIVATE))
+        self.settle_vectors(caller.group)
         store = self.store_for(caller.group)
         ranked = related_entries(
             store,

@@ -15,7 +15,7 @@ from core.continuity import context as continuity
 from core.continuity import episodes, handoff_text, handoffs, session_handoffs, threads
 from core.model.errors import InvalidParams
 from core.policy.manifest import validate_args
-from core.semantic.hybrid import parse_mode
+from core.semantic.hybrid import Mode, parse_mode
 
 if TYPE_CHECKING:
     from core.agent.dispatch import Connection, Dispatcher
@@ -57,6 +57,9 @@ def _exchange_log(conn: Connection, params: dict[str, Any]) -> Any:
 def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
     args = validate_args("exchange_search", params)
     speaker = episodes.parse_speaker(args["speaker"]) if "speaker" in args else None
+    mode = parse_mode(args.get("mode"))
+    if mode is Mode.SEMANTIC:
+        conn.service.settle_vectors(conn.caller.group)
     hits = episodes.search_exchanges(
         conn.service,
         conn.caller,
@@ -64,7 +67,7 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
         thread_id=_thread_id(conn, args.get("thread")),
         speaker=speaker,
         limit=args["limit"],
-        mode=parse_mode(args.get("mode")),
+        mode=mode,
     )
     return {"results": [h.to_dict() for h in hits]}
 

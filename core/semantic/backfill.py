@@ -258,3 +258,21 @@ class EmbeddingWorker(BackgroundWorker):
         self.progress[progress.group] = progress
         if self.on_progress is not None:
             self.on_progress(progress)
+
+    def settle(self, conn: Any, model_id: str) -> None:
+        """Wait (at most :data:`SETTLE_SECONDS`) for a backlog of at most
+        :data:`SETTLE_ROWS` rows of ``conn``'s group to be embedded.
+
+        A search by meaning alone, or for an entry's neighbours, cannot see a row
+        without its vector; a memory stored a moment before would be missing. A
+        larger backlog (an import, a model change) is not waited for: its rows are
+        found by their words, and the progress is shown.
+        """
+        waiting = sum(vectors.pending_count(conn, kind, model_id) for kind in vectors.TABLES)
+        if 0 < waiting <= SETTLE_ROWS:
+            self.wait_idle(SETTLE_SECONDS)
+
+
+#: The backlog a search by meaning waits for, and for how long at most.
+SETTLE_ROWS = 64
+SETTLE_SECONDS = 2.0

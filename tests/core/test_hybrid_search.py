@@ -74,6 +74,20 @@ def test_a_first_person_word_ranks_but_does_not_find(
     assert len(about) == sum("user" in fact.lower() for fact in FACTS) == 4
 
 
+def test_a_search_by_meaning_right_after_a_store_sees_it(
+    service: MemoryService, agent: Caller
+) -> None:
+    # The worker embeds after the write is acknowledged; a search by meaning alone
+    # (or for neighbours) waits for a backlog this small instead of missing the row.
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    cat = _store(service, agent, "The person's cat is called Mochi")
+    found = service.search(agent, {"query": "feline pet", "mode": "semantic"})
+    assert [r.id for r in found][:1] == [cat]
+    dog = _store(service, agent, "The person's dog is called Luna")
+    assert [r.id for r in service.related(agent, {"id": dog})][:1] == [cat]
+
+
 def test_keyword_mode_keeps_to_shared_words(
     service: MemoryService, agent: Caller, embedded: dict[str, str]
 ) -> None:

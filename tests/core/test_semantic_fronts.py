@@ -80,6 +80,18 @@ def test_every_result_of_a_semantic_search_says_it_was_found_by_meaning(
         assert len(found) == 1 and "semantic" in found[0]["signals"], method
 
 
+def test_a_search_of_turns_by_meaning_lets_the_worker_catch_up_first(
+    service: MemoryService, conn: Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Only semantic mode waits (auto finds a fresh turn by its words).
+    settled: list[str] = []
+    monkeypatch.setattr(service, "settle_vectors", settled.append)
+    for mode, waits in (("auto", []), ("semantic", ["main"])):
+        settled.clear()
+        assert "result" in call(conn, "exchange_search", {"query": "Kyoto", "mode": mode})
+        assert settled == waits, mode
+
+
 def test_related_memories_as_a_tool(service: MemoryService, conn: Connection) -> None:
     ids = [
         call(conn, "memory_store", {"type": "fact", "content": text})["result"]["id"]
