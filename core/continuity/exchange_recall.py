@@ -239,6 +239,12 @@ def rank(
     if index is not None and found is not None:
         cosines.update(index.similarities(sorted(around), found[1]))
     base.update(scored(around))
+    found_by_itself = (
+        set(bm25)
+        | {s for s, c in cosines.items() if c >= floor}
+        | dated
+        | spoken
+    )
     when = asks_when(query)
     turns = _turns(store, sorted(base), when=when)
     ranked: list[tuple[float, RankedTurn]] = []
@@ -246,13 +252,13 @@ def rank(
         if speaker is not None and turn.speaker != speaker:
             continue
         neighbours = [
-            base[n]
+            (base[n], n)
             for n in (seq - 1, seq + 1)
             if n in turns
             and turns[n].session_id == turn.session_id
             and turns[n].thread_id == turn.thread_id
         ]
-        context = max(neighbours, default=0.0)
+        context, lender = max(neighbours, default=(0.0, 0))
         own = base[seq]
         if own <= 0.0 and context <= 0.0 and seq not in dated and seq not in spoken:
             continue
@@ -263,7 +269,9 @@ def rank(
         cosine = cosines.get(seq) if mode is not Mode.KEYWORD else None
         if cosine is not None and cosine >= floor:
             signals.append(Signal.SEMANTIC.value)
-        if context > own:
+        if context > own and lender in found_by_itself:
+            # Next to a turn found by its words, meaning, speaker or date; a weak
+            # match that only fills a short list lends no "context".
             signals.append(Signal.CONTEXT.value)
         said = _time(turn.said_at)
         if turn.name and turn.name.casefold() in named:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QLineEdit, QStackedWidget, QVBoxLayout, QW
 
 from core.continuity.episodes import DEFAULT_EXCHANGE_RESULTS, ExchangeHit, find_exchanges
 from core.model.text import single_line
+from core.semantic.hybrid import Signal
 from core.service import MemoryService
 from desktop.threads.model import exchanges_model, fetch_exchanges, hits_model
 from desktop.widgets.ops import Executor
@@ -25,6 +26,10 @@ from desktop.widgets.watch import AppState
 SEARCH_RESULTS = 2 * DEFAULT_EXCHANGE_RESULTS
 #: The typing pause before a search runs.
 PAUSE_MS = 250
+#: Signals that found a turn (not those that only lifted it: recent, thread, when).
+FINDING = frozenset(
+    s.value for s in (Signal.KEYWORD, Signal.SEMANTIC, Signal.SPEAKER, Signal.DATE, Signal.CONTEXT)
+)
 
 
 class ExchangesPane(QWidget):
@@ -105,16 +110,19 @@ class ExchangesPane(QWidget):
                 store, query, thread_id=thread_id, limit=SEARCH_RESULTS, config=service.config
             )
 
-        def done(found: list[ExchangeHit]) -> None:
+        def done(hits: list[ExchangeHit]) -> None:
             if query != self.query or group != self._state.group:
                 return  # typed past, or another group
+            # The weak matches an agent's short list is filled with (no signal found
+            # them) are not shown: a person reads an empty list as "nothing matches".
+            found = [h for h in hits if FINDING.intersection(h.signals)]
             self.hits.load(lambda loaded, _limit: [] if loaded else found)
             self.stack.setCurrentWidget(self.hits_table)
-            self._show_status(len(found))
+            self._show_status(len(found), any(h.same_thread for h in found))
 
         self._executor.submit(group, task, done)
 
-    def _show_status(self, found: int | None = None) -> None:
+    def _show_status(self, found: int | None = None, lifted: bool = False) -> None:
         if not self.query:
             self.status.setText(
                 "Turns filed under no thread, newest first."
@@ -122,9 +130,9 @@ class ExchangesPane(QWidget):
                 else "This thread's turns, newest first."
             )
         elif found is not None:
-            lifted = "" if self._thread_id is None else "; this thread's turns are lifted"
+            lift = "; this thread's turns are lifted" if lifted else ""
             self.status.setText(
-                f"{found} turn{'s' if found != 1 else ''} found, best first{lifted}."
+                f"{found} turn{'s' if found != 1 else ''} found, best first{lift}."
                 if found
                 else "No turn shares these words or comes close in meaning."
             )

@@ -50,7 +50,17 @@ def test_a_search_finds_turns_of_every_thread_by_words_and_meaning(
     assert "semantic" in hit.signals and hit.exchange.thread_title == "Garden"
     row = [pane.hits.index(0, c).data() for c in range(pane.hits.columnCount())]
     assert "Dana" in row and "Garden" in row
+    # Only the Garden turn is found: the Website turn (no word, far in meaning) is not
+    # listed as a filler, so no lift is claimed.
+    assert _texts(page) == ["My puppy dug up the tulip bed again"]
+    assert pane.status.text() == "1 turn found, best first."
+    pane.search.setText("blog templates")
+    qtbot.waitUntil(lambda: _texts(page)[:1] == ["Move the blog templates to the new grid"])
     assert pane.status.text().endswith("found, best first; this thread's turns are lifted.")
+    # Nonsense finds nothing, though every turn has a vector to compare it with.
+    pane.search.setText("zxqv")
+    qtbot.waitUntil(lambda: "No turn shares these words" in pane.status.text(), timeout=20_000)
+    assert _texts(page) == []
 
     pane.search.clear()
     assert pane.stack.currentWidget() is pane.turns_table
