@@ -396,14 +396,24 @@ class BrowserPage(QWidget):
         self.table.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def open_entry(self, entry_id: str) -> None:
-        """Select ``entry_id`` if the current list has it, else show it in the editor."""
+        """Select ``entry_id`` if the current list has it, else show it in the editor
+        (with its related memories), asking first if that would drop unsaved edits."""
         if self.model.row_of(entry_id) is not None:
-            self._select([entry_id])
+            self._select([entry_id])  # the selection asks about unsaved edits
             return
         entry = self.commands.read(entry_id)
-        if entry is not None:
+        if entry is None:
+            return
+        current = self.editor.entry
+        moving = current is None or current.id != entry.id
+        if moving and self.editor.is_dirty() and not self._discard_edits():
+            return
+        with QSignalBlocker(self.table.selectionModel()):
             self.table.clearSelection()
-            self.editor.show_entry(entry)
+        self.table.viewport().update()
+        self.editor.show_entry(entry)
+        if moving:
+            self.related.show_for(self._state.group, entry.id)
 
     def _save(self, original: MemoryEntry | None, draft: Draft) -> None:
         saved = self.commands.save(original, draft)

@@ -6,7 +6,7 @@ from pytestqt.qtbot import QtBot
 
 from core.service import Caller, MemoryService
 from desktop.shell.main_window import MainWindow
-from tests.desktop.conftest import add, embed_all
+from tests.desktop.conftest import Dialogs, add, embed_all
 
 
 def test_selecting_a_memory_lists_its_relatives_and_links_open_them(
@@ -37,3 +37,32 @@ def test_a_memory_with_nothing_close_says_so(
     browser.open_entry(luna)
     qtbot.waitUntil(lambda: bool(browser.related.text()), timeout=20_000)
     assert browser.related.text() == "<i>No other memory is close in meaning.</i>"
+
+
+def test_a_related_link_outside_the_list_asks_before_dropping_edits(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow, dialogs: Dialogs
+) -> None:
+    luna = add(service, operator, "Has a dog named Luna")
+    walks = add(service, operator, "Luna the dog needs a long walk every evening")
+    embed_all(service)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
+    qtbot.keyClicks(browser.filters.search, "named")  # the list no longer holds `walks`
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 1)
+    browser.open_entry(luna)
+    qtbot.waitUntil(lambda: "long walk" in browser.related.text(), timeout=20_000)
+    browser.editor.content.setPlainText("Has a dog named Luna, a border collie")
+    assert browser.editor.is_dirty()
+
+    dialogs.answer = False  # keep editing
+    browser.related.linkActivated.emit(walks)
+    assert dialogs.asked == ["Discard your changes to this memory?"]
+    assert browser.editor.entry is not None and browser.editor.entry.id == luna
+    assert browser.editor.content.toPlainText().endswith("a border collie")
+
+    dialogs.answer = True
+    browser.related.linkActivated.emit(walks)
+    assert browser.editor.entry is not None and browser.editor.entry.id == walks
+    # The list beside it is now the relatives of the memory shown.
+    qtbot.waitUntil(lambda: "named Luna" in browser.related.text(), timeout=20_000)
+    assert "long walk" not in browser.related.text()
