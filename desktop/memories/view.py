@@ -181,15 +181,21 @@ class BrowserPage(QWidget):
             self.model.refresh_rows()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        # Down or Enter in the search box moves into the results.
+        # Down or Enter in the search box moves into the results; Escape clears the
+        # search, and in an empty box moves into the results too.
         if (
             watched is self.filters.search
             and isinstance(event, QKeyEvent)
             and event.type() == QEvent.Type.KeyPress
-            and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
         ):
-            self.focus_results()
-            return True
+            if event.key() == Qt.Key.Key_Escape and self.filters.search.text():
+                self.filters.search.clear()
+                return True
+            if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter) or (
+                event.key() == Qt.Key.Key_Escape
+            ):
+                self.focus_results()
+                return True
         return super().eventFilter(watched, event)
 
     def focus_results(self) -> None:

@@ -238,7 +238,7 @@ class MainWindow(QMainWindow):
 
         groups = self.group_commands
         self.acts = {
-            "find": add("Find", QKeySequence.StandardKey.Find, self.focus_search),
+            "find": add("Find", QKeySequence.StandardKey.Find, self.find),
             "new": add("New memory", QKeySequence.StandardKey.New, self.new_entry),
             "quit": add("Quit", QKeySequence.StandardKey.Quit, self.quit),
             "close": add("Close window", QKeySequence.StandardKey.Close, self.close),
@@ -311,6 +311,13 @@ class MainWindow(QMainWindow):
             case "thread":
                 self.go(Nav.THREADS)
                 self.threads.select(item_id)
+
+    def find(self) -> None:
+        """Ctrl+F: the search of the page on screen (the turns' on Threads), else the memories'."""
+        if self.nav.currentRow() == Nav.THREADS:
+            self.threads.focus_search()
+            return
+        self.focus_search()
 
     def focus_search(self) -> None:
         self.go(Nav.MEMORIES)

@@ -10,8 +10,16 @@ says what found it. The search runs on the query thread once typing pauses.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel, QLineEdit, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QLabel,
+    QLineEdit,
+    QStackedWidget,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core.continuity.episodes import DEFAULT_EXCHANGE_RESULTS, ExchangeHit, find_exchanges
 from core.model.text import single_line
@@ -70,6 +78,28 @@ class ExchangesPane(QWidget):
         self._timer = QTimer(self, singleShot=True, interval=PAUSE_MS)
         self._timer.timeout.connect(self._run)
         self.search.textChanged.connect(self._on_text)
+        self.search.installEventFilter(self)
+
+    def focus_search(self) -> None:
+        self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.search.selectAll()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        # As on the Memories page: Down or Enter in the search box moves into the list.
+        if (
+            watched is self.search
+            and isinstance(event, QKeyEvent)
+            and event.type() == QEvent.Type.KeyPress
+            and event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter)
+        ):
+            table = self.stack.currentWidget()
+            assert isinstance(table, QTableView)
+            if table.model().rowCount():
+                table.setFocus(Qt.FocusReason.TabFocusReason)
+                if not table.selectionModel().hasSelection():
+                    table.selectRow(0)
+            return True
+        return super().eventFilter(watched, event)
 
     @property
     def query(self) -> str:

@@ -227,6 +227,11 @@ class ThreadsPage(LazyPage):
 
     # -- selection ---------------------------------------------------------------
 
+    def focus_search(self) -> None:
+        """Ctrl+F here: the search over the conversation turns."""
+        self.tabs.setCurrentIndex(Tab.EXCHANGES)
+        self.exchange_pane.focus_search()
+
     def selected(self) -> Thread | None:
         rows = self.table.selectionModel().selectedRows()
         return self.model.record_at(rows[0].row()) if rows else None

@@ -240,6 +240,19 @@ def test_ctrl_f_focuses_search(qtbot: QtBot, window: MainWindow) -> None:
     )
 
 
+def test_escape_clears_the_search_then_leaves_it(
+    qtbot: QtBot, window: MainWindow, filled: dict[str, str]
+) -> None:
+    qtbot.waitUntil(lambda: window.browser.model.rowCount() == len(filled))
+    search = window.browser.filters.search
+    window.browser.focus_search()
+    qtbot.keyClicks(search, "tea")
+    qtbot.keyClick(search, Qt.Key.Key_Escape)
+    assert search.text() == "" and window.focusWidget() is search
+    qtbot.keyClick(search, Qt.Key.Key_Escape)
+    assert window.focusWidget() is window.browser.table
+
+
 def test_a_large_result_shows_its_first_rows_then_the_rest(
     qtbot: QtBot,
     service: MemoryService,

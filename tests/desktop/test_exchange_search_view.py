@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from core.continuity import context as continuity
@@ -82,3 +83,21 @@ def test_typing_past_a_search_shows_only_the_last_one(
     pane.search.setText("zzzqqq")
     qtbot.waitUntil(lambda: "No turn shares these words" in pane.status.text(), timeout=20_000)
     assert _texts(page) == []
+
+
+def test_ctrl_f_on_threads_searches_turns_and_down_moves_into_them(
+    qtbot: QtBot, service: MemoryService, agent_caller: Caller, window: MainWindow
+) -> None:
+    site = _thread(service, agent_caller, "Website", ["Move the blog templates", "Fix the footer"])
+    page = open_page(qtbot, window, site)
+    page.tabs.setCurrentIndex(0)  # another tab: Ctrl+F brings the turns' search
+    window.activateWindow()
+    window.find_action.trigger()
+    pane = page.exchange_pane
+    assert window.pages.currentWidget() is page  # not the Memories page
+    assert pane.search.hasFocus() or window.focusWidget() is pane.search
+    qtbot.keyClicks(pane.search, "footer")
+    qtbot.waitUntil(lambda: _texts(page)[:1] == ["Fix the footer"], timeout=20_000)
+    qtbot.keyClick(pane.search, Qt.Key.Key_Down)
+    assert window.focusWidget() is pane.hits_table
+    assert pane.hits_table.selectionModel().selectedRows()[0].row() == 0
