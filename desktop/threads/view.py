@@ -141,9 +141,10 @@ class ThreadsPage(LazyPage):
         splitter.addWidget(right)
         splitter.setStretchFactor(0, 2)
         splitter.setStretchFactor(1, 3)
-        # The handoff's wide size hint would otherwise squeeze the list to nothing.
-        left.setMinimumWidth(300)
-        splitter.setSizes([440, 700])
+        # The handoff's wide size hint would otherwise squeeze the list to nothing;
+        # beyond the list's columns and buttons, the turns' text gets the room.
+        left.setMinimumWidth(390)
+        splitter.setSizes([390, 810])
         self.stack = QStackedWidget(self)
         self.stack.addWidget(splitter)
         self.stack.addWidget(placeholder(_EMPTY_TITLE, _EMPTY_BODY, self))
