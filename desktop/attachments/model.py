@@ -214,11 +214,13 @@ def receipt_html(receipt: Receipt, sightings: list[Link], titles: dict[str, str]
     return "".join(parts)
 
 
+# Colours that read on the light and the dark theme alike: the text takes the
+# palette's colour, so a background is a translucent tint, never a fixed light one.
 DETAIL_CSS = """
 h3 { font-size: 13pt; margin: 0 0 6px 0; }
-h4 { font-size: 10pt; margin: 10px 0 2px 0; color: #4a5163; }
+h4 { font-size: 10pt; margin: 10px 0 2px 0; color: #8b93a5; }
 td.k { color: #6b7280; padding-right: 10px; }
-blockquote { background: #f6f7f9; margin: 2px 0; padding: 4px 8px; }
+blockquote { background: rgba(127, 127, 127, 46); margin: 2px 0; padding: 4px 8px; }
 .hint { color: #6b7280; }
 li { margin-bottom: 3px; }
 """

@@ -38,13 +38,14 @@ from desktop.widgets import messages
 from desktop.widgets.markdown import render_markdown
 from desktop.widgets.watch import AppState
 
+# A translucent tint for code: the text takes the palette's colour in either theme.
 HANDOFF_CSS = """
 h1 { font-size: 14pt; margin-bottom: 4px; }
 h2 { font-size: 12pt; margin-top: 12px; margin-bottom: 4px; }
 h3 { font-size: 10pt; margin-top: 10px; margin-bottom: 4px; }
 li { margin-bottom: 3px; }
 p { margin: 4px 0; }
-pre, code { background: #f1f3f6; }
+pre, code { background: rgba(127, 127, 127, 46); }
 .hint { color: #6b7280; }
 """
 
