@@ -3,13 +3,15 @@
 Search as you type lists the memories that share the typed words at once (bm25,
 no model). When that list is complete and the typing has paused for
 :data:`PAUSE_MS`, the same search runs again in the background, ranked by words
-and meaning fused (:func:`core.recall.search.search_entries`). When its best
-:data:`MEANING_RESULTS` hold memories no word matched, they are merged in:
+and meaning fused (:func:`core.recall.search.search_entries`), and its best
+:data:`MEANING_RESULTS` are merged in:
 
 - a memory found only by meaning joins the list, marked "by meaning" in its row;
 - while the person has not touched the list (nothing selected, scrolled to the
-  top), the fused ranking's best come first and the other word matches follow;
-  once they have, the new rows are added at the end instead, so nothing moves
+  top), the fused ranking's best come first and the other word matches follow,
+  whether or not meaning found new ones (the word order alone puts "Vegetarian,
+  but eats fish" above the dog food for "what does my pet eat");
+- once they have, only the new rows are added, at the end, so nothing moves
   under the pointer.
 
 A list sorted by a column holds the word matches only. Without the embedding
@@ -86,11 +88,9 @@ def warm(group: str, service: MemoryService) -> tuple[int, bool]:
 
 
 def merged(words: Sequence[str], ranked: Ranked, *, in_place: bool) -> list[str]:
-    """The word matches ``words`` with ``ranked`` merged in: the fused best first, or
-    (``in_place``) the word matches where they were and the new ones after them.
-    Nothing found by meaning alone leaves ``words`` as they are."""
-    if not ranked.by_meaning:
-        return list(words)
+    """The word matches ``words`` with ``ranked`` merged in: the fused best first (a
+    question's answer above a memory that only shares a word with it), or
+    (``in_place``) the word matches where they were and the new ones after them."""
     if in_place:
         known = set(words)
         return [*words, *(i for i in ranked.ids if i in ranked.by_meaning and i not in known)]

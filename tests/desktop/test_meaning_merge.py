@@ -27,8 +27,11 @@ def test_merging_puts_the_fused_best_first_or_adds_at_the_end() -> None:
     ranked = _ranked(("m1", "w2", "w1"), frozenset({"m1"}))
     assert merged(words, ranked, in_place=False) == ["m1", "w2", "w1", "w3"]
     assert merged(words, ranked, in_place=True) == ["w1", "w2", "w3", "m1"]
-    # Nothing found by meaning alone: the word order stands.
-    assert merged(words, _ranked(("w3", "w1"), frozenset()), in_place=False) == words
+    # Nothing found by meaning alone: the fused order still leads an untouched list ...
+    only_words = _ranked(("w3", "w1"), frozenset())
+    assert merged(words, only_words, in_place=False) == ["w3", "w1", "w2"]
+    # ... and a touched one stays as it is.
+    assert merged(words, only_words, in_place=True) == words
 
 
 def test_a_search_sharing_no_word_finds_the_memory_by_meaning(
