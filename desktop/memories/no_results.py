@@ -58,10 +58,12 @@ class NoResults(QLabel):
             self._place()
             self.show()
             return
+        # One word that matches nothing is more often misspelt than too narrow.
+        hint = "Check the spelling" if len(query.text.split()) == 1 else "Try fewer words"
         self.setText(
             f"<p style='font-size: 15px; font-weight: 600'>No memories match "
             f"{html.escape(query.describe())}</p>"
-            "<p>Try fewer words, another filter, or "
+            f"<p>{hint}, another filter, or "
             "<a href='clear'>clear the search and filters</a>.</p>"
         )
         self._place()

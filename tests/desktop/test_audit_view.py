@@ -112,6 +112,9 @@ def test_memory_search_with_no_match_says_so_and_clears(
     qtbot.waitUntil(lambda: browser.no_results.isVisible())
     # First it looks by meaning; finding nothing there either, it says so.
     qtbot.waitUntil(lambda: "No memories match “zebra”" in browser.no_results.text())
+    assert "Check the spelling" in browser.no_results.text()  # one word: a typo, likely
+    browser.filters.search.setText("zebra crossing")
+    qtbot.waitUntil(lambda: "Try fewer words" in browser.no_results.text())
     browser.no_results.linkActivated.emit("clear")
     qtbot.waitUntil(lambda: browser.model.rowCount() == 1)
     assert browser.filters.search.text() == "" and not browser.no_results.isVisible()
