@@ -239,12 +239,7 @@ def rank(
     if index is not None and found is not None:
         cosines.update(index.similarities(sorted(around), found[1]))
     base.update(scored(around))
-    found_by_itself = (
-        set(bm25)
-        | {s for s, c in cosines.items() if c >= floor}
-        | dated
-        | spoken
-    )
+    found_by_itself = set(bm25) | {s for s, c in cosines.items() if c >= floor} | dated | spoken
     when = asks_when(query)
     turns = _turns(store, sorted(base), when=when)
     ranked: list[tuple[float, RankedTurn]] = []

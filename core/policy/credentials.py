@@ -155,4 +155,34 @@ def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
                 continue
         elif value.isdigit() and rest in _UNITS:
             continue  # "the PIN is 4 digits"
+        if not _fits(m.group("noun").lower(), value):
+            continue
         yield _statement_reason(m.group("noun")), m.span("value")
+
+
+# "Servo pw is 1500us", "timeout: 30s": a measurement, not a password.
+_MEASURE = re.compile(
+    r"\d+(?:\.\d+)?(?:[u\u00b5mn]?s|sec|min|h|[kmg]?hz|m?[vaw]|kw|px|pt|em|%|[kmgt]b"
+    r"|[mck]?m|k?g|lbs?|ft|in)",
+    re.IGNORECASE,
+)
+
+
+_PIN_NAME = re.compile(r"[A-Za-z]{1,6}\d{1,3}")
+
+
+def _fits(noun: str, value: str) -> bool:
+    """Whether ``value`` can be what ``noun`` names: a PIN is 4-12 digits or a longer
+    code ("the LED pin is 13" and "the reset pin is GPIO4" are wiring); a token, key
+    or secret is not a plain word ("the secret is patience", "the access token is
+    short-lived"); no credential is a measurement ("servo pw is 1500us")."""
+    if _MEASURE.fullmatch(value):
+        return False
+    if noun.startswith("pin"):
+        if value.isdigit():
+            return 4 <= len(value) <= 12
+        # A pin name on a board ("GPIO4", "D13") is wiring; a longer code is a PIN.
+        return len(value) >= 6 and _PIN_NAME.fullmatch(value) is None
+    if noun.startswith(("pass", "pw")):
+        return True  # a password may be any word
+    return not value.replace("-", "").replace("'", "").isalpha()

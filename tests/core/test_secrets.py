@@ -179,6 +179,9 @@ def test_look_alikes_raise_nothing(text: str) -> None:
         ("The token is ghx_9a8b7c6d", "looks like a token statement"),
         ("the password is swordfish.", "looks like a password statement"),
         ("wifi pw is Tr0ub4dor&3 at home", "looks like a password statement"),
+        ("my pin is 4821", "looks like a PIN statement"),
+        ("the password is 1234abc", "looks like a password statement"),
+        ("The secret is Zq81kLm29QpR", "looks like a secret statement"),
     ],
 )
 def test_credential_statement_positives(text: str, reason: str) -> None:
@@ -204,6 +207,13 @@ def test_credential_statement_positives(text: str, reason: str) -> None:
         "We lost the key to the shed. Was Mia-Rose there?",
         "the pw is required",
         "PWD is /home/alice",
+        # Wiring, measurements and proverbs, not credentials.
+        "The LED pin is 13 on the Arduino",
+        "The reset pin is GPIO4",
+        "Servo pw is 1500us",
+        "The access token is short-lived",
+        "The secret is patience",
+        "The secret to good bread is time",
         "",
     ],
 )
