@@ -14,13 +14,22 @@ import re
 
 from core.policy.secret_rules import Rule, Span, Tier
 
-# 13-19 digits, in one run or in groups split by single spaces or hyphens.
-_CARD = re.compile(r"(?<![\w.+-])\d(?:[ -]?\d){12,18}(?![\w-]|\.\d)")
-_ISSUERS = re.compile(
-    r"4|5[1-5]|2(?:22[1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|3(?:0[0-5]|[689])"
-    r"|6(?:011|5|4[4-9]|2)|35(?:2[89]|[3-8]\d)"
+# 13-19 digits, in one run or in groups split by single spaces, hyphens or dots.
+_CARD = re.compile(r"(?<![\w.+-])\d(?:[ .-]?\d){12,18}(?![\w-]|\.\d)")
+#: Each issuer's leading digits and the lengths its numbers have: a Visa number is
+#: never 15 digits long, which a phone's IMEI (Luhn-checked too) often is.
+_ISSUERS: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
+    (re.compile(lead), frozenset(lengths))
+    for lead, lengths in (
+        (r"4", (13, 16, 19)),  # Visa
+        (r"5[1-5]|2(?:22[1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)", (16,)),  # Mastercard
+        (r"3[47]", (15,)),  # American Express
+        (r"3(?:0[0-5]|[689])", (14, 15, 16, 17, 18, 19)),  # Diners Club
+        (r"6(?:011|5|4[4-9])", (16, 17, 18, 19)),  # Discover
+        (r"62", (16, 17, 18, 19)),  # UnionPay
+        (r"35(?:2[89]|[3-8]\d)", (16, 17, 18, 19)),  # JCB
+    )
 )
-_LENGTHS = range(13, 20)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -39,18 +48,19 @@ def _card(m: re.Match[str]) -> Span | None:
     separators = {c for c in text if not c.isdigit()}
     if len(separators) > 1:
         return None  # "1234-5678 9012" mixes them: not one number written down
-    digits = text.replace(" ", "").replace("-", "")
-    if len(digits) not in _LENGTHS:
+    if "." in separators and any(len(g) != 4 for g in text.split(".")):
+        return None  # dotted, only as 4111.1111.1111.1111: not a version or an address
+    digits = "".join(c for c in text if c.isdigit())
+    if not any(lead.match(digits) and len(digits) in lengths for lead, lengths in _ISSUERS):
         return None
-    if not _ISSUERS.match(digits) or not luhn_valid(digits):
-        return None
-    return m.span()
+    return m.span() if luhn_valid(digits) else None
 
 
-# "SSN 123-45-6789", "social security number: 123456789", "SSN#123 45 6789".
+# "SSN 123-45-6789", "social security number: 123456789", "SSN#123 45 6789",
+# "Tax ID (SSN) 123-45-6789", "my social is 123-45-6789".
 _SSN = re.compile(
-    r"(?<![A-Za-z])(?:ssn|social[ \t]+security(?:[ \t]+(?:number|no\.?|#))?)s?"
-    r"(?:[ \t]*(?:#|:|=|is|was)){0,2}[ \t]*(?P<v>\d{3}([ -]?)\d{2}\2\d{4})(?!\d)",
+    r"(?<![A-Za-z])(?:ssn|social(?:[ \t]+security(?:[ \t]+(?:number|no\.?|#))?)?)s?"
+    r"(?:[ \t]*(?:#|:|=|\)|is|was)){0,2}[ \t]*(?P<v>\d{3}([ -]?)\d{2}\2\d{4})(?!\d)",
     re.IGNORECASE,
 )
 

@@ -390,8 +390,18 @@ def _number_cases() -> list[Case]:
                 "{v}",
                 "The company card ({v}) is for travel only.",
                 "Billing card {v}, expires 2027",
+                "Mastercard {v}",
             ],
-            [spaced[0], cards[1], cards[2], spaced[3], cards[4], spaced[5], cards[6]],
+            [
+                spaced[0],
+                cards[1],
+                cards[2],
+                spaced[3],
+                cards[4],
+                spaced[5],
+                cards[6],
+                spaced[1].replace(" ", "."),
+            ],
         )
         + _cases(
             "us_ssn",
@@ -401,8 +411,18 @@ def _number_cases() -> list[Case]:
                 "Social security number {v} on the tax form",
                 "her SSN#{v}",
                 "social security no. {v}",
+                "Tax ID (SSN) {v}",
+                "my social is {v}",
             ],
-            ["078-05-1121", "123456789", "219 09 9999", "457-55-5462", "536-22-1234"],
+            [
+                "078-05-1121",
+                "123456789",
+                "219 09 9999",
+                "457-55-5462",
+                "536-22-1234",
+                "078-05-1122",
+                "078-05-1123",
+            ],
         )
         + _cases(
             "aws_secret_key",
@@ -508,6 +528,8 @@ def _benign() -> list[str]:
         "Contact bob.smith+ambry@example.org for access.",
         "Call +1 (555) 010-4477 after 9am.",
         "Build 4111 1111 1111 1112 failed; order 1234 5678 9012 3456 shipped.",
+        "Phone IMEI is 490154203237518; firmware 4.1.1.1111111111111.",
+        "Our social media post got 123-45-6789 impressions.",
         "The epoch was 1700000000000 ms; invoice 30000000000000 is paid.",
         "Case 123-45-6789 is closed; the SSN field is optional.",
         "Social security is a pension scheme, number 5 on the list.",
