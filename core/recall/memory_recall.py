@@ -213,8 +213,10 @@ def search(
             # "Rosa" in a question is Rosa, not "Rosa M.": a name written as asked
             # is the strongest sign the memory is about whom the question is about.
             base = (1 - NAME_WEIGHT) * base + (NAME_WEIGHT if named else 0.0)
-        if seq in implied and base <= 0.0:
-            continue  # found by an implied word alone, and nothing else says it fits
+        if seq in implied and not named and (cosine is None or cosine < floor):
+            # Found by an implied word alone: listed only if its meaning would have
+            # found it on its own.
+            continue
         signals: list[str] = []
         if seq in bm25 and seq not in implied:
             signals.append(Signal.KEYWORD.value)
