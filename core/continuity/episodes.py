@@ -18,6 +18,7 @@ Speakers are a closed set:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -211,6 +212,7 @@ def _check_name(name: object) -> str | None:
     return name or None
 
 
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
 #: The earliest year a turn can be said in; a turn said later than a day from now is
 #: a clock or a typo (it would stay "the most recent" for years).
 EARLIEST_AT_YEAR: Final = 1900
@@ -223,8 +225,13 @@ def parse_at(value: object, now: datetime | None = None) -> datetime | None:
     if value is None:
         return None
     if isinstance(value, str):
+        text = value.strip()
         try:
-            at = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            at = datetime.fromisoformat(re.sub(r"[zZ]$", "+00:00", text))
+            if _DATE_ONLY.fullmatch(text):
+                # A day, not an instant: noon of it where the person is, so a question
+                # naming that day (read in the same zone) finds it.
+                at = at.replace(hour=12).astimezone()
             at = (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).astimezone(UTC)
         except ValueError:
             pass

@@ -20,7 +20,7 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Final
 
 from core.model.config import Config
@@ -28,7 +28,7 @@ from core.model.entries import iso, parse_iso
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import Span, asks_when, says_when, time_spans
-from core.storage.fts import match_expression, query_terms
+from core.storage.fts import STOPWORDS, match_expression, query_terms
 from core.storage.store import GroupStore
 
 #: Share of a neighbour's relevance a turn takes on.
@@ -125,6 +125,10 @@ def _turns(store: GroupStore, seqs: Sequence[int], *, when: bool) -> dict[int, _
 def speakers_named(store: GroupStore, query: str) -> set[str]:
     """The speaker names (casefolded) that ``query`` mentions: its words and word pairs."""
     words = re.findall(r"\w+", query)
+    if query == query.lower():
+        # Typed all in lower case ("what did sam say"): any word but a stopword may
+        # be a name; with capitals, only the capitalised ones are.
+        words = [w[:1].upper() + w[1:] if w not in STOPWORDS else w for w in words]
     grams = {w for w in words if w[:1].isupper()} | {
         f"{a} {b}" for a, b in itertools.pairwise(words) if a[:1].isupper()
     }
@@ -177,6 +181,16 @@ def as_spoken(query: str, named: set[str]) -> str:
         for pronoun, spoken in _PRONOUNS:
             text = pronoun.sub(spoken, text)
     return text
+
+
+#: Turns logged one after the other but said further apart than this (history
+#: imported into one session, years between two turns) are not a question and its answer.
+NEIGHBOUR_GAP: Final = timedelta(hours=12)
+
+
+def _said_together(a: str | None, b: str | None) -> bool:
+    first, second = _time(a), _time(b)
+    return first is None or second is None or abs(first - second) <= NEIGHBOUR_GAP
 
 
 def _time(value: str | None) -> datetime | None:
@@ -252,6 +266,7 @@ def rank(
             if n in turns
             and turns[n].session_id == turn.session_id
             and turns[n].thread_id == turn.thread_id
+            and _said_together(turns[n].said_at, turn.said_at)
         ]
         context, lender = max(neighbours, default=(0.0, 0))
         own = base[seq]

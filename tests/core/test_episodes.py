@@ -15,6 +15,7 @@ from core.continuity.episodes import MAX_EXCHANGE_CHARS, Speaker
 from core.model.config import Config
 from core.model.entries import Actor, utc_now
 from core.model.errors import InvalidParams, Refused, TooLarge
+from core.semantic.hybrid import Mode
 from core.service import Caller, MemoryService
 from core.storage import audit
 from core.storage.paths import DataDir
@@ -89,6 +90,8 @@ def test_a_time_no_turn_was_said_at_is_refused(
     assert err.value.field == "at"
     ok = episodes.log_exchange(service, agent, "user", "hi", at="1999-12-31T23:30:00-01:00")
     assert ok.exchange.said_at == "2000-01-01T00:30:00.000Z"
+    lower = episodes.log_exchange(service, agent, "user", "hi", at="2023-05-08t13:56:00z")
+    assert lower.exchange.said_at == "2023-05-08T13:56:00.000Z"
 
 
 def test_secrets_are_redacted_and_credentials_refused(
@@ -160,6 +163,21 @@ def test_a_turn_of_another_thread_lends_no_context(service: MemoryService) -> No
     site_id = site.thread.id
     hits = episodes.find_exchanges(service.store_for("main"), "puppy tulips", thread_id=site_id)
     assert [h.exchange.text for h in hits] == ["My puppy dug up the tulip bed again"]
+
+
+def test_turns_said_years_apart_lend_no_context(service: MemoryService, agent: Caller) -> None:
+    # History imported into one session: logged side by side, said three years apart.
+    episodes.log_exchange(
+        service, agent, "user", "The ledger database moved to Postgres", at="2021-03-01"
+    )
+    episodes.log_exchange(service, agent, "user", "Lunch was great today", at="2024-06-01")
+    episodes.log_exchange(
+        service, agent, "user", "Which database again?", at="2021-03-01T00:05:00Z"
+    )
+    hits = episodes.search_exchanges(service, agent, "ledger database", limit=5, mode=Mode.KEYWORD)
+    lent = {h.exchange.text: h.signals for h in hits}
+    assert "Lunch was great today" not in lent
+    assert "keyword" in lent["Which database again?"]
 
 
 def test_without_a_query_the_newest_said_come_first(service: MemoryService, agent: Caller) -> None:

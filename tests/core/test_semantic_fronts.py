@@ -353,6 +353,23 @@ def test_exchange_search_reads_yesterday_in_the_machines_time_zone(
         time.tzset()
 
 
+@pytest.mark.parametrize("zone", ["America/Los_Angeles", "Pacific/Auckland"])
+def test_a_day_given_without_a_time_is_that_day_where_the_person_is(
+    service: MemoryService, agent: Caller, monkeypatch: pytest.MonkeyPatch, zone: str
+) -> None:
+    # Stored as midnight UTC, 8 May was 7 May in California: "on 8 May" missed it.
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        episodes.log_exchange(service, agent, "user", "Signed the lease", at="2023-05-08")
+        episodes.log_exchange(service, agent, "user", "Paid the deposit", at="2023-05-07")
+        hits = episodes.search_exchanges(service, agent, "What did I do on 8 May 2023?", limit=5)
+        assert [h.exchange.text for h in hits if "date" in h.signals] == ["Signed the lease"]
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
 @pytest.mark.parametrize(
     ("question", "named", "spoken"),
     [
@@ -388,7 +405,8 @@ def test_a_question_naming_only_a_speaker_lists_their_turns(
     for name, text, at in said:
         episodes.log_exchange(service, agent, "user", text, name=name, at=at)
     _embed(service)
-    for question in ("Sam", "What did Sam say?"):
+    # Typed in lower case, as in a search box, a name is still a name.
+    for question in ("Sam", "What did Sam say?", "sam", "what did sam say"):
         hits = episodes.search_exchanges(service, agent, question, limit=5, mode=mode)
         assert [h.exchange.text for h in hits] == [
             "Terraform state lives in the bucket now",
