@@ -213,6 +213,7 @@ class MemoryService(Workspace):
         The person's delete is final; an agent's moves the entry to the trash
         (:mod:`core.memory.trash`), from which the person can restore it.
         """
+        entry_id = _entry_id(entry_id)
         store = self.store_for(caller.group)
         with writing(self, store, caller):
             if store.get(entry_id) is None:
@@ -248,7 +249,7 @@ class MemoryService(Workspace):
 
     def get(self, group: str, entry_id: str, *, reveal: bool = False) -> MemoryEntry:
         """One entry, readable: private content decrypted, secret content only if ``reveal``."""
-        entry = self.store_for(group).get(entry_id)
+        entry = self.store_for(group).get(_entry_id(entry_id))
         if entry is None:
             raise NotFound(f"no entry {entry_id} in group {group}", field="id")
         return self.readable(entry, reveal=reveal)
@@ -450,3 +451,10 @@ class MemoryService(Workspace):
     def set_pinned(self, caller: Caller, entry_id: str, pinned: bool) -> Changes:
         """Pin (exempt from decay) or unpin an entry. Only the person may do this."""
         return curation.set_pinned(self, caller, entry_id, pinned)
+
+
+def _entry_id(value: str) -> str:
+    """An entry id as given, refused when blank (rather than "no entry  in group")."""
+    if not value.strip():
+        raise InvalidParams("id must not be empty: give an entry id (mem-...)", field="id")
+    return value

@@ -177,7 +177,8 @@ def _run(args: argparse.Namespace) -> int:
         return handler(ctx, args)
     except AmbryError as exc:
         log.info("refused: %s", exc.message)
-        return fail(_for_a_person(exc.message), 1, exc.to_dict())
+        message = _for_a_person(exc.message)
+        return fail(message, 1, {**exc.to_dict(), "message": message})
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:

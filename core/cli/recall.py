@@ -47,6 +47,8 @@ def _ingest_args(p: argparse.ArgumentParser) -> None:
 
 @command("ingest", "Store or reinforce the [MEMORY:...] markers found in a text.")(_ingest_args)
 def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
+    if not args.file.strip():
+        raise InvalidParams("give a file to read, or - for standard input", field="file")
     if args.file == "-":
         text = sys.stdin.read()
     else:

@@ -48,6 +48,21 @@ def test_an_empty_or_uncreatable_data_dir_is_one_clear_error(
     assert err.count("\n") == 1
 
 
+def test_blank_arguments_are_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    for argv, says in (
+        (["show", ""], "id must not be empty"),
+        (["delete", "  "], "id must not be empty"),
+        (["ingest", ""], "give a file to read, or - for standard input"),
+    ):
+        code, _, err = run(capsys, *d, *argv)
+        assert code == 1 and err.startswith(f"error: {says}") and err.count("\n") == 1, argv
+    code, _, err = run(capsys, *d, "--json", "search", "--limit", "0", "dog")
+    assert json.loads(err)["error"]["message"] == "limit must be at least 1"
+
+
 def test_errors_name_options_not_agent_tools(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
