@@ -55,7 +55,7 @@ class IngestResult:
 
     @property
     def malformed(self) -> int:
-        return len(self.problems)
+        return sum(not p.refused for p in self.problems)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -114,8 +114,9 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
                 continue
             try:
                 prepared = prepare(service, caller, replace(request, source=source))
-            except Refused:
+            except Refused as exc:
                 refused += 1
+                problems.append(Problem(marker.line, f"refused: {exc.message}", refused=True))
                 continue
             match = _existing(store, marker, prepared.content)
             if match is not None:
@@ -135,7 +136,7 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
             session_id=caller.session_id,
             entry_ids=[*stored, *reinforced],
             count=len(parsed.markers),
-            malformed=len(problems),
+            malformed=sum(not p.refused for p in problems),
             refused=refused,
             reinforced=len(reinforced),
         )

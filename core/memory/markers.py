@@ -49,6 +49,8 @@ class Problem:
 
     line: int
     reason: str
+    #: Well formed, but the write policy refused it (a credential, say).
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class ParseResult:
 
     @property
     def malformed(self) -> int:
-        return len(self.problems)
+        return sum(not p.refused for p in self.problems)
 
 
 MAX_SERVICE_CHARS = 64

@@ -104,6 +104,14 @@ def test_a_malformed_marker_line_says_what_to_change(conn: Connection) -> None:
     assert problem["line"] == 1
     assert "unknown category 'tooling'" in problem["reason"]
     assert "timing, dependency, behavior, remediation, maintenance" in problem["reason"]
+    # A well-formed marker the policy refuses says so on its line too.
+    refused = ok(
+        conn, "ingest_text", {"text": "ok\n[MEMORY:dependency:nas] my password is hunter22"}
+    )
+    assert (refused["refused"], refused["malformed"]) == (1, 0)
+    [why] = refused["problems"]
+    assert why["line"] == 2 and why["reason"].startswith("refused: ")
+    assert "password" in why["reason"]
 
 
 def test_every_tool_result_matches_its_result_schema(conn: Connection, tmp_path: Path) -> None:
