@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,18 @@ def conn(service: MemoryService, data_dir: DataDir) -> Connection:
     connection = agent_dispatcher(service).connect()
     assert "result" in call(connection, "hello", {"token": token, "group": "main"})
     return connection
+
+
+@contextlib.contextmanager
+def time_zone(monkeypatch: pytest.MonkeyPatch, zone: str) -> Iterator[None]:
+    """The process's local time zone set to ``zone`` for the block."""
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        yield
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
 
 
 def _embed(service: MemoryService) -> None:
@@ -330,9 +344,7 @@ def test_exchange_search_reads_yesterday_in_the_machines_time_zone(
     # In each zone, a turn said at 01:00 and one at 23:00 local time yesterday. In
     # one of the two zones, whatever the hour of the run, one of them is on another
     # UTC day: read in UTC, "yesterday" missed it.
-    monkeypatch.setenv("TZ", zone)
-    time.tzset()
-    try:
+    with time_zone(monkeypatch, zone):
         local_now = datetime.now().astimezone()
         yesterday = (local_now - timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
         early, late = yesterday.replace(hour=1), yesterday.replace(hour=23)
@@ -348,9 +360,6 @@ def test_exchange_search_reads_yesterday_in_the_machines_time_zone(
         asked = f"What did I do on {before.day} {before:%B}?"
         hits = episodes.search_exchanges(service, agent, asked, limit=5)
         assert [h.exchange.text for h in hits if "date" in h.signals] == ["Sold the old bike"]
-    finally:
-        monkeypatch.delenv("TZ")
-        time.tzset()
 
 
 @pytest.mark.parametrize("zone", ["America/Los_Angeles", "Pacific/Auckland"])
@@ -358,16 +367,11 @@ def test_a_day_given_without_a_time_is_that_day_where_the_person_is(
     service: MemoryService, agent: Caller, monkeypatch: pytest.MonkeyPatch, zone: str
 ) -> None:
     # Stored as midnight UTC, 8 May was 7 May in California: "on 8 May" missed it.
-    monkeypatch.setenv("TZ", zone)
-    time.tzset()
-    try:
+    with time_zone(monkeypatch, zone):
         episodes.log_exchange(service, agent, "user", "Signed the lease", at="2023-05-08")
         episodes.log_exchange(service, agent, "user", "Paid the deposit", at="2023-05-07")
         hits = episodes.search_exchanges(service, agent, "What did I do on 8 May 2023?", limit=5)
         assert [h.exchange.text for h in hits if "date" in h.signals] == ["Signed the lease"]
-    finally:
-        monkeypatch.delenv("TZ")
-        time.tzset()
 
 
 @pytest.mark.parametrize(
