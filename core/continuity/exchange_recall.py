@@ -134,12 +134,20 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
     }
     if not grams:
         return set()
-    grams = set(list(grams)[:40])
+    grams = set(sorted(grams)[:40])
     marks = ", ".join("?" * len(grams))
+    # A first name names a speaker logged with a full one ("Mary" for "Mary Jane"):
+    # an index range per word, "mary " up to "mary!".
+    # Each part a search of the name index (an OR of them would scan it all).
+    firsts = sorted(g for g in grams if " " not in g)
+    ranges = (
+        " UNION SELECT name FROM exchanges WHERE name COLLATE NOCASE >= ? "
+        "AND name COLLATE NOCASE < ? AND name IS NOT NULL"
+    ) * len(firsts)
     rows = store.execute(
-        f"SELECT DISTINCT name FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) "
-        "AND name IS NOT NULL",
-        sorted(grams),
+        f"SELECT name FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) "
+        f"AND name IS NOT NULL{ranges}",
+        [*sorted(grams), *(bound for w in firsts for bound in (f"{w} ", f"{w}!"))],
     )
     return {str(r[0]).casefold() for r in rows}
 
@@ -173,7 +181,9 @@ def as_spoken(query: str, named: set[str]) -> str:
     if not named:
         return query
     text = query
-    for name in sorted(named, key=len, reverse=True):
+    # A full name, then its first word alone ("Mary" for "Mary Jane").
+    forms = named | {name.split()[0] for name in named}
+    for name in sorted(forms, key=len, reverse=True):
         pattern = re.escape(name)
         text = re.sub(rf"\b{pattern}(?:'s|\u2019s)\b", "my", text, flags=re.I)
         text = re.sub(rf"\b{pattern}\b", "I", text, flags=re.I)

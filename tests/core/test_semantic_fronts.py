@@ -386,6 +386,8 @@ def test_a_day_given_without_a_time_is_that_day_where_the_person_is(
         # A name inside a longer word is not a name; no speaker named, nothing changes.
         ("Where is Melaniestown?", {"melanie"}, "Where is Melaniestown?"),
         ("Where has she camped?", set(), "Where has she camped?"),
+        # A speaker logged with a full name, asked about by the first.
+        ("What did Mary say?", {"mary jane"}, "What did I say?"),
     ],
 )
 def test_a_question_about_a_speaker_is_embedded_as_they_would_say_it(
@@ -404,12 +406,13 @@ def test_a_question_naming_only_a_speaker_lists_their_turns(
     said = [
         ("Sam", "I went to Kyoto in March", "2023-03-15T10:00:00+00:00"),
         ("Ana", "The invoices go out on Fridays", "2023-03-16T10:00:00+00:00"),
-        ("Sam", "Terraform state lives in the bucket now", "2023-04-02T10:00:00+00:00"),
+        ("Sam Okafor", "Terraform state lives in the bucket now", "2023-04-02T10:00:00+00:00"),
     ]
     for name, text, at in said:
         episodes.log_exchange(service, agent, "user", text, name=name, at=at)
     _embed(service)
-    # Typed in lower case, as in a search box, a name is still a name.
+    # Typed in lower case, as in a search box, a name is still a name; so is the
+    # first name of one logged in full.
     for question in ("Sam", "What did Sam say?", "sam", "what did sam say"):
         hits = episodes.search_exchanges(service, agent, question, limit=5, mode=mode)
         assert [h.exchange.text for h in hits] == [
