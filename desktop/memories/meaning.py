@@ -9,8 +9,7 @@ and meaning fused (:func:`core.recall.search.search_entries`), and its best
 - a memory found only by meaning joins the list, marked "by meaning" in its row;
 - while the person has not touched the list (nothing selected, scrolled to the
   top), the fused ranking's best come first and the other word matches follow,
-  whether or not meaning found new ones (the word order alone puts "Vegetarian,
-  but eats fish" above the dog food for "what does my pet eat");
+  whether or not meaning found new ones (the word order is bm25's alone);
 - once they have, only the new rows are added, at the end, so nothing moves
   under the pointer.
 
@@ -88,8 +87,7 @@ def warm(group: str, service: MemoryService) -> tuple[int, bool]:
 
 
 def merged(words: Sequence[str], ranked: Ranked, *, in_place: bool) -> list[str]:
-    """The word matches ``words`` with ``ranked`` merged in: the fused best first (a
-    question's answer above a memory that only shares a word with it), or
+    """The word matches ``words`` with ``ranked`` merged in: the fused best first, or
     (``in_place``) the word matches where they were and the new ones after them."""
     if in_place:
         known = set(words)
