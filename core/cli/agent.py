@@ -21,7 +21,9 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-@command("serve", "Serve agents on the local socket without the GUI (Ctrl-C stops).")(_serve_args)
+@command(
+    "serve", "Serve agents on the local socket without the GUI (Ctrl-C stops).", starts_group=True
+)(_serve_args)
 def cmd_serve(ctx: Context, args: argparse.Namespace) -> int:
     from desktop.server.headless import serve_headless
 
@@ -44,7 +46,11 @@ def _mcp_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-@command("mcp", "Serve Ambry's agent tools over MCP on stdin/stdout (for MCP clients).")(_mcp_args)
+@command(
+    "mcp",
+    "Serve Ambry's agent tools over MCP on stdin/stdout (for MCP clients).",
+    starts_group=True,
+)(_mcp_args)
 def cmd_mcp(ctx: Context, args: argparse.Namespace) -> int:
     from core.agent.mcp_stdio import run_stdio
 

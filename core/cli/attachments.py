@@ -58,9 +58,11 @@ def _attach_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--observation", metavar="TEXT", default="", help="what was learnt from it")
 
 
-@command("attach", "Record a receipt for a file: its SHA-256, type and excerpt, not a copy.")(
-    _attach_args
-)
+@command(
+    "attach",
+    "Record a receipt for a file: its SHA-256, type and excerpt, not a copy.",
+    starts_group=True,
+)(_attach_args)
 def cmd_attach(ctx: Context, args: argparse.Namespace) -> int:
     outcome = attachments.attach(
         ctx.service,

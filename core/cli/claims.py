@@ -228,9 +228,11 @@ def _mode(ctx: Context, args: argparse.Namespace) -> int:
     return 0
 
 
-@command("claims", "Review, verify, reject or retract claims; extract them; set the claims mode.")(
-    _claims_args
-)
+@command(
+    "claims",
+    "Review, verify, reject or retract claims; extract them; set the claims mode.",
+    starts_group=True,
+)(_claims_args)
 def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
     match args.action:

@@ -26,6 +26,9 @@ COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None], st
 #: Commands that never open a store, so they run on a data dir that does not exist
 #: (``doctor`` reports on it, ``setup`` and ``completion`` do not touch it).
 NO_STORE: set[str] = set()
+#: Commands that may write a group's first entry: only they open a group that does
+#: not exist yet (for any other, a mistyped ``--group`` is refused, not created).
+STARTS_GROUP: set[str] = set()
 #: Whether this invocation was given ``--json``: errors are then JSON too. Set once
 #: by :func:`core.cli.main.main`; a context variable, so in-process callers (tests)
 #: never see another invocation's choice.
@@ -33,7 +36,7 @@ JSON_ERRORS: ContextVar[bool] = ContextVar("JSON_ERRORS", default=False)
 
 
 def command(
-    name: str, help_text: str, *, opens_store: bool = True
+    name: str, help_text: str, *, opens_store: bool = True, starts_group: bool = False
 ) -> Callable[[Callable[[argparse.ArgumentParser], None]], Callable[[Handler], Handler]]:
     """Register ``name``: decorate an argument-adding function, then its handler."""
 
@@ -44,6 +47,8 @@ def command(
             COMMANDS[name] = (handler, add_args, help_text)
             if not opens_store:
                 NO_STORE.add(name)
+            if starts_group:
+                STARTS_GROUP.add(name)
             return handler
 
         return with_handler

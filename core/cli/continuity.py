@@ -77,7 +77,9 @@ def _threads_args(p: argparse.ArgumentParser) -> None:
     sub.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
 
-@command("threads", "List threads, or open, rename or delete one.")(_threads_args)
+@command("threads", "List threads, or open, rename or delete one.", starts_group=True)(
+    _threads_args
+)
 def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     match args.action:
@@ -164,7 +166,9 @@ def _current(ctx: Context, thread: Thread, version: int | None) -> ThreadHandoff
     return handoff
 
 
-@command("handoff", "Show, write, export or restore a thread's handoff.")(_handoff_args)
+@command("handoff", "Show, write, export or restore a thread's handoff.", starts_group=True)(
+    _handoff_args
+)
 def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     if args.action == "write" and args.create:

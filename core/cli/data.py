@@ -108,9 +108,11 @@ def _import_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-@command("import", "Import an export file: every line is checked first, then all or nothing.")(
-    _import_args
-)
+@command(
+    "import",
+    "Import an export file: every line is checked first, then all or nothing.",
+    starts_group=True,
+)(_import_args)
 def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     if args.source:
         return history.import_history(ctx, args)

@@ -25,6 +25,7 @@ from core.cli.context import (
     COMMANDS,
     JSON_ERRORS,
     NO_STORE,
+    STARTS_GROUP,
     Context,
     add_create_option,
     command,
@@ -170,6 +171,7 @@ def _run(args: argparse.Namespace) -> int:
             args.group = group
             return run_gui(args)
         handler = COMMANDS[args.command][0]
+        _known_group(args, data_dir, group)
         config = load_config(data_dir.config_file)
         service = MemoryService(data_dir, config)
         ctx = Context(service=service, group=group, as_json=args.json)
@@ -186,6 +188,20 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         if service is not None:
             service.close()
+
+
+def _known_group(args: argparse.Namespace, data_dir: DataDir, group: str) -> None:
+    """Refuse a ``--group`` that does not exist for a command that would not write to
+    it: a typo must not show an empty group as if its memories were gone."""
+    if args.group is None or args.command in NO_STORE or args.command in STARTS_GROUP:
+        return
+    known = data_dir.groups()
+    # One that differs only in letter case gets its own, more precise error on open.
+    if group.casefold() not in {k.casefold() for k in known}:
+        raise AmbryError(
+            f"no group {group!r} in {data_dir.root} (groups: {', '.join(known) or 'none yet'}); "
+            "check the name (storing or importing into a new group creates it)"
+        )
 
 
 def _for_a_person(message: str) -> str:

@@ -48,7 +48,7 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-@command("store", "Store a memory entry and print its id.")(_store_args)
+@command("store", "Store a memory entry and print its id.", starts_group=True)(_store_args)
 def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
     content = sys.stdin.read() if args.content == "-" else args.content
     tool_args: dict[str, object] = {"type": args.type, "content": content, "tags": _tags(args.tags)}

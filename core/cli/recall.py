@@ -45,7 +45,9 @@ def _ingest_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("file", help="text with [MEMORY:category(:service)] lines ('-' for stdin)")
 
 
-@command("ingest", "Store or reinforce the [MEMORY:...] markers found in a text.")(_ingest_args)
+@command(
+    "ingest", "Store or reinforce the [MEMORY:...] markers found in a text.", starts_group=True
+)(_ingest_args)
 def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
     if not args.file.strip():
         raise InvalidParams("give a file to read, or - for standard input", field="file")

@@ -48,6 +48,22 @@ def test_an_empty_or_uncreatable_data_dir_is_one_clear_error(
     assert err.count("\n") == 1
 
 
+def test_a_mistyped_group_is_refused_and_not_created(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    assert run(capsys, *d, "--group", "work", "store", "Standup at nine")[0] == 0
+    for argv in (["search", "standup"], ["list"], ["exchanges"], ["brief"]):
+        code, out, err = run(capsys, *d, "--group", "wrok", *argv)
+        assert (code, out) == (1, ""), argv
+        assert err.startswith("error: no group 'wrok'") and "groups: work" in err
+    assert DataDir(tmp_path).groups() == ["work"]
+    # Storing into a new group starts it; the default group needs no name.
+    assert run(capsys, *d, "--group", "home", "store", "Bins go out on Monday")[0] == 0
+    assert DataDir(tmp_path).groups() == ["home", "work"]
+    assert run(capsys, *d, "search", "bins")[0] == 0
+
+
 def test_blank_arguments_are_one_clear_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
