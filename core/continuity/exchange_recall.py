@@ -89,17 +89,18 @@ def _said_within(store: GroupStore, spans: Sequence[Span], want: int) -> set[int
     return {int(r[0]) for r in rows}
 
 
-def _said_by(store: GroupStore, named: set[str], want: int) -> set[int]:
-    """The latest turns said by the speakers ``named`` (casefolded): a question about
+def _said_by(store: GroupStore, names: set[str], want: int) -> set[int]:
+    """The latest turns said by the speakers ``names`` (as logged): a question about
     a speaker ("What did Sam say?") makes their turns candidates even when they share
     no word with it."""
-    if not named:
+    if not names:
         return set()
-    marks = ", ".join("?" * len(named))
+    marks = ", ".join("?" * len(names))
     rows = store.execute(
-        f"SELECT seq FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) AND name IS NOT NULL "
-        f"ORDER BY said_at DESC LIMIT {int(want)}",
-        sorted(named),
+        # The names as logged, compared as the name index is (case-blind).
+        f"SELECT seq FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) "
+        f"AND name IS NOT NULL ORDER BY said_at DESC LIMIT {int(want)}",
+        sorted(names),
     )
     return {int(r[0]) for r in rows}
 
@@ -123,7 +124,7 @@ def _turns(store: GroupStore, seqs: Sequence[int], *, when: bool) -> dict[int, _
 
 
 def speakers_named(store: GroupStore, query: str) -> set[str]:
-    """The speaker names (casefolded) that ``query`` mentions: its words and word pairs."""
+    """The speaker names that ``query`` mentions (its words and word pairs), as logged."""
     words = re.findall(r"\w+", query)
     if query == query.lower():
         # Typed all in lower case ("what did sam say"): any word but a stopword may
@@ -137,8 +138,8 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
     grams = set(sorted(grams)[:40])
     marks = ", ".join("?" * len(grams))
     # A first name names a speaker logged with a full one ("Mary" for "Mary Jane"):
-    # an index range per word, "mary " up to "mary!".
-    # Each part a search of the name index (an OR of them would scan it all).
+    # an index range per word, "mary " up to "mary!", each part of the query a
+    # search of the name index (an OR of them would scan it all).
     firsts = sorted(g for g in grams if " " not in g)
     ranges = (
         " UNION SELECT name FROM exchanges WHERE name COLLATE NOCASE >= ? "
@@ -149,7 +150,7 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
         f"AND name IS NOT NULL{ranges}",
         [*sorted(grams), *(bound for w in firsts for bound in (f"{w} ", f"{w}!"))],
     )
-    return {str(r[0]).casefold() for r in rows}
+    return {str(r[0]) for r in rows}
 
 
 def search_terms(query: str, named: set[str]) -> list[str]:
@@ -226,7 +227,8 @@ def rank(
     """The ``limit`` best turns for ``query`` (``speaker``: that role only)."""
     want = max(2 * hybrid.CANDIDATES, 3 * limit)
     found = None
-    named = speakers_named(store, query)
+    logged_names = speakers_named(store, query)
+    named = {n.casefold() for n in logged_names}
     if mode is not Mode.KEYWORD:
         found = hybrid.query_vector(as_spoken(query, named), config.embedding_model_dir)
         if found is None:
@@ -253,7 +255,7 @@ def rank(
 
     spans = time_spans(query, now.astimezone())  # the person's days, not UTC's
     dated = _said_within(store, spans, want)
-    spoken = _said_by(store, named, want)
+    spoken = _said_by(store, logged_names, want)
     if index is not None and found is not None:
         cosines.update(index.similarities(sorted((dated | spoken) - set(cosines)), found[1]))
     base = scored(set(bm25) | set(cosines) | dated | spoken)

@@ -407,6 +407,7 @@ def test_a_question_naming_only_a_speaker_lists_their_turns(
         ("Sam", "I went to Kyoto in March", "2023-03-15T10:00:00+00:00"),
         ("Ana", "The invoices go out on Fridays", "2023-03-16T10:00:00+00:00"),
         ("Sam Okafor", "Terraform state lives in the bucket now", "2023-04-02T10:00:00+00:00"),
+        ("Élodie", "The kiln needs a new element", "2023-04-03T10:00:00+00:00"),
     ]
     for name, text, at in said:
         episodes.log_exchange(service, agent, "user", text, name=name, at=at)
@@ -420,6 +421,10 @@ def test_a_question_naming_only_a_speaker_lists_their_turns(
             "I went to Kyoto in March",
         ], question
         assert all("speaker" in h.signals for h in hits)
+    # A name whose capital is not ASCII, typed either way.
+    for question in ("What did Élodie say?", "what did élodie say"):
+        hits = episodes.search_exchanges(service, agent, question, limit=5, mode=mode)
+        assert [h.exchange.text for h in hits][:1] == ["The kiln needs a new element"], question
 
 
 def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
