@@ -89,10 +89,6 @@ def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def content_key(text: str) -> str:
-    return _sha256(same_statement(text))
-
-
 class Workspace:
     """The group databases of one data directory.
 
@@ -254,19 +250,23 @@ class Workspace:
         return decrypt(key, content, entry_id)
 
     def dedup_key(self, privacy: Privacy, content: str) -> str:
-        """The key duplicates are found by: a plain hash, or a keyed one for encrypted text."""
-        return self.dedup_keys(privacy, content)[0]
+        """The key a new entry is stored with (:func:`same_statement` of its text)."""
+        return self._dedup_hash(privacy, same_statement(content))
 
     def dedup_keys(self, privacy: Privacy, content: str) -> tuple[str, ...]:
         """The key a new entry is stored with, then the key an entry stored before
         :func:`same_statement` had (case and spacing folded only), when different:
         a duplicate is looked up by both."""
         texts = dict.fromkeys((same_statement(content), normalise_content(content)))
+        return tuple(self._dedup_hash(privacy, t) for t in texts)
+
+    def _dedup_hash(self, privacy: Privacy, text: str) -> str:
+        """A plain hash of ``text``, or a keyed one for content sealed at rest."""
         if privacy is Privacy.PUBLIC:
-            return tuple(_sha256(t) for t in texts)
+            return _sha256(text)
         data_key = self.data_key(create=True)
         assert data_key is not None
-        return tuple(keyed_hash(data_key, t) for t in texts)
+        return keyed_hash(data_key, text)
 
     def row_for(self, entry: MemoryEntry) -> NewRow:
         """What the store writes for ``entry`` (plaintext content): sealed unless public."""
