@@ -14,7 +14,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from core.memory.confidence import effective_confidence, reinforce
-from core.memory.markers import Marker, Problem, marker_tags, parse_markers, same_observation
+from core.memory.markers import (
+    Marker,
+    Problem,
+    count_malformed,
+    marker_tags,
+    parse_markers,
+    same_observation,
+)
 from core.memory.writing import check_rate, parse_store_args, prepare, write_entry, writing
 from core.model.changes import Changes
 from core.model.entries import (
@@ -48,14 +55,17 @@ class IngestResult:
     markers: int
     stored: tuple[str, ...]
     reinforced: tuple[str, ...]
-    refused: int
-    #: The malformed lines, each with what to change.
+    #: The malformed and the refused lines, each with what to change.
     problems: tuple[Problem, ...] = ()
     changes: Changes | None = None
 
     @property
     def malformed(self) -> int:
-        return sum(not p.refused for p in self.problems)
+        return count_malformed(self.problems)
+
+    @property
+    def refused(self) -> int:
+        return len(self.problems) - self.malformed
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -100,7 +110,6 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
     now = iso(now_dt)
     stored: list[str] = []
     reinforced: list[str] = []
-    refused = 0
     problems = list(parsed.problems)
     changes = Changes(group=store.group, entries=True, audit=True)
     with writing(service, store, caller):
@@ -115,7 +124,6 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
             try:
                 prepared = prepare(service, caller, replace(request, source=source))
             except Refused as exc:
-                refused += 1
                 problems.append(Problem(marker.line, f"refused: {exc.message}", refused=True))
                 continue
             match = _existing(store, marker, prepared.content)
@@ -129,6 +137,7 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
             outcome = write_entry(service, store, caller, prepared, now, dedup=False)
             (stored if outcome.created else reinforced).append(outcome.entry.id)
             changes = changes | outcome.changes
+        malformed = count_malformed(problems)
         audit.record(
             store,
             audit.Action.INGEST,
@@ -136,8 +145,8 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
             session_id=caller.session_id,
             entry_ids=[*stored, *reinforced],
             count=len(parsed.markers),
-            malformed=sum(not p.refused for p in problems),
-            refused=refused,
+            malformed=malformed,
+            refused=len(problems) - malformed,
             reinforced=len(reinforced),
         )
     ids = tuple(dict.fromkeys([*stored, *reinforced]))
@@ -146,7 +155,6 @@ def ingest_text(service: Workspace, caller: Caller, text: str) -> IngestResult:
         markers=len(parsed.markers),
         stored=tuple(stored),
         reinforced=tuple(dict.fromkeys(reinforced)),
-        refused=refused,
         problems=tuple(sorted(problems, key=lambda p: p.line)),
         changes=changes,
     )

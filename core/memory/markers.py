@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -61,7 +62,12 @@ class ParseResult:
 
     @property
     def malformed(self) -> int:
-        return sum(not p.refused for p in self.problems)
+        return count_malformed(self.problems)
+
+
+def count_malformed(problems: Iterable[Problem]) -> int:
+    """How many of ``problems`` broke the grammar (the others the policy refused)."""
+    return sum(not p.refused for p in problems)
 
 
 MAX_SERVICE_CHARS = 64
