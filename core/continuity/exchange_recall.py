@@ -59,7 +59,8 @@ class _Turn:
     thread_id: str | None
     speaker: str
     name: str | None
-    said_at: str | None
+    #: When it was said (parsed once: neighbours, dates and recency all read it).
+    said: datetime | None
     #: Whether the turn says a time (read only for a question asking when).
     says_when: bool = False
 
@@ -118,7 +119,7 @@ def _turns(store: GroupStore, seqs: Sequence[int], *, when: bool) -> dict[int, _
             chunk,
         ):
             found[int(r[0])] = _Turn(
-                int(r[0]), r[1], r[2], r[3], r[4], r[5], when and says_when(r[6] or "")
+                int(r[0]), r[1], r[2], r[3], r[4], _time(r[5]), when and says_when(r[6] or "")
             )
     return found
 
@@ -199,8 +200,7 @@ def as_spoken(query: str, named: set[str]) -> str:
 NEIGHBOUR_GAP: Final = timedelta(hours=12)
 
 
-def _said_together(a: str | None, b: str | None) -> bool:
-    first, second = _time(a), _time(b)
+def _said_together(first: datetime | None, second: datetime | None) -> bool:
     return first is None or second is None or abs(first - second) <= NEIGHBOUR_GAP
 
 
@@ -278,7 +278,7 @@ def rank(
             if n in turns
             and turns[n].session_id == turn.session_id
             and turns[n].thread_id == turn.thread_id
-            and _said_together(turns[n].said_at, turn.said_at)
+            and _said_together(turns[n].said, turn.said)
         ]
         context, lender = max(neighbours, default=(0.0, 0))
         own = base[seq]
@@ -295,7 +295,7 @@ def rank(
             # Next to a turn found by its words, meaning, speaker or date; a weak
             # match that only fills a short list lends no "context".
             signals.append(Signal.CONTEXT.value)
-        said = _time(turn.said_at)
+        said = turn.said
         if turn.name and turn.name.casefold() in named:
             score += SPEAKER_BOOST
             signals.append(Signal.SPEAKER.value)
