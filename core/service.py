@@ -132,8 +132,10 @@ class MemoryService(Workspace):
 
     def settle_vectors(self, group: str) -> None:
         """Let the worker embed a few just-written rows before a search by meaning."""
+        if self.embedding is None:
+            return  # no worker (a one-shot command): nothing is on its way
         embedder = shared_embedder(self.config.embedding_model_dir)
-        if self.embedding is not None and embedder is not None:
+        if embedder is not None:
             self.embedding.settle(self.store_for(group).conn, embedder.model_id)
 
     def close(self) -> None:

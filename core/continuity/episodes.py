@@ -237,20 +237,20 @@ def parse_at(value: object, now: datetime | None = None) -> datetime | None:
             pass
         except OverflowError:  # in UTC, before year 1 or after 9999
             raise InvalidParams(
-                f"at {value.strip()!r} is out of range; give when it was said",
+                f"at {text!r} is out of range; give when it was said",
                 field="at",
                 rule="range",
             ) from None
         else:
             if at.year < EARLIEST_AT_YEAR:
                 raise InvalidParams(
-                    f"at {value.strip()!r} is before {EARLIEST_AT_YEAR}; give when it was said",
+                    f"at {text!r} is before {EARLIEST_AT_YEAR}; give when it was said",
                     field="at",
                     rule="minimum",
                 )
             if at > (now or utc_now()) + LATEST_AT_AHEAD:
                 raise InvalidParams(
-                    f"at {value.strip()!r} is in the future; give when it was said",
+                    f"at {text!r} is in the future; give when it was said",
                     field="at",
                     rule="maximum",
                 )
