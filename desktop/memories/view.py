@@ -191,9 +191,8 @@ class BrowserPage(QWidget):
             if event.key() == Qt.Key.Key_Escape and self.filters.search.text():
                 self.filters.search.clear()
                 return True
-            if event.key() in (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter) or (
-                event.key() == Qt.Key.Key_Escape
-            ):
+            keys = (Qt.Key.Key_Down, Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Escape)
+            if event.key() in keys:
                 self.focus_results()
                 return True
         return super().eventFilter(watched, event)
@@ -345,15 +344,25 @@ class BrowserPage(QWidget):
         if entry is None:
             self.editor.show_nothing("This memory was deleted.")
             return
-        current = self.editor.entry
-        moving = current is None or current.id != entry.id
-        if moving and self.editor.is_dirty() and not self._discard_edits():
+        if not self._may_show(entry):
             # Kept editing: the highlight goes back to what the editor shows, so
             # Del and the bulk actions act on that memory, not on the one clicked.
-            self._restore_selection(current)
+            self._restore_selection(self.editor.entry)
             return
+        self._show(entry)
+
+    def _may_show(self, entry: MemoryEntry) -> bool:
+        """Whether the editor may move to ``entry``: unsaved edits of another memory
+        are dropped only once the person agrees."""
+        current = self.editor.entry
+        moving = current is None or current.id != entry.id
+        return not (moving and self.editor.is_dirty()) or self._discard_edits()
+
+    def _show(self, entry: MemoryEntry) -> None:
+        """``entry`` in the editor, and its related memories when it is another one."""
+        current = self.editor.entry
         self.editor.show_entry(entry)
-        if moving:
+        if current is None or current.id != entry.id:
             self.related.show_for(self._state.group, entry.id)
 
     def _restore_selection(self, current: MemoryEntry | None) -> None:
@@ -408,18 +417,12 @@ class BrowserPage(QWidget):
             self._select([entry_id])  # the selection asks about unsaved edits
             return
         entry = self.commands.read(entry_id)
-        if entry is None:
-            return
-        current = self.editor.entry
-        moving = current is None or current.id != entry.id
-        if moving and self.editor.is_dirty() and not self._discard_edits():
+        if entry is None or not self._may_show(entry):
             return
         with QSignalBlocker(self.table.selectionModel()):
             self.table.clearSelection()
         self.table.viewport().update()
-        self.editor.show_entry(entry)
-        if moving:
-            self.related.show_for(self._state.group, entry.id)
+        self._show(entry)
 
     def _save(self, original: MemoryEntry | None, draft: Draft) -> None:
         saved = self.commands.save(original, draft)
