@@ -78,19 +78,13 @@ def implied_only(
     asked = [t for t in query_terms(query) if t not in STOPWORDS and t not in hybrid.FIRST_PERSON]
     if not bm25 or not asked or set(asked) >= set(terms):
         return set()
-    seqs = sorted(bm25)
-    found: set[int] = set()
-    for start in range(0, len(seqs), 500):
-        chunk = seqs[start : start + 500]
-        found.update(
-            int(r[0])
-            for r in store.execute(
-                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
-                f"AND rowid IN ({', '.join('?' * len(chunk))})",
-                (match_expression(asked), *chunk),
-            )
-        )
-    return set(seqs) - found
+    # bm25 holds the candidates of one search (at most a few hundred): one query.
+    found = store.execute(
+        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+        f"AND rowid IN ({', '.join('?' * len(bm25))})",
+        (match_expression(asked), *bm25),
+    )
+    return set(bm25) - {int(r[0]) for r in found}
 
 
 def all_terms(store: GroupStore, terms: list[str], want: int) -> set[int]:
