@@ -43,6 +43,8 @@ DATE_BOOST: Final = 0.25
 WHEN_BOOST: Final = 0.15
 #: How many of the best candidates have their neighbouring turns scored too.
 NEIGHBOURED: Final = 40
+#: At most this many full names are taken for one first name ("Sam" for "Sam Okafor", "Sam Lee"...).
+MAX_NAMES_IN_RANGE: Final = 20
 
 
 @dataclass(frozen=True)
@@ -96,11 +98,15 @@ def _said_by(store: GroupStore, names: set[str], want: int) -> set[int]:
     no word with it."""
     if not names:
         return set()
-    marks = ", ".join("?" * len(names))
+    # One index range per name, read from its latest turn (the names as logged,
+    # compared as the index is, case-blind), then the latest of them all.
+    latest = (
+        "SELECT * FROM (SELECT seq, said_at FROM exchanges WHERE name = ? COLLATE NOCASE "
+        f"AND name IS NOT NULL ORDER BY said_at DESC LIMIT {int(want)})"
+    )
     rows = store.execute(
-        # The names as logged, compared as the name index is (case-blind).
-        f"SELECT seq FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) "
-        f"AND name IS NOT NULL ORDER BY said_at DESC LIMIT {int(want)}",
+        f"SELECT seq FROM ({' UNION ALL '.join([latest] * len(names))}) "
+        f"ORDER BY said_at DESC LIMIT {int(want)}",
         sorted(names),
     )
     return {int(r[0]) for r in rows}
@@ -136,22 +142,44 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
     }
     if not grams:
         return set()
-    grams = set(sorted(grams)[:40])
-    marks = ", ".join("?" * len(grams))
-    # A first name names a speaker logged with a full one ("Mary" for "Mary Jane"):
-    # an index range per word, "mary " up to "mary!", each part of the query a
-    # search of the name index (an OR of them would scan it all).
-    firsts = sorted(g for g in grams if " " not in g)
-    ranges = (
-        " UNION SELECT name FROM exchanges WHERE name COLLATE NOCASE >= ? "
-        "AND name COLLATE NOCASE < ? AND name IS NOT NULL"
-    ) * len(firsts)
-    rows = store.execute(
-        f"SELECT name FROM exchanges WHERE name COLLATE NOCASE IN ({marks}) "
-        f"AND name IS NOT NULL{ranges}",
-        [*sorted(grams), *(bound for w in firsts for bound in (f"{w} ", f"{w}!"))],
-    )
-    return {str(r[0]) for r in rows}
+    found: set[str] = set()
+    # A word of a full name found ("Sam" of "Sam Okafor") names no one else.
+    within: set[str] = set()
+    # Each a seek in the name index, never a read of every turn a name said (a
+    # speaker of 30,000 turns would cost milliseconds a question). Word pairs first.
+    for gram in sorted(grams, key=lambda g: (" " not in g, g))[:40]:
+        if gram.casefold() in within:
+            continue
+        row = store.execute(
+            "SELECT name FROM exchanges WHERE name = ? COLLATE NOCASE AND name IS NOT NULL LIMIT 1",
+            (gram,),
+        ).fetchone()
+        if row is not None:
+            found.add(str(row[0]))
+            within.update(gram.casefold().split())
+        if " " not in gram:
+            # A first name names a speaker logged with a full one ("Mary" for "Mary
+            # Jane"): the names from "mary " up to "mary!", one seek for each.
+            found |= _names_in_range(store, f"{gram} ", f"{gram}!")
+    return found
+
+
+def _names_in_range(store: GroupStore, low: str, high: str) -> set[str]:
+    """The distinct speaker names from ``low`` up to ``high`` (case-blind)."""
+    names: set[str] = set()
+    after, op = low, ">="
+    while len(names) < MAX_NAMES_IN_RANGE:
+        row = store.execute(
+            f"SELECT name FROM exchanges WHERE name COLLATE NOCASE {op} ? "
+            "AND name COLLATE NOCASE < ? AND name IS NOT NULL "
+            "ORDER BY name COLLATE NOCASE LIMIT 1",
+            (after, high),
+        ).fetchone()
+        if row is None:
+            break
+        after, op = str(row[0]), ">"
+        names.add(after)
+    return names
 
 
 def search_terms(query: str, named: set[str]) -> list[str]:

@@ -35,6 +35,8 @@ MIGRATIONS: tuple[str, ...] = (
     layers.LAYERS,
     # 8 -> 9: day-summary points' sources (docs/layers.md); old days are drawn again at once.
     layers.POINT_SOURCES,
+    # 9 -> 10: a named speaker's turns indexed by when they were said (docs/search.md).
+    semantic.SPEAKER_TIMES,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -149,6 +149,7 @@ RELEASED_STEPS = (
     "50e84d2cb00e6143",
     "487dc827fbf614ef",
     "b2b9e650e107c561",
+    "6ee822ee7fa92037",
 )
 
 

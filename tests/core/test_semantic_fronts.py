@@ -18,7 +18,7 @@ from core.agent.dispatch import Connection
 from core.agent.protocol import agent_dispatcher
 from core.agent.rpc_memory import MEMORY_TOOLS
 from core.cli.main import main
-from core.continuity import episodes
+from core.continuity import episodes, exchange_recall
 from core.continuity.exchange_recall import as_spoken
 from core.model.entries import Actor
 from core.model.errors import Forbidden, InvalidParams
@@ -425,6 +425,54 @@ def test_a_question_naming_only_a_speaker_lists_their_turns(
     for question in ("What did Élodie say?", "what did élodie say"):
         hits = episodes.search_exchanges(service, agent, question, limit=5, mode=mode)
         assert [h.exchange.text for h in hits][:1] == ["The kiln needs a new element"], question
+
+
+def test_named_speakers_latest_turns_are_read_from_the_index(service: MemoryService) -> None:
+    # Two speakers' turns interleaved in time: the candidates are the latest of
+    # both together, and each speaker's are read in order from the name and time
+    # index, not sorted after reading every turn they said.
+    agent = service.open_session("main", Actor.AGENT, "names")
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    for i in range(12):
+        name = "Sam" if i % 3 else "Ana Lima"
+        at = (start + timedelta(hours=i)).isoformat()
+        episodes.log_exchange(service, agent, "user", f"turn {i}", turn=f"t{i}", name=name, at=at)
+    store = service.store_for("main")
+
+    def latest(names: set[str], want: int) -> set[str]:
+        seqs = sorted(exchange_recall._said_by(store, names, want))
+        marks = ", ".join("?" * len(seqs))
+        return {
+            r[0] for r in store.execute(f"SELECT turn FROM exchanges WHERE seq IN ({marks})", seqs)
+        }
+
+    assert latest({"sam", "ana lima"}, 5) == {"t11", "t10", "t9", "t8", "t7"}
+    assert latest({"ANA LIMA"}, 2) == {"t9", "t6"}
+    plan = " ".join(
+        str(row[3])
+        for row in store.execute(
+            "EXPLAIN QUERY PLAN SELECT seq, said_at FROM exchanges WHERE name = ? COLLATE NOCASE "
+            "AND name IS NOT NULL ORDER BY said_at DESC LIMIT 100",
+            ("sam",),
+        )
+    )
+    assert "idx_exchanges_name_said" in plan and "TEMP B-TREE" not in plan
+
+
+def test_a_first_name_names_each_speaker_logged_with_it(service: MemoryService) -> None:
+    agent = service.open_session("main", Actor.AGENT, "names")
+    for name in ("Sam Okafor", "sam lee", "Sam Lee", "Samantha", "Sam", "Ana"):
+        for _ in range(3):
+            episodes.log_exchange(service, agent, "user", "hello", name=name)
+    store = service.store_for("main")
+    named = exchange_recall.speakers_named(store, "What did Sam say?")
+    # One form of each name (case-blind), and not a longer first name.
+    assert {n.casefold() for n in named} == {"sam", "sam okafor", "sam lee"}
+    assert len(named) == 3
+    assert exchange_recall.speakers_named(store, "what did ana and sam okafor say") == {
+        "Ana",
+        "Sam Okafor",
+    }
 
 
 def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
