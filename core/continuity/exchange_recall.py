@@ -43,7 +43,8 @@ DATE_BOOST: Final = 0.25
 WHEN_BOOST: Final = 0.15
 #: How many of the best candidates have their neighbouring turns scored too.
 NEIGHBOURED: Final = 40
-#: At most this many full names are taken for one first name ("Sam" for "Sam Okafor", "Sam Lee"...).
+#: At most this many names are taken for one first name, itself among them ("Sam" for
+#: "Sam", "Sam Okafor", "Sam Lee"...).
 MAX_NAMES_IN_RANGE: Final = 20
 
 
@@ -148,7 +149,11 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
     # Each a seek in the name index, never a read of every turn a name said (a
     # speaker of 30,000 turns would cost milliseconds a question). Word pairs first.
     for gram in sorted(grams, key=lambda g: (" " not in g, g))[:40]:
-        if gram.casefold() in within:
+        if " " not in gram:
+            if gram.casefold() not in within:
+                # The name itself, and the full names it is the first of ("Mary"
+                # for "Mary Jane"): the names from "mary" up to "mary!".
+                found |= _names_in_range(store, gram, f"{gram}!")
             continue
         row = store.execute(
             "SELECT name FROM exchanges WHERE name = ? COLLATE NOCASE AND name IS NOT NULL LIMIT 1",
@@ -157,15 +162,11 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
         if row is not None:
             found.add(str(row[0]))
             within.update(gram.casefold().split())
-        if " " not in gram:
-            # A first name names a speaker logged with a full one ("Mary" for "Mary
-            # Jane"): the names from "mary " up to "mary!", one seek for each.
-            found |= _names_in_range(store, f"{gram} ", f"{gram}!")
     return found
 
 
 def _names_in_range(store: GroupStore, low: str, high: str) -> set[str]:
-    """The distinct speaker names from ``low`` up to ``high`` (case-blind)."""
+    """The distinct speaker names from ``low`` up to ``high`` (case-blind), one seek each."""
     names: set[str] = set()
     after, op = low, ">="
     while len(names) < MAX_NAMES_IN_RANGE:
