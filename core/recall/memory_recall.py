@@ -33,6 +33,12 @@ TOPIC_SHARE: Final = 0.4
 #: Share of a question's relevance that is whether the memory names whom (or what)
 #: the question names, written the same way (:func:`core.semantic.hybrid.names_in`).
 NAME_WEIGHT: Final = 0.3
+#: In ``auto`` mode, when fewer memories than asked for share a word with the
+#: question or reach :data:`core.semantic.hybrid.MIN_SEMANTIC_ONLY`, the nearest
+#: by meaning from this similarity up fill the list, after them, at most
+#: :data:`FILL_MOST` of them: a plain question is not answered with nothing.
+FILL_FLOOR: Final = 0.2
+FILL_MOST: Final = 3
 
 
 @dataclass(frozen=True)
@@ -156,6 +162,8 @@ def search(
         complete = all_terms(store, terms, want) if len(terms) > 1 else set()
     cosines: dict[int, float] = {}
     rows: dict[int, Any] = {}
+    # Near in meaning but under the floor: listed only to fill a short list.
+    loose: set[int] = set()
     # How close a match found by meaning alone must be; every result at least this
     # close says it was found by meaning (in semantic mode, every result).
     floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
@@ -172,6 +180,18 @@ def search(
             if enough or len(near) < k or len(picked) < len(near):
                 break
             k *= 8
+        listed = len(rows.keys() - implied)
+        if mode is Mode.AUTO and listed < limit:
+            fill = [
+                seq
+                for seq, c in near
+                if FILL_FLOOR <= c < floor and (seq not in rows or seq in implied)
+            ]
+            found_rows = rows_for(store, fill, flt)
+            loose = {seq for seq in fill if seq in found_rows}
+            loose = set(sorted(loose, key=fill.index)[: min(FILL_MOST, limit - listed)])
+            rows.update((seq, found_rows[seq]) for seq in loose)
+            cosines.update((seq, c) for seq, c in near if seq in loose)
         for seq in bm25:
             if seq not in cosines and seq in rows:
                 vec = index.vector_of(seq)
@@ -207,7 +227,7 @@ def search(
             # "Rosa" in a question is Rosa, not "Rosa M.": a name written as asked
             # is the strongest sign the memory is about whom the question is about.
             base = (1 - NAME_WEIGHT) * base + (NAME_WEIGHT if named else 0.0)
-        if seq in implied and not named and (cosine is None or cosine < floor):
+        if seq in implied and not named and seq not in loose and (cosine is None or cosine < floor):
             # Found by an implied word alone: listed only if its meaning would have
             # found it on its own.
             continue
@@ -228,7 +248,7 @@ def search(
     # Best first by the unrounded score; an exact tie goes to the memory seen last,
     # then to the one stored last (two writes can share a timestamp), so equal
     # matches come back in the same order every time.
-    ranked.sort(key=lambda r: (r[0], r[1], r[2]), reverse=True)
+    ranked.sort(key=lambda r: (r[2] not in loose, r[0], r[1], r[2]), reverse=True)
     return [r[3] for r in ranked[:limit]]
 
 

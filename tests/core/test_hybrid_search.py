@@ -11,6 +11,7 @@ import pytest
 from core.model.config import Config
 from core.model.entries import Actor, EntryFilter, iso, utc_now
 from core.model.errors import InvalidParams
+from core.recall import memory_recall
 from core.semantic import backfill, embedding, hybrid, vectors
 from core.semantic.embedding import shared_embedder
 from core.semantic.hybrid import Mode, names_in, without_names
@@ -72,6 +73,26 @@ def test_a_first_person_word_ranks_but_does_not_find(
     # Nothing asked but the person: the implied word is the question.
     about = service.search(agent, {"query": "about me", "mode": "keyword"})
     assert len(about) == sum("user" in fact.lower() for fact in FACTS) == 4
+
+
+def test_a_plain_question_that_nothing_matches_well_gets_the_nearest_as_guesses(
+    service: MemoryService, agent: Caller, embedded: dict[str, str]
+) -> None:
+    running = _store(service, agent, "User goes running three times a week")
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    # No shared word, and a similarity (about 0.29) under what says "semantic":
+    # before, auto mode answered this with an empty list.
+    guesses = service.search(agent, {"query": "How often do I exercise?"})
+    assert guesses[0].id == running
+    assert len(guesses) <= memory_recall.FILL_MOST
+    for guess in guesses:
+        assert not {"keyword", "semantic"} & set(guess.signals)
+        assert guess.relevance_score < guesses[0].relevance_score or guess is guesses[0]
+    # A match by words comes before any guess.
+    mixed = service.search(agent, {"query": "How often do I exercise my dog?"})
+    assert mixed[0].id == embedded["User's dog is named Luna"]
+    assert "keyword" in mixed[0].signals
+    assert running in [r.id for r in mixed]
 
 
 def test_a_search_by_meaning_right_after_a_store_sees_it(

@@ -93,6 +93,23 @@ def test_warming_loads_the_vectors_a_first_ranking_would_wait_for(
     assert warm("main", service) == (2, False)
 
 
+def test_a_guess_that_only_fills_an_agents_list_is_not_shown(
+    service: MemoryService, operator: Caller
+) -> None:
+    running = add(service, operator, "User goes running three times a week")
+    add(service, operator, "The tax return is due in April")
+    embed_all(service)
+    # An agent's search gets the nearest memory as a low-scored guess ...
+    guesses = service.search_entries(
+        "main", "How often do I exercise?", BrowserQuery().entry_filter()
+    )
+    assert [r.id for r in guesses][:1] == [running]
+    assert not {"keyword", "semantic"} & set(guesses[0].signals)
+    # ... the list a person reads says nothing matched.
+    ranked = fused("main", BrowserQuery(text="How often do I exercise?"), service)
+    assert ranked is not None and ranked.ids == () and ranked.by_meaning == frozenset()
+
+
 def test_without_the_model_there_is_nothing_to_merge(tmp_path: Path) -> None:
     data = DataDir(tmp_path / "data")
     data.ensure()
