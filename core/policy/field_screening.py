@@ -6,7 +6,8 @@ agent's observations, and everything an import brings in pass through
 :func:`screen_field` before they are written, so a secret cannot reach the
 disk by a side door that only the content's screening would have closed.
 
-Three things happen to a field, in order:
+First, invisible characters that could hide what a field says are removed
+(:func:`without_invisible`). Then three things happen to it, in order:
 
 1. Values known to be secret (Ambry's own agent token) are cut out exactly.
 2. A credential statement ("my password is ...", "Login for the NAS:
@@ -19,6 +20,7 @@ Three things happen to a field, in order:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -99,6 +101,22 @@ def _known_spans(text: str, known: Iterable[str]) -> list[tuple[int, int]]:
     return spans
 
 
+# Invisible characters: a zero-width space, soft hyphen, word joiner or byte-order
+# mark inside "AKIA…" hides a key from the secret patterns (and a near-duplicate
+# from the duplicate check), and bidirectional overrides make a line read other
+# than it is stored.
+_INVISIBLE = re.compile(r"[\u00ad\u180e\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# Joiners and direction marks that scripts and emoji need (Persian, Indic, family
+# emoji, Hebrew beside Latin) stay, but not beside an ASCII letter or digit, where
+# they can only hide something.
+_JOINERS = re.compile(r"(?<=[0-9A-Za-z])[\u200c-\u200f]+|[\u200c-\u200f]+(?=[0-9A-Za-z])")
+
+
+def without_invisible(text: str) -> str:
+    """``text`` without the invisible characters that could hide what it says."""
+    return _JOINERS.sub("", _INVISIBLE.sub("", text))
+
+
 def screen_field(
     text: str,
     field: str,
@@ -118,6 +136,7 @@ def screen_field(
         Refused: ``text`` is a credential statement and ``statements`` is REFUSE.
     """
     names: list[str] = []
+    text = without_invisible(text)
     spans = _known_spans(text, known)
     if spans:
         names += ["agent_token"] * len(spans)

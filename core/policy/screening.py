@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.model.changes import Changes
 from core.model.errors import InvalidParams, Refused
-from core.policy.field_screening import screen_field
+from core.policy.field_screening import screen_field, without_invisible
 from core.policy.own_files import known_secrets
 from core.storage import audit
 from core.storage.audit import Action
@@ -30,8 +30,9 @@ CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def strip_controls(text: str) -> str:
-    """``text`` with LF line ends and no control characters other than tab and newline."""
-    return CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    """``text`` with LF line ends, no control characters other than tab and newline,
+    and no invisible characters that could hide what it says (:func:`without_invisible`)."""
+    return without_invisible(CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
 
 
 def check_unicode(text: str, field: str) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -77,12 +78,21 @@ _QUOTES = str.maketrans(
 _SENTENCE_END = ".!;,:\u2026 "
 
 
+#: A list item's mark, or quotes around the whole statement: not part of it.
+_FRAMING = re.compile(r'^(?:[-*\u2022]\s+)?(["\'`]?)(.*?)\1$', re.DOTALL)
+
+
 def same_statement(text: str) -> str:
-    """``text`` as duplicates are told apart: case, spacing, the style of its quotes
-    and the punctuation it ends with do not count ("Prefers dark mode." is
-    "prefers dark mode")."""
+    """``text`` as duplicates are told apart: case, spacing, the style of its quotes,
+    quotes around it, a list item's mark before it and the punctuation it ends with
+    do not count ("- Prefers dark mode." and '"prefers dark mode"' are "prefers
+    dark mode")."""
     folded = normalise_content(unicodedata.normalize("NFKC", text).translate(_QUOTES))
-    return folded.rstrip(_SENTENCE_END) or folded
+    framed = _FRAMING.match(folded)
+    statement = folded
+    if framed and not (framed.group(1) and framed.group(1) in framed.group(2)):
+        statement = framed.group(2).strip() or folded
+    return statement.rstrip(_SENTENCE_END) or statement
 
 
 def _sha256(text: str) -> str:

@@ -230,3 +230,30 @@ def test_attachments_refuse_ambrys_own_files_and_the_keyring(
     assert isinstance(error, Forbidden)
     assert "keyring" in error.message
     assert _leaks(service, "main", token) == []
+
+
+def test_invisible_characters_do_not_hide_a_secret(
+    service: MemoryService, operator: Caller, token: str
+) -> None:
+    # A zero-width space, soft hyphen or word joiner inside a key once kept it
+    # from every pattern, and the key was stored as written.
+    hidden = {
+        GITLAB: GITLAB[:6] + "\u200b" + GITLAB[6:],
+        HF: HF[:5] + "\u00ad" + HF[5:],
+        NPM: NPM[:8] + "\u2060" + NPM[8:],
+        SENDGRID: SENDGRID[:10] + "\ufeff" + SENDGRID[10:],
+        TWILIO: TWILIO[:4] + "\u200d" + TWILIO[4:],
+    }
+    agent = service.open_session("main", Actor.AGENT, "bot")
+    service.store(agent, {"type": "fact", "content": f"The deploy key is {hidden[GITLAB]}"})
+    service.store(agent, {"type": "fact", "content": "Publishing works.", "tags": [hidden[HF]]})
+    thread, _ = threads.open_thread(service, agent, title=f"Release {hidden[NPM]}")
+    episodes.log_exchange(service, agent, "user", f"mail with {hidden[SENDGRID]}")
+    handoffs.write_handoff(service, agent, thread.id, f"# Next\n- rotate {hidden[TWILIO]}\n")
+    invisible = dict.fromkeys(map(ord, "\u200b\u00ad\u2060\ufeff\u200d"))
+    stored = [value.translate(invisible) for _, _, value in _all_text(service, "main")]
+    assert [s[:12] for s in hidden if any(s in value for value in stored)] == []
+    # What the characters are for still works: an emoji sequence keeps its joiner.
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    kept = service.store(agent, {"type": "fact", "content": f"Family photo {family} is framed"})
+    assert family in kept.entry.content

@@ -77,6 +77,9 @@ def test_identical_content_is_not_duplicated(service: MemoryService, agent: Call
         "Prefers dark mode in all editors!",
         "Prefers dark mode in all editors\u2026",
         "\uff30refers dark mode in all editors",  # a full-width letter
+        "Prefers dark\u200b mode in all edi\u00adtors",  # invisible characters
+        "- Prefers dark mode in all editors",  # a list item's mark
+        '"Prefers dark mode in all editors."',  # quotes around it
     ],
 )
 def test_punctuation_at_the_end_does_not_make_a_new_memory(
