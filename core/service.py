@@ -19,10 +19,12 @@ from core.claims.extract import Extraction, extract
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
+from core.layers.compression import drop_lost
 from core.layers.context import layer_brief_sections
 from core.layers.points import day_points
 from core.layers.scheduler import LayerWorker
-from core.memory import curation, trash
+from core.memory import curation, forgetting, trash
+from core.memory.forgetting import ForgetPlan, Scope
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
 from core.memory.writing import (
     StoreOutcome,
@@ -151,13 +153,42 @@ class MemoryService(Workspace):
             self.embedding.wake(store.path, store.group)
 
     def _expire_and_decay(self, store: GroupStore) -> None:
-        expired = expire_exchanges(store, self.config, utc_now())
-        if expired:
-            log.info("expired %d exchanges in group %s", expired, store.group)
-            scrub(store, (Index.EXCHANGES,))
+        self._expire(store)
         if trash.purge_expired(store):
             self.emit(Changes(group=store.group, audit=True))
         self.refresh_decay(store.group)
+
+    def _expire(self, store: GroupStore) -> None:
+        """Turns past the TTL go, with the summaries that quote them, and leave the disk."""
+        expired = expire_exchanges(store, self.config, utc_now(), with_turns=drop_lost)
+        if expired:
+            log.info("expired %d exchanges in group %s", expired, store.group)
+            scrub(store, (Index.EXCHANGES, Index.LAYERS))
+            self._turns_deleted(store)
+
+    def _turns_deleted(self, store: GroupStore) -> None:
+        """Deleting turns dropped summaries: a running pass redraws them from the rest."""
+        if self.layers is not None:
+            self.layers.wake(store.path, store.group)
+
+    # -- forgetting ------------------------------------------------------------
+
+    def forget(self, caller: Caller, plan: ForgetPlan) -> Changes:
+        """``ambry forget``: the plan's memories and turns, and every summary of those turns.
+
+        Every front end forgets through here, so that nothing derived from a
+        forgotten turn (a layer summary's hook, points, quotes or keywords) is left
+        in a table, an index or the write-ahead log (docs/privacy.md).
+        """
+        changes = forgetting.forget(self, caller, plan, with_turns=drop_lost)
+        self._turns_deleted(self.store_for(caller.group))
+        return changes
+
+    def clear(self, caller: Caller, scope: Scope) -> dict[str, int]:
+        """``ambry clear``: a whole kind of memory, with the summaries of cleared turns."""
+        counts = forgetting.clear(self, caller, scope, with_turns=drop_lost)
+        self._turns_deleted(self.store_for(caller.group))
+        return counts
 
     # -- sessions ------------------------------------------------------------
 
@@ -169,7 +200,7 @@ class MemoryService(Workspace):
             store = self.store_for(group)
             # A long-running app opens a store once; sessions are when time has moved on.
             self.refresh_decay(group)
-            expire_exchanges(store, self.config, utc_now())
+            self._expire(store)
             if self.layers is not None:  # a pass when due, never waited for
                 self.layers.wake(store.path, group)
         known = known_secrets(self.data_dir.root)

@@ -168,7 +168,7 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
             print(format_entry(entry))
     if not args.yes and not _confirm("Delete them?"):
         return fail("cancelled; nothing was deleted")
-    forgetting.forget(ctx.service, ctx.caller, plan)
+    ctx.service.forget(ctx.caller, plan)
     ctx.emit(
         {**plan.to_dict(), "deleted": True},
         f"forgot {len(plan.entries)} memories and {len(plan.exchange_ids)} turns",
@@ -195,6 +195,6 @@ def cmd_clear(ctx: Context, args: argparse.Namespace) -> int:
             return fail("cancelled; nothing was deleted")
         if scope is Scope.ALL and not _confirm("This cannot be undone. Really delete everything?"):
             return fail("cancelled; nothing was deleted")
-    deleted = forgetting.clear(ctx.service, ctx.caller, scope)
+    deleted = ctx.service.clear(ctx.caller, scope)
     ctx.emit({"scope": scope.value, "deleted": deleted}, f"deleted {listing}")
     return 0

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -462,16 +462,25 @@ def thread_exchanges(
     return [_exchange(r) for r in rows]
 
 
-def expire_exchanges(store: GroupStore, config: Config, now: datetime) -> int:
+def expire_exchanges(
+    store: GroupStore,
+    config: Config,
+    now: datetime,
+    *,
+    with_turns: Callable[[GroupStore], object],
+) -> int:
     """Delete turns older than ``config.episodic_ttl_days``; audit the count if any.
 
-    Cheap when nothing is due: one index probe, and no write transaction.
+    ``with_turns`` deletes what came from the turns (the layers' summaries that
+    quote them), in the same transaction. Cheap when nothing is due: one index
+    probe, and no write transaction.
     """
     cutoff = iso(now - timedelta(days=config.episodic_ttl_days))
     if store.execute("SELECT 1 FROM exchanges WHERE created_at < ? LIMIT 1", (cutoff,)).fetchone():
         with store.transaction():
             store.execute("DELETE FROM exchanges WHERE created_at < ?", (cutoff,))
             count = int(store.conn.changes())
+            with_turns(store)
             audit.record(
                 store,
                 Action.EXPIRE,

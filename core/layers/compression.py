@@ -7,9 +7,12 @@ transaction, so a pass that is stopped (``should_stop``, a killed process) leave
 finished summaries in place and the rest for the next pass. Running it twice in a
 row writes nothing the second time.
 
-Summaries follow their sources out: a day whose turns all expired (the TTL
-policy, ``episodic_ttl_days``) or were cleared loses its summary, and a week or
-month with no children left goes too. Compression itself never deletes a turn.
+Summaries follow their sources out, at once: a summary quotes its turns
+verbatim, so whatever deletes a turn (``forget``, ``clear``, the TTL policy,
+``episodic_ttl_days``) calls :func:`drop_lost` in the same transaction, which
+deletes each day summary that drew on a deleted turn, with its week and month.
+The next pass draws those days again from the turns that are left. Compression
+itself never deletes a turn.
 """
 
 from __future__ import annotations
@@ -168,6 +171,50 @@ def _count_terms(store: GroupStore, terms: Iterable[str], delta: int) -> None:
             (term, delta, delta),
         )
     store.execute("DELETE FROM layer_vocab WHERE docs = 0")
+
+
+#: Day summaries built from more turns than are left: each deleted turn takes its
+#: ``layer_sources`` row with it (a trigger), and a day records all its turns there.
+_LOST_DAYS = (
+    "SELECT id, terms FROM layer_summaries AS s WHERE level = 'day' AND turn_count > "
+    "(SELECT count(*) FROM layer_sources WHERE summary_id = s.id)"
+)
+
+
+def drop_lost(store: GroupStore) -> int:
+    """Delete every day summary that drew on a deleted turn, and the rollups above it.
+
+    Call it in the write transaction that deleted the turns, before the indexes
+    are scrubbed (core.storage.scrub), so no hook, point, quote or keyword of a
+    deleted turn outlives it in a summary, the summaries' full-text index or the
+    group's keyword counts. The days are drawn again from their remaining turns
+    by the next pass, which this makes due at once.
+
+    Returns:
+        How many summaries were deleted (days, weeks and months).
+    """
+    lost = store.execute(_LOST_DAYS).fetchall()
+    if not lost:
+        return 0
+    gone = {str(r[0]) for r in lost}
+    for _, terms in lost:
+        _count_terms(store, json.loads(terms), -1)
+    # A week shows its days' hooks and quotes, a month its weeks'.
+    frontier = set(gone)
+    while frontier:
+        parents = {
+            str(r[0])
+            for sid in frontier
+            for r in store.execute(
+                "SELECT parent_id FROM layer_children WHERE child_id = ?", (sid,)
+            )
+        }
+        frontier = parents - gone
+        gone |= parents
+    for sid in sorted(gone):
+        store.execute("DELETE FROM layer_summaries WHERE id = ?", (sid,))
+    store.execute("DELETE FROM meta WHERE key = ?", (LAST_PASS_KEY,))
+    return len(gone)
 
 
 def _build_days(

@@ -1,7 +1,10 @@
 """Deleting on purpose: forget a topic, clear episodic or semantic memory, or all.
 
 Every deletion is audited as counts and ids only. The CLI and the app show what
-will go and ask for confirmation before calling these.
+will go and ask for confirmation before calling these, through the service
+(``MemoryService.forget`` and ``clear``), which passes in ``with_turns``: what
+must go with deleted turns in the same transaction (the layers' summaries that
+quote them), from a package above this one.
 """
 
 from __future__ import annotations
@@ -19,7 +22,10 @@ from core.storage.fts import match_expression, query_terms
 from core.storage.scrub import Index, scrub
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from core.model.caller import Caller
+    from core.storage.store import GroupStore
     from core.storage.workspace import Workspace
 
 
@@ -70,8 +76,15 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
     return ForgetPlan(topic, tuple(found[i] for i in ids if i in found), exchanges)
 
 
-def forget(service: Workspace, caller: Caller, plan: ForgetPlan) -> Changes:
-    """Delete what ``plan`` lists, in one transaction."""
+def forget(
+    service: Workspace,
+    caller: Caller,
+    plan: ForgetPlan,
+    *,
+    with_turns: Callable[[GroupStore], object],
+) -> Changes:
+    """Delete what ``plan`` lists, and ``with_turns`` what came from its turns, in one
+    transaction; then scrub every index and the write-ahead log of their text."""
     require_operator(caller, "forgetting")
     store = service.store_for(caller.group)
     with store.transaction():
@@ -79,6 +92,7 @@ def forget(service: Workspace, caller: Caller, plan: ForgetPlan) -> Changes:
             store.delete(entry.id)
         for seq in plan.exchange_ids:
             store.execute("DELETE FROM exchanges WHERE seq = ?", (seq,))
+        with_turns(store)
         audit.record(
             store,
             Action.FORGET,
@@ -120,20 +134,28 @@ _TABLES: dict[Scope, tuple[str, ...]] = {
 
 
 _INDEXES: dict[Scope, tuple[Index, ...]] = {
-    Scope.EPISODIC: (Index.EXCHANGES,),
+    Scope.EPISODIC: (Index.EXCHANGES, Index.LAYERS),
     Scope.SEMANTIC: (Index.ENTRIES,),
-    Scope.ALL: (Index.ENTRIES, Index.EXCHANGES),
+    Scope.ALL: (Index.ENTRIES, Index.EXCHANGES, Index.LAYERS),
 }
 
 
-def clear(service: Workspace, caller: Caller, scope: Scope) -> dict[str, int]:
-    """Delete a whole kind of memory; the audit log keeps the counts."""
+def clear(
+    service: Workspace,
+    caller: Caller,
+    scope: Scope,
+    *,
+    with_turns: Callable[[GroupStore], object],
+) -> dict[str, int]:
+    """Delete a whole kind of memory (and ``with_turns`` what came from the turns);
+    the audit log keeps the counts."""
     require_operator(caller, "clearing memory")
     store = service.store_for(caller.group)
     counts = clear_counts(service, caller.group, scope)
     with store.transaction():
         for table in _TABLES[scope]:
             store.execute(f"DELETE FROM {table}")
+        with_turns(store)
         audit.record(
             store,
             Action.CLEAR,

@@ -1,14 +1,15 @@
 """Making deleted text leave the disk, not just the tables.
 
 ``PRAGMA secure_delete`` zeroes a deleted row's bytes in the database file,
-but two copies outlive it. The full-text indexes are contentless with
-``contentless_delete``: a delete only adds a tombstone, and the words stay in
-the index segments until those are merged. And the write-ahead log keeps old
+but two copies outlive it. The full-text indexes of entries and turns are
+contentless with ``contentless_delete``: a delete only adds a tombstone, and
+the words stay in the index segments until those are merged (the same holds
+for the layers' index of summaries, which keeps its text too). And the write-ahead log keeps old
 page images until a checkpoint copies them back and the log is truncated.
 
 :func:`scrub` runs after a forget, a rejection in review, a delete or a
 clear: it merges the affected indexes into fresh segments (FTS5
-``optimize``, which drops tombstoned rows; ``rebuild`` is not available on a
+``optimize``, which drops deleted rows; ``rebuild`` is not available on a
 contentless index) and checkpoints the log with ``TRUNCATE``. Measured on
 10,000 entries (``bench/policy.py``), both together cost about 40 ms.
 """
@@ -35,6 +36,9 @@ class Index(StrEnum):
 
     ENTRIES = "memory_fts"
     EXCHANGES = "exchanges_fts"
+    #: The layers' summaries of turns (core.layers): it keeps its text, unlike the
+    #: others, but its segments hold deleted rows' words all the same.
+    LAYERS = "layer_fts"
 
 
 @dataclass(frozen=True)
@@ -54,9 +58,7 @@ class ScrubReport:
         }
 
 
-def scrub(
-    store: GroupStore, indexes: tuple[Index, ...] = (Index.ENTRIES, Index.EXCHANGES)
-) -> ScrubReport:
+def scrub(store: GroupStore, indexes: tuple[Index, ...] = tuple(Index)) -> ScrubReport:
     """Rewrite ``indexes`` without their deleted rows, then empty the write-ahead log.
 
     Call it after the deleting transaction has committed. It never raises for a

@@ -22,7 +22,7 @@ from core.continuity.episodes import log_exchange
 from core.layers.compression import LAST_PASS_KEY, compress, is_due, summary_id
 from core.layers.points import day_points
 from core.layers.summaries import SourceTurn, draft_day
-from core.memory.forgetting import Scope, clear
+from core.memory.forgetting import Scope
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import Forbidden
 from core.service import Caller, MemoryService
@@ -278,7 +278,7 @@ def test_verification_follows_the_turn_when_it_changes_or_goes(
     # The changed turn no longer matches its point: extraction leaves it out.
     assert day_points(store).stale == 1
     assert service.extract_claims(operator).from_summaries.statements == 3
-    clear(service, operator, Scope.EPISODIC)
+    service.clear(operator, Scope.EPISODIC)
     for claim in claims.values():
         report = ok(conn, "claim_verify", {"id": claim.id})
         assert report["state"] == "source_missing"

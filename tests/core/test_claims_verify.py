@@ -12,7 +12,7 @@ from core.agent.dispatch import Connection
 from core.agent.protocol import agent_dispatcher
 from core.claims import gate
 from core.claims.model import Decision
-from core.memory.forgetting import Scope, clear
+from core.memory.forgetting import Scope
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 from tests.core.claims_helpers import err, ok
@@ -104,7 +104,7 @@ def test_verify_reports_every_state_and_changes_nothing(
     }
     # Now the world moves: the file changes, the turns are cleared, the handoff is rewritten.
     doc.write_text("Intro.\nThe release slipped to Monday.\n", encoding="utf-8")
-    clear(service, operator, Scope.EPISODIC)
+    service.clear(operator, Scope.EPISODIC)
     ok(
         conn,
         "handoff_write",

@@ -38,7 +38,7 @@ def _fill(service: MemoryService, operator: Caller, n: int = 40) -> None:
 
 
 def _forget(service: MemoryService, operator: Caller) -> None:
-    forgetting.forget(service, operator, forgetting.plan_forget(service, "main", WORD))
+    service.forget(operator, forgetting.plan_forget(service, "main", WORD))
 
 
 def _delete(service: MemoryService, operator: Caller) -> None:
@@ -58,7 +58,7 @@ def _reject(service: MemoryService, operator: Caller) -> None:
 
 def _clear(scope: Scope) -> Callable[[MemoryService, Caller], None]:
     def run(service: MemoryService, operator: Caller) -> None:
-        forgetting.clear(service, operator, scope)
+        service.clear(operator, scope)
 
     return run
 

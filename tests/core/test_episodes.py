@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from core.continuity import context as continuity
 from core.continuity import episodes, threads
 from core.continuity.episodes import MAX_EXCHANGE_CHARS, Speaker
+from core.layers.compression import drop_lost
 from core.model.config import Config
 from core.model.entries import Actor, utc_now
 from core.model.errors import InvalidParams, Refused, TooLarge
@@ -231,16 +232,21 @@ def test_old_turns_expire_and_leave_the_index(data_dir: DataDir) -> None:
                 service, me, "user", f"aurora {days} days ago", now=now - timedelta(days=days)
             )
         store = service.store_for("main")
-        assert episodes.expire_exchanges(store, config, now) == 2
+        assert episodes.expire_exchanges(store, config, now, with_turns=drop_lost) == 2
         texts = [h.exchange.text for h in episodes.find_exchanges(store, "aurora")]
         assert sorted(texts) == ["aurora 1 days ago", "aurora 29 days ago"]
         row = audit.recent(store, limit=1, actions=["expire"])[0]
         assert (row.actor, row.count, row.detail["scope"]) == ("system", 2, "exchanges")
         # Nothing due: nothing written, nothing audited.
-        assert episodes.expire_exchanges(store, config, now) == 0
+        assert episodes.expire_exchanges(store, config, now, with_turns=drop_lost) == 0
         assert len(audit.recent(store, actions=["expire"])) == 1
         # The limit is the setting's: a shorter TTL expires more.
-        assert episodes.expire_exchanges(store, config.with_changes(episodic_ttl_days=1), now) == 1
+        assert (
+            episodes.expire_exchanges(
+                store, config.with_changes(episodic_ttl_days=1), now, with_turns=drop_lost
+            )
+            == 1
+        )
         assert store.execute("SELECT count(*) FROM exchanges").get == 1
     finally:
         service.close()

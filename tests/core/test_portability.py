@@ -118,7 +118,7 @@ def test_forget_a_topic(service: MemoryService, operator: Caller) -> None:
     service.store(operator, {"type": "fact", "content": "Broke up with Sam", "supersedes": old})
     plan = forgetting.plan_forget(service, "main", "Sam")
     assert {e.id for e in plan.entries} >= {gone, old}
-    forgetting.forget(service, operator, plan)
+    service.forget(operator, plan)
     assert service.search(operator, {"query": "Sam", "include_superseded": True}) == []
     assert service.get("main", keep)
     row = audit.recent(service.store_for("main"), actions=["forget"])[0]
@@ -127,7 +127,7 @@ def test_forget_a_topic(service: MemoryService, operator: Caller) -> None:
 
 def test_clear_semantic(service: MemoryService, operator: Caller) -> None:
     _fill(service, operator)
-    counts = forgetting.clear(service, operator, Scope.SEMANTIC)
+    counts = service.clear(operator, Scope.SEMANTIC)
     assert counts["memory_entries"] == 3
     assert service.store_for("main").total() == 0
 

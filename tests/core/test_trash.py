@@ -152,10 +152,10 @@ def test_trash_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_clearing_memories_clears_the_trash_too(
     service: MemoryService, agent: Caller, operator: Caller
 ) -> None:
-    from core.memory.forgetting import Scope, clear
+    from core.memory.forgetting import Scope
 
     ids = [store(service, operator, f"Kept note {i}") for i in range(2)]
     service.delete(agent, ids[0])
-    counts = clear(service, operator, Scope.SEMANTIC)
+    counts = service.clear(operator, Scope.SEMANTIC)
     assert counts == {"memory_entries": 1, "trash": 1}
     assert trash.list_trash(service, "main") == []

@@ -1,0 +1,124 @@
+"""Forgotten turns take their layer summaries with them: no hook, point, quote or
+keyword of a forgotten turn stays in a table, an index or any file of the data
+dir, and recall, the layers view and a running session's brief stop showing it."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from core.continuity.context import enter_thread
+from core.continuity.episodes import log_exchange
+from core.layers.compression import compress, is_due
+from core.layers.timeline import timeline
+from core.layers.tools import recall_tool
+from core.memory import forgetting
+from core.memory.forgetting import Scope
+from core.model.caller import Caller
+from core.model.entries import Actor, iso, utc_now
+from core.service import MemoryService
+
+WORD = "penicillin"
+#: FTS5 stores a term after the prefix it shares with the term before it.
+TAIL = b"nicillin"
+
+DAY = [
+    ("user", "Remember that I am allergic to penicillin and my blood type is AB negative."),
+    ("assistant", "Noted: allergic to penicillin, blood type AB negative."),
+    ("user", "We moved the dentist appointment to Thursday afternoon."),
+    ("assistant", "I will remind you about the dentist on Thursday afternoon."),
+]
+
+
+def _files_with_word(service: MemoryService) -> list[str]:
+    """Every file of the data dir (databases, -wal, -shm, settings) holding the word."""
+    root = Path(service.data_dir.root)
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and (WORD.encode() in (data := p.read_bytes()) or TAIL in data)
+    )
+
+
+def _health_session(service: MemoryService) -> Caller:
+    agent = service.open_session("main", Actor.AGENT, "tests")
+    return enter_thread(service, agent, "Health").caller
+
+
+def _log(service: MemoryService, agent: Caller, days_ago: float) -> None:
+    start = utc_now() - timedelta(days=days_ago)
+    for i, (speaker, text) in enumerate(DAY):
+        log_exchange(service, agent, speaker, text, at=iso(start + timedelta(minutes=i)))
+
+
+def _shown(service: MemoryService, agent: Caller) -> dict[str, str]:
+    """What each front end shows the agent or the person about the thread."""
+    store = service.store_for("main")
+    recalled = recall_tool(service, agent, {"text": f"allergic to {WORD}?"}).to_dict()
+    return {
+        "recall": json.dumps(recalled["results"]),  # its "keywords" echo the question
+        "layers": json.dumps(timeline(store, agent.thread_id, utc_now()).to_dict()),
+        "brief": service.brief(agent).markdown,
+    }
+
+
+def test_forget_takes_the_summaries_of_forgotten_turns_off_the_disk(
+    service: MemoryService, operator: Caller
+) -> None:
+    agent = _health_session(service)
+    _log(service, agent, days_ago=3)  # Warm: summarised, shown in the brief
+    _log(service, agent, days_ago=10)  # Recent week 1, in another week's rollup
+    service.store(operator, {"type": "fact", "content": f"User is allergic to {WORD}"})
+    store = service.store_for("main")
+    compress(store, utc_now())
+    assert all(WORD in text for text in _shown(service, agent).values())
+    store.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    assert "memory/main.sqlite" in _files_with_word(service)
+
+    plan = forgetting.plan_forget(service, "main", WORD)
+    assert (len(plan.entries), len(plan.exchange_ids)) == (1, 4)
+    service.forget(operator, plan)
+
+    assert _files_with_word(service) == []
+    # The same session, still running, and every view of the thread.
+    for where, text in _shown(service, agent).items():
+        assert WORD not in text, where
+    assert not store.execute(
+        "SELECT 1 FROM layer_vocab WHERE term = ? UNION ALL "
+        "SELECT 1 FROM layer_fts WHERE layer_fts MATCH ?",
+        (WORD, WORD),
+    ).fetchall()
+
+    # The next pass, due at once, draws the days again from the turns left.
+    assert is_due(store, utc_now(), timedelta(hours=6))
+    compress(store, utc_now())
+    days = store.execute(
+        "SELECT hook, turn_count FROM layer_summaries WHERE level = 'day' ORDER BY start_at"
+    ).fetchall()
+    assert [count for _, count in days] == [2, 2]
+    assert all("dentist" in hook for hook, _ in days)
+    assert store.execute("SELECT count(*) FROM layer_summaries WHERE level = 'week'").get == 2
+    assert WORD not in _shown(service, agent)["layers"]
+    store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert _files_with_word(service) == []
+
+
+def test_clear_and_expiry_take_the_summaries_too(service: MemoryService, operator: Caller) -> None:
+    agent = _health_session(service)
+    _log(service, agent, days_ago=3)
+    store = service.store_for("main")
+    compress(store, utc_now())
+    service.clear(operator, Scope.EPISODIC)
+    assert _files_with_word(service) == []
+    assert store.execute("SELECT count(*) FROM layer_summaries").get == 0
+
+    _log(service, agent, days_ago=3)
+    compress(store, utc_now())
+    # Logged long ago: the TTL policy expires the turns when the store next opens.
+    store.execute("UPDATE exchanges SET created_at = '2000-01-01T00:00:00.000Z'")
+    service.close_store("main")
+    store = service.store_for("main")
+    assert store.execute("SELECT count(*) FROM exchanges").get == 0
+    assert store.execute("SELECT count(*) FROM layer_summaries").get == 0
+    assert _files_with_word(service) == []
