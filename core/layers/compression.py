@@ -30,6 +30,7 @@ from core.layers import links
 from core.layers.keywords import term_counts
 from core.layers.summaries import Child, Draft, SourceTurn, draft_day, draft_rollup
 from core.model.entries import iso
+from core.storage.scrub import Index, scrub
 from core.storage.store import GroupStore
 
 #: Meta key: when the last complete pass finished.
@@ -320,14 +321,22 @@ def compress(
     rebuild: bool = False,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> PassResult:
-    """One pass over ``store`` (see the module notes). ``rebuild`` redoes every summary."""
+    """One pass over ``store`` (see the module notes). ``rebuild`` redoes every summary.
+
+    A pass that deleted summaries (or all of them, to rebuild) rewrites the
+    summaries' full-text index without them and empties the write-ahead log.
+    """
     started = time.perf_counter()
     stamp = iso(now)
-    if rebuild:
+    dropped = 0
+    # Turns deleted without drop_lost (by an earlier version) left their summaries.
+    if rebuild or store.execute(f"{_LOST_DAYS} LIMIT 1").fetchone():
         with store.transaction():
-            store.execute("DELETE FROM layer_summaries")
-            store.execute("DELETE FROM layer_vocab")
-            store.execute("DELETE FROM layer_fts")
+            dropped = drop_lost(store)
+            if rebuild:
+                store.execute("DELETE FROM layer_summaries")
+                store.execute("DELETE FROM layer_vocab")
+                store.execute("DELETE FROM layer_fts")
     stored = {
         r[0]: (r[1], json.loads(r[2]))
         for r in store.execute(
@@ -357,8 +366,16 @@ def compress(
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (LAST_PASS_KEY, stamp),
             )
+    if dropped or stale or removed or rebuild:
+        # Deleted summaries' words stay in the index segments until they merge.
+        scrub(store, (Index.LAYERS,))
     return PassResult(
-        built, rollups, removed + len(stale), turns, time.perf_counter() - started, complete
+        built,
+        rollups,
+        dropped + removed + len(stale),
+        turns,
+        time.perf_counter() - started,
+        complete,
     )
 
 

@@ -122,3 +122,25 @@ def test_clear_and_expiry_take_the_summaries_too(service: MemoryService, operato
     assert store.execute("SELECT count(*) FROM exchanges").get == 0
     assert store.execute("SELECT count(*) FROM layer_summaries").get == 0
     assert _files_with_word(service) == []
+
+
+def test_a_pass_or_a_rebuild_clears_summaries_left_by_turns_deleted_before(
+    service: MemoryService,
+) -> None:
+    agent = _health_session(service)
+    _log(service, agent, days_ago=3)
+    _log(service, agent, days_ago=10)
+    store = service.store_for("main")
+    compress(store, utc_now())
+    # As an earlier version forgot: the turns went, their summaries stayed.
+    with store.transaction():
+        store.execute("DELETE FROM exchanges WHERE text LIKE ?", (f"%{WORD}%",))
+    store.execute("INSERT INTO exchanges_fts(exchanges_fts) VALUES ('optimize')")
+    store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert _files_with_word(service) == ["memory/main.sqlite"]
+
+    compress(store, utc_now())
+    assert _files_with_word(service) == []
+    assert WORD not in _shown(service, agent)["layers"]
+    compress(store, utc_now(), rebuild=True)
+    assert _files_with_word(service) == []
