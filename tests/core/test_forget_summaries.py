@@ -144,3 +144,19 @@ def test_a_pass_or_a_rebuild_clears_summaries_left_by_turns_deleted_before(
     assert WORD not in _shown(service, agent)["layers"]
     compress(store, utc_now(), rebuild=True)
     assert _files_with_word(service) == []
+
+
+def test_planner_samples_of_forgotten_words_go_too(
+    service: MemoryService, operator: Caller
+) -> None:
+    agent = _health_session(service)
+    _log(service, agent, days_ago=3)
+    service.store(operator, {"type": "fact", "content": "Tagged note", "tags": [WORD]})
+    store = service.store_for("main")
+    compress(store, utc_now())
+    store.execute("ANALYZE")  # what PRAGMA optimize does when a store closes
+    assert store.execute(
+        "SELECT count(*) FROM sqlite_stat4 WHERE instr(CAST(sample AS BLOB), ?)", (TAIL,)
+    ).get
+    service.forget(operator, forgetting.plan_forget(service, "main", WORD))
+    assert _files_with_word(service) == []
