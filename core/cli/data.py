@@ -156,13 +156,15 @@ def _forget_args(p: argparse.ArgumentParser) -> None:
 @command("forget", "Delete every memory and conversation turn about a topic.")(_forget_args)
 def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
     plan = forgetting.plan_forget(ctx.service, ctx.group, " ".join(args.topic))
-    if not plan.entries and not plan.exchange_ids:
+    if not plan.entries and not plan.exchange_ids and not plan.claim_ids:
         ctx.emit({**plan.to_dict(), "deleted": False}, "nothing matches; nothing was deleted")
         return 0
     if not ctx.as_json:
+        claims = f" and {len(plan.claim_ids)} claims" if plan.claim_ids else ""
+        turns = f"{len(plan.exchange_ids)} conversation turns"
         print(
-            f"This will delete {len(plan.entries)} memories and "
-            f"{len(plan.exchange_ids)} conversation turns:"
+            f"This will delete {len(plan.entries)} memories"
+            + (f", {turns}{claims}:" if claims else f" and {turns}:")
         )
         for entry in plan.entries:
             print(format_entry(entry))
@@ -171,7 +173,10 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
     ctx.service.forget(ctx.caller, plan)
     ctx.emit(
         {**plan.to_dict(), "deleted": True},
-        f"forgot {len(plan.entries)} memories and {len(plan.exchange_ids)} turns",
+        f"forgot {len(plan.entries)} memories and {len(plan.exchange_ids)} turns"
+        if not plan.claim_ids
+        else f"forgot {len(plan.entries)} memories, {len(plan.exchange_ids)} turns "
+        f"and {len(plan.claim_ids)} claims",
     )
     return 0
 

@@ -9,6 +9,7 @@ quote them), from a package above this one.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
@@ -42,12 +43,15 @@ class ForgetPlan:
     topic: str
     entries: tuple[MemoryEntry, ...]
     exchange_ids: tuple[int, ...]
+    #: Claims (core.claims) stating the topic or quoting one of the turns.
+    claim_ids: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "topic": self.topic,
             "entries": [e.to_dict() for e in self.entries],
             "exchanges": len(self.exchange_ids),
+            "claims": len(self.claim_ids),
         }
 
 
@@ -55,7 +59,8 @@ _EVERY_ENTRY = EntryFilter(statuses=(Status.ACTIVE, Status.CANDIDATE), include_s
 
 
 def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
-    """Entries (any status, superseded too) and conversation turns that mention ``topic``.
+    """Entries (any status, superseded too) and conversation turns that mention ``topic``,
+    and the claims that state it or quote one of those turns.
 
     Every word of the topic must appear (a narrower match than search, because
     this deletes). Private entries match on their tags only.
@@ -73,7 +78,16 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
             "SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?", (match,)
         )
     )
-    return ForgetPlan(topic, tuple(found[i] for i in ids if i in found), exchanges)
+    claims = tuple(
+        str(r[0])
+        for r in store.execute(
+            "SELECT id FROM claims WHERE seq IN (SELECT rowid FROM claims_fts WHERE claims_fts "
+            "MATCH :match) OR seq IN (SELECT claim_seq FROM claim_sources WHERE kind = 'exchange' "
+            "AND ref IN (SELECT CAST(value AS TEXT) FROM json_each(:turns))) ORDER BY seq",
+            {"match": match, "turns": json.dumps(exchanges)},
+        )
+    )
+    return ForgetPlan(topic, tuple(found[i] for i in ids if i in found), exchanges, claims)
 
 
 def forget(
@@ -92,6 +106,10 @@ def forget(
             store.delete(entry.id)
         for seq in plan.exchange_ids:
             store.execute("DELETE FROM exchanges WHERE seq = ?", (seq,))
+        for claim_id in plan.claim_ids:
+            # A decision records the text the person confirmed.
+            store.execute("DELETE FROM claim_decisions WHERE claim_id = ?", (claim_id,))
+            store.execute("DELETE FROM claims WHERE id = ?", (claim_id,))
         with_turns(store)
         audit.record(
             store,
@@ -101,10 +119,18 @@ def forget(
             entry_ids=[e.id for e in plan.entries],
             count=len(plan.entries),
             exchanges=len(plan.exchange_ids),
+            claims=len(plan.claim_ids),
         )
     scrub(store)
     return service.emit(
-        Changes(group=store.group, entries=True, review=True, audit=True, threads=True)
+        Changes(
+            group=store.group,
+            entries=True,
+            review=True,
+            audit=True,
+            threads=True,
+            claims=bool(plan.claim_ids),
+        )
     )
 
 

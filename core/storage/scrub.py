@@ -42,6 +42,7 @@ class Index(StrEnum):
     #: The layers' summaries of turns (core.layers): it keeps its text, unlike the
     #: others, but its segments hold deleted rows' words all the same.
     LAYERS = "layer_fts"
+    CLAIMS = "claims_fts"
 
 
 #: B-trees keyed by words of the text an index holds. ``ANALYZE`` (run by ``PRAGMA
@@ -51,6 +52,7 @@ _SAMPLED: dict[Index, tuple[str, ...]] = {
     Index.ENTRIES: ("memory_tags",),
     Index.EXCHANGES: ("idx_exchanges_name_said",),
     Index.LAYERS: ("layer_vocab",),
+    Index.CLAIMS: ("idx_claims_text_key",),
 }
 
 

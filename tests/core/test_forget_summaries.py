@@ -160,3 +160,19 @@ def test_planner_samples_of_forgotten_words_go_too(
     ).get
     service.forget(operator, forgetting.plan_forget(service, "main", WORD))
     assert _files_with_word(service) == []
+
+
+def test_claims_drawn_from_forgotten_turns_go_with_them(
+    service: MemoryService, operator: Caller
+) -> None:
+    agent = _health_session(service)
+    _log(service, agent, days_ago=3)
+    store = service.store_for("main")
+    compress(store, utc_now())
+    assert service.extract_claims(operator).claim_ids
+    plan = forgetting.plan_forget(service, "main", WORD)
+    assert plan.claim_ids
+    service.forget(operator, plan)
+    assert _files_with_word(service) == []
+    left = [r[0] for r in store.execute("SELECT text FROM claims")]
+    assert left and all(WORD not in text for text in left)  # the dentist is still claimed
