@@ -76,7 +76,7 @@ def forget_scan(entries: int = 10_000) -> dict[str, object]:
         svc.store_for("bench").execute("PRAGMA wal_checkpoint(PASSIVE)")
         before = holding()
         t = time.perf_counter()
-        forgetting.forget(svc, person, forgetting.plan_forget(svc, "bench", word))
+        svc.forget(person, forgetting.plan_forget(svc, "bench", word))
         forget_ms = (time.perf_counter() - t) * 1000
         from core.storage.scrub import scrub
 
