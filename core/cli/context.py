@@ -155,13 +155,21 @@ def format_result(result: SearchResult, *, ranked: bool = True) -> str:
     return f"{result.id}  [{result.type}]{extra} {result.content}{tags}{found_by(result, ranked)}"
 
 
+#: Signals that say a result matched; a result with none of them only fills a list
+#: nothing else matched (the nearest by meaning, below the similarity that counts).
+_MATCHED = frozenset({"keyword", "semantic", "name", "speaker", "date", "context"})
+
+
 def found_by(result: SearchResult | ExchangeHit, ranked: bool = True) -> str:
-    """``  (0.77: keyword, semantic)``: a ranked result's score and signals (a weak
-    match may have none: ``  (0.02)``); empty for a listing without a query."""
+    """``  (0.77: keyword, semantic)``: a ranked result's score and signals, ``guess``
+    first when none of them says it matched (``  (0.09: guess, recent)``); empty for
+    a listing without a query."""
     if not ranked:
         return ""
-    why = f": {', '.join(result.signals)}" if result.signals else ""
-    return f"  ({result.relevance_score:.2f}{why})"
+    signals = list(result.signals)
+    if not _MATCHED.intersection(signals):
+        signals.insert(0, "guess")
+    return f"  ({result.relevance_score:.2f}: {', '.join(signals)})"
 
 
 def progress_line(label: str, enabled: bool) -> Callable[[int, int], None] | None:

@@ -498,18 +498,25 @@ def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFix
 def test_cli_shows_the_score_of_a_weak_match_too(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # Weak matches that fill a short list carry no signal; their score still shows.
+    # Weak matches that fill a short list carry no signal that found them; their
+    # score still shows, and the line says they are a guess.
     service = MemoryService(DataDir(tmp_path))
     try:
         agent = service.open_session("main", Actor.AGENT, "cli-test")
         for text in ("My sister starts nursing school", "The car needs new tyres"):
             episodes.log_exchange(service, agent, "user", text)
+        service.store(agent, {"type": "fact", "content": "User goes running three times a week"})
     finally:
         service.close()
     d = ["--data-dir", str(tmp_path)]
     assert main([*d, "exchanges", "How is the family doing?"]) == 0
     heads = [line for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")]
     assert len(heads) == 2 and all("  (0." in head for head in heads)
+    assert any(": guess" in head for head in heads)
+    assert main([*d, "reindex"]) == 0
+    capsys.readouterr()
+    assert main([*d, "search", "How often do I exercise?"]) == 0
+    assert re.search(r"running three times a week  \(0\.\d\d: guess", capsys.readouterr().out)
     assert main([*d, "exchanges"]) == 0  # a listing: no scores
     heads = [line for line in capsys.readouterr().out.splitlines() if not line.startswith(" ")]
     assert len(heads) == 2 and not any(re.search(r"\(\d\.\d\d", head) for head in heads)
