@@ -5,9 +5,10 @@ fresh group (one Ambry agent session per LoCoMo session, as an import would).
 Before each session from the second on, a compression pass runs (timed: turns/s)
 and the session-start context the layers add to the brief (Flash and Warm, at
 their default budgets) is measured against loading the whole history so far
-(tokens = characters / 4). After the last session, ``recall`` is asked every
-question whose evidence lies in sessions more than a week old; recall@10 is the
-share of evidence turns among the first ten turns it returns (in its order:
+(tokens estimated as the brief's are: core.model.text.estimate_tokens). After
+the last session, ``recall`` is asked every question whose evidence lies in
+sessions more than a week old; recall@10 is the share of evidence turns among
+the first ten turns it returns (in its order:
 Flash, Warm, Recent, Archive). Evaluation only: the data is read from
 ../shared/data and never shipped. Skips when it is absent.
 
@@ -38,6 +39,7 @@ def run(data_path: Path) -> dict[str, object]:
     from core.layers.recall import recall
     from core.model.config import Config
     from core.model.entries import Actor
+    from core.model.text import estimate_tokens, quarters_to_tokens, token_quarters
     from core.service import MemoryService
     from core.storage.paths import DataDir
 
@@ -58,14 +60,14 @@ def run(data_path: Path) -> dict[str, object]:
             # Old dates must not expire before the replay reaches them.
             svc = MemoryService(DataDir(Path(tmp)), config.with_changes(episodic_ttl_days=365))
             store = svc.store_for("locomo")
-            history_chars = 0
+            history_quarters = 0
             session_at: dict[str, datetime] = {}
             known: set[str] = set()
             for key in keys:
                 at = session_time(conv[f"{key}_date_time"])
                 start = datetime.fromisoformat(at)
                 session_at[key.split("_")[1]] = start
-                if history_chars:
+                if history_quarters:
                     t = time.perf_counter()
                     result = compress(store, start)
                     compress_seconds += time.perf_counter() - t
@@ -77,15 +79,15 @@ def run(data_path: Path) -> dict[str, object]:
                         flash_budget=config.flash_token_budget,
                         warm_budget=config.warm_token_budget,
                     )
-                    tokens = sum(len(f"### {t}\n\n{b}\n\n") for t, b in sections) // 4
+                    tokens = estimate_tokens("".join(f"### {t}\n\n{b}\n\n" for t, b in sections))
                     context_tokens.append(tokens)
-                    history_tokens.append(history_chars // 4)
-                    ratios.append(1 - tokens / (history_chars / 4))
+                    history_tokens.append(quarters_to_tokens(history_quarters))
+                    ratios.append(1 - tokens / (history_quarters / 4))
                 agent = svc.open_session("locomo", Actor.AGENT, "bench")
                 speaker = {t["dia_id"]: t["speaker"] for t in conv[key]}
                 for turn, text in log_session(svc, agent, conv, key):
                     known.add(turn)
-                    history_chars += len(f"{speaker[turn]}: {text}\n")
+                    history_quarters += token_quarters(f"{speaker[turn]}: {text}\n")
             last = max(session_at.values())
             now = last + timedelta(hours=1)
             t = time.perf_counter()

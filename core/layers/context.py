@@ -6,9 +6,10 @@
 * **Warm**: the thread's day summaries of 2-7 days ago, newest first, at most
   :data:`WARM_ITEMS`: hook, key points and the person's key quotes.
 
-Budgets are ``Config.flash_token_budget`` and ``Config.warm_token_budget``
-(characters / 4, like the brief). The sections come after the memories and the
-thread handoff, and the brief's overall limits still cut them (core.recall.brief).
+Budgets are ``Config.flash_token_budget`` and ``Config.warm_token_budget``, in
+tokens estimated as the brief's are (core.model.text.estimate_tokens). The
+sections come after the memories and the thread handoff, and the brief's overall
+limits still cut them (core.recall.brief).
 Every line is made single-line and cannot open markdown structure
 (``inline_safe``): turns are quoted history, not instructions.
 
@@ -29,6 +30,7 @@ from core.continuity.handoff_text import inline_safe
 from core.layers.ages import FLASH_AGE, WARM_AGE
 from core.layers.summaries import clip
 from core.model.entries import iso
+from core.model.text import token_quarters
 from core.storage.store import GroupStore
 
 FLASH_ITEMS: Final = 15
@@ -51,10 +53,10 @@ def _age(at: str, now: datetime) -> str:
 
 def _fit(lines: list[str], budget_tokens: int, fixed: str) -> list[str]:
     """The leading lines that fit in the budget together with ``fixed`` text."""
-    room = budget_tokens * 4 - len(fixed)
+    room = budget_tokens * 4 - token_quarters(fixed)
     kept: list[str] = []
     for line in lines:
-        room -= len(line) + 1
+        room -= token_quarters(line) + 1
         if room < 0:
             break
         kept.append(line)

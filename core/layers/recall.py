@@ -10,7 +10,7 @@
 4. **Order and budget.** Flash, then Warm, then Recent (weeks 1-4), then Archive;
    best first within each. Each summary comes with its best matching source turns
    (verbatim) and the detail its layer shows (core.layers.ages). Results are added
-   while the estimated tokens (characters / 4) stay within ``budget``.
+   while the estimated tokens (core.model.text.estimate_tokens) stay within ``budget``.
 
 Words only, no embeddings: this is the cheap trigger that runs on every turn.
 """
@@ -18,7 +18,6 @@ Words only, no embeddings: this is the cheap trigger that runs on every turn.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
@@ -27,6 +26,7 @@ from core.layers.ages import FLASH_AGE, ORDER, POINTS, QUOTES, Layer, layer_of, 
 from core.layers.keywords import SHOWN_TERMS, idf, tokens
 from core.model.entries import iso
 from core.model.errors import InvalidParams
+from core.model.text import estimate_tokens
 from core.storage.fts import match_expression
 from core.storage.store import GroupStore
 
@@ -48,8 +48,10 @@ class RecallItem:
     turns: tuple[dict[str, Any], ...]
     score: float
 
-    def chars(self) -> int:
-        return len(json.dumps(self.summary or {})) + sum(len(t["text"]) + 40 for t in self.turns)
+    def tokens(self) -> int:
+        """Estimated tokens of the item as sent: its summary, each turn's text and fields."""
+        summary = estimate_tokens(json.dumps(self.summary or {}, ensure_ascii=False))
+        return summary + sum(estimate_tokens(t["text"]) + 10 for t in self.turns)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -57,7 +59,7 @@ class RecallItem:
             "summary": self.summary,
             "turns": list(self.turns),
             "score": round(self.score, 4),
-            "tokens": math.ceil(self.chars() / 4),
+            "tokens": self.tokens(),
         }
 
 
@@ -206,7 +208,7 @@ def recall(
                 _source_turns(store, match, item.summary["id"]),
                 item.score,
             )
-        cost = math.ceil(item.chars() / 4)
+        cost = item.tokens()
         if used + cost > budget:
             truncated = True
             break

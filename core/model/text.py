@@ -3,19 +3,69 @@
 from __future__ import annotations
 
 import hashlib
+import re
 
 # Every character str.splitlines() breaks on is whitespace to str.split(); the
 # other C0/C1 controls (escape sequences, NUL) are folded too, as nothing
-# legitimate in a one-line summary needs them.
-_CONTROLS = {code: " " for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
+# legitimate in a one-line summary needs them. (A regular expression: str.translate
+# with a table is slow on text that is not ASCII.)
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def single_line(text: str) -> str:
     """``text`` on one line: every line break and whitespace run becomes one space."""
-    return " ".join(text.translate(_CONTROLS).split())
+    return " ".join(_CONTROLS.sub(" ", text).split())
 
 
 def sha256_text(text: str) -> str:
     """The hex sha256 of ``text`` as UTF-8 (lone surrogates kept): how a point or a
     claim records the exact text it was drawn from, and checks it later."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# Tokenizers of LLMs are trained mostly on English: a word of ASCII or Latin text
+# is about four characters a token, but scripts they saw less of are split far
+# finer, down to UTF-8 bytes. So each character costs by its script, counted in
+# quarter tokens to stay in whole numbers:
+#   1   ASCII, Latin-1, Latin Extended, combining accents, Vietnamese, and the
+#       punctuation and currency signs Latin text uses (dashes, quotes, …, €)
+#   2   Greek, Cyrillic, Armenian, Hebrew, Arabic, Syriac, Thaana, N'Ko: the
+#       other two-byte characters of UTF-8 (U+0370-U+07FF)
+#   4   every other character up to U+FFFF: CJK ideographs, kana, hangul,
+#       Indic, Thai and other scripts, symbols, joiners, variation selectors
+#   12  a character above U+FFFF: emoji (each part of a sequence), rare ideographs
+# Past the Latin ones, those classes are the characters' UTF-8 lengths (2, 3 and
+# 4 bytes), so they are counted from the lengths of two encodings, not one by one.
+_LATIN_RUNS = re.compile("[\x00-\u036f\u1e00-\u1eff\u2010-\u205e\u20a0-\u20cf]+")
+
+
+def token_quarters(text: str) -> int:
+    """Four times the estimated tokens of ``text``: one per ASCII character.
+
+    Additive, so the estimate of a text being assembled can be kept as a running
+    sum; :func:`quarters_to_tokens` rounds it up to tokens.
+    """
+    if text.isascii():
+        return len(text)
+    rest = _LATIN_RUNS.sub("", text)
+    chars = len(rest)
+    utf8 = len(rest.encode("utf-8", "surrogatepass"))
+    astral = len(rest.encode("utf-16-le", "surrogatepass")) // 2 - chars
+    # utf8 = 2 * two_byte + 3 * three_byte + 4 * astral, chars = the three's sum
+    three_byte = utf8 - 2 * chars - 2 * astral
+    two_byte = chars - three_byte - astral
+    return len(text) - chars + 2 * two_byte + 4 * three_byte + 12 * astral
+
+
+def quarters_to_tokens(quarters: int) -> int:
+    return -(-quarters // 4)
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens an LLM would likely count in ``text``, without a tokenizer.
+
+    Characters / 4 for ASCII and Latin text, 2 for Cyrillic, Greek, Hebrew and
+    Arabic; one token a character for CJK, kana, hangul and other scripts; three
+    for an emoji (see the table above :data:`_LATIN_RUNS`).
+    """
+    return quarters_to_tokens(token_quarters(text))

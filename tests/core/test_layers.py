@@ -21,6 +21,7 @@ from core.model.caller import Caller
 from core.model.config import Config
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import InvalidParams, NotFound
+from core.model.text import estimate_tokens
 from core.service import MemoryService
 from core.storage.store import GroupStore
 
@@ -355,6 +356,30 @@ def test_brief_gains_flash_and_warm_within_their_budgets(
     assert len(f"### Flash: the last 48 hours\n\n{tight['Flash: the last 48 hours']}") <= 400
     assert "Turn 39" in tight["Flash: the last 48 hours"]  # the newest are kept
     assert layer_brief_sections(history, None, NOW, flash_budget=0, warm_budget=0) == []
+
+
+def test_flash_keeps_its_token_budget_in_any_script(
+    history: GroupStore, service: MemoryService
+) -> None:
+    many = [("user", f"第{i}轮：温室的暖气需要一个新的恒温器，请尽快安排维修。") for i in range(15)]
+    log_session(service, 0.1, many)
+    tight = dict(layer_brief_sections(history, None, NOW, flash_budget=100, warm_budget=600))
+    flash = f"### Flash: the last 48 hours\n\n{tight['Flash: the last 48 hours']}"
+    assert estimate_tokens(flash) <= 100
+    assert "第14轮" in flash  # the newest are kept
+
+
+def test_recall_counts_tokens_in_any_script(service: MemoryService) -> None:
+    agent = service.open_session("g", Actor.AGENT, "tests")
+    for i in range(3):
+        text = f"Теплица {i}: " + "отоплению в теплице нужен новый термостат. " * 8
+        log_exchange(service, agent, "user", text)
+    result = recall(service.store_for("g"), "теплица термостат", utc_now())
+    assert result.items and result.tokens <= result.budget
+    for item in result.items:
+        # Cyrillic letters count half a token each, not a quarter.
+        assert item.to_dict()["tokens"] >= sum(estimate_tokens(t["text"]) for t in item.turns)
+        assert item.to_dict()["tokens"] > sum(len(t["text"]) for t in item.turns) / 3
 
 
 def test_service_brief_puts_layers_after_memories_and_respects_limits(
