@@ -11,16 +11,21 @@ a quote or a code fence of its own and pass itself off as part of the frame.
 
 Prefetching
 -----------
-Selection runs in Python at roughly 1.5 µs per candidate: a few hundred cost
-nothing, 100,000 cost well over 100 ms. Only the first ``max_brief_entries``
-candidates in brief order can ever appear, so let SQLite rank and pass at most
-:func:`prefetch_limit` rows (never more than :data:`BRIEF_PREFETCH`), ordered the
-way the brief orders them::
+Selection runs in Python at a few µs per candidate: a few hundred cost
+nothing, 100,000 cost well over 100 ms. When every entry fits, only the first
+``max_brief_entries`` candidates in brief order can appear, so let SQLite rank
+and pass at most :func:`prefetch_limit` rows (never more than
+:data:`BRIEF_PREFETCH`), ordered the way the brief orders them::
 
     SELECT ... FROM memory_entries
     WHERE <eligible> AND {EFFECTIVE_CONFIDENCE_SQL} >= :stale_threshold
     ORDER BY behavioral DESC, {EFFECTIVE_CONFIDENCE_SQL} DESC, updated_at DESC, id
     LIMIT :prefetch_limit
+
+An entry too long for the room left is skipped (counted in
+``MemoryBrief.skipped``) and a later one that fits takes its place, so when the
+brief skipped some, filled fewer than ``max_brief_entries`` and there may be
+more rows, pass up to :data:`BRIEF_CANDIDATES` and build it again.
 
 With :data:`core.memory.confidence.EFFECTIVE_CONFIDENCE_SQL` that order is the brief's
 own, so the limit loses nothing. Ordering by the stored ``confidence`` instead
@@ -31,7 +36,6 @@ ranks it again itself, so the order of the rows does not matter.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -39,17 +43,18 @@ from datetime import UTC, datetime, timedelta
 from core.memory.confidence import decayed, effective_confidence
 from core.model.config import Config
 from core.model.entries import EntryType, MemoryEntry, SourceType, Trust, iso
-from core.model.text import single_line
+from core.model.text import estimate_tokens, quarters_to_tokens, single_line, token_quarters
 from core.recall.brief_values import (
+    BRIEF_CANDIDATES,
     BRIEF_PREFETCH,
     BriefEntry,
     BriefLimit,
     MemoryBrief,
-    estimate_tokens,
     prefetch_limit,
 )
 
 __all__ = [
+    "BRIEF_CANDIDATES",
     "BRIEF_PREFETCH",
     "BriefEntry",
     "BriefLimit",
@@ -155,11 +160,6 @@ def _sort_key(now: datetime, config: Config) -> Callable[[MemoryEntry], _SortKey
     return key
 
 
-def _rank(entries: Sequence[MemoryEntry], now: datetime, config: Config) -> list[MemoryEntry]:
-    """The first ``config.max_brief_entries`` entries in brief order."""
-    return heapq.nsmallest(config.max_brief_entries, entries, key=_sort_key(now, config))
-
-
 @dataclass
 class _Section:
     title: str
@@ -175,18 +175,46 @@ class _Section:
         return "\n\n".join(parts)
 
 
-def _block_len(lines: Sequence[str]) -> int:
-    return sum(map(len, lines)) + len(lines) - 1 if lines else 0
+@dataclass(frozen=True)
+class _Limits:
+    """The brief's two text limits: characters, and estimated tokens in quarters."""
+
+    max_chars: int
+    max_quarters: int
+
+    @classmethod
+    def of(cls, config: Config) -> _Limits:
+        return cls(config.max_brief_chars, 4 * config.brief_token_budget)
+
+    def broken(self, size: _Size) -> BriefLimit | None:
+        """The limit a text of ``size`` would break, if any."""
+        chars, quarters = size
+        over_chars, over_tokens = chars > self.max_chars, quarters > self.max_quarters
+        if over_chars and over_tokens:
+            # Name the one broken by more; on a tie, the one a person sets in characters.
+            over_chars = chars * self.max_quarters >= quarters * self.max_chars
+        if over_chars:
+            return BriefLimit.MAX_CHARS
+        return BriefLimit.TOKEN_BUDGET if over_tokens else None
+
+
+#: A text's length in characters and its estimated tokens in quarters.
+_Size = tuple[int, int]
+
+
+def _size(text: str) -> _Size:
+    return len(text), token_quarters(text)
 
 
 class _Layout:
-    """The markdown under construction, with its exact length known before each addition.
+    """The markdown under construction, with its exact size known before each addition.
 
     Blocks (title, count line, sections) are joined by blank lines and the text
-    ends with a newline, so the length of the whole is the sum of the block
-    lengths plus two per separator. The count line mentions the token estimate
-    of the whole text, which depends on its own digits: :meth:`total` solves
-    for that fixed point instead of rendering.
+    ends with a newline, so the size of the whole (characters, and estimated
+    tokens in quarters, both additive) is the sum of the block sizes plus two
+    characters per separator. The count line mentions the token estimate of the
+    whole text, which depends on its own digits: :meth:`total` solves for that
+    fixed point instead of rendering.
     """
 
     def __init__(self, entry_count: int) -> None:
@@ -195,29 +223,32 @@ class _Layout:
         self.groups: dict[str, _Section] = {}
         self.extras: list[_Section] = []
         # Every block after the count line, each with its two-character separator.
-        self.body = 0
+        self.body: _Size = (0, 0)
 
-    def total(self, count: int, body: int) -> int:
-        fixed = len(_TITLE) + 2 + body + 1
+    def total(self, count: int, added: _Size = (0, 0)) -> _Size:
+        """The size of the whole text with ``count`` entries and ``added`` more body."""
+        # Title, count line and the final newline are ASCII: a quarter token a character.
+        fixed = len(_TITLE) + 2 + 1
+        chars, quarters = fixed + self.body[0] + added[0], fixed + self.body[1] + added[1]
         if count == 0 and self.entry_count == 0:
-            return fixed + len(_EMPTY)
-        base = fixed + len(f"{count} of {self.entry_count} memories, ~ tokens")
-        tokens = estimate_tokens(base + 1)
+            return chars + len(_EMPTY), quarters + len(_EMPTY)
+        line = len(f"{count} of {self.entry_count} memories, ~ tokens")
+        chars, quarters = chars + line, quarters + line
+        tokens = quarters_to_tokens(quarters + 1)
         # Monotone from below: each step can only add a digit, so this settles fast.
-        while (settled := estimate_tokens(base + len(str(tokens)))) != tokens:
+        while (settled := quarters_to_tokens(quarters + len(str(tokens)))) != tokens:
             tokens = settled
-        return base + len(str(tokens))
+        return chars + len(str(tokens)), quarters + len(str(tokens))
 
-    def entry_cost(self, key: str, title: str, line: str, behavioral: bool) -> int:
-        """Characters that adding ``line`` to section ``key`` would add to the text."""
+    def entry_text(self, key: str, title: str, line: str, behavioral: bool) -> str:
+        """The text that adding ``line`` to section ``key`` would add."""
         if key in self.groups:
-            return 1 + len(line)
+            return "\n" + line
         preamble = _preamble(key, behavioral)
         # separator, heading, blank line, [preamble, blank line,] the line
-        heading = 2 + len(f"### {title}") + 2
-        return heading + (_block_len(preamble) + 2 if preamble else 0) + len(line)
+        return f"\n\n### {title}\n\n" + ("\n".join(preamble) + "\n\n" if preamble else "") + line
 
-    def add_entry(self, key: str, title: str, line: str, behavioral: bool, cost: int) -> None:
+    def add_entry(self, key: str, title: str, line: str, behavioral: bool, cost: _Size) -> None:
         # Behavioral entries rank first, so a service section's first entry
         # already tells whether it needs the warning.
         section = self.groups.get(key)
@@ -225,17 +256,18 @@ class _Layout:
             section = self.groups[key] = _Section(title, _preamble(key, behavioral))
         section.lines.append(line)
         self.count += 1
-        self.body += cost
+        self.body = (self.body[0] + cost[0], self.body[1] + cost[1])
 
     def add_extra(self, section: _Section) -> None:
         self.extras.append(section)
-        self.body += 2 + len(section.render())
+        size = _size(section.render())
+        self.body = (self.body[0] + 2 + size[0], self.body[1] + 2 + size[1])
 
     def render(self) -> str:
         if self.count == 0 and self.entry_count == 0:
             summary = _EMPTY
         else:
-            tokens = estimate_tokens(self.total(self.count, self.body))
+            tokens = quarters_to_tokens(self.total(self.count)[1])
             summary = f"{self.count} of {self.entry_count} memories, ~{tokens} tokens"
         blocks = [_TITLE, summary]
         blocks.extend(section.render() for section in self._ordered())
@@ -283,12 +315,13 @@ def build_brief(
     """Select, order and render the entries an agent sees at the start of a session.
 
     Entries are taken in brief order (behavioral first, then effective confidence,
-    then most recently updated, then id) until one would break a limit: at most
-    ``config.max_brief_entries`` entries, and a markdown text of at most
+    then most recently updated, then id) while the markdown text stays within
     ``config.max_brief_chars`` characters and ``config.brief_token_budget``
-    estimated tokens. Extra sections follow the entries within the same limits;
-    one that does not fit is cut at a line boundary and marked as truncated, and
-    the sections after it are left out.
+    estimated tokens (:func:`core.model.text.estimate_tokens`): an entry too long
+    for the room left is skipped and the ones after it still get their turn, until
+    ``config.max_brief_entries`` are shown. Extra sections follow the entries
+    within the same limits; one that does not fit is cut at a line boundary and
+    marked as truncated, and the sections after it are left out.
 
     Args:
         entries: Eligible entries only, as stored: ``confidence`` is the value at
@@ -302,41 +335,47 @@ def build_brief(
             Bodies are markdown and are not folded: the caller vouches for them.
 
     Returns:
-        The brief; ``truncated_by`` names the first limit that cut anything.
+        The brief; ``truncated_by`` names the first limit that left anything out.
     """
-    cap = min(config.max_brief_chars, 4 * config.brief_token_budget)
-    # On a tie both limits bind at once; name the one a person sets in characters.
-    text_limit = (
-        BriefLimit.MAX_CHARS
-        if config.max_brief_chars <= 4 * config.brief_token_budget
-        else BriefLimit.TOKEN_BUDGET
-    )
+    limits = _Limits.of(config)
     layout = _Layout(entry_count)
     chosen: list[BriefEntry] = []
     truncated_by: BriefLimit | None = None
+    skipped = 0
 
-    for entry in _rank(entries, now, config):
+    for entry in sorted(entries, key=_sort_key(now, config)):
+        if layout.count == config.max_brief_entries:
+            truncated_by = truncated_by or BriefLimit.MAX_ENTRIES
+            break
         item = _brief_entry(entry, now, config)
         key, title = _group(item)
         line = _entry_line(item)
-        cost = layout.entry_cost(key, title, line, item.behavioral)
-        if layout.total(layout.count + 1, layout.body + cost) > cap:
-            truncated_by = text_limit
-            break
+        text = layout.entry_text(key, title, line, item.behavioral)
+        # A text costs at least a quarter token a character: when that is already
+        # too much, skip estimating it (most of the time on a long CJK entry).
+        floor = (len(text), len(text))
+        if truncated_by is not None and limits.broken(layout.total(layout.count + 1, floor)):
+            skipped += 1
+            continue
+        cost = _size(text)
+        broken = limits.broken(layout.total(layout.count + 1, cost))
+        if broken is not None:
+            # Too long for the room left; a shorter entry further down may still fit.
+            truncated_by = truncated_by or broken
+            skipped += 1
+            continue
         layout.add_entry(key, title, line, item.behavioral, cost)
         chosen.append(item)
-    if truncated_by is None and len(entries) > config.max_brief_entries:
-        truncated_by = BriefLimit.MAX_ENTRIES
 
     for raw_title, body in extra_sections:
         lines = body.strip("\n").splitlines()
         if not any(line.strip() for line in lines):
             continue
-        section, complete = _fit_section(layout, single_line(raw_title) or "Untitled", lines, cap)
+        section, broken = _fit_section(layout, single_line(raw_title) or "Untitled", lines, limits)
         if section is not None:
             layout.add_extra(section)
-        if not complete:
-            truncated_by = truncated_by or text_limit
+        if broken is not None:
+            truncated_by = truncated_by or broken
             break
 
     markdown = layout.render()
@@ -348,40 +387,45 @@ def build_brief(
         truncated_by=truncated_by,
         markdown=markdown,
         char_count=len(markdown),
-        token_estimate=estimate_tokens(len(markdown)),
+        token_estimate=estimate_tokens(markdown),
+        skipped=skipped,
     )
 
 
 def _fit_section(
-    layout: _Layout, title: str, lines: list[str], cap: int
-) -> tuple[_Section | None, bool]:
-    """The section as it fits in what is left of the budget, and whether it is whole.
+    layout: _Layout, title: str, lines: list[str], limits: _Limits
+) -> tuple[_Section | None, BriefLimit | None]:
+    """The section as it fits in what is left of the limits, and the limit that cut it.
 
     A cut section keeps a prefix of its lines and ends with :data:`_CUT`; None
     means not even its heading and that mark fit.
     """
 
-    def fits(section: _Section) -> bool:
-        return layout.total(layout.count, layout.body + 2 + len(section.render())) <= cap
+    def broken(section: _Section) -> BriefLimit | None:
+        chars, quarters = _size(section.render())
+        return limits.broken(layout.total(layout.count, (2 + chars, 2 + quarters)))
 
     whole = _Section(title, lines=lines)
-    if fits(whole):
-        return whole, True
-    # Estimate the longest prefix from line lengths alone, then back off the few
+    cut_by = broken(whole)
+    if cut_by is None:
+        return whole, None
+    # Estimate the longest prefix from line sizes alone, then back off the few
     # characters the estimate ignores (a closing fence, a digit of the count line).
-    room = cap - layout.total(layout.count, layout.body + 2 + len(f"### {title}\n\n{_CUT}"))
-    kept = used = 0
+    chars, quarters = _size(f"### {title}\n\n{_CUT}")
+    used_chars, used_quarters = layout.total(layout.count, (2 + chars, 2 + quarters))
+    kept = 0
     for line in lines:
-        used += len(line) + 1
-        if used > room:
+        used_chars += len(line) + 1
+        used_quarters += token_quarters(line) + 1
+        if used_chars > limits.max_chars or used_quarters > limits.max_quarters:
             break
         kept += 1
     while kept >= 0:
         cut = _Section(title, lines=_cut_lines(lines, kept))
-        if fits(cut):
-            return cut, False
+        if broken(cut) is None:
+            return cut, cut_by
         kept -= 1
-    return None, False
+    return None, cut_by
 
 
 def _cut_lines(lines: Sequence[str], kept: int) -> list[str]:

@@ -5,16 +5,18 @@
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from core.model.config import Config
 
-#: The most candidates ever worth passing: one more than the largest
+#: The most candidates worth passing at first: one more than the largest
 #: ``max_brief_entries`` a config accepts.
 BRIEF_PREFETCH = 1001
+#: The most candidates passed when entries too long for the room left were
+#: skipped, so that shorter ones further down can take their place.
+BRIEF_CANDIDATES = 5000
 
 
 def prefetch_limit(config: Config) -> int:
@@ -74,8 +76,12 @@ class MemoryBrief:
     truncated_by: BriefLimit | None
     markdown: str
     char_count: int
-    #: ``ceil(char_count / 4)``: a rough, tokenizer-free estimate.
+    #: :func:`core.model.text.estimate_tokens` of the markdown: tokenizer-free,
+    #: characters / 4 for Latin text, more for other scripts and emoji.
     token_estimate: int
+    #: Candidates left out because they did not fit in the room left (not part of
+    #: the protocol): the caller may pass more candidates to fill that room.
+    skipped: int = field(default=0, compare=False)
 
     def to_dict(self, include_markdown: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -90,7 +96,3 @@ class MemoryBrief:
         if include_markdown:
             data["markdown"] = self.markdown
         return data
-
-
-def estimate_tokens(chars: int) -> int:
-    return math.ceil(chars / 4)

@@ -3,7 +3,8 @@
 The brief must be cheap at any store size, so the database keeps each entry's
 effective (decayed) confidence and a stale flag in columns, refreshed by
 :func:`refresh_decay` when a store opens and when an agent session starts; the
-brief is then an index scan over at most ``max_brief_entries + 1`` rows.
+brief is then an index scan over ``max_brief_entries + 1`` rows (more only when
+entries too long for the room left were skipped: core.recall.brief).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from core.memory.confidence import EFFECTIVE_CONFIDENCE_SQL
 from core.model.config import Config
 from core.model.entries import MemoryEntry, Privacy, iso, parse_iso
 from core.model.errors import Timeout
-from core.recall.brief import MemoryBrief, build_brief, prefetch_limit
+from core.recall.brief import BRIEF_CANDIDATES, MemoryBrief, build_brief, prefetch_limit
 from core.storage.rows import ENTRY_COLUMNS, entry_from_row
 from core.storage.store import GroupStore
 
@@ -117,21 +118,37 @@ def build_group_brief(
     """
     privacy = brief_privacy(config)
     marks = ", ".join("?" * len(privacy))
-    with deadline(store, budget_seconds):
-        rows = store.execute(
-            # The planner may not know (without statistics) that this index is the plan.
-            f"SELECT {ENTRY_COLUMNS} FROM memory_entries INDEXED BY idx_entries_brief "
-            "WHERE superseded_by IS NULL AND status = 'active' AND stale = 0 "
-            f"AND privacy IN ({marks}) "
-            "ORDER BY behavioral DESC, effective_confidence DESC, updated_at DESC, id "
-            # An integer, not bound: see the note on LIMIT in core.storage.store.
-            f"LIMIT {int(prefetch_limit(config))}",
-            tuple(p.value for p in privacy),
-        ).fetchall()
-        entry_count = store.current_count()
-    entries = [entry_from_row(r) for r in rows]
-    if readable is not None:
-        entries = [readable(e) for e in entries]
-    return build_brief(
-        entries, entry_count=entry_count, config=config, now=now, extra_sections=extra_sections
-    )
+    end = time.monotonic() + budget_seconds
+
+    def candidates(limit: int) -> tuple[list[MemoryEntry], int]:
+        with deadline(store, end - time.monotonic()):
+            rows = store.execute(
+                # The planner may not know (without statistics) that this index is the plan.
+                f"SELECT {ENTRY_COLUMNS} FROM memory_entries INDEXED BY idx_entries_brief "
+                "WHERE superseded_by IS NULL AND status = 'active' AND stale = 0 "
+                f"AND privacy IN ({marks}) "
+                "ORDER BY behavioral DESC, effective_confidence DESC, updated_at DESC, id "
+                # An integer, not bound: see the note on LIMIT in core.storage.store.
+                f"LIMIT {int(limit)}",
+                tuple(p.value for p in privacy),
+            ).fetchall()
+            entry_count = store.current_count()
+        entries = [entry_from_row(r) for r in rows]
+        if readable is not None:
+            entries = [readable(e) for e in entries]
+        return entries, entry_count
+
+    def build(entries: Sequence[MemoryEntry], entry_count: int) -> MemoryBrief:
+        return build_brief(
+            entries, entry_count=entry_count, config=config, now=now, extra_sections=extra_sections
+        )
+
+    limit = prefetch_limit(config)
+    entries, entry_count = candidates(limit)
+    brief = build(entries, entry_count)
+    # Entries too long for the room left were skipped: shorter ones further down
+    # may fill it, so look at more candidates, once.
+    if brief.skipped and len(entries) == limit and brief.brief_count < config.max_brief_entries:
+        entries, entry_count = candidates(BRIEF_CANDIDATES)
+        brief = build(entries, entry_count)
+    return brief

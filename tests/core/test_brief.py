@@ -21,7 +21,7 @@ from core.model.entries import (
     Trust,
     iso,
 )
-from core.model.text import single_line
+from core.model.text import estimate_tokens, single_line, token_quarters
 from core.recall.brief import (
     BRIEF_PREFETCH,
     BriefLimit,
@@ -29,6 +29,7 @@ from core.recall.brief import (
     build_brief,
     prefetch_limit,
 )
+from core.service import Caller, MemoryService
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 COUNT_LINE = re.compile(r"^(\d+) of (\d+) memories, ~(\d+) tokens$")
@@ -82,7 +83,7 @@ def check_consistent(result: MemoryBrief, config: Config) -> None:
     """The invariants every brief keeps, whatever went into it."""
     text = result.markdown
     assert result.char_count == len(text)
-    assert result.token_estimate == math.ceil(len(text) / 4)
+    assert result.token_estimate == estimate_tokens(text)
     assert result.char_count <= config.max_brief_chars
     assert result.token_estimate <= config.brief_token_budget
     assert result.brief_count == len(result.entries) <= config.max_brief_entries
@@ -168,6 +169,50 @@ def test_age_labels() -> None:
     assert [e.age_days for e in result.entries if e.id == "mem-0003"] == [0]
 
 
+# --- estimate_tokens ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("", 0),
+        ("hello world!", 3),  # ASCII: characters / 4, rounded up
+        ("café crème, naïve — “déjà vu” … 5 €", 9),  # Latin text and its punctuation
+        ("Tiếng Việt", 3),
+        ("Пользователь", 6),  # Cyrillic: two characters a token
+        ("المستخدم", 4),
+        ("记忆是人工智能助手", 9),  # CJK ideographs: one a character
+        ("ユーザーは毎朝", 7),
+        ("사용자는", 4),
+        ("नमस्ते", 6),
+        ("🦊", 3),  # beyond the BMP: three
+        ("👨\u200d👩\u200d👧", 3 * 3 + 2),  # each part of a sequence, and the joiners
+    ],
+)
+def test_estimate_tokens_by_script(text: str, tokens: int) -> None:
+    assert estimate_tokens(text) == tokens
+
+
+@given(st.text(), st.text())
+def test_token_estimate_is_additive_in_quarters(a: str, b: str) -> None:
+    assert token_quarters(a + b) == token_quarters(a) + token_quarters(b)
+    assert token_quarters(a) >= len(a)
+    assert estimate_tokens(a) == math.ceil(token_quarters(a) / 4)
+
+
+def test_a_cjk_brief_keeps_the_token_budget() -> None:
+    # 21 Chinese memories of about 300 characters: some 6,000 tokens, not 1,500.
+    cjk = "记忆是人工智能助手的重要组成部分用户喜欢简洁的回答" * 12
+    entries = [make(n, f"事实{n}：" + cjk[n : n + 300]) for n in range(21)]
+    config = Config()
+    result = brief(entries, config)
+    assert result.truncated_by is BriefLimit.TOKEN_BUDGET
+    assert result.token_estimate <= config.brief_token_budget
+    assert result.token_estimate >= 0.9 * result.char_count
+    assert 0 < result.brief_count < 21
+    check_consistent(result, config)
+
+
 # --- limits -----------------------------------------------------------------
 
 
@@ -201,9 +246,51 @@ def test_token_budget_truncates_when_tighter() -> None:
     check_consistent(result, config)
 
 
-def test_an_entry_too_long_for_the_budget_stops_the_brief() -> None:
+def test_an_entry_too_long_for_the_room_left_is_skipped_and_later_ones_still_shown() -> None:
+    # Five short facts and one long instruction, which ranks first (behavioral).
+    facts = [make(n, f"User fact number {n}") for n in range(5)]
+    long = make(9, "Follow these conventions: " + "x" * 1960, type_=EntryType.INSTRUCTION)
+    config = Config(max_brief_chars=1500)
+    result = brief([*facts, long], config)
+    assert [e.id for e in result.entries] == [e.id for e in facts]
+    assert result.truncated_by is BriefLimit.MAX_CHARS and result.skipped == 1
+    assert result.markdown.splitlines()[2].startswith("5 of 6 memories")
+    assert "Follow these conventions" not in result.markdown
+    check_consistent(result, config)
+    # With room for it, it comes first again.
+    roomy = brief([*facts, long], Config(max_brief_chars=2500))
+    assert roomy.entries[0].id == long.id and roomy.brief_count == 6
+    assert roomy.truncated_by is None and roomy.skipped == 0
+
+
+def test_skipping_keeps_the_brief_order_and_counts_only_shown_entries() -> None:
+    entries = [
+        make(1, "short preference", type_=EntryType.PREFERENCE),
+        make(2, "long preference " + "y" * 400, type_=EntryType.PREFERENCE, confidence=0.8),
+        make(3, "fact a", confidence=0.9),
+        make(4, "fact b " + "z" * 300, confidence=0.8),
+        make(5, "fact c", confidence=0.7),
+        make(6, "fact d", confidence=0.6),
+    ]
+    config = Config(max_brief_chars=420, max_brief_entries=3)
+    result = brief(entries, config)
+    assert [e.id for e in result.entries] == ["mem-0001", "mem-0003", "mem-0005"]
+    # The text limit left something out first; the entry limit then stopped it.
+    assert result.truncated_by is BriefLimit.MAX_CHARS
+    check_consistent(result, config)
+    unlimited = brief(entries, Config(max_brief_chars=420, max_brief_entries=10))
+    assert [e.id for e in unlimited.entries] == ["mem-0001", "mem-0003", "mem-0005", "mem-0006"]
+
+
+def test_the_entry_limit_is_named_when_nothing_was_skipped() -> None:
+    config = Config(max_brief_entries=2)
+    result = brief([make(n) for n in range(4)], config)
+    assert result.truncated_by is BriefLimit.MAX_ENTRIES and result.skipped == 0
+
+
+def test_an_entry_too_long_for_an_empty_brief_leaves_zero_shown() -> None:
     config = Config(max_brief_chars=200)
-    result = brief([make(1, "z" * 500), make(2)], config, entry_count=7)
+    result = brief([make(1, "z" * 500)], config, entry_count=7)
     assert result.brief_count == 0
     assert result.truncated_by is BriefLimit.MAX_CHARS
     assert result.markdown.splitlines()[2].startswith("0 of 7 memories")
@@ -213,21 +300,27 @@ def test_an_entry_too_long_for_the_budget_stops_the_brief() -> None:
 @settings(max_examples=60, deadline=None)
 @given(
     sizes=st.lists(st.integers(1, 400), max_size=40),
+    script=st.sampled_from(["w", "é", "Ж", "字", "🦊"]),
     max_chars=st.integers(200, 6000),
     budget=st.integers(50, 1500),
     max_entries=st.integers(1, 30),
 )
 def test_limits_and_header_hold_for_any_sizes(
-    sizes: list[int], max_chars: int, budget: int, max_entries: int
+    sizes: list[int], script: str, max_chars: int, budget: int, max_entries: int
 ) -> None:
     config = Config(
         max_brief_chars=max_chars, brief_token_budget=budget, max_brief_entries=max_entries
     )
     entries = [
-        make(n, "w" * size, type_=list(EntryType)[n % 5], tags=(f"service:s{n % 3}",) * (n % 2))
+        make(
+            n,
+            ("w" if n % 2 else script) * size,
+            type_=list(EntryType)[n % 5],
+            tags=(f"service:s{n % 3}",) * (n % 2),
+        )
         for n, size in enumerate(sizes)
     ]
-    result = brief(entries, config, extra=[("Handoff", "line\n" * (max_chars // 40))])
+    result = brief(entries, config, extra=[("Handoff", f"line {script}\n" * (max_chars // 40))])
     check_consistent(result, config)
     if result.truncated_by is None:
         assert result.brief_count == len(entries)
@@ -452,3 +545,28 @@ def test_prefetch_guidance() -> None:
     # Passing one more than fits is how the entry limit is detected.
     entries = [make(n) for n in range(51)]
     assert brief(entries).truncated_by is BriefLimit.MAX_ENTRIES
+
+
+# --- from a store --------------------------------------------------------------
+
+
+def test_a_store_fills_the_room_left_by_skipped_entries_past_the_first_window(
+    service: MemoryService, operator: Caller
+) -> None:
+    # More long instructions than the first window of candidates holds: they rank
+    # first, and only a few fit, so the short facts behind them must still come.
+    rule = "Follow the house style for every change, in every file, without exception. "
+    for n in range(prefetch_limit(Config()) + 9):
+        text = f"Instruction {n}: " + rule * 25
+        service.store(operator, {"type": "instruction", "content": text[:1990]})
+    facts = [f"User fact number {n}" for n in range(10)]
+    for text in facts:
+        service.store(operator, {"type": "fact", "content": text})
+    result = service.build_brief("main")
+    shown = [e.content for e in result.entries if e.type == "fact"]
+    # Some instructions, then as many facts as the room left holds.
+    assert result.entries[0].type == "instruction" and result.skipped > 50
+    assert 0 < len(shown) <= len(facts) and set(shown) <= set(facts)
+    assert result.truncated_by is BriefLimit.MAX_CHARS
+    assert result.entry_count == 70
+    check_consistent(result, service.config)

@@ -7,6 +7,7 @@ client checks each tool's structured result against the tool's outputSchema.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -273,3 +274,31 @@ def test_the_high_level_client_falls_back_from_discover_and_cancels_cleanly(
             return client.protocol_version, found.structured_content
 
     assert anyio.run(main) == ("2025-11-25", {"results": [], "claims": []})
+
+
+def test_a_long_memory_does_not_empty_the_brief_anywhere(tmp_path: Path) -> None:
+    from core.cli.main import main
+
+    data = tmp_path / "mcp-data"
+    facts = [f"User fact number {n}" for n in range(5)]
+    long = "When writing code, follow these conventions: " + "add type hints, " * 120
+    for n, text in enumerate(facts):
+        assert main(["--data-dir", str(data), *(["--create"] * (n == 0)), "store", text]) == 0
+    assert main(["--data-dir", str(data), "store", "--type", "instruction", long[:1990]]) == 0
+    assert main(["--data-dir", str(data), "settings", "max_brief_chars", "1500"]) == 0
+
+    async def body(session: ClientSession, _init: object) -> list[str]:
+        tool = await call(session, "memory_brief", {})
+        assert (tool["brief_count"], tool["entry_count"]) == (5, 6)
+        assert tool["truncated_by"] == "max_brief_chars"
+        prompt = (await session.get_prompt("memory_brief")).messages[0].content
+        resource = (await session.read_resource("ambry://brief/main")).contents[0]
+        return [tool["markdown"], text_of(prompt), text_of(resource)]
+
+    for markdown in run_session(data, body):
+        assert "5 of 6 memories" in markdown and "conventions" not in markdown
+        assert all(fact in markdown for fact in facts)
+    cli = subprocess.run(
+        [str(AMBRY), "--data-dir", str(data), "brief"], capture_output=True, text=True, check=True
+    )
+    assert "5 of 6 memories" in cli.stdout and all(fact in cli.stdout for fact in facts)
