@@ -414,6 +414,8 @@ def check(base: Path, *, full: bool, quiet: bool) -> dict[str, Any]:
     """Every step in order; the figures of the run."""
     work = base / "work"
     work.mkdir()
+    # A data dir AMBRY_DATA_DIR names must exist, as one a person set up does.
+    (work / "default-data").mkdir()
     env = {
         **os.environ,
         "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen"),

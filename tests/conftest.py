@@ -18,9 +18,15 @@ from core.storage.paths import DataDir
 
 
 @pytest.fixture(autouse=True)
-def _isolated_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No test ever touches the real data dir, runtime dir or log dir."""
-    monkeypatch.setenv("AMBRY_DATA_DIR", str(tmp_path / "default-data"))
+def _isolated_paths(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No test ever touches the real data dir, runtime dir or log dir.
+
+    ``AMBRY_DATA_DIR`` names a data dir that exists (as one the person set up
+    would), beside the test's ``tmp_path`` rather than in it.
+    """
+    monkeypatch.setenv("AMBRY_DATA_DIR", str(tmp_path_factory.mktemp("default-data")))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
     monkeypatch.setenv("AMBRY_LOG_DIR", str(tmp_path / "logs"))
 

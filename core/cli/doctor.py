@@ -28,7 +28,14 @@ from core.cli.logfile import log_file
 from core.cli.qtlibs import check_qt_libraries, report
 from core.model.errors import AmbryError
 from core.storage.db import open_database
-from core.storage.paths import DataDir, default_socket_path
+from core.storage.paths import (
+    DATA_DIR_ENV,
+    DataDir,
+    DataDirOrigin,
+    LocatedDataDir,
+    creatable,
+    default_socket_path,
+)
 from core.storage.schema import SCHEMA_VERSION
 
 MCP_OK_S = 1.0
@@ -54,15 +61,30 @@ def check_install() -> Finding:
     return Finding("ambry", Status.OK, f"{__version__} on Python {sys.version.split()[0]}, {where}")
 
 
-def check_data_dir(data_dir: DataDir, explicit: bool) -> Finding:
+def check_data_dir(data_dir: DataDir, located: LocatedDataDir) -> Finding:
     root = data_dir.root
     if not root.exists():
-        if explicit:
+        if located.origin is DataDirOrigin.FLAG:
             return Finding(
                 "data dir",
                 Status.FAIL,
                 f"{root} does not exist",
                 "check the --data-dir path, or add --create to start a new store there",
+            )
+        if located.origin is DataDirOrigin.ENV:
+            return Finding(
+                "data dir",
+                Status.FAIL,
+                f"{located.describe()} does not exist",
+                f"check {DATA_DIR_ENV}, or run `ambry --create list` to start a new store there",
+            )
+        why = creatable(root)
+        if why is not None:
+            return Finding(
+                "data dir",
+                Status.FAIL,
+                f"{root} cannot be created: {why}",
+                f"pass --data-dir DIR or set {DATA_DIR_ENV} to a directory you can write to",
             )
         return Finding("data dir", Status.OK, f"{root} (created on first use)")
     if not root.is_dir():
@@ -266,9 +288,9 @@ def check_log() -> Finding:
 
 
 def run_checks(
-    data_dir: DataDir, explicit: bool, *, mcp: bool, model_dir: str = ""
+    data_dir: DataDir, located: LocatedDataDir, *, mcp: bool, model_dir: str = ""
 ) -> list[Finding]:
-    findings = [check_install(), check_data_dir(data_dir, explicit)]
+    findings = [check_install(), check_data_dir(data_dir, located)]
     if data_dir.root.is_dir():
         findings += check_schemas(data_dir)
     checks: list[Callable[[], Finding]] = [
@@ -297,10 +319,9 @@ def _doctor_args(p: argparse.ArgumentParser) -> None:
     opens_store=False,
 )(_doctor_args)
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> int:
-    explicit = bool(getattr(args, "data_dir", None))
     findings = run_checks(
         ctx.service.data_dir,
-        explicit,
+        args.located_data_dir,
         mcp=not args.no_mcp,
         model_dir=ctx.service.config.embedding_model_dir,
     )

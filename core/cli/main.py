@@ -37,7 +37,14 @@ from core.model.config import load_config
 from core.model.errors import AmbryError
 from core.policy.manifest import load_manifest
 from core.service import MemoryService
-from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir, validate_group
+from core.storage.paths import (
+    DEFAULT_GROUP,
+    DataDir,
+    DataDirOrigin,
+    LocatedDataDir,
+    locate_data_dir,
+    validate_group,
+)
 
 log = logging.getLogger(__name__)
 
@@ -106,33 +113,34 @@ def run_gui(args: argparse.Namespace) -> int:
     return int(run_app(args))
 
 
-def open_data_dir(explicit: str | None, *, create: bool, needs_store: bool) -> DataDir:
-    """The data dir to use; a ``--data-dir`` that does not exist is refused unless ``create``.
+def open_data_dir(
+    explicit: str | None, *, create: bool, needs_store: bool
+) -> tuple[DataDir, LocatedDataDir]:
+    """The data dir to use, and where it was named.
 
-    The default location (and ``AMBRY_DATA_DIR``, which is configuration rather than
-    something typed for one command) is created on first use, but a mistyped
-    ``--data-dir`` must not quietly start a new, empty store.
+    A data dir the person named (``--data-dir`` or ``AMBRY_DATA_DIR``) that does not
+    exist is refused unless ``create``, so a typo never quietly starts a new, empty
+    store; the platform's default is created on first use.
     """
     if explicit is not None and not explicit.strip():
         # An unset shell variable, say: not a reason to open the default store.
         raise AmbryError("--data-dir is empty; give a directory (or leave the option out)")
-    data_dir = DataDir(resolve_data_dir(explicit))
+    located = locate_data_dir(explicit)
+    data_dir = DataDir(located.path)
     root = data_dir.root
     if root.exists() and not root.is_dir():
-        raise AmbryError(f"--data-dir {root} is a file, not a directory; give a directory")
-    if create:
-        try:
-            data_dir.ensure()
-        except OSError as exc:
-            raise AmbryError(
-                f"cannot create data dir {root}: {exc.strerror}; give a directory you can write to"
-            ) from None
-    elif explicit and needs_store and not root.exists():
         raise AmbryError(
-            f"data dir {root} does not exist; check the path, or add --create to start "
-            "a new store there"
+            f"data dir {located.describe()} is a file, not a directory; give a directory"
         )
-    return data_dir
+    if create:
+        data_dir.ensure()
+    elif located.named and needs_store and not root.exists():
+        check = "the variable" if located.origin is DataDirOrigin.ENV else "the path"
+        raise AmbryError(
+            f"data dir {located.describe()} does not exist; check {check}, or add --create "
+            "to start a new store there"
+        )
+    return data_dir, located
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -164,8 +172,11 @@ def _run(args: argparse.Namespace) -> int:
     service: MemoryService | None = None
     try:
         group = DEFAULT_GROUP if args.group is None else validate_group(args.group)
-        data_dir = open_data_dir(
-            args.data_dir, create=args.create_data_dir, needs_store=args.command not in NO_STORE
+        data_dir, args.located_data_dir = open_data_dir(
+            args.data_dir,
+            create=args.create_data_dir,
+            # setup writes the data dir into a client's config, where it must exist.
+            needs_store=args.command not in NO_STORE or args.command == "setup",
         )
         if args.command is None:
             args.group = group

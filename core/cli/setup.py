@@ -283,6 +283,11 @@ def _setup_args(p: argparse.ArgumentParser) -> None:
 )(_setup_args)
 def cmd_setup(ctx: Context, args: argparse.Namespace) -> int:
     client = CLIENTS[args.client]
+    # The data dir in use, absolute, whether --data-dir or AMBRY_DATA_DIR named it:
+    # the client starts `ambry mcp` without this shell's environment or folder.
+    located = args.located_data_dir
+    args = argparse.Namespace(**vars(args))
+    args.data_dir = str(located.path) if located.named else None
     path = target_file(client, args)
     entry = server_entry(args.client, client, args)
     result: dict[str, Any] = {"client": args.client, "path": str(path), "entry": entry}

@@ -1,8 +1,12 @@
 """Where Ambry keeps its files. Paths resolve here and nowhere else.
 
 The data directory comes from ``--data-dir``, else ``AMBRY_DATA_DIR``, else
-``platformdirs.user_data_dir("Ambry")``. Group names are checked before any
-path is built from them, so a name can never point outside ``memory/``.
+``platformdirs.user_data_dir("Ambry")`` (:func:`locate_data_dir`). A relative
+``AMBRY_DATA_DIR`` is refused: it would name another folder from every working
+directory, and MCP clients start ``ambry mcp`` wherever they run. Whether a data
+dir that does not exist may be created is the front end's rule (``core.cli.main``).
+Group names are checked before any path is built from them, so a name can never
+point outside ``memory/``.
 """
 
 from __future__ import annotations
@@ -12,11 +16,13 @@ import os
 import re
 import shutil
 import warnings
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 import platformdirs
 
-from core.model.errors import InvalidGroup
+from core.model.errors import InvalidGroup, StorageError
 from core.storage import pending_files
 from core.storage.file_safety import tighten
 
@@ -52,14 +58,70 @@ def validate_group(name: object) -> str:
     return name
 
 
-def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The data directory: explicit argument, then environment, then platform default."""
+class DataDirOrigin(StrEnum):
+    """Where the data directory in use was named."""
+
+    FLAG = "--data-dir"
+    ENV = DATA_DIR_ENV
+    DEFAULT = "default"
+
+
+@dataclass(frozen=True)
+class LocatedDataDir:
+    path: Path
+    origin: DataDirOrigin
+
+    @property
+    def named(self) -> bool:
+        """Named by the person (flag or environment), not the platform's default."""
+        return self.origin is not DataDirOrigin.DEFAULT
+
+    def describe(self) -> str:
+        """The path, and where it was named unless that is the default."""
+        if self.origin is DataDirOrigin.ENV:
+            return f"{self.path} (from {DATA_DIR_ENV})"
+        return str(self.path)
+
+
+def locate_data_dir(explicit: str | os.PathLike[str] | None = None) -> LocatedDataDir:
+    """The data directory, absolute: explicit argument, then environment, then default.
+
+    Raises:
+        StorageError: ``AMBRY_DATA_DIR`` holds a relative path.
+    """
     if explicit:
-        return Path(explicit).expanduser().absolute()
+        return LocatedDataDir(Path(explicit).expanduser().absolute(), DataDirOrigin.FLAG)
     env = os.environ.get(DATA_DIR_ENV)
     if env:
-        return Path(env).expanduser().absolute()
-    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+        path = Path(env).expanduser()
+        if not path.is_absolute():
+            raise StorageError(
+                f"{DATA_DIR_ENV}={env} is a relative path, so it would name another folder "
+                "in every working directory (MCP clients and the app start Ambry elsewhere); "
+                f"set it to an absolute path, such as {Path(env).absolute()}"
+            )
+        return LocatedDataDir(path, DataDirOrigin.ENV)
+    default = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    return LocatedDataDir(default, DataDirOrigin.DEFAULT)
+
+
+def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data directory's path: see :func:`locate_data_dir`."""
+    return locate_data_dir(explicit).path
+
+
+def creatable(path: Path) -> str | None:
+    """Why ``path``, which does not exist, could not be created; None if it could."""
+    parent = path
+    while not parent.exists():
+        if parent.parent == parent:
+            return f"{parent} does not exist"
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"{parent} is not writable by you"
+    return None
 
 
 class DataDir:
@@ -115,7 +177,14 @@ class DataDir:
     def ensure(self) -> None:
         """Create the directories owner-only, tighten older ones, clear interrupted writes."""
         for path in (self.root, self.memory_dir):
-            path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            try:
+                path.mkdir(parents=True, exist_ok=True, mode=0o700)
+            except OSError as exc:
+                where = f" ({exc.filename})" if exc.filename and exc.filename != str(path) else ""
+                raise StorageError(
+                    f"cannot create data dir {self.root}: {exc.strerror or exc}{where}; pass "
+                    f"--data-dir DIR or set {DATA_DIR_ENV} to a directory you can write to"
+                ) from exc
             tighten(path)
         pending_files.sweep(self.pending_dir)
         # Earlier releases kept a 90 MB optimised copy of the embedding model here;

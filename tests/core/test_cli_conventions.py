@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
+import platformdirs
 import pytest
 
 from core.cli.logfile import log_file
 from core.cli.main import build_parser, main
 from core.storage.paths import DataDir
+
+AMBRY = Path(sys.executable).with_name("ambry")
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -40,7 +45,7 @@ def test_an_empty_or_uncreatable_data_dir_is_one_clear_error(
     assert (code, out) == (1, "") and err == (
         "error: --data-dir is empty; give a directory (or leave the option out)\n"
     )
-    assert not (tmp_path / "default-data").exists()
+    assert not any(Path(os.environ["AMBRY_DATA_DIR"]).iterdir())
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     code, _, err = run(capsys, "--data-dir", str(blocker / "sub"), "--create", "search", "dog")
@@ -104,12 +109,98 @@ def test_create_makes_the_data_dir_owner_only(
 
 
 def test_the_default_location_is_created_on_first_use(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # conftest points AMBRY_DATA_DIR (the configured default) at a folder that does not exist.
+    platform = tmp_path / "platform" / "Ambry"
+    monkeypatch.delenv("AMBRY_DATA_DIR")
+    monkeypatch.setattr(platformdirs, "user_data_dir", lambda *_, **__: str(platform))
     code, _, _ = run(capsys, "store", "Likes tea")
     assert code == 0
-    assert DataDir(tmp_path / "default-data").groups() == ["main"]
+    assert DataDir(platform).groups() == ["main"]
+    assert (platform.stat().st_mode & 0o777) == 0o700
+
+
+def test_a_data_dir_named_by_the_environment_must_exist_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    typo = tmp_path / "stroe"
+    monkeypatch.setenv("AMBRY_DATA_DIR", str(typo))
+    code, out, err = run(capsys, "list")
+    assert (code, out) == (1, "") and err == (
+        f"error: data dir {typo} (from AMBRY_DATA_DIR) does not exist; check the variable, "
+        "or add --create to start a new store there\n"
+    )
+    code, _, err = run(capsys, "--json", "store", "Likes tea")
+    assert (
+        code == 1 and "(from AMBRY_DATA_DIR) does not exist" in json.loads(err)["error"]["message"]
+    )
+    assert not typo.exists()
+    code, out, _ = run(capsys, "--create", "store", "Likes tea")
+    assert code == 0 and out.startswith("mem-") and DataDir(typo).groups() == ["main"]
+
+
+def test_a_relative_data_dir_in_the_environment_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "store").mkdir()
+    monkeypatch.setenv("AMBRY_DATA_DIR", "store")
+    for argv in (["list"], ["--create", "store", "x"], ["setup", "cursor", "--print"]):
+        code, out, err = run(capsys, *argv)
+        assert (code, out) == (1, ""), argv
+        assert err.startswith("error: AMBRY_DATA_DIR=store is a relative path") and (
+            f"set it to an absolute path, such as {tmp_path / 'store'}" in err
+        )
+    assert not any((tmp_path / "store").iterdir())
+    # On the command line a relative path is fine: it is resolved where it is typed.
+    code, _, _ = run(capsys, "--data-dir", "store", "store", "Likes tea")
+    assert code == 0 and DataDir(tmp_path / "store").groups() == ["main"]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="XDG_DATA_HOME moves the default on Linux")
+@pytest.mark.parametrize("blocked_by", ["a file", "a read-only folder"])
+def test_a_default_data_dir_that_cannot_be_created_is_one_clear_error(
+    tmp_path: Path, blocked_by: str
+) -> None:
+    # As for a user whose HOME does not exist or cannot be written (a service account).
+    blocker = tmp_path / "home"
+    if blocked_by == "a file":
+        blocker.write_text("not a folder")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes into a read-only folder")
+        blocker.mkdir(mode=0o500)
+    default = blocker / "share" / "Ambry"
+    env = {k: v for k, v in os.environ.items() if k != "AMBRY_DATA_DIR"}
+    env |= {"XDG_DATA_HOME": str(blocker / "share"), "HOME": str(blocker)}
+
+    def ambry(*argv: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(AMBRY), *argv], env=env, input=stdin, capture_output=True, text=True, timeout=60
+        )
+
+    advice = "pass --data-dir DIR or set AMBRY_DATA_DIR to a directory you can write to"
+    for argv in (["list"], ["store", "x"]):
+        done = ambry(*argv)
+        assert done.returncode == 1 and done.stdout == "", argv
+        [line] = done.stderr.splitlines()
+        assert line.startswith(f"error: cannot create data dir {default}: ") and advice in line
+    done = ambry("--json", "list")
+    error = json.loads(done.stderr.splitlines()[-1])["error"]
+    assert done.returncode == 1 and error["code"] == "storage_error"
+    assert str(default) in error["message"] and advice in error["message"]
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    }}  # fmt: skip
+    reply = json.loads(ambry("mcp", stdin=json.dumps(init) + "\n").stdout.splitlines()[0])
+    assert reply["error"]["code"] == -32010 and str(default) in reply["error"]["message"]
+    assert advice in reply["error"]["message"]
+    done = ambry("doctor", "--no-mcp", "--json")
+    finding = {f["check"]: f for f in json.loads(done.stdout)}["data dir"]
+    assert done.returncode == 1 and finding["status"] == "fail"
+    assert finding["detail"].startswith(f"{default} cannot be created: ")
+    assert "AMBRY_DATA_DIR" in finding["fix"]
 
 
 def test_handoff_write_keeps_its_own_create(

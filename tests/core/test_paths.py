@@ -5,8 +5,15 @@ from pathlib import Path
 
 import pytest
 
-from core.model.errors import InvalidGroup
-from core.storage.paths import DataDir, default_socket_path, resolve_data_dir, validate_group
+from core.model.errors import InvalidGroup, StorageError
+from core.storage.paths import (
+    DataDir,
+    DataDirOrigin,
+    default_socket_path,
+    locate_data_dir,
+    resolve_data_dir,
+    validate_group,
+)
 
 
 @pytest.mark.parametrize("name", ["main", "work_2", "A-b", "x" * 64])
@@ -31,6 +38,37 @@ def test_data_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert resolve_data_dir(None) == tmp_path / "env"
     monkeypatch.delenv("AMBRY_DATA_DIR")
     assert resolve_data_dir(None).name == "Ambry"
+
+
+def test_where_the_data_dir_was_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AMBRY_DATA_DIR", str(tmp_path / "env"))
+    flag = locate_data_dir("rel")
+    assert (flag.path, flag.origin, flag.named) == (tmp_path / "rel", DataDirOrigin.FLAG, True)
+    env = locate_data_dir(None)
+    assert (env.path, env.origin) == (tmp_path / "env", DataDirOrigin.ENV)
+    assert env.describe() == f"{tmp_path / 'env'} (from AMBRY_DATA_DIR)"
+    monkeypatch.setenv("AMBRY_DATA_DIR", "")
+    assert not locate_data_dir(None).named
+
+
+@pytest.mark.parametrize("value", ["store", "./store", "../x/store"])
+def test_a_relative_data_dir_in_the_environment_is_refused(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AMBRY_DATA_DIR", value)
+    with pytest.raises(StorageError, match=f"AMBRY_DATA_DIR={value} is a relative path"):
+        resolve_data_dir(None)
+    monkeypatch.setenv("AMBRY_DATA_DIR", "~/store")
+    assert resolve_data_dir(None) == Path.home() / "store"
+
+
+def test_a_data_dir_that_cannot_be_made_is_a_storage_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(StorageError, match=f"cannot create data dir {blocker / 'sub'}: ") as info:
+        DataDir(blocker / "sub").ensure()
+    assert "pass --data-dir DIR or set AMBRY_DATA_DIR" in info.value.message
 
 
 def test_socket_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

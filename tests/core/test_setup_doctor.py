@@ -108,13 +108,62 @@ def test_a_file_with_comments_is_refused_untouched(
     assert list(path.parent.glob("*.bak-*")) == []
 
 
-def test_setup_does_not_create_a_data_dir(
+def test_setup_refuses_a_data_dir_that_does_not_exist_unless_create(
     home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # The client's `ambry mcp` would refuse it: say so now, not at its first start.
     missing = tmp_path / "elsewhere"
-    code, out, _ = run(capsys, "--data-dir", str(missing), "setup", "cursor", "--print")
-    assert code == 0 and str(missing) in out
+    code, out, err = run(capsys, "--data-dir", str(missing), "setup", "cursor", "--print")
+    assert (code, out) == (1, "") and f"data dir {missing} does not exist" in err
     assert not missing.exists()
+    code, out, _ = run(capsys, "--data-dir", str(missing), "--create", "setup", "cursor")
+    assert code == 0 and missing.is_dir()
+    entry = json.loads((home / ".cursor" / "mcp.json").read_text())["mcpServers"]["ambry"]
+    assert entry["args"][-5:-3] == ["--data-dir", str(missing)]
+
+
+@pytest.mark.parametrize("how", ["flag", "environment", "relative flag"])
+def test_setup_names_the_data_dir_in_use_however_it_was_given(
+    home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    how: str,
+) -> None:
+    mine = tmp_path / "my store"
+    mine.mkdir()
+    monkeypatch.chdir(tmp_path)
+    argv = {
+        "flag": ["--data-dir", str(mine)],
+        "relative flag": ["--data-dir", "my store"],
+        "environment": [],
+    }[how]
+    if how == "environment":
+        monkeypatch.setenv("AMBRY_DATA_DIR", str(mine))
+    code, out, err = run(capsys, *argv, "setup", "claude-code", "--print", "--json")
+    assert code == 0, err
+    args = json.loads(out)["entry"]["args"]
+    assert args[-5:] == ["--data-dir", str(mine), "mcp", "--client", "claude-code"]
+
+
+def test_setup_leaves_the_platform_default_implicit(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("AMBRY_DATA_DIR")
+    code, out, _ = run(capsys, "setup", "claude-code", "--print", "--json")
+    assert code == 0 and "--data-dir" not in json.loads(out)["entry"]["args"]
+
+
+def test_doctor_fails_on_a_data_dir_the_environment_names_that_does_not_exist(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    typo = tmp_path / "stroe"
+    monkeypatch.setenv("AMBRY_DATA_DIR", str(typo))
+    code, out, _ = run(capsys, "doctor", "--no-mcp", "--json")
+    finding = {f["check"]: f for f in json.loads(out)}["data dir"]
+    assert code == 1 and finding["status"] == "fail"
+    assert finding["detail"] == f"{typo} (from AMBRY_DATA_DIR) does not exist"
+    assert not typo.exists()
 
 
 def test_doctor_reports_every_check_and_fails_on_a_missing_data_dir(
