@@ -66,6 +66,11 @@ class Context:
     _caller: Caller | None = None
 
     @property
+    def opened(self) -> Caller | None:
+        """The session this invocation opened, if it needed one."""
+        return self._caller
+
+    @property
     def caller(self) -> Caller:
         """An operator session for this invocation, opened on first use."""
         if self._caller is None:

@@ -10,6 +10,7 @@ file of :mod:`core.cli.logfile`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 from collections.abc import Sequence
@@ -170,6 +171,7 @@ def _run(args: argparse.Namespace) -> int:
 
         return int(run_self_test())
     service: MemoryService | None = None
+    ctx: Context | None = None
     try:
         group = DEFAULT_GROUP if args.group is None else validate_group(args.group)
         data_dir, args.located_data_dir = open_data_dir(
@@ -198,6 +200,11 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     finally:
         if service is not None:
+            if ctx is not None and ctx.opened is not None:
+                # The command's session ends with it, so the sessions list holds
+                # no "open" session per command ever run.
+                with contextlib.suppress(AmbryError):
+                    service.end_session(ctx.opened)
             service.close()
 
 

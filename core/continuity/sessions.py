@@ -43,6 +43,7 @@ def end_session(ws: Workspace, caller: Caller, *, graceful: bool = True) -> None
     """Mark the session ended (``graceful``) or abandoned; a closed session stays as it was."""
     store = ws.store_for(caller.group)
     state = "ended" if graceful else "abandoned"
+    ended = False
     with (
         operator_best_effort(store, caller.actor, "the end of the session"),
         store.transaction(),
@@ -51,10 +52,13 @@ def end_session(ws: Workspace, caller: Caller, *, graceful: bool = True) -> None
             "UPDATE sessions SET ended_at = ?, end_state = ? WHERE id = ? AND end_state = 'open'",
             (iso(utc_now()), state, caller.session_id),
         )
-        audit.record(
-            store, Action.SESSION_END, caller.actor, session_id=caller.session_id, state=state
-        )
-    ws.emit(Changes(group=store.group, sessions=True, audit=True))
+        ended = store.conn.changes() > 0
+        if ended:
+            audit.record(
+                store, Action.SESSION_END, caller.actor, session_id=caller.session_id, state=state
+            )
+    if ended:
+        ws.emit(Changes(group=store.group, sessions=True, audit=True))
 
 
 def session_clients(ws: Workspace, group: str, session_ids: Iterable[str]) -> dict[str, str]:

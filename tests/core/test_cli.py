@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import apsw
 import pytest
 
 from core.cli.main import main
@@ -108,3 +109,17 @@ def test_list_shows_private_entries_decrypted(
     assert code == 0 and "Sees a physio on Mondays" in out
     code, out, _ = run(capsys, "--data-dir", d, "list", "--json")
     assert [e["content"] for e in json.loads(out)] == ["Sees a physio on Mondays"]
+
+
+def test_each_command_ends_the_session_it_opened(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, every command that wrote or searched left an operator session open
+    # for good: the sessions list grew by one "open" session per command run.
+    d = ["--data-dir", str(tmp_path)]
+    assert run(capsys, *d, "store", "--type", "fact", "The NAS is in the attic")[0] == 0
+    assert run(capsys, *d, "search", "attic")[0] == 0
+    with apsw.Connection(str(tmp_path / "memory" / "main.sqlite")) as db:
+        states = [r[0] for r in db.execute("SELECT end_state FROM sessions")]
+        ends = db.execute("SELECT count(*) FROM audit_log WHERE action = 'session_end'")
+        assert states == ["ended", "ended"] and ends.fetchone()[0] == 2
