@@ -15,7 +15,7 @@ from core.continuity import context as continuity
 from core.continuity import episodes, handoff_text, handoffs, session_handoffs, threads
 from core.model.errors import InvalidParams
 from core.policy.manifest import validate_args
-from core.semantic.hybrid import Mode, parse_mode
+from core.semantic.hybrid import parse_mode
 
 if TYPE_CHECKING:
     from core.agent.dispatch import Connection, Dispatcher
@@ -58,8 +58,7 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
     args = validate_args("exchange_search", params)
     speaker = episodes.parse_speaker(args["speaker"]) if "speaker" in args else None
     mode = parse_mode(args.get("mode"))
-    if mode is Mode.SEMANTIC:
-        conn.service.settle_vectors(conn.caller.group)
+    conn.service.look_for_vectors(conn.caller.group, mode)
     hits = episodes.search_exchanges(
         conn.service,
         conn.caller,
@@ -69,7 +68,10 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
         limit=args["limit"],
         mode=mode,
     )
-    return {"results": [h.to_dict() for h in hits]}
+    return {
+        "results": [h.to_dict() for h in hits],
+        **conn.service.vectors_note(conn.caller.group, mode),
+    }
 
 
 def _thread_list(conn: Connection, params: dict[str, Any]) -> Any:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Final
 from core.agent.dispatch import Connection, Dispatcher, Handler
 from core.model.errors import NotFound
 from core.policy.manifest import validate_args
+from core.semantic.hybrid import parse_mode
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
@@ -34,7 +35,8 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_search":
             results = [r.to_dict() for r in service.search(caller, args)]
             claims = service.claims_matching(caller.group, str(args.get("query") or ""))
-            return {"results": results, "claims": claims}
+            note = service.vectors_note(caller.group, parse_mode(args.get("mode")))
+            return {"results": results, "claims": claims, **note}
         case "memory_brief":
             return service.brief(caller, args).to_dict()
         case "memory_delete":
