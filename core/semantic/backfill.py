@@ -323,6 +323,8 @@ class EmbeddingWorker(BackgroundWorker):
             if self.model_dir != model_dir:
                 return  # another model was chosen meanwhile: its rows are still to do
             self._complete[path] = mark
+            # A later state may look like one asked about before (vectors deleted again).
+            self._asked.pop(path, None)
             stale = self.progress.get(group)
         if stale is not None and not stale.complete:
             # Another process embedded the rest: the last count no longer holds.
