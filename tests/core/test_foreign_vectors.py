@@ -1,0 +1,212 @@
+"""Rows written by another process get their vectors from the process that searches.
+
+``ambry store`` and imports load no model: they write rows without vectors and wake
+no worker. A long-running ``ambry mcp`` must notice those rows on its next search,
+embed them in its background worker, and tell the agent while some still wait.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from core.model.entries import Actor
+from core.policy.manifest import load_manifest
+from core.semantic import vectors
+from core.semantic.embedding import DEFAULT_MODEL_ID
+from core.service import MemoryService
+from core.storage.paths import DataDir
+
+AMBRY = Path(sys.executable).with_name("ambry")
+PET = "what pet does the user have"
+
+
+class Mcp:
+    """One real ``ambry mcp`` process, spoken to in JSON lines."""
+
+    def __init__(self, data: Path) -> None:
+        self.proc = subprocess.Popen(
+            [str(AMBRY), "--data-dir", str(data), "--create", "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+            text=True,
+        )
+        self._id = 0
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"},
+            },
+        )
+
+    def request(self, method: str, params: dict[str, Any]) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self._id += 1
+        self.proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params})
+            + "\n"
+        )
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, "ambry mcp closed stdout"
+        return json.loads(line)["result"]
+
+    def call(self, tool: str, **args: Any) -> dict[str, Any]:
+        result = self.request("tools/call", {"name": tool, "arguments": args})
+        assert not result.get("isError"), result
+        structured: dict[str, Any] = result["structuredContent"]
+        return structured
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self.proc.stdout.close()
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+@pytest.fixture
+def mcp(data: Path) -> Iterator[Mcp]:
+    server = Mcp(data)
+    yield server
+    if server.proc.poll() is None:
+        server.close()
+
+
+def cli_store(data: Path, content: str) -> None:
+    """Store with the command line: another process, which embeds nothing."""
+    subprocess.run(
+        [str(AMBRY), "--data-dir", str(data), "store", "--type", "fact", content],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
+
+
+def vector_count(data: Path) -> int:
+    svc = MemoryService(DataDir(data))
+    try:
+        conn = svc.store_for("main").conn
+        return sum(int(conn.execute(f"SELECT count(*) FROM {k.table}").get) for k in vectors.TABLES)
+    finally:
+        svc.close()
+
+
+def contents(found: dict[str, Any]) -> list[str]:
+    return [r["content"] for r in found["results"]]
+
+
+@pytest.mark.slow
+def test_a_memory_another_process_stored_is_found_by_meaning_at_once(data: Path, mcp: Mcp) -> None:
+    mcp.call("memory_store", type="fact", content="User's favourite colour is green")
+    assert contents(mcp.call("memory_search", query=PET, mode="semantic")) == [
+        "User's favourite colour is green"
+    ]
+    cli_store(data, "User has a cat called Whiskers")
+    # The search notices the row no vector was made for, and waits for the worker
+    # as it does for the agent's own write.
+    found = mcp.call("memory_search", query=PET, mode="semantic")
+    assert contents(found)[0] == "User has a cat called Whiskers"
+    assert "pending_vectors" not in found and "note" not in found
+
+
+@pytest.mark.slow
+def test_an_auto_search_has_the_worker_embed_another_process_s_rows(data: Path, mcp: Mcp) -> None:
+    mcp.call("memory_store", type="fact", content="User's favourite colour is green")
+    deadline = time.monotonic() + 30
+    while vector_count(data) < 1 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    cli_store(data, "User has a cat called Whiskers")
+    cli_store(data, "User walks to work")
+    mcp.call("memory_search", query="cat")  # found by its words; the worker is woken
+    deadline = time.monotonic() + 30
+    while vector_count(data) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert vector_count(data) == 3
+
+
+def seed_without_vectors(data: Path, count: int) -> None:
+    """``count`` memories written by a process with no embedding worker (an import)."""
+    svc = MemoryService(DataDir(data))
+    try:
+        caller = svc.open_session("main", Actor.OPERATOR, "import")
+        svc.store_entries(
+            caller,
+            [
+                svc.parse_store_args({"type": "fact", "content": f"Imported note {i} about rivers"})
+                for i in range(count)
+            ],
+        )
+    finally:
+        svc.close()
+
+
+@pytest.mark.slow
+def test_a_search_says_how_many_rows_wait_for_their_vectors(data: Path) -> None:
+    seed_without_vectors(data, 400)
+    server = Mcp(data)
+    try:
+        found = server.call("memory_search", query="streams and waterways", mode="semantic")
+        turns = server.call("exchange_search", query="streams and waterways", mode="semantic")
+        keyword = server.call("memory_search", query="rivers", mode="keyword")
+        for result in (found, turns):
+            assert 0 < result["pending_vectors"] <= 400
+            assert f"{result['pending_vectors']} memories and turns" in result["note"]
+            assert "found by their words" in result["note"]
+        assert "pending_vectors" not in keyword
+        manifest = load_manifest()
+        Draft202012Validator(manifest["memory_search"].result_schema).validate(found)
+        Draft202012Validator(manifest["exchange_search"].result_schema).validate(turns)
+        deadline = time.monotonic() + 120
+        while vector_count(data) < 400 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        done = server.call("memory_search", query="streams and waterways", mode="semantic")
+        assert done["results"] and "pending_vectors" not in done
+    finally:
+        server.close()
+
+
+def test_the_worker_embeds_rows_of_another_connection_once_a_search_looks(
+    data_dir: DataDir,
+) -> None:
+    """In process: a second service (no worker) writes and deletes vectors behind the
+    first one's back; its searches wake its worker, without a write of its own."""
+    served = MemoryService(data_dir)
+    other = MemoryService(data_dir)
+    try:
+        served.start_embedding()
+        agent = served.open_session("main", Actor.AGENT, "agent")
+        assert served.embedding is not None
+        served.embedding.wait_idle(30)
+        writer = other.open_session("main", Actor.OPERATOR, "cli")
+        other.store(writer, {"type": "fact", "content": "User has a cat called Whiskers"})
+        found = served.search(agent, {"query": PET, "mode": "semantic"})
+        assert [r.content for r in found] == ["User has a cat called Whiskers"]
+        conn = other.store_for("main").conn
+        conn.execute("DELETE FROM memory_vectors")
+        served.search(agent, {"query": PET})
+        assert served.embedding.wait_idle(30)
+        assert vectors.pending_count(conn, vectors.MEMORIES, DEFAULT_MODEL_ID) == 0
+        # Nothing changed since: the next searches read one pragma, and wake no one.
+        served.search(agent, {"query": PET})
+        assert served.embedding.wait_idle(0)
+    finally:
+        other.close()
+        served.close()
