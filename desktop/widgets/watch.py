@@ -185,6 +185,9 @@ class AppState(QObject):
     def poll(self) -> None:
         """Check the settings file, and the current group for commits by other connections.
 
+        Rows lacking vectors are looked for on every such commit, whoever made it
+        (:meth:`~core.service.MemoryService.check_vectors`: microseconds when none do).
+
         Every change a person or an agent makes writes an audit row; vectors from the
         embedding worker do not, and change nothing a view shows. A commit that moved
         neither the audit log nor the layer summaries leaves the views alone: a
@@ -198,6 +201,9 @@ class AppState(QObject):
         store = self.service.store_for(self._group)
         version = store.data_version()
         if version != self._version:
+            # Rows another process wrote (`ambry store`, an import) woke no worker here;
+            # the status bar then shows the worker's progress on them.
+            self.service.check_vectors(self._group)
             mark = audit_mark(store)
             if mark != self._audited:
                 log.info("group %s changed on disk", self._group)
