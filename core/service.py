@@ -142,8 +142,8 @@ class MemoryService(Workspace):
         Every search calls it, so rows another process wrote (which woke no worker
         here) are embedded too. Unless another connection committed since the last
         call, it reads one pragma (a few microseconds); otherwise the group's
-        fingerprint (0.05 ms at 100,000 rows). Without a worker (a one-shot command),
-        False: nothing would be on its way.
+        fingerprint (0.07 ms at 10,000 rows, 0.3 ms at 100,000). Without a worker
+        (a one-shot command), False: nothing would be on its way.
         """
         if self.embedding is None:
             return False

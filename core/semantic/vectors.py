@@ -104,16 +104,19 @@ Fingerprint = tuple[int, ...]
 def fingerprint(conn: Any) -> Fingerprint:
     """What moves whenever a row may have lost its vector or not have one yet.
 
-    A new memory or turn raises its table's highest ``seq`` (or, after the newest
-    one was deleted, changes its count); an edit or a deletion of vectors lowers
-    their count. Six b-tree counts and seeks: about 0.01 ms at 10,000 rows and
-    0.05 ms at 100,000, where counting the rows without a vector takes 17 and
-    180 ms. Making a private entry public in another process moves none of them:
-    such a row waits for the next change, as before.
+    A new memory or turn raises its table's highest ``seq``; a deleted vector (an
+    edit, a deleted row, a rebuild) lowers its table's count, so a new row that
+    reuses the ``seq`` of a deleted newest one moves it too. Two seeks and two
+    counts of the vectors' small key index, which a search's refresh of its copy
+    of the vectors reads next anyway (:class:`VectorIndex`). Counting the rows
+    themselves was left out: at 100,000 memories it walked an index of theirs
+    for 2 ms after another connection's commit. What none of this sees: a
+    private entry made public, or a deleted private newest entry whose ``seq`` a
+    new one reuses, in a process without a worker; such a row waits for the next
+    change, as it did before.
     """
     parts = ", ".join(
-        f"(SELECT coalesce(max(seq), 0) FROM {k.source}), (SELECT count(*) FROM {k.source}), "
-        f"(SELECT count(*) FROM {k.table})"
+        f"(SELECT coalesce(max(seq), 0) FROM {k.source}), (SELECT count(*) FROM {k.table})"
         for k in TABLES
     )
     return tuple(int(v) for v in conn.execute(f"SELECT {parts}").fetchone())
