@@ -86,6 +86,7 @@ def test_ambry_serve_finds_turns_another_process_logged_by_meaning(
     tmp_path: Path, sock_dir: Path
 ) -> None:
     data = tmp_path / "serve-data"
+    data.mkdir()  # a data dir AMBRY_DATA_DIR names must exist
     sock = sock_dir / "serve.sock"
     env = {**os.environ, "AMBRY_SOCKET": str(sock), "AMBRY_DATA_DIR": str(data)}
     proc = subprocess.Popen(
