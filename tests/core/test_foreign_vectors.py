@@ -7,10 +7,8 @@ embed them in its background worker, and tell the agent while some still wait.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,56 +23,25 @@ from core.semantic import vectors
 from core.semantic.embedding import DEFAULT_MODEL_ID
 from core.service import MemoryService
 from core.storage.paths import DataDir
+from tests.core.test_mcp_wire import AMBRY, Wire
 
-AMBRY = Path(sys.executable).with_name("ambry")
 PET = "what pet does the user have"
 
 
-class Mcp:
-    """One real ``ambry mcp`` process, spoken to in JSON lines."""
+class Mcp(Wire):
+    """One real ``ambry mcp`` process, initialised, its tools called by name."""
 
     def __init__(self, data: Path) -> None:
-        self.proc = subprocess.Popen(
-            [str(AMBRY), "--data-dir", str(data), "--create", "mcp"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
-            text=True,
-        )
+        super().__init__(data)
+        self.initialize()
         self._id = 0
-        self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "test", "version": "0"},
-            },
-        )
-
-    def request(self, method: str, params: dict[str, Any]) -> Any:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._id += 1
-        self.proc.stdin.write(
-            json.dumps({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params})
-            + "\n"
-        )
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        assert line, "ambry mcp closed stdout"
-        return json.loads(line)["result"]
 
     def call(self, tool: str, **args: Any) -> dict[str, Any]:
-        result = self.request("tools/call", {"name": tool, "arguments": args})
+        self._id += 1
+        result = self.request(self._id, "tools/call", {"name": tool, "arguments": args})["result"]
         assert not result.get("isError"), result
         structured: dict[str, Any] = result["structuredContent"]
         return structured
-
-    def close(self) -> None:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-        self.proc.stdout.close()
 
 
 @pytest.fixture

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,3 +151,40 @@ def filled(service: MemoryService, operator: Caller) -> dict[str, str]:
 @pytest.fixture
 def agent_caller(service: MemoryService) -> Caller:
     return service.open_session("main", Actor.AGENT, "test-agent")
+
+
+#: The installed console script, beside the interpreter running the tests.
+AMBRY = Path(sys.executable).with_name("ambry")
+
+
+@pytest.fixture
+def sock_dir() -> Iterator[Path]:
+    # Not tmp_path: a Unix socket path must fit in ~100 bytes.
+    path = Path(tempfile.mkdtemp(prefix="ambry-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@dataclass
+class Served:
+    """A real ``ambry serve`` on its own data dir and socket."""
+
+    proc: subprocess.Popen[str]
+    data: Path
+    sock: Path
+    env: dict[str, str]
+
+
+def start_serve(tmp_path: Path, sock_dir: Path) -> Served:
+    """Start ``ambry serve`` (its stderr piped) and wait until its socket exists."""
+    data = tmp_path / "serve-data"
+    data.mkdir()  # a data dir AMBRY_DATA_DIR names must exist
+    sock = sock_dir / "serve.sock"
+    env = {**os.environ, "AMBRY_SOCKET": str(sock), "AMBRY_DATA_DIR": str(data)}
+    proc = subprocess.Popen(
+        [str(AMBRY), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 30
+    while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return Served(proc, data, sock, env)

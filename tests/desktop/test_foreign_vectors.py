@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -24,9 +19,7 @@ from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 from desktop.widgets.embedding_status import EmbeddingStatus
 from desktop.widgets.watch import AppState
-from tests.desktop.conftest import add
-
-AMBRY = Path(sys.executable).with_name("ambry")
+from tests.desktop.conftest import add, start_serve
 
 #: Another process storing memories: it loads no model and runs no worker.
 WRITER = """
@@ -73,30 +66,14 @@ def test_the_app_embeds_what_another_process_stored_and_shows_the_progress(
     assert pending(service) == 0
 
 
-@pytest.fixture
-def sock_dir() -> Iterator[Path]:
-    # Not tmp_path: a Unix socket path must fit in ~100 bytes.
-    path = Path(tempfile.mkdtemp(prefix="ambry-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
-
-
 @pytest.mark.slow
 def test_ambry_serve_finds_turns_another_process_logged_by_meaning(
     tmp_path: Path, sock_dir: Path
 ) -> None:
-    data = tmp_path / "serve-data"
-    data.mkdir()  # a data dir AMBRY_DATA_DIR names must exist
-    sock = sock_dir / "serve.sock"
-    env = {**os.environ, "AMBRY_SOCKET": str(sock), "AMBRY_DATA_DIR": str(data)}
-    proc = subprocess.Popen(
-        [str(AMBRY), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    served = start_serve(tmp_path, sock_dir)
+    proc, data, sock = served.proc, served.data, served.sock
     writer = None
     try:
-        deadline = time.monotonic() + 30
-        while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
         with AmbryClient(sock, data_dir=data) as client:
             client.hello("main", "agent")
             client.call("exchange_log", {"speaker": "user", "text": "The weather is mild today"})
@@ -115,7 +92,7 @@ def test_ambry_serve_finds_turns_another_process_logged_by_meaning(
             writer.close()
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=30)
+            proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            proc.communicate()

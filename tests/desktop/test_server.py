@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,9 +34,9 @@ from core.model.errors import StorageError
 from core.service import MemoryService
 from core.storage.paths import DataDir
 from desktop.server.agent_server import AgentServer
+from tests.desktop.conftest import AMBRY, start_serve
 
 T = TypeVar("T")
-AMBRY = Path(sys.executable).with_name("ambry")
 
 
 @pytest.fixture
@@ -47,14 +45,6 @@ def service(data_dir: DataDir) -> Iterator[MemoryService]:
     svc = MemoryService(data_dir, Config(rate_stores_per_hour=10_000, rate_stores_per_day=10_000))
     yield svc
     svc.close()
-
-
-@pytest.fixture
-def sock_dir() -> Iterator[Path]:
-    # Not tmp_path: a Unix socket path must fit in ~100 bytes.
-    path = Path(tempfile.mkdtemp(prefix="ambry-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
@@ -662,21 +652,9 @@ def _sessions_since(service: MemoryService, before: dict[str, Any]) -> set[str]:
 def test_ambry_serve_runs_headless_refuses_a_twin_and_stops_on_sigterm(
     tmp_path: Path, sock_dir: Path
 ) -> None:
-    data = tmp_path / "serve-data"
-    data.mkdir()  # a data dir AMBRY_DATA_DIR names must exist
-    sock = sock_dir / "serve.sock"
-    env = {**os.environ, "AMBRY_SOCKET": str(sock), "AMBRY_DATA_DIR": str(data)}
-    proc = subprocess.Popen(
-        [str(AMBRY), "serve"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    served = start_serve(tmp_path, sock_dir)
+    proc, data, sock, env = served.proc, served.data, served.sock, served.env
     try:
-        deadline = time.monotonic() + 30
-        while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
         client = AmbryClient(sock, data_dir=data)
         with client:
             session_id = client.hello("main", "headless")["session_id"]
