@@ -45,8 +45,9 @@ def catch_up(ctx: Context) -> None:
             except EmbeddingUnavailable:
                 return  # the model failed on a row: logged; the search ranks by words
     elif waiting:
+        rows = "1 memory or turn has" if waiting == 1 else f"{waiting} memories and turns have"
         print(
-            f"note: {waiting} memories and turns have no vector yet; run `ambry reindex` "
+            f"note: {rows} no vector yet; run `ambry reindex` "
             "(until then they are found by their words)",
             file=sys.stderr,
         )

@@ -101,20 +101,32 @@ def _known_spans(text: str, known: Iterable[str]) -> list[tuple[int, int]]:
     return spans
 
 
-# Invisible characters: a zero-width space, soft hyphen, word joiner or byte-order
-# mark inside "AKIA…" hides a key from the secret patterns (and a near-duplicate
-# from the duplicate check), and bidirectional overrides make a line read other
-# than it is stored.
-_INVISIBLE = re.compile(r"[\u00ad\u180e\u200b\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-# Joiners and direction marks that scripts and emoji need (Persian, Indic, family
-# emoji, Hebrew beside Latin) stay, but not beside an ASCII letter or digit, where
-# they can only hide something.
-_JOINERS = re.compile(r"(?<=[0-9A-Za-z])[\u200c-\u200f]+|[\u200c-\u200f]+(?=[0-9A-Za-z])")
+# Invisible characters: a zero-width space, soft hyphen, word joiner, byte-order
+# mark or tag character inside "AKIA…" hides a key from the secret patterns (and
+# a near-duplicate from the duplicate check); bidirectional overrides make a line
+# read other than it is stored; tag characters spell words a model reads and a
+# person cannot see. Tag characters stay only in a flag's sequence (🏴 and the
+# region it spells).
+_INVISIBLE = re.compile(
+    "(\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f)"
+    "|[\u00ad\u180e\u200b\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+    "\ufff9-\ufffb\U0001d173-\U0001d17a\U000e0000-\U000e007f]"
+)
+# Marks that scripts and emoji need stay, but not beside an ASCII letter or digit,
+# where they can only hide something: joiners (Persian, Indic, family emoji),
+# direction marks (Hebrew or Arabic beside Latin), the grapheme joiner, variation
+# selectors (a heart drawn as an emoji; a keycap's "1\ufe0f\u20e3" keeps its own)
+# and the Hangul fillers.
+_BESIDE_ASCII = (
+    "[\u034f\u061c\u115f\u1160\u17b4\u17b5\u200c-\u200f\u3164\ufe00-\ufe0f\uffa0"
+    "\U000e0100-\U000e01ef]+"
+)
+_JOINERS = re.compile(f"(?<=[0-9A-Za-z]){_BESIDE_ASCII}(?!\u20e3)|{_BESIDE_ASCII}(?=[0-9A-Za-z])")
 
 
 def without_invisible(text: str) -> str:
     """``text`` without the invisible characters that could hide what it says."""
-    return _JOINERS.sub("", _INVISIBLE.sub("", text))
+    return _JOINERS.sub("", _INVISIBLE.sub(lambda m: m.group(1) or "", text))
 
 
 def screen_field(

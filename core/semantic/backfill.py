@@ -84,11 +84,13 @@ def pending_note(pending: int) -> dict[str, Any]:
     """The keys a search result gains while ``pending`` rows have no vector yet."""
     if pending <= 0:
         return {}
+    rows = "1 memory or turn has" if pending == 1 else f"{pending} memories and turns have"
+    them = "it is" if pending == 1 else "they are"
     return {
         "pending_vectors": pending,
         "note": (
-            f"{pending} memories and turns have no vector yet and are being embedded in the "
-            "background; until then they are found by their words only (mode auto or "
+            f"{rows} no vector yet and {'is' if pending == 1 else 'are'} being embedded in "
+            f"the background; until then {them} found by words only (mode auto or "
             "keyword), not by meaning"
         ),
     }

@@ -82,12 +82,20 @@ _SENTENCE_END = ".!;,:\u2026 "
 _FRAMING = re.compile(r'^(?:[-*\u2022]\s+)?(["\'`]?)(.*?)\1$', re.DOTALL)
 
 
+#: Marks a text may carry or not without reading differently: joiners, direction
+#: marks, the grapheme joiner, variation selectors (stored text keeps them where a
+#: script or an emoji needs them; core.policy.field_screening).
+_MARKS = re.compile("[\u034f\u061c\u200c-\u200f\ufe00-\ufe0f]")
+
+
 def same_statement(text: str) -> str:
     """``text`` as duplicates are told apart: case, spacing, the style of its quotes,
-    quotes around it, a list item's mark before it and the punctuation it ends with
-    do not count ("- Prefers dark mode." and '"prefers dark mode"' are "prefers
-    dark mode")."""
-    folded = normalise_content(unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    quotes around it, a list item's mark before it, invisible marks and the
+    punctuation it ends with do not count ("- Prefers dark mode." and
+    '"prefers dark mode"' are "prefers dark mode")."""
+    folded = normalise_content(
+        _MARKS.sub("", unicodedata.normalize("NFKC", text)).translate(_QUOTES)
+    )
     framed = _FRAMING.match(folded)
     statement = folded
     if framed and not (framed.group(1) and framed.group(1) in framed.group(2)):

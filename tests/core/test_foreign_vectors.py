@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 
 from core.model.entries import Actor
 from core.policy.manifest import load_manifest
-from core.semantic import vectors
+from core.semantic import backfill, vectors
 from core.semantic.embedding import DEFAULT_MODEL_ID
 from core.service import MemoryService
 from core.storage.paths import DataDir
@@ -136,7 +136,7 @@ def test_a_search_says_how_many_rows_wait_for_their_vectors(data: Path) -> None:
         for result in (found, turns):
             assert 0 < result["pending_vectors"] <= 400
             assert f"{result['pending_vectors']} memories and turns" in result["note"]
-            assert "found by their words" in result["note"]
+            assert "found by words only" in result["note"]
         assert "pending_vectors" not in keyword
         manifest = load_manifest()
         Draft202012Validator(manifest["memory_search"].result_schema).validate(found)
@@ -177,3 +177,9 @@ def test_the_worker_embeds_rows_of_another_connection_once_a_search_looks(
     finally:
         other.close()
         served.close()
+
+
+def test_the_note_counts_one_row_as_one() -> None:
+    assert backfill.pending_note(1)["note"].startswith("1 memory or turn has no vector yet and is")
+    assert backfill.pending_note(2)["note"].startswith("2 memories and turns have no vector")
+    assert backfill.pending_note(0) == {}
