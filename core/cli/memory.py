@@ -64,7 +64,17 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
     note = "" if outcome.created else "  (already stored; existing entry kept)"
     if outcome.entry.status is Status.CANDIDATE:
         note += f"  (awaiting review: {outcome.entry.review_reason})"
-    ctx.emit({**outcome.entry.to_dict(), "created": outcome.created}, outcome.entry.id + note)
+    said = outcome.to_dict()
+    if outcome.redacted:
+        # What was kept is not what was typed: say so, and of which kind.
+        kinds = ", ".join(said["redacted_kinds"])
+        count = said["redacted"]
+        secrets = "1 secret" if count == 1 else f"{count} secrets"
+        note += f"  ({secrets} replaced by [SECRET_REDACTED]: {kinds})"
+    ctx.emit(
+        {**outcome.entry.to_dict(), "created": outcome.created, **said},
+        outcome.entry.id + note,
+    )
     return 0
 
 

@@ -123,3 +123,15 @@ def test_each_command_ends_the_session_it_opened(
         states = [r[0] for r in db.execute("SELECT end_state FROM sessions")]
         ends = db.execute("SELECT count(*) FROM audit_log WHERE action = 'session_end'")
         assert states == ["ended", "ended"] and ends.fetchone()[0] == 2
+
+
+def test_store_says_what_it_redacted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Before, the person saw only the id, as if the text had been kept as typed.
+    d = ["--data-dir", str(tmp_path)]
+    code, out, _ = run(capsys, *d, "store", "AKIAQ3EGUZ7W4NXM2KFB is the access key id for CI")
+    assert code == 0
+    assert out.strip().endswith("(1 secret replaced by [SECRET_REDACTED]: aws_access_key)")
+    code, out, _ = run(capsys, *d, "--json", "store", "AKIAQ3EGUZ7W4NXM2KFC belongs to staging")
+    said = json.loads(out)
+    assert said["redacted"] == 1 and said["redacted_kinds"] == {"aws_access_key": 1}
+    assert said["content"] == "[SECRET_REDACTED] belongs to staging"
