@@ -156,29 +156,28 @@ def _forget_args(p: argparse.ArgumentParser) -> None:
 @command("forget", "Delete every memory and conversation turn about a topic.")(_forget_args)
 def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
     plan = forgetting.plan_forget(ctx.service, ctx.group, " ".join(args.topic))
-    if not plan.entries and not plan.exchange_ids and not plan.claim_ids:
+    if plan.empty:
         ctx.emit({**plan.to_dict(), "deleted": False}, "nothing matches; nothing was deleted")
         return 0
     if not ctx.as_json:
-        claims = f" and {len(plan.claim_ids)} claims" if plan.claim_ids else ""
-        turns = f"{len(plan.exchange_ids)} conversation turns"
-        print(
-            f"This will delete {len(plan.entries)} memories"
-            + (f", {turns}{claims}:" if claims else f" and {turns}:")
-        )
+        print(f"This will delete {_forget_counts(plan)}:")
         for entry in plan.entries:
             print(format_entry(entry))
     if not args.yes and not _confirm("Delete them?"):
         return fail("cancelled; nothing was deleted")
     ctx.service.forget(ctx.caller, plan)
-    ctx.emit(
-        {**plan.to_dict(), "deleted": True},
-        f"forgot {len(plan.entries)} memories and {len(plan.exchange_ids)} turns"
-        if not plan.claim_ids
-        else f"forgot {len(plan.entries)} memories, {len(plan.exchange_ids)} turns "
-        f"and {len(plan.claim_ids)} claims",
-    )
+    ctx.emit({**plan.to_dict(), "deleted": True}, f"forgot {_forget_counts(plan)}")
     return 0
+
+
+def _forget_counts(plan: forgetting.ForgetPlan) -> str:
+    """ "3 memories and 4 turns", with claims and trashed memories when there are any."""
+    parts = [f"{len(plan.entries)} memories", f"{len(plan.exchange_ids)} turns"]
+    if plan.claim_ids:
+        parts.append(f"{len(plan.claim_ids)} claims")
+    if plan.trash_ids:
+        parts.append(f"{len(plan.trash_ids)} memories in the trash")
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def _clear_args(p: argparse.ArgumentParser) -> None:

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+import apsw
+
 from core.memory.curation import require_operator
 from core.model.changes import Changes
 from core.model.entries import EntryFilter, MemoryEntry, Status
-from core.storage import audit
+from core.storage import audit, vocab
 from core.storage.audit import Action
 from core.storage.fts import match_expression, query_terms
 from core.storage.scrub import Index, scrub
@@ -45,6 +47,12 @@ class ForgetPlan:
     exchange_ids: tuple[int, ...]
     #: Claims (core.claims) stating the topic or quoting one of the turns.
     claim_ids: tuple[str, ...] = ()
+    #: Memories an agent deleted that wait in the trash (core.memory.trash).
+    trash_ids: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.entries or self.exchange_ids or self.claim_ids or self.trash_ids)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -52,6 +60,7 @@ class ForgetPlan:
             "entries": [e.to_dict() for e in self.entries],
             "exchanges": len(self.exchange_ids),
             "claims": len(self.claim_ids),
+            "trash": len(self.trash_ids),
         }
 
 
@@ -87,7 +96,36 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
             {"match": match, "turns": json.dumps(exchanges)},
         )
     )
-    return ForgetPlan(topic, tuple(found[i] for i in ids if i in found), exchanges, claims)
+    return ForgetPlan(
+        topic,
+        tuple(found[i] for i in ids if i in found),
+        exchanges,
+        claims,
+        _in_the_trash(store, terms),
+    )
+
+
+def _in_the_trash(store: GroupStore, terms: list[str]) -> tuple[str, ...]:
+    """The trashed memories holding every one of ``terms``, matched as the search index
+    would match them (the same tokenizer: "allergies" finds "allergy"); a private or
+    secret one by its tags only, as in the index."""
+    tokenize = vocab.tokenizer(store.conn)
+
+    def tokens(text: str, reason: int) -> set[str]:
+        found = tokenize(
+            text.encode("utf-8"), reason, None, include_offsets=False, include_colocated=False
+        )
+        return set(found)
+
+    wanted = [tokens(term, apsw.FTS5_TOKENIZE_QUERY) for term in terms]
+    matched: list[str] = []
+    for entry_id, raw in store.execute("SELECT id, entry FROM trash ORDER BY id"):
+        entry = json.loads(raw)
+        words = [str(entry.get("search_text") or ""), *json.loads(entry.get("tags") or "[]")]
+        held = tokens(" ".join(words), apsw.FTS5_TOKENIZE_DOCUMENT)
+        if all(w <= held for w in wanted if w):
+            matched.append(str(entry_id))
+    return tuple(matched)
 
 
 def forget(
@@ -106,6 +144,8 @@ def forget(
             store.delete(entry.id)
         for seq in plan.exchange_ids:
             store.execute("DELETE FROM exchanges WHERE seq = ?", (seq,))
+        for trashed in plan.trash_ids:
+            store.execute("DELETE FROM trash WHERE id = ?", (trashed,))
         for claim_id in plan.claim_ids:
             # A decision records the text the person confirmed.
             store.execute("DELETE FROM claim_decisions WHERE claim_id = ?", (claim_id,))
@@ -120,6 +160,7 @@ def forget(
             count=len(plan.entries),
             exchanges=len(plan.exchange_ids),
             claims=len(plan.claim_ids),
+            trash=len(plan.trash_ids),
         )
     scrub(store)
     return service.emit(

@@ -15,6 +15,7 @@ from core.layers.timeline import timeline
 from core.layers.tools import recall_tool
 from core.memory import forgetting
 from core.memory.forgetting import Scope
+from core.memory.trash import list_trash
 from core.model.caller import Caller
 from core.model.entries import Actor, iso, utc_now
 from core.service import MemoryService
@@ -176,3 +177,27 @@ def test_claims_drawn_from_forgotten_turns_go_with_them(
     assert _files_with_word(service) == []
     left = [r[0] for r in store.execute("SELECT text FROM claims")]
     assert left and all(WORD not in text for text in left)  # the dentist is still claimed
+
+
+def test_forget_empties_the_trash_of_the_topic_too(
+    service: MemoryService, operator: Caller
+) -> None:
+    # A memory an agent deleted waits in the trash, restorable; before, forget left
+    # it there, word and all.
+    agent = service.open_session("main", Actor.AGENT, "tests")
+    gone = service.store(agent, {"type": "fact", "content": f"User is allergic to {WORD}"})
+    kept = service.store(agent, {"type": "fact", "content": "User is allergic to cats"})
+    tagged = service.store(
+        agent, {"type": "fact", "content": "Ask before booking", "tags": [f"{WORD} allergy"]}
+    )
+    for outcome in (gone, kept, tagged):
+        service.delete_tool(agent, {"id": outcome.entry.id})
+    # Matched as the index matches: every word, stemmed ("allergies" is "allergy",
+    # not "allergic"), a tag as well as the text.
+    narrow = forgetting.plan_forget(service, "main", f"{WORD} allergies")
+    assert narrow.trash_ids == (tagged.entry.id,)
+    plan = forgetting.plan_forget(service, "main", WORD)
+    assert sorted(plan.trash_ids) == sorted([gone.entry.id, tagged.entry.id])
+    service.forget(operator, plan)
+    assert [item.id for item in list_trash(service, "main")] == [kept.entry.id]
+    assert _files_with_word(service) == []
