@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from core.cli import doctor
 from core.cli.main import main
 from core.storage.paths import DataDir
 
@@ -208,3 +209,17 @@ def test_doctor_loads_the_embedding_model_and_names_a_broken_one(tmp_path: Path)
     broken = check_model(str(own))
     assert broken.status is Status.FAIL and "keywords only" in broken.detail
     assert "embedding_model_dir" in broken.fix
+
+
+def test_doctor_warns_of_a_log_folder_it_cannot_create(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Before, it said "ok" for a log file no command could write.
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a folder")
+    monkeypatch.setenv("AMBRY_LOG_DIR", str(blocked / "log"))
+    found = doctor.check_log()
+    assert found.status is doctor.Status.WARN and "cannot be created" in found.detail
+    monkeypatch.setenv("AMBRY_LOG_DIR", str(tmp_path / "state" / "log"))
+    fine = doctor.check_log()
+    assert fine.status is doctor.Status.OK and "created on first use" in fine.detail
