@@ -212,6 +212,30 @@ class StdioServer:
             view = view[written:]
 
 
+def refuse_stdio(exc: AmbryError, in_fd: int = 0, out_fd: int = 1) -> None:
+    """Answer every request on stdin with ``exc`` until the client closes it.
+
+    For an ``ambry mcp`` that cannot start (its data dir refused): a client shows
+    the error it is answered with, where a server that just exits leaves only a
+    line on stderr that few clients show.
+    """
+    data = {k: v for k, v in exc.to_dict().items() if k != "message"}
+    pending = b""
+    while chunk := os.read(in_fd, 1 << 16):
+        *lines, pending = (pending + chunk).split(b"\n")
+        if len(pending) > MAX_FRAME_BYTES:
+            pending = b""
+        for line in lines:
+            try:
+                message = decode_json(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(message, dict) and "method" in message and "id" in message:
+                frame = memoryview(error_frame(message["id"], exc.rpc_code, exc.message, data))
+                while frame:
+                    frame = frame[os.write(out_fd, frame) :]
+
+
 def _request_id(value: Any) -> Any:
     # JSON ids 1 and "1" are different requests; keep their types apart.
     return (type(value).__name__, value)

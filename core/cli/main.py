@@ -193,7 +193,13 @@ def _run(args: argparse.Namespace) -> int:
     except AmbryError as exc:
         log.info("refused: %s", exc.message)
         message = _for_a_person(exc.message)
-        return fail(message, 1, {**exc.to_dict(), "message": message})
+        code = fail(message, 1, {**exc.to_dict(), "message": message})
+        if args.command == "mcp" and ctx is None and not sys.stdin.isatty():
+            # An MCP client shows an answer; the line on stderr few of them show.
+            from core.agent.mcp_stdio import refuse_stdio
+
+            refuse_stdio(exc, sys.stdin.fileno(), sys.stdout.fileno())
+        return code
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     except BrokenPipeError:

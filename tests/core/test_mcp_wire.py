@@ -200,3 +200,26 @@ def test_nothing_heavy_is_imported() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert out.stdout.strip() == "[]"
+
+
+def test_an_mcp_server_that_cannot_start_answers_with_the_reason(tmp_path: Path) -> None:
+    # Before, it exited at once, and the reason was on stderr only, which few
+    # clients show: the person saw a server that "disconnected".
+    missing = tmp_path / "no-such-dir"
+    asked = [
+        json.dumps(request(0, "initialize", init_params("2025-11-25"))),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json.dumps(request(1, "tools/list")),
+    ]
+    done = subprocess.run(
+        [str(AMBRY), "mcp"],
+        input="\n".join(asked) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "AMBRY_DATA_DIR": str(missing)},
+    )
+    replies = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [0, 1]
+    assert all(str(missing) in r["error"]["message"] for r in replies)
+    assert done.returncode == 1 and not missing.exists()
