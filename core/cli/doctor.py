@@ -286,15 +286,12 @@ def check_log() -> Finding:
         if not os.access(path, os.W_OK):
             return Finding("log", Status.FAIL, f"{path} is not writable", f"chown $USER '{path}'")
         return Finding("log", Status.OK, str(path))
-    # Not written yet: the nearest folder that exists must let it be made.
-    parent = path.parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not (parent.is_dir() and os.access(parent, os.W_OK | os.X_OK)):
+    why = creatable(path)
+    if why is not None:
         return Finding(
             "log",
             Status.WARN,
-            f"{path} cannot be created: {parent} is not writable by you",
+            f"{path} cannot be created: {why}",
             "commands still run, without a log file; set AMBRY_LOG_DIR to a writable folder",
         )
     return Finding("log", Status.OK, f"{path} (created on first use)")
