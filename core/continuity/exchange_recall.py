@@ -28,8 +28,14 @@ from core.model.entries import iso, parse_iso
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import Span, asks_when, says_when, time_spans
-from core.storage.fts import STOPWORDS, match_expression, query_terms
-from core.storage.store import GroupStore
+from core.storage.fts import (
+    STOPWORDS,
+    held_count,
+    match_expression,
+    query_terms,
+    unspaced_grams,
+)
+from core.storage.store import UNSPACED_SCAN, GroupStore
 
 #: Share of a neighbour's relevance a turn takes on.
 CONTEXT_WEIGHT: Final = 0.5
@@ -78,6 +84,20 @@ def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]
         (match_expression(terms),),
     ).fetchall()
     return {int(r[0]): float(r[1]) for r in rows}
+
+
+def _unspaced(store: GroupStore, grams: list[str], want: int) -> dict[int, int]:
+    """Turns holding pieces of an unspaced query ({seq: pieces held}), most first,
+    among the newest :data:`~core.storage.store.UNSPACED_SCAN`."""
+    if not grams:
+        return {}
+    rows = store.execute(
+        f"SELECT seq, held FROM (SELECT seq, {held_count('text', grams)} AS held FROM exchanges "
+        f"ORDER BY seq DESC LIMIT {UNSPACED_SCAN}) "
+        f"WHERE held > 0 ORDER BY held DESC, seq DESC LIMIT {int(want)}",
+        grams,
+    )
+    return {int(r[0]): int(r[1]) for r in rows}
 
 
 def _said_within(store: GroupStore, spans: Sequence[Span], want: int) -> set[int]:
@@ -263,6 +283,9 @@ def rank(
         if found is None:
             mode = Mode.KEYWORD
     bm25 = _keyword(store, search_terms(query, named), want) if mode is not Mode.SEMANTIC else {}
+    if mode is not Mode.SEMANTIC:
+        grams = unspaced_grams(query)
+        bm25 = hybrid.with_pieces(bm25, _unspaced(store, grams, want), len(grams))
     cosines: dict[int, float] = {}
     index = None
     # A result at least this close says it was found by meaning: in semantic mode,

@@ -18,7 +18,7 @@ from core.model.config import Config
 from core.model.entries import EntryFilter, parse_iso
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
-from core.storage.fts import STOPWORDS, match_expression, query_terms
+from core.storage.fts import STOPWORDS, match_expression, query_terms, unspaced_grams
 from core.storage.rows import HIT_COLUMNS, Hit, where_clause
 from core.storage.store import BM25, GroupStore
 
@@ -160,6 +160,10 @@ def search(
         bm25 = keyword_candidates(store, terms, flt, want)
         implied = implied_only(store, query, terms, bm25)
         complete = all_terms(store, terms, want) if len(terms) > 1 else set()
+        grams = unspaced_grams(query)
+        within = store.unspaced_matches(flt, grams, want)
+        implied -= within.keys()
+        bm25 = hybrid.with_pieces(bm25, within, len(grams))
     cosines: dict[int, float] = {}
     rows: dict[int, Any] = {}
     # Near in meaning but under the floor: listed only to fill a short list.

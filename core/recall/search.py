@@ -8,8 +8,9 @@ from dataclasses import replace
 from core.model.entries import MAX_SEARCH_LIMIT, EntryFilter, EntryType, SearchResult, utc_now
 from core.recall import memory_recall
 from core.semantic.hybrid import Mode
-from core.storage.fts import typed_terms
+from core.storage.fts import typed_terms, unspaced_grams
 from core.storage.rows import Hit, decode_tags
+from core.storage.store import UNSPACED_SCAN
 from core.storage.workspace import Workspace
 
 _BEHAVIORAL_TYPES = frozenset(t.value for t in EntryType if t.behavioral)
@@ -76,4 +77,12 @@ def list_ids(
     if not query.strip():
         return store.ids(flt, limit=limit)
     terms, typing = typed_terms(query)
-    return store.browse_ids(flt, terms, prefix_last=typing, limit=limit)
+    found = store.browse_ids(flt, terms, prefix_last=typing, limit=limit)
+    grams = unspaced_grams(query)
+    if not grams:
+        return found
+    # Words inside unspaced text (Chinese, Japanese) are no index terms: found by
+    # substring, most pieces held first, before the index's own matches.
+    within = store.ids_of(list(store.unspaced_matches(flt, grams, limit or UNSPACED_SCAN)))
+    listed = set(within)
+    return [*within, *(i for i in found if i not in listed)][:limit]

@@ -260,6 +260,18 @@ def keyword_strengths(bm25: dict[int, float]) -> dict[int, float]:
     return {k: max(0.0, -s) / best for k, s in bm25.items()}
 
 
+def with_pieces(bm25: dict[int, float], pieces: dict[int, int], asked: int) -> dict[int, float]:
+    """``bm25`` with the matches of an unspaced query's pieces ({seq: pieces held} of
+    ``asked``) as keyword matches: one holding every piece as strong as the best."""
+    if not pieces:
+        return bm25
+    best = max((-score for score in bm25.values()), default=1.0) or 1.0
+    merged = dict(bm25)
+    for seq, held in pieces.items():
+        merged[seq] = min(merged.get(seq, 0.0), -best * held / asked)
+    return merged
+
+
 def relevance(
     semantic: float | None, keyword: float, mode: Mode, weight: float = SEMANTIC_WEIGHT
 ) -> float:

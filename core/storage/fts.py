@@ -151,6 +151,32 @@ def words(text: str) -> list[str]:
     return list(seen)
 
 
+#: Scripts written without spaces between words (Han, kana) or with particles
+#: joined to them (hangul): the index's tokenizer keeps a whole run as one token, so
+#: a word inside a sentence ("芒果" in "用户最喜欢的水果是芒果") never matches.
+_UNSPACED = re.compile(
+    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
+)
+#: Most pieces one query looks for by substring.
+MAX_GRAMS = 12
+
+
+def unspaced_grams(text: str) -> list[str]:
+    """The pieces of ``text``'s unspaced runs to look for inside stored text: each
+    pair of neighbouring characters (the usual length of a word in these scripts),
+    or the character of a run of one."""
+    grams: dict[str, None] = {}
+    for run in _UNSPACED.findall(text):
+        pieces = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+        grams.update(dict.fromkeys(pieces))
+    return list(grams)[:MAX_GRAMS]
+
+
+def held_count(column: str, grams: list[str]) -> str:
+    """SQL counting how many of ``grams`` (bound in order) ``column`` holds."""
+    return " + ".join([f"(instr({column}, ?) > 0)"] * len(grams))
+
+
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 

@@ -24,7 +24,7 @@ from core.model.entries import (
 from core.storage.best_effort import best_effort
 from core.storage.db import mapped_errors, open_database, write_transaction
 from core.storage.file_safety import make_private
-from core.storage.fts import match_expression
+from core.storage.fts import held_count, match_expression
 from core.storage.planner import QueryPlanner
 from core.storage.rows import (
     AUDIT_INSERT_SQL,
@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 #: SQLite keep only the best n rows, where ``ORDER BY rank`` has the index sort
 #: every match first; with a few hundred matches that is about 30 % slower.
 BM25 = "bm25(memory_fts, 1.0, 0.75)"
+#: Entries (the newest that pass the filter) read for a query in an unspaced script.
+UNSPACED_SCAN = 10_000
 # LIMIT and OFFSET of the hot queries are written into the SQL as integers, not
 # bound: SQLite hands a bound LIMIT to the query planner, so binding a new value
 # re-prepares the statement on every run (about 40 µs for a search).
@@ -368,6 +370,31 @@ class GroupStore:
             f"WHERE f.memory_fts MATCH ? AND {where} ORDER BY {order}"
         )
         return [r[0] for r in self.execute(sql + _limit(limit), (match, *params))]
+
+    def unspaced_matches(self, flt: EntryFilter, grams: list[str], limit: int) -> dict[int, int]:
+        """Entries passing ``flt`` whose text or tags hold pieces of an unspaced
+        query (:func:`core.storage.fts.unspaced_grams`), as {seq: pieces held}, most
+        first, among the newest :data:`UNSPACED_SCAN` entries that pass."""
+        if not grams:
+            return {}
+        where, params = where_clause(flt)
+        rows = self.execute(
+            f"SELECT seq, held FROM (SELECT seq, {held_count('t', grams)} AS held FROM "
+            "(SELECT e.seq, e.search_text || char(10) || e.tags AS t FROM memory_entries e "
+            f"WHERE {where} ORDER BY e.seq DESC LIMIT {UNSPACED_SCAN})) "
+            f"WHERE held > 0 ORDER BY held DESC, seq DESC LIMIT {int(limit)}",
+            (*grams, *params),
+        )
+        return {int(r[0]): int(r[1]) for r in rows}
+
+    def ids_of(self, seqs: list[int]) -> list[str]:
+        """The ids of ``seqs``, in their order."""
+        if not seqs:
+            return []
+        marks = ", ".join("?" * len(seqs))
+        rows = self.execute(f"SELECT seq, id FROM memory_entries WHERE seq IN ({marks})", seqs)
+        found = {int(r[0]): str(r[1]) for r in rows}
+        return [found[s] for s in seqs if s in found]
 
     def count(self, flt: EntryFilter) -> int:
         where, params = where_clause(flt)

@@ -4,8 +4,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.continuity.episodes import find_exchanges, log_exchange
+from core.model.entries import Actor, EntryFilter
+from core.recall.search import list_ids
+from core.semantic.hybrid import Mode
 from core.service import Caller, MemoryService
-from core.storage.fts import build_match, words
+from core.storage.fts import MAX_GRAMS, build_match, unspaced_grams, words
 
 HOSTILE = [
     "NOT",
@@ -69,3 +73,46 @@ def test_stopwords_dropped_only_when_something_else_is_left() -> None:
 def test_any_text_never_raises(service: MemoryService, operator: Caller, query: str) -> None:
     service.search(operator, {"query": query})
     service.list_ids("main", __import__("core.model.entries").model.entries.EntryFilter(), query)
+
+
+def test_the_pieces_of_unspaced_text_are_pairs_of_characters() -> None:
+    assert unspaced_grams("芒果") == ["芒果"]
+    assert unspaced_grams("水果是什么") == ["水果", "果是", "是什", "什么"]
+    assert unspaced_grams("책을 좋아") == ["책을", "좋아"]
+    assert unspaced_grams("a 猫 b") == ["猫"]
+    assert unspaced_grams("plain English") == []
+    assert len(unspaced_grams("一二三四五六七八九十百千万亿兆京")) == MAX_GRAMS
+
+
+def test_a_word_inside_unspaced_text_is_found_by_its_characters(
+    service: MemoryService, operator: Caller
+) -> None:
+    # The index keeps "用户最喜欢的水果是芒果" as one token: before, "芒果" (mango)
+    # found nothing, in any mode but by meaning, nor in the app's list.
+    def store(text: str, kind: str = "fact", tags: tuple[str, ...] = ()) -> str:
+        args = {"type": kind, "content": text, "tags": list(tags)}
+        return service.store(operator, args).entry.id
+
+    mango = store("用户最喜欢的水果是芒果")
+    jogging = store("ユーザーは毎朝ジョギングをする")
+    book = store("사용자는 책을 좋아한다")
+    tagged = store("A note about fruit", "context", ("芒果",))
+    store("The deploy runs nightly")
+
+    def found(query: str, **extra: object) -> list[str]:
+        asked = {"query": query, "mode": "keyword", **extra}
+        return [r.id for r in service.search(operator, asked)]
+
+    assert sorted(found("芒果")) == sorted([mango, tagged])
+    assert found("芒果", type="fact") == [mango]
+    assert found("ジョギング") == [jogging]
+    assert found("책") == [book]
+    # A question holds more of the memory's pairs than of any other.
+    assert found("我最喜欢的水果是什么？")[0] == mango
+    ids = list_ids(service, "main", EntryFilter(), "芒果")
+    assert sorted(ids) == sorted([mango, tagged])
+    agent = service.open_session("main", Actor.AGENT, "t")
+    log_exchange(service, agent, "user", "The weather is mild today")
+    log_exchange(service, agent, "user", "我下个月要去北京出差")
+    hits = find_exchanges(service.store_for("main"), "北京", limit=5, mode=Mode.KEYWORD)
+    assert hits[0].exchange.text == "我下个月要去北京出差" and "keyword" in hits[0].signals
