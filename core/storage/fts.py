@@ -157,18 +157,22 @@ def words(text: str) -> list[str]:
 _UNSPACED = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
 )
+#: Pictographs (emoji, symbols) the tokenizer skips as separators: each is looked
+#: for on its own.
+_PICTOGRAPHS = re.compile("[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]")
 #: Most pieces one query looks for by substring.
 MAX_GRAMS = 12
 
 
 def unspaced_grams(text: str) -> list[str]:
-    """The pieces of ``text``'s unspaced runs to look for inside stored text: each
-    pair of neighbouring characters (the usual length of a word in these scripts),
-    or the character of a run of one."""
+    """The pieces of ``text`` the index cannot match, to look for inside stored
+    text: each pair of neighbouring characters of an unspaced run (the usual length
+    of a word in these scripts), or the character of a run of one; and each emoji."""
     grams: dict[str, None] = {}
     for run in _UNSPACED.findall(text):
         pieces = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
         grams.update(dict.fromkeys(pieces))
+    grams.update(dict.fromkeys(_PICTOGRAPHS.findall(text)))
     return list(grams)[:MAX_GRAMS]
 
 

@@ -81,6 +81,7 @@ def test_the_pieces_of_unspaced_text_are_pairs_of_characters() -> None:
     assert unspaced_grams("책을 좋아") == ["책을", "좋아"]
     assert unspaced_grams("a 猫 b") == ["猫"]
     assert unspaced_grams("plain English") == []
+    assert unspaced_grams("🎸🎶 and ☕") == ["🎸", "🎶", "☕"]
     assert len(unspaced_grams("一二三四五六七八九十百千万亿兆京")) == MAX_GRAMS
 
 
@@ -107,6 +108,8 @@ def test_a_word_inside_unspaced_text_is_found_by_its_characters(
     assert found("芒果", type="fact") == [mango]
     assert found("ジョギング") == [jogging]
     assert found("책") == [book]
+    fox = store("Sticker on the laptop: 🦊")
+    assert found("🦊") == [fox]
     # A question holds more of the memory's pairs than of any other.
     assert found("我最喜欢的水果是什么？")[0] == mango
     ids = list_ids(service, "main", EntryFilter(), "芒果")
