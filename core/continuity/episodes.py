@@ -39,7 +39,7 @@ from core.policy.screening import audit_redacted, screen, strip_controls
 from core.semantic.hybrid import Mode
 from core.storage import audit
 from core.storage.audit import Action
-from core.storage.fts import query_terms
+from core.storage.fts import query_terms, unspaced_grams
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -350,7 +350,7 @@ def find_exchanges(
             f"limit must be between 1 and {MAX_EXCHANGE_RESULTS}", field="limit", rule="range"
         )
     same = "coalesce(e.thread_id = :thread, 0)"
-    if query_terms(query):
+    if query_terms(query) or unspaced_grams(query):
         ranked = exchange_recall.rank(
             store,
             query,

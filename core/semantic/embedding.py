@@ -243,6 +243,16 @@ class Embedder:
                 self._running = False
                 self._lock.notify_all()
 
+    def unknown_share(self, text: str) -> float:
+        """The share of ``text``'s tokens the model has no piece for (its unknown
+        token): the shipped English model reads most Chinese, Japanese and Korean
+        characters and emoji so, and gives every such text nearly the same vector."""
+        unknown = self._tokenizer.token_to_id("[UNK]")
+        if unknown is None:
+            return 0.0
+        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        return sum(1 for i in ids if i == unknown) / len(ids) if ids else 0.0
+
     def encode(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         """Unit-length vectors of ``texts``, one row each, in order.
 

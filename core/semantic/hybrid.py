@@ -48,6 +48,11 @@ SEMANTIC_WEIGHT: Final = 0.6
 #: one at which they count as the same statement (MiniLM's scale).
 COSINE_FLOOR: Final = 0.15
 COSINE_FULL: Final = 0.8
+#: A query more than this share of whose tokens the model does not know (most
+#: Chinese, Japanese or Korean text and emoji, to the shipped English model) has
+#: no meaning it can compare: every such text gets nearly the same vector, so it
+#: would rank unrelated entries in those scripts first.
+UNREADABLE: Final = 0.5
 #: A result found only by its vector needs at least this similarity in ``auto`` mode.
 MIN_SEMANTIC_ONLY: Final = 0.3
 #: Candidates taken from each signal before fusion.
@@ -179,9 +184,10 @@ _query_vectors: dict[str, QueryVectors] = {}
 
 
 def query_vector(query: str, model_dir: str) -> tuple[Embedder, npt.NDArray[np.float32]] | None:
-    """The embedder and the query's vector, or None when semantic search is off."""
+    """The embedder and the query's vector; None when semantic search is off, or when
+    the model cannot read the query (:data:`UNREADABLE`): then it ranks by words."""
     embedder = shared_embedder(model_dir)
-    if embedder is None:
+    if embedder is None or embedder.unknown_share(query) > UNREADABLE:
         return None
     cached = _query_vectors.get(model_dir)
     if cached is None or cached.embedder is not embedder:

@@ -164,16 +164,26 @@ _PICTOGRAPHS = re.compile("[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]")
 MAX_GRAMS = 12
 
 
+#: Characters that mostly join or mark words (Chinese function words, Japanese
+#: particles, Korean case endings): a pair holding one says little, and a long
+#: question is mostly such pairs ("请问我以前说过的…名字是什么", before the name).
+_FUNCTION_CHARACTERS = frozenset(
+    "的了是我你他她它们吗呢吧啊在有和就都也这那么个什のはがをにでともへやかねよ은는이가을를의에도"
+)
+
+
 def unspaced_grams(text: str) -> list[str]:
     """The pieces of ``text`` the index cannot match, to look for inside stored
     text: each pair of neighbouring characters of an unspaced run (the usual length
-    of a word in these scripts), or the character of a run of one; and each emoji."""
+    of a word in these scripts), or the character of a run of one, leaving out the
+    pairs with a function character when others remain; and each emoji."""
     grams: dict[str, None] = {}
     for run in _UNSPACED.findall(text):
         pieces = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
         grams.update(dict.fromkeys(pieces))
-    grams.update(dict.fromkeys(_PICTOGRAPHS.findall(text)))
-    return list(grams)[:MAX_GRAMS]
+    telling = [g for g in grams if not _FUNCTION_CHARACTERS.intersection(g)]
+    kept = telling or list(grams)
+    return [*kept, *dict.fromkeys(_PICTOGRAPHS.findall(text))][:MAX_GRAMS]
 
 
 def held_count(column: str, grams: list[str]) -> str:

@@ -213,7 +213,8 @@ def test_a_model_that_fails_on_a_later_text_turns_search_to_words_never_to_error
         bees = service.store(who, {"type": "fact", "content": "The user keeps bees"}).entry.id
         assert embedding.shared_embedder(str(folder)) is not None  # it loads
         # A search meets the failure: it answers by words, and the model is off.
-        results = service.search(who, {"query": "bees"})
+        # (A query of unknown words alone is not given to the model at all.)
+        results = service.search(who, {"query": "probe bees"})
         assert [r.id for r in results] == [bees] and results[0].signals[0] == "keyword"
         assert "failed on a text" in (embedding.unavailable_reason(str(folder)) or "")
         assert sum("semantic search is off" in r.message for r in caplog.records) == 1
