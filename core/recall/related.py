@@ -39,6 +39,10 @@ def related(
     embedder = shared_embedder(model_dir)
     if embedder is None:
         return None
+    if embedder.unknown_share(text) > hybrid.UNREADABLE:
+        # Mostly tokens the model does not know (CJK, emoji): its vector is nearly
+        # every such text's, so its "nearest" would be any of them.
+        return []
     seq = store.execute("SELECT seq FROM memory_entries WHERE id = ?", (entry_id,)).fetchone()
     index = hybrid.vector_index(store, vectors.MEMORIES, embedder)
     own = None if seq is None else index.vector_of(int(seq[0]))

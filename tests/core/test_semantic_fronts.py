@@ -129,6 +129,19 @@ def test_related_memories_as_a_tool(service: MemoryService, conn: Connection) ->
     assert missing["error"]["code"] == -32002
 
 
+def test_a_memory_the_model_cannot_read_has_no_related_ones(
+    service: MemoryService, conn: Connection
+) -> None:
+    # Read as unknown tokens, every Chinese or Japanese text had nearly the same
+    # vector: each was "related" to all the others.
+    ids = [
+        call(conn, "memory_store", {"type": "fact", "content": text})["result"]["id"]
+        for text in ("用户最喜欢的水果是芒果", "ユーザーは毎朝ジョギングをする", "用户住在上海")
+    ]
+    _embed(service)
+    assert call(conn, "memory_related", {"id": ids[0]})["result"]["results"] == []
+
+
 def test_related_refuses_secret_entries(
     service: MemoryService, operator: Caller, memory_keyring: object
 ) -> None:
