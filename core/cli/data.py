@@ -12,6 +12,7 @@ from core.cli import history
 from core.cli.context import Context, command, fail, format_entry, progress_line, watching
 from core.memory import forgetting
 from core.memory.forgetting import Scope
+from core.memory.trash import list_trash
 from core.model.errors import InvalidParams
 from core.portability.export import export
 from core.portability.importing import import_file
@@ -163,6 +164,10 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
         print(f"This will delete {_forget_counts(plan)}:")
         for entry in plan.entries:
             print(format_entry(entry))
+        trashed = {item.id: item for item in list_trash(ctx.service, ctx.group)}
+        for trash_id in plan.trash_ids:
+            if trash_id in trashed:
+                print(f"{trash_id}  (in the trash) {trashed[trash_id].preview}")
     if not args.yes and not _confirm("Delete them?"):
         return fail("cancelled; nothing was deleted")
     ctx.service.forget(ctx.caller, plan)
@@ -172,12 +177,19 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
 
 def _forget_counts(plan: forgetting.ForgetPlan) -> str:
     """ "3 memories and 4 turns", with claims and trashed memories when there are any."""
-    parts = [f"{len(plan.entries)} memories", f"{len(plan.exchange_ids)} turns"]
+    parts = [
+        _count(len(plan.entries), "memory", "memories"),
+        _count(len(plan.exchange_ids), "turn"),
+    ]
     if plan.claim_ids:
-        parts.append(f"{len(plan.claim_ids)} claims")
+        parts.append(_count(len(plan.claim_ids), "claim"))
     if plan.trash_ids:
-        parts.append(f"{len(plan.trash_ids)} memories in the trash")
+        parts.append(_count(len(plan.trash_ids), "memory", "memories") + " in the trash")
     return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _count(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def _clear_args(p: argparse.ArgumentParser) -> None:

@@ -161,6 +161,7 @@ def forget(
             exchanges=len(plan.exchange_ids),
             claims=len(plan.claim_ids),
             trash=len(plan.trash_ids),
+            trash_ids=list(plan.trash_ids),
         )
     scrub(store)
     return service.emit(

@@ -8,6 +8,9 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
+from core.cli.main import main
 from core.continuity.context import enter_thread
 from core.continuity.episodes import log_exchange
 from core.layers.compression import compress, is_due
@@ -19,6 +22,7 @@ from core.memory.trash import list_trash
 from core.model.caller import Caller
 from core.model.entries import Actor, iso, utc_now
 from core.service import MemoryService
+from core.storage.paths import DataDir
 
 WORD = "penicillin"
 #: FTS5 stores a term after the prefix it shares with the term before it.
@@ -201,3 +205,22 @@ def test_forget_empties_the_trash_of_the_topic_too(
     service.forget(operator, plan)
     assert [item.id for item in list_trash(service, "main")] == [kept.entry.id]
     assert _files_with_word(service) == []
+
+
+def test_the_cli_names_the_trashed_memories_it_will_forget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = DataDir(tmp_path / "data")
+    data.ensure()
+    service = MemoryService(data)
+    try:
+        agent = service.open_session("main", Actor.AGENT, "tests")
+        trashed = service.store(agent, {"type": "fact", "content": f"{WORD} gives a rash"})
+        service.delete_tool(agent, {"id": trashed.entry.id})
+    finally:
+        service.close()
+    assert main(["--data-dir", str(data.root), "forget", WORD, "--yes"]) == 0
+    out = capsys.readouterr().out
+    assert "This will delete 0 memories, 0 turns and 1 memory in the trash:" in out
+    assert f"{trashed.entry.id}  (in the trash) {WORD} gives a rash" in out
+    assert out.rstrip().endswith("forgot 0 memories, 0 turns and 1 memory in the trash")
