@@ -230,7 +230,8 @@ def refuse_stdio(exc: AmbryError, in_fd: int = 0, out_fd: int = 1) -> None:
                 message = decode_json(line)
             except (ValueError, RecursionError):
                 continue
-            if isinstance(message, dict) and "method" in message and "id" in message:
+            answered = isinstance(message, dict) and ("result" in message or "error" in message)
+            if isinstance(message, dict) and "id" in message and not answered:
                 frame = memoryview(error_frame(message["id"], exc.rpc_code, exc.message, data))
                 while frame:
                     frame = frame[os.write(out_fd, frame) :]

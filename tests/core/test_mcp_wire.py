@@ -210,6 +210,8 @@ def test_an_mcp_server_that_cannot_start_answers_with_the_reason(tmp_path: Path)
         json.dumps(request(0, "initialize", init_params("2025-11-25"))),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         json.dumps(request(1, "tools/list")),
+        "not json",
+        json.dumps({"jsonrpc": "2.0", "id": 2}),  # no method: still answered
     ]
     done = subprocess.run(
         [str(AMBRY), "mcp"],
@@ -220,6 +222,6 @@ def test_an_mcp_server_that_cannot_start_answers_with_the_reason(tmp_path: Path)
         env={**os.environ, "AMBRY_DATA_DIR": str(missing)},
     )
     replies = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [r["id"] for r in replies] == [0, 1]
+    assert [r["id"] for r in replies] == [0, 1, 2]
     assert all(str(missing) in r["error"]["message"] for r in replies)
     assert done.returncode == 1 and not missing.exists()
