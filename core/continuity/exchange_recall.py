@@ -30,8 +30,8 @@ from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import Span, asks_when, says_when, time_spans
 from core.storage.fts import (
     STOPWORDS,
-    held_count,
     match_expression,
+    pieces_held,
     query_terms,
     unspaced_grams,
 )
@@ -91,12 +91,8 @@ def _unspaced(store: GroupStore, grams: list[str], want: int) -> dict[int, int]:
     among the newest :data:`~core.storage.store.UNSPACED_SCAN`."""
     if not grams:
         return {}
-    rows = store.execute(
-        f"SELECT seq, held FROM (SELECT seq, {held_count('text', grams)} AS held FROM exchanges "
-        f"ORDER BY seq DESC LIMIT {UNSPACED_SCAN}) "
-        f"WHERE held > 0 ORDER BY held DESC, seq DESC LIMIT {int(want)}",
-        grams,
-    )
+    newest = f"SELECT seq, text AS t FROM exchanges ORDER BY seq DESC LIMIT {UNSPACED_SCAN}"
+    rows = store.execute(pieces_held(newest, grams, want), grams)
     return {int(r[0]): int(r[1]) for r in rows}
 
 

@@ -192,8 +192,9 @@ def search(
                 if FILL_FLOOR <= c < floor and (seq not in rows or seq in implied)
             ]
             found_rows = rows_for(store, fill, flt)
-            loose = {seq for seq in fill if seq in found_rows}
-            loose = set(sorted(loose, key=fill.index)[: min(FILL_MOST, limit - listed)])
+            # The nearest first (``near`` is in order), as many as the list lacks.
+            passing = [seq for seq in fill if seq in found_rows]
+            loose = set(passing[: min(FILL_MOST, limit - listed)])
             rows.update((seq, found_rows[seq]) for seq in loose)
             cosines.update((seq, c) for seq, c in near if seq in loose)
         for seq in bm25:

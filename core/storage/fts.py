@@ -186,9 +186,15 @@ def unspaced_grams(text: str) -> list[str]:
     return [*kept, *dict.fromkeys(_PICTOGRAPHS.findall(text))][:MAX_GRAMS]
 
 
-def held_count(column: str, grams: list[str]) -> str:
-    """SQL counting how many of ``grams`` (bound in order) ``column`` holds."""
-    return " + ".join([f"(instr({column}, ?) > 0)"] * len(grams))
+def pieces_held(rows: str, grams: list[str], limit: int) -> str:
+    """SQL for the rows of ``rows`` (a SELECT of ``seq`` and ``t``, the text to look
+    in) holding any of ``grams``, bound first, then ``rows``'s own parameters: each
+    row's ``seq`` and how many of them it holds, most first, then newest."""
+    held = " + ".join(["(instr(t, ?) > 0)"] * len(grams))
+    return (
+        f"SELECT seq, held FROM (SELECT seq, {held} AS held FROM ({rows})) "
+        f"WHERE held > 0 ORDER BY held DESC, seq DESC LIMIT {int(limit)}"
+    )
 
 
 def _quote(term: str) -> str:

@@ -24,7 +24,7 @@ from core.model.entries import (
 from core.storage.best_effort import best_effort
 from core.storage.db import mapped_errors, open_database, write_transaction
 from core.storage.file_safety import make_private
-from core.storage.fts import held_count, match_expression
+from core.storage.fts import match_expression, pieces_held
 from core.storage.planner import QueryPlanner
 from core.storage.rows import (
     AUDIT_INSERT_SQL,
@@ -378,13 +378,11 @@ class GroupStore:
         if not grams:
             return {}
         where, params = where_clause(flt)
-        rows = self.execute(
-            f"SELECT seq, held FROM (SELECT seq, {held_count('t', grams)} AS held FROM "
-            "(SELECT e.seq, e.search_text || char(10) || e.tags AS t FROM memory_entries e "
-            f"WHERE {where} ORDER BY e.seq DESC LIMIT {UNSPACED_SCAN})) "
-            f"WHERE held > 0 ORDER BY held DESC, seq DESC LIMIT {int(limit)}",
-            (*grams, *params),
+        newest = (
+            "SELECT e.seq, e.search_text || char(10) || e.tags AS t FROM memory_entries e "
+            f"WHERE {where} ORDER BY e.seq DESC LIMIT {UNSPACED_SCAN}"
         )
+        rows = self.execute(pieces_held(newest, grams, limit), (*grams, *params))
         return {int(r[0]): int(r[1]) for r in rows}
 
     def ids_of(self, seqs: list[int]) -> list[str]:
