@@ -168,6 +168,8 @@ class Embedder:
         self.load_seconds = load_seconds
         self._session = session
         self._tokenizer = tokenizer
+        # The model's unknown token, if its tokenizer has one (see :meth:`unknown_share`).
+        self._unknown: int | None = tokenizer.token_to_id("[UNK]")
         self._inputs = {i.name for i in session.get_inputs()}
         if "input_ids" not in self._inputs:
             raise EmbeddingUnavailable(
@@ -247,11 +249,10 @@ class Embedder:
         """The share of ``text``'s tokens the model has no piece for (its unknown
         token): the shipped English model reads most Chinese, Japanese and Korean
         characters and emoji so, and gives every such text nearly the same vector."""
-        unknown = self._tokenizer.token_to_id("[UNK]")
-        if unknown is None:
+        if self._unknown is None:
             return 0.0
         ids = self._tokenizer.encode(text, add_special_tokens=False).ids
-        return sum(1 for i in ids if i == unknown) / len(ids) if ids else 0.0
+        return ids.count(self._unknown) / len(ids) if ids else 0.0
 
     def encode(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
         """Unit-length vectors of ``texts``, one row each, in order.

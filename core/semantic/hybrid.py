@@ -163,20 +163,24 @@ def names_in(query: str) -> list[re.Pattern[str]]:
 
 @dataclass
 class QueryVectors:
-    """A small cache of query vectors: a person refines a query, an agent repeats one."""
+    """A small cache of query vectors: a person refines a query, an agent repeats one.
+
+    A query the model cannot read (:data:`UNREADABLE`) is kept as None.
+    """
 
     embedder: Embedder
-    cache: OrderedDict[str, npt.NDArray[np.float32]]
+    cache: OrderedDict[str, npt.NDArray[np.float32] | None]
 
-    def vector(self, query: str) -> npt.NDArray[np.float32]:
-        found = self.cache.get(query)
-        if found is None:
-            found = self.embedder.encode([query])[0]
-            self.cache[query] = found
-            if len(self.cache) > 256:
-                self.cache.popitem(last=False)
-        else:
+    def vector(self, query: str) -> npt.NDArray[np.float32] | None:
+        if query in self.cache:
             self.cache.move_to_end(query)
+            return self.cache[query]
+        found = None
+        if self.embedder.unknown_share(query) <= UNREADABLE:
+            found = self.embedder.encode([query])[0]
+        self.cache[query] = found
+        if len(self.cache) > 256:
+            self.cache.popitem(last=False)
         return found
 
 
@@ -187,15 +191,16 @@ def query_vector(query: str, model_dir: str) -> tuple[Embedder, npt.NDArray[np.f
     """The embedder and the query's vector; None when semantic search is off, or when
     the model cannot read the query (:data:`UNREADABLE`): then it ranks by words."""
     embedder = shared_embedder(model_dir)
-    if embedder is None or embedder.unknown_share(query) > UNREADABLE:
+    if embedder is None:
         return None
     cached = _query_vectors.get(model_dir)
     if cached is None or cached.embedder is not embedder:
         cached = _query_vectors[model_dir] = QueryVectors(embedder, OrderedDict())
     try:
-        return embedder, cached.vector(query)
+        found = cached.vector(query)
     except EmbeddingUnavailable:  # the model failed on this text: it is off, logged once
         return None
+    return None if found is None else (embedder, found)
 
 
 # -- the vectors of an open store ------------------------------------------------------
