@@ -110,19 +110,12 @@ def _in_the_trash(store: GroupStore, terms: list[str]) -> tuple[str, ...]:
     would match them (the same tokenizer: "allergies" finds "allergy"); a private or
     secret one by its tags only, as in the index."""
     tokenize = vocab.tokenizer(store.conn)
-
-    def tokens(text: str, reason: int) -> set[str]:
-        found = tokenize(
-            text.encode("utf-8"), reason, None, include_offsets=False, include_colocated=False
-        )
-        return set(found)
-
-    wanted = [tokens(term, apsw.FTS5_TOKENIZE_QUERY) for term in terms]
+    wanted = [set(vocab.terms(tokenize, term)) for term in terms]
     matched: list[str] = []
     for entry_id, raw in store.execute("SELECT id, entry FROM trash ORDER BY id"):
         entry = json.loads(raw)
         words = [str(entry.get("search_text") or ""), *json.loads(entry.get("tags") or "[]")]
-        held = tokens(" ".join(words), apsw.FTS5_TOKENIZE_DOCUMENT)
+        held = set(vocab.terms(tokenize, " ".join(words), apsw.FTS5_TOKENIZE_DOCUMENT))
         if all(w <= held for w in wanted if w):
             matched.append(str(entry_id))
     return tuple(matched)

@@ -22,19 +22,21 @@ def tokenizer(conn: apsw.Connection) -> Any:
     return conn.fts5_tokenizer(TOKENIZER[0], list(TOKENIZER[1]))
 
 
+def terms(tokenize: Any, text: str, reason: int = apsw.FTS5_TOKENIZE_QUERY) -> list[str]:
+    """``text`` as the index's terms, by ``tokenize`` (:func:`tokenizer`): stemmed,
+    folded; ``reason`` says whether it is a query or a document."""
+    return list(
+        tokenize(text.encode("utf-8"), reason, None, include_offsets=False, include_colocated=False)
+    )
+
+
 def term_doc_freq(conn: apsw.Connection, tokenize: Any, word: str) -> int:
     """Entries holding ``word`` as the index stores it (an estimate for planning).
 
     A word the tokenizer splits ("luna's") counts as its rarest part, the most
     a phrase of those parts can match.
     """
-    tokens = tokenize(
-        word.encode("utf-8"),
-        apsw.FTS5_TOKENIZE_QUERY,
-        None,
-        include_offsets=False,
-        include_colocated=False,
-    )
+    tokens = terms(tokenize, word)
     if not tokens:
         return 0
     counts = []
