@@ -14,6 +14,7 @@ from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.memory.trash import list_trash
 from core.model.errors import InvalidParams
+from core.model.text import plural
 from core.portability.export import export
 from core.portability.importing import import_file
 
@@ -178,18 +179,14 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
 def _forget_counts(plan: forgetting.ForgetPlan) -> str:
     """ "3 memories and 4 turns", with claims and trashed memories when there are any."""
     parts = [
-        _count(len(plan.entries), "memory", "memories"),
-        _count(len(plan.exchange_ids), "turn"),
+        plural(len(plan.entries), "memory", "memories"),
+        plural(len(plan.exchange_ids), "turn"),
     ]
     if plan.claim_ids:
-        parts.append(_count(len(plan.claim_ids), "claim"))
+        parts.append(plural(len(plan.claim_ids), "claim"))
     if plan.trash_ids:
-        parts.append(_count(len(plan.trash_ids), "memory", "memories") + " in the trash")
+        parts.append(plural(len(plan.trash_ids), "memory", "memories") + " in the trash")
     return ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
-def _count(n: int, one: str, many: str = "") -> str:
-    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def _clear_args(p: argparse.ArgumentParser) -> None:

@@ -18,6 +18,7 @@ from core.model.entries import (
     Trust,
 )
 from core.model.errors import InvalidParams
+from core.model.text import plural
 
 
 def _tags(text: str | None) -> list[str]:
@@ -68,9 +69,7 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
     if outcome.redacted:
         # What was kept is not what was typed: say so, and of which kind.
         kinds = ", ".join(said["redacted_kinds"])
-        count = said["redacted"]
-        secrets = "1 secret" if count == 1 else f"{count} secrets"
-        note += f"  ({secrets} replaced by [SECRET_REDACTED]: {kinds})"
+        note += f"  ({plural(said['redacted'], 'secret')} replaced by [SECRET_REDACTED]: {kinds})"
     ctx.emit(
         {**outcome.entry.to_dict(), "created": outcome.created, **said},
         outcome.entry.id + note,

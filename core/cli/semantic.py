@@ -45,9 +45,8 @@ def catch_up(ctx: Context) -> None:
             except EmbeddingUnavailable:
                 return  # the model failed on a row: logged; the search ranks by words
     elif waiting:
-        rows = "1 memory or turn has" if waiting == 1 else f"{waiting} memories and turns have"
         print(
-            f"note: {rows} no vector yet; run `ambry reindex` "
+            f"note: {backfill.lacking(waiting)} no vector yet; run `ambry reindex` "
             "(until then they are found by their words)",
             file=sys.stderr,
         )

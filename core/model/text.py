@@ -17,6 +17,11 @@ def single_line(text: str) -> str:
     return " ".join(_CONTROLS.sub(" ", text).split())
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 memory``, ``2 turns``, ``1,234 memories``: a count and its noun."""
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"
+
+
 def sha256_text(text: str) -> str:
     """The hex sha256 of ``text`` as UTF-8 (lone surrogates kept): how a point or a
     claim records the exact text it was drawn from, and checks it later."""

@@ -80,18 +80,22 @@ def progress_of(conn: Any, group: str, model_id: str) -> Progress:
     return Progress(group, total - missing, total, mark)
 
 
+def lacking(rows: int) -> str:
+    """``1 memory or turn has`` / ``3 memories and turns have`` (no vector yet)."""
+    return "1 memory or turn has" if rows == 1 else f"{rows} memories and turns have"
+
+
 def pending_note(pending: int) -> dict[str, Any]:
     """The keys a search result gains while ``pending`` rows have no vector yet."""
     if pending <= 0:
         return {}
-    rows = "1 memory or turn has" if pending == 1 else f"{pending} memories and turns have"
     them = "it is" if pending == 1 else "they are"
     return {
         "pending_vectors": pending,
         "note": (
-            f"{rows} no vector yet and {'is' if pending == 1 else 'are'} being embedded in "
-            f"the background; until then {them} found by words only (mode auto or "
-            "keyword), not by meaning"
+            f"{lacking(pending)} no vector yet and {'is' if pending == 1 else 'are'} being "
+            f"embedded in the background; until then {them} found by words only (mode auto "
+            "or keyword), not by meaning"
         ),
     }
 

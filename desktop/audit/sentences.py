@@ -11,14 +11,11 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from core.model.entries import Actor, parse_iso
+from core.model.text import plural
 from core.storage.audit import Action, AuditRecord
 
 #: Builds the rest of the sentence after the subject.
 Predicate = Callable[[AuditRecord], str]
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{count:,} {word if count == 1 else (many or word + 's')}"
 
 
 def _n(record: AuditRecord) -> int:

@@ -10,6 +10,7 @@ import html
 from core.claims.extract import Extraction
 from core.claims.model import DecisionReceipt, SourceState
 from core.claims.verify import ClaimReport
+from core.model.text import plural
 from desktop.memories.values import local_time
 
 #: Badge colours (background, text), as the attachment view's: amber drifted, red missing.
@@ -92,10 +93,6 @@ WHERE_FROM = (
 )
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n:,} {one if n == 1 else many}"
-
-
 def extraction_text(result: Extraction) -> str:
     """What an extraction read and found, as one message.
 
@@ -105,7 +102,7 @@ def extraction_text(result: Extraction) -> str:
     lets them yield claims.
     """
     read = [
-        _count(n, one, many)
+        plural(n, one, many)
         for n, one, many in (
             (result.handoffs, "handoff", "handoffs"),
             (result.summaries, "day summary", "day summaries"),
@@ -115,14 +112,14 @@ def extraction_text(result: Extraction) -> str:
     if result.statements:
         known = result.statements - result.created
         found = [
-            _count(result.created, "new candidate", "new candidates")
+            plural(result.created, "new candidate", "new candidates")
             if result.created
             else "no new candidates"
         ]
         if known:
             found.append(f"{known:,} already known")
         parts = [
-            f"Found {_count(result.statements, 'statement', 'statements')} in "
+            f"Found {plural(result.statements, 'statement', 'statements')} in "
             f"{' and '.join(read)}: {', '.join(found)}."
         ]
     elif read:
@@ -135,7 +132,7 @@ def extraction_text(result: Extraction) -> str:
     if result.unsourced:
         they, them = ("it", "it") if result.unsourced == 1 else ("they", "them")
         parts.append(
-            f"{_count(result.unsourced, 'day summary was', 'day summaries were')} built "
+            f"{plural(result.unsourced, 'day summary was', 'day summaries were')} built "
             f"before points recorded their turns, so {they} gave nothing; the next "
             f"compression pass (“Compress now” in Layers) lets {them} yield claims."
         )
