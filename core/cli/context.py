@@ -18,6 +18,7 @@ from typing import Any
 from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
 from core.model.entries import Actor, MemoryEntry, SearchResult
+from core.semantic import hybrid
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP
 
@@ -160,11 +161,6 @@ def format_result(result: SearchResult, *, ranked: bool = True) -> str:
     return f"{result.id}  [{result.type}]{extra} {result.content}{tags}{found_by(result, ranked)}"
 
 
-#: Signals that say a result matched; a result with none of them only fills a list
-#: nothing else matched (the nearest by meaning, below the similarity that counts).
-_MATCHED = frozenset({"keyword", "semantic", "name", "speaker", "date", "context"})
-
-
 def found_by(result: SearchResult | ExchangeHit, ranked: bool = True) -> str:
     """``  (0.77: keyword, semantic)``: a ranked result's score and signals, ``guess``
     first when none of them says it matched (``  (0.09: guess, recent)``); empty for
@@ -172,7 +168,7 @@ def found_by(result: SearchResult | ExchangeHit, ranked: bool = True) -> str:
     if not ranked:
         return ""
     signals = list(result.signals)
-    if not _MATCHED.intersection(signals):
+    if not hybrid.matched(signals):
         signals.insert(0, "guess")
     return f"  ({result.relevance_score:.2f}: {', '.join(signals)})"
 

@@ -20,6 +20,7 @@ import re
 import threading
 import weakref
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -82,6 +83,26 @@ class Signal(StrEnum):
     WHEN = "when"
     CONTEXT = "context"
     NAME = "name"
+
+
+#: Signals that say a result matched the search; the others (recent, thread, when)
+#: only lift it. A result with none of these only fills a list little else matched.
+MATCHED: Final = frozenset(
+    s.value
+    for s in (
+        Signal.KEYWORD,
+        Signal.SEMANTIC,
+        Signal.NAME,
+        Signal.SPEAKER,
+        Signal.DATE,
+        Signal.CONTEXT,
+    )
+)
+
+
+def matched(signals: Iterable[str]) -> bool:
+    """Whether ``signals`` say the result matched (:data:`MATCHED`), not only filled a list."""
+    return not MATCHED.isdisjoint(signals)
 
 
 def parse_mode(value: object) -> Mode:

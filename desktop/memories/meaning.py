@@ -42,10 +42,6 @@ log = logging.getLogger(__name__)
 MEANING_RESULTS = 20
 #: Shorter searches are a word being typed, not a meaning to look for.
 MIN_CHARS = 3
-#: Signals that say a memory matched the search (the rest only rank).
-FINDING = frozenset(
-    {hybrid.Signal.KEYWORD.value, hybrid.Signal.SEMANTIC.value, hybrid.Signal.NAME.value}
-)
 #: How long the typing must pause before the search is ranked by meaning (the
 #: word list does not wait for this).
 PAUSE_MS = 400
@@ -77,7 +73,7 @@ def fused(group: str, query: BrowserQuery, service: MemoryService) -> Ranked | N
     found = service.search_entries(group, query.text, query.entry_filter(), MEANING_RESULTS)
     # A guess that only fills a short list (neither words nor meaning found it)
     # is for an agent; the list shows what matched.
-    results = [r for r in found if FINDING.intersection(r.signals)]
+    results = [r for r in found if hybrid.matched(r.signals)]
     by_meaning = frozenset(r.id for r in results if hybrid.Signal.KEYWORD.value not in r.signals)
     return Ranked(group, query, tuple(r.id for r in results), by_meaning)
 

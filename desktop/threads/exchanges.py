@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from core.continuity.episodes import DEFAULT_EXCHANGE_RESULTS, ExchangeHit, find_exchanges
 from core.model.text import single_line
-from core.semantic.hybrid import Signal
+from core.semantic.hybrid import matched
 from core.service import MemoryService
 from desktop.threads.model import exchanges_model, fetch_exchanges, hits_model
 from desktop.widgets.ops import Executor
@@ -34,10 +34,6 @@ from desktop.widgets.watch import AppState
 SEARCH_RESULTS = 2 * DEFAULT_EXCHANGE_RESULTS
 #: The typing pause before a search runs.
 PAUSE_MS = 250
-#: Signals that found a turn (not those that only lifted it: recent, thread, when).
-FINDING = frozenset(
-    s.value for s in (Signal.KEYWORD, Signal.SEMANTIC, Signal.SPEAKER, Signal.DATE, Signal.CONTEXT)
-)
 
 
 class ExchangesPane(QWidget):
@@ -145,7 +141,7 @@ class ExchangesPane(QWidget):
                 return  # typed past, or another group
             # The weak matches an agent's short list is filled with (no signal found
             # them) are not shown: a person reads an empty list as "nothing matches".
-            found = [h for h in hits if FINDING.intersection(h.signals)]
+            found = [h for h in hits if matched(h.signals)]
             self.hits.load(lambda loaded, _limit: [] if loaded else found)
             self.stack.setCurrentWidget(self.hits_table)
             self._show_status(len(found), any(h.same_thread for h in found))
