@@ -23,6 +23,7 @@ from core.model.caller import Caller
 from core.model.entries import Actor, iso, utc_now
 from core.service import MemoryService
 from core.storage.paths import DataDir
+from core.storage.store import GroupStore
 
 WORD = "penicillin"
 #: FTS5 stores a term after the prefix it shares with the term before it.
@@ -57,6 +58,17 @@ def _log(service: MemoryService, agent: Caller, days_ago: float) -> None:
         log_exchange(service, agent, speaker, text, at=iso(start + timedelta(minutes=i)))
 
 
+def _summarised(service: MemoryService, *days_ago: float) -> tuple[Caller, GroupStore]:
+    """An agent in the Health thread that said ``DAY`` that many days ago, each time,
+    and the group after a compression pass summarised it."""
+    agent = _health_session(service)
+    for days in days_ago:
+        _log(service, agent, days_ago=days)
+    store = service.store_for("main")
+    compress(store, utc_now())
+    return agent, store
+
+
 def _shown(service: MemoryService, agent: Caller) -> dict[str, str]:
     """What each front end shows the agent or the person about the thread."""
     store = service.store_for("main")
@@ -71,12 +83,10 @@ def _shown(service: MemoryService, agent: Caller) -> dict[str, str]:
 def test_forget_takes_the_summaries_of_forgotten_turns_off_the_disk(
     service: MemoryService, operator: Caller
 ) -> None:
-    agent = _health_session(service)
-    _log(service, agent, days_ago=3)  # Warm: summarised, shown in the brief
-    _log(service, agent, days_ago=10)  # Recent week 1, in another week's rollup
+    # Warm (3 days: summarised, shown in the brief) and Recent week 1 (10 days, in
+    # another week's rollup).
+    agent, store = _summarised(service, 3, 10)
     service.store(operator, {"type": "fact", "content": f"User is allergic to {WORD}"})
-    store = service.store_for("main")
-    compress(store, utc_now())
     assert all(WORD in text for text in _shown(service, agent).values())
     store.execute("PRAGMA wal_checkpoint(PASSIVE)")
     assert "memory/main.sqlite" in _files_with_word(service)
@@ -110,10 +120,7 @@ def test_forget_takes_the_summaries_of_forgotten_turns_off_the_disk(
 
 
 def test_clear_and_expiry_take_the_summaries_too(service: MemoryService, operator: Caller) -> None:
-    agent = _health_session(service)
-    _log(service, agent, days_ago=3)
-    store = service.store_for("main")
-    compress(store, utc_now())
+    agent, store = _summarised(service, 3)
     service.clear(operator, Scope.EPISODIC)
     assert _files_with_word(service) == []
     assert store.execute("SELECT count(*) FROM layer_summaries").get == 0
@@ -132,11 +139,7 @@ def test_clear_and_expiry_take_the_summaries_too(service: MemoryService, operato
 def test_a_pass_or_a_rebuild_clears_summaries_left_by_turns_deleted_before(
     service: MemoryService,
 ) -> None:
-    agent = _health_session(service)
-    _log(service, agent, days_ago=3)
-    _log(service, agent, days_ago=10)
-    store = service.store_for("main")
-    compress(store, utc_now())
+    agent, store = _summarised(service, 3, 10)
     # As an earlier version forgot: the turns went, their summaries stayed.
     with store.transaction():
         store.execute("DELETE FROM exchanges WHERE text LIKE ?", (f"%{WORD}%",))
@@ -154,11 +157,8 @@ def test_a_pass_or_a_rebuild_clears_summaries_left_by_turns_deleted_before(
 def test_planner_samples_of_forgotten_words_go_too(
     service: MemoryService, operator: Caller
 ) -> None:
-    agent = _health_session(service)
-    _log(service, agent, days_ago=3)
+    _, store = _summarised(service, 3)
     service.store(operator, {"type": "fact", "content": "Tagged note", "tags": [WORD]})
-    store = service.store_for("main")
-    compress(store, utc_now())
     store.execute("ANALYZE")  # what PRAGMA optimize does when a store closes
     assert store.execute(
         "SELECT count(*) FROM sqlite_stat4 WHERE instr(CAST(sample AS BLOB), ?)", (TAIL,)
@@ -170,10 +170,7 @@ def test_planner_samples_of_forgotten_words_go_too(
 def test_claims_drawn_from_forgotten_turns_go_with_them(
     service: MemoryService, operator: Caller
 ) -> None:
-    agent = _health_session(service)
-    _log(service, agent, days_ago=3)
-    store = service.store_for("main")
-    compress(store, utc_now())
+    _, store = _summarised(service, 3)
     assert service.extract_claims(operator).claim_ids
     plan = forgetting.plan_forget(service, "main", WORD)
     assert plan.claim_ids
