@@ -150,8 +150,10 @@ class MemoryService(Workspace):
         store = self.store_for(group)
         version = store.data_version()
         seen = self._vectors_checked.get(group)
-        if seen is not None and seen == (version, False):
-            return False
+        if seen is not None and seen[0] == version:
+            # Nothing committed since by another connection (the worker included):
+            # the answer stands, and a worker already woken for it needs no second call.
+            return seen[1]
         lacking = self.embedding.check(store.path, group, store.conn)
         self._vectors_checked[group] = (version, lacking)
         return lacking
