@@ -206,10 +206,14 @@ class StdioServer:
             )
 
     def _write(self, frame: bytes) -> None:
-        view = memoryview(frame)
-        while view:
-            written = os.write(self.out_fd, view)
-            view = view[written:]
+        _write_all(self.out_fd, frame)
+
+
+def _write_all(fd: int, frame: bytes) -> None:
+    """Write all of ``frame`` to ``fd`` (a pipe may take less than asked at once)."""
+    view = memoryview(frame)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def refuse_stdio(exc: AmbryError, in_fd: int = 0, out_fd: int = 1) -> None:
@@ -232,9 +236,7 @@ def refuse_stdio(exc: AmbryError, in_fd: int = 0, out_fd: int = 1) -> None:
                 continue
             answered = isinstance(message, dict) and ("result" in message or "error" in message)
             if isinstance(message, dict) and "id" in message and not answered:
-                frame = memoryview(error_frame(message["id"], exc.rpc_code, exc.message, data))
-                while frame:
-                    frame = frame[os.write(out_fd, frame) :]
+                _write_all(out_fd, error_frame(message["id"], exc.rpc_code, exc.message, data))
 
 
 def _request_id(value: Any) -> Any:
