@@ -23,7 +23,10 @@ Session semantics for a client that stays up for days:
 
 A refusal (bad argument, rate limit, unknown id) is a tool result with
 ``isError`` so the model reads the message and can correct itself; an unknown
-tool, prompt or resource is a protocol error.
+tool, prompt or resource is a protocol error. A refusal carries its message as
+text only, never as ``structuredContent``: a client checks structured content
+against the tool's ``outputSchema`` even on an error (the TypeScript SDK does),
+and an error object would fail that check and hide the message.
 """
 
 from __future__ import annotations
@@ -216,7 +219,7 @@ class McpSession:
             check_unicode(args)
             result = self.conn.call(method, args)
         except AmbryError as exc:
-            return self._tool_result(f"{exc.code}: {exc.message}", exc.to_dict(), error=True)
+            return self._tool_result(f"{exc.code}: {exc.message}", None, error=True)
         if name == "session_end":
             # A long-lived client cannot start a new process: the connection goes on.
             self._open_session(self._client, None)
@@ -224,9 +227,10 @@ class McpSession:
         text = result["markdown"] if name == "memory_brief" else _json(result)
         return self._tool_result(text, result)
 
-    def _tool_result(self, text: str, data: dict[str, Any], *, error: bool = False) -> Any:
+    def _tool_result(self, text: str, data: dict[str, Any] | None, *, error: bool = False) -> Any:
         result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
-        if self.version is not None and _at_least(self.version, _STRUCTURED_SINCE):
+        structured = self.version is not None and _at_least(self.version, _STRUCTURED_SINCE)
+        if data is not None and structured:
             result["structuredContent"] = data
         result["isError"] = error
         return result

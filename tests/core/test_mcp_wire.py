@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from core.agent.framing import MAX_FRAME_BYTES
 from core.agent.mcp_bridge import PROTOCOL_VERSIONS
@@ -161,10 +162,10 @@ def test_bad_input_gets_precise_errors_and_the_server_goes_on(wire: Wire) -> Non
     cursor = wire.request(7, "tools/list", {"cursor": "abc"})["error"]
     assert (cursor["code"], cursor["data"]["field"]) == (-32602, "cursor")
     args = wire.request(8, "tools/call", {"name": "memory_search", "arguments": [1]})["result"]
-    assert args["isError"] and args["structuredContent"]["field"] == "(arguments)"
+    assert args["isError"] and "arguments must be an object" in args["content"][0]["text"]
     surrogate = {"name": "memory_store", "arguments": {"type": "fact", "content": "\ud800"}}
     bad = wire.request(9, "tools/call", surrogate)["result"]
-    assert bad["isError"] and bad["structuredContent"]["rule"] == "unicode"
+    assert bad["isError"] and "lone surrogate" in bad["content"][0]["text"]
     prompt = wire.request(10, "prompts/get", {"name": "memory_brief", "arguments": {"x": "1"}})
     assert prompt["error"]["data"]["field"] == "arguments"
     # A reply to a request the server never sent is ignored, not answered.
@@ -173,6 +174,24 @@ def test_bad_input_gets_precise_errors_and_the_server_goes_on(wire: Wire) -> Non
     wire.send(b'{"jsonrpc": "2.0", "id": 11, "x": "' + b"a" * (MAX_FRAME_BYTES + 10) + b'"}\n')
     assert wire.reply()["error"]["code"] == -32004
     assert wire.request(12, "ping") == {"jsonrpc": "2.0", "id": 12, "result": {}}
+    assert wire.close() == 0
+
+
+def test_a_refusal_never_breaks_the_tools_output_schema(wire: Wire) -> None:
+    # Clients check structuredContent against outputSchema even when isError is
+    # set (the TypeScript SDK does), so an error object there turned every
+    # refusal into a client-side schema failure that hid the message.
+    wire.initialize()
+    tools = wire.request(1, "tools/list")["result"]["tools"]
+    for n, tool in enumerate(tools, start=2):
+        call = {"name": tool["name"], "arguments": {"no_such_argument": 1}}
+        result = wire.request(n, "tools/call", call)["result"]
+        assert result["isError"], tool["name"]
+        assert result["content"][0]["text"].startswith("invalid_params: "), tool["name"]
+        structured = result.get("structuredContent")
+        if structured is not None:
+            errors = list(Draft202012Validator(tool["outputSchema"]).iter_errors(structured))
+            assert not errors, (tool["name"], errors[0].message)
     assert wire.close() == 0
 
 
