@@ -194,6 +194,16 @@ def parse_request(line: bytes) -> Request:
         RpcError: -32700 for bytes that are not UTF-8 JSON, -32600 for JSON that
             is not a single request object, -32602 for params that are not an object.
     """
+    return request_from(decode_frame(line))
+
+
+def decode_frame(line: bytes) -> Any:
+    """The JSON value of one frame, not yet checked to be a request.
+
+    Raises:
+        RpcError: -32700 for bytes that are not UTF-8 JSON, -32602 for a value
+            nested past :data:`MAX_NESTING_DEPTH`.
+    """
     try:
         line.decode("utf-8")  # checked first, so the error can name the byte
     except UnicodeDecodeError as exc:
@@ -208,6 +218,16 @@ def parse_request(line: bytes) -> Request:
         raise RpcError(ErrorCode.PARSE_ERROR, f"parse error: {str(exc)[:200]}") from None
     if nesting_depth(obj) > MAX_NESTING_DEPTH:
         raise too_deep(_known_id(obj))
+    return obj
+
+
+def request_from(obj: Any) -> Request:
+    """Check one decoded JSON value as a single request or notification.
+
+    Raises:
+        RpcError: -32600 for a value that is not a single request object,
+            -32602 for params that are not an object.
+    """
     if isinstance(obj, list):
         raise RpcError(
             ErrorCode.INVALID_REQUEST,

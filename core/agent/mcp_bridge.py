@@ -61,6 +61,8 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 #: ``title``, ``outputSchema`` and ``structuredContent`` arrived in this revision.
 _STRUCTURED_SINCE: Final = "2025-06-18"
+#: The revisions in which a client may send a JSON array of requests (2025-06-18 dropped it).
+BATCH_VERSIONS: Final = ("2025-03-26",)
 #: Tool ``annotations`` arrived in this revision.
 _ANNOTATED_SINCE: Final = "2025-03-26"
 #: JSON-RPC code MCP uses for an unknown resource URI.

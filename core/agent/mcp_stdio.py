@@ -6,6 +6,11 @@ cancelled before Ambry started it is skipped and never answered, as MCP asks.
 A request that has started runs to the end (every call is a short, atomic
 database transaction) and is answered; the client ignores that late answer.
 
+A JSON array of messages is a batch: revision 2025-03-26 requires a server to
+accept one, so in a session of that revision its requests run in order and their
+replies go back as one array; any other revision dropped batches (or never had
+them), and there the array gets a single -32600.
+
 A line over :data:`~core.agent.framing.MAX_FRAME_BYTES` gets one error and is
 skipped up to its newline (stdio cannot be reconnected, so the stream is
 resynchronised instead of closed). SIGTERM and SIGINT stop the server between
@@ -20,6 +25,7 @@ import os
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -29,13 +35,14 @@ from core.agent.framing import (
     FrameTooLarge,
     Request,
     RpcError,
+    decode_frame,
     decode_json,
     error_frame,
-    parse_request,
+    request_from,
     result_frame,
     too_large_frame,
 )
-from core.agent.mcp_bridge import McpSession
+from core.agent.mcp_bridge import BATCH_VERSIONS, McpSession
 from core.model.errors import AmbryError
 
 if TYPE_CHECKING:
@@ -154,41 +161,70 @@ class StdioServer:
     # -- running ------------------------------------------------------------------------
 
     def _run(self, lines: list[bytes]) -> None:
-        parsed: list[Request | RpcError] = []
+        parsed: list[Request | RpcError | _Batch] = []
         cancelled: set[Any] = set()
         for line in lines:
             if not line.strip():
                 continue
             try:
-                request = parse_request(line)
+                message = decode_frame(line)
             except RpcError as exc:
-                if not _is_response(line):
-                    parsed.append(exc)
+                parsed.append(exc)
                 continue
-            if not request.notification and request.id is None:
-                # MCP requires a string or integer id; a null one could never be matched.
-                parsed.append(
-                    RpcError(
-                        ErrorCode.INVALID_REQUEST,
-                        "a request id must be a string or an integer, not null",
-                        None,
-                    )
-                )
-                continue
-            if request.method == "notifications/cancelled":
-                cancelled.add(_request_id(request.params.get("requestId")))
-            parsed.append(request)
-        for item in parsed:
+            if isinstance(message, list):
+                items = [_parse(m, cancelled) for m in message]
+                parsed.append(_Batch([i for i in items if i is not None], empty=not message))
+            elif (item := _parse(message, cancelled)) is not None:
+                parsed.append(item)
+        for entry in parsed:
             if self._stop:
                 return
-            if isinstance(item, RpcError):
-                self._write(error_frame(item.request_id, item.code, item.message, item.data))
-            elif item.notification:
-                continue  # initialized, cancelled, progress: nothing to answer
-            elif _request_id(item.id) in cancelled:
-                log.info("request %r was cancelled before it started", item.id)
-            else:
-                self._write(self._answer(item))
+            if isinstance(entry, _Batch):
+                self._run_batch(entry, cancelled)
+            elif (frame := self._reply(entry, cancelled)) is not None:
+                self._write(frame)
+
+    def _run_batch(self, batch: _Batch, cancelled: set[Any]) -> None:
+        """A JSON array of messages: one array of replies, as revision 2025-03-26 asks."""
+        version = self.session.version
+        if version is None or version not in BATCH_VERSIONS:
+            where = "before initialize" if version is None else f"in MCP {version}"
+            self._write(
+                error_frame(
+                    None,
+                    ErrorCode.INVALID_REQUEST,
+                    f"batch requests are not accepted {where} (only in MCP "
+                    f"{', '.join(BATCH_VERSIONS)}, after initialize); "
+                    "send one request object per line",
+                )
+            )
+            return
+        if batch.empty:
+            self._write(error_frame(None, ErrorCode.INVALID_REQUEST, "a batch must not be empty"))
+            return
+        frames: list[bytes] = []
+        for item in batch.items:
+            if self._stop:
+                break
+            if isinstance(item, Request) and item.method == "initialize":
+                item = RpcError(
+                    ErrorCode.INVALID_REQUEST, "initialize must not be part of a batch", item.id
+                )
+            if (frame := self._reply(item, cancelled)) is not None:
+                frames.append(frame.rstrip(b"\n"))
+        if frames:
+            # Each frame is one line of JSON, so joined they are one line too.
+            self._write(b"[" + b",".join(frames) + b"]\n")
+
+    def _reply(self, item: Request | RpcError, cancelled: set[Any]) -> bytes | None:
+        if isinstance(item, RpcError):
+            return error_frame(item.request_id, item.code, item.message, item.data)
+        if item.notification:
+            return None  # initialized, cancelled, progress: nothing to answer
+        if _request_id(item.id) in cancelled:
+            log.info("request %r was cancelled before it started", item.id)
+            return None
+        return self._answer(item)
 
     def _answer(self, request: Request) -> bytes:
         try:
@@ -244,12 +280,36 @@ def _request_id(value: Any) -> Any:
     return (type(value).__name__, value)
 
 
-def _is_response(line: bytes) -> bool:
-    """A reply to a server request (Ambry sends none): ignored, never answered."""
+@dataclass(frozen=True)
+class _Batch:
+    """The messages of one JSON array, each parsed (responses to Ambry left out)."""
+
+    items: list[Request | RpcError]
+    #: ``[]``: JSON-RPC answers an empty batch with one error.
+    empty: bool
+
+
+def _parse(message: Any, cancelled: set[Any]) -> Request | RpcError | None:
+    """One decoded message as a request to run or an error to send; None to ignore it.
+
+    A ``notifications/cancelled`` adds the id it names to ``cancelled``.
+    """
     try:
-        message = decode_json(line)
-    except (ValueError, RecursionError):
-        return False
+        request = request_from(message)
+    except RpcError as exc:
+        return None if _is_response(message) else exc
+    if not request.notification and request.id is None:
+        # MCP requires a string or integer id; a null one could never be matched.
+        return RpcError(
+            ErrorCode.INVALID_REQUEST, "a request id must be a string or an integer, not null", None
+        )
+    if request.method == "notifications/cancelled":
+        cancelled.add(_request_id(request.params.get("requestId")))
+    return request
+
+
+def _is_response(message: Any) -> bool:
+    """A reply to a server request (Ambry sends none): ignored, never answered."""
     return (
         isinstance(message, dict)
         and "method" not in message

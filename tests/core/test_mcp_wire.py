@@ -38,7 +38,7 @@ class Wire:
             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
         )
 
-    def send(self, *messages: dict[str, Any] | bytes) -> None:
+    def send(self, *messages: dict[str, Any] | list[Any] | bytes) -> None:
         """Write all ``messages`` in one write, so the server reads them together."""
         assert self.proc.stdin is not None
         raw = b"".join(
@@ -174,6 +174,51 @@ def test_bad_input_gets_precise_errors_and_the_server_goes_on(wire: Wire) -> Non
     wire.send(b'{"jsonrpc": "2.0", "id": 11, "x": "' + b"a" * (MAX_FRAME_BYTES + 10) + b'"}\n')
     assert wire.reply()["error"]["code"] == -32004
     assert wire.request(12, "ping") == {"jsonrpc": "2.0", "id": 12, "result": {}}
+    assert wire.close() == 0
+
+
+def test_a_batch_is_answered_with_an_array_in_revision_2025_03_26(
+    wire: Wire, tmp_path: Path
+) -> None:
+    # That revision says a server MUST accept JSON-RPC batches; they were refused.
+    wire.initialize("2025-03-26")
+    store = {"name": "memory_store", "arguments": {"type": "fact", "content": "Ships Friday"}}
+    wire.send(
+        [
+            request(1, "tools/call", store),
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}},
+            request(2, "ping"),
+            request(3, "no/such/method"),
+            {"jsonrpc": "2.0", "id": 4},  # neither a request nor a response
+            request(5, "initialize", init_params("2025-03-26")),
+        ]
+    )
+    assert wire.proc.stdout is not None
+    stored, pong, unknown, broken, init = json.loads(wire.proc.stdout.readline())
+    assert stored["id"] == 1 and not stored["result"]["isError"]
+    assert pong == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    assert (unknown["id"], unknown["error"]["code"]) == (3, -32601)
+    assert broken["error"]["code"] == -32600
+    assert init["error"] == {
+        "code": -32600,
+        "message": "initialize must not be part of a batch",
+        "data": {"code": "invalid_request"},
+    }
+    # Notifications alone get no reply at all; an empty array gets one error.
+    wire.send([{"jsonrpc": "2.0", "method": "notifications/progress", "params": {}}])
+    wire.send([])
+    assert wire.reply()["error"]["code"] == -32600
+    assert wire.close() == 0
+    assert entry_count(tmp_path / "mcp-data") == 1
+
+
+@pytest.mark.parametrize("version", [v for v in PROTOCOL_VERSIONS if v != "2025-03-26"])
+def test_a_batch_is_refused_where_the_revision_has_none(wire: Wire, version: str) -> None:
+    wire.initialize(version)
+    wire.send([request(1, "ping")])
+    error = wire.reply()["error"]
+    assert error["code"] == -32600 and f"in MCP {version}" in error["message"]
+    assert wire.request(2, "ping")["result"] == {}
     assert wire.close() == 0
 
 
