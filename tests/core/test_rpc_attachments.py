@@ -161,3 +161,16 @@ def test_list_limit(conn: Connection, tmp_path: Path) -> None:
         result(call(conn, "attachment_receipt", {"path": str(path)}))
     listed = result(call(conn, "attachment_list", {"limit": 2}))["receipts"]
     assert [r["filename"] for r in listed] == ["2.txt", "1.txt"]
+
+
+def test_list_names_the_thread_by_id_or_title(conn: Connection, doc: Path) -> None:
+    # Every other thread argument takes a title too; this one took only the id.
+    thread = result(call(conn, "thread_open", {"title": "Cache study"}))["thread"]
+    receipt = result(call(conn, "attachment_receipt", {"path": str(doc)}))["receipt"]
+    result(call(conn, "thread_open", {"title": "Other work"}))
+    for ref in (thread["id"], "Cache study", "cache STUDY"):
+        listed = result(call(conn, "attachment_list", {"thread": ref}))["receipts"]
+        assert [r["id"] for r in listed] == [receipt["id"]], ref
+    assert result(call(conn, "attachment_list", {"thread": "Other work"}))["receipts"] == []
+    code, data = error(call(conn, "attachment_list", {"thread": "No such work"}))
+    assert (code, data["field"]) == (NotFound.rpc_code, "thread")
