@@ -204,10 +204,10 @@ class McpSession:
         return {"tools": self._tools}
 
     def _tools_call(self, params: dict[str, Any]) -> Any:
-        name = params.get("name")
-        if not isinstance(name, str) or name not in load_manifest():
+        name = _required_string(params, "tools/call", "name", "the tool to call")
+        if name not in load_manifest():
             raise _invalid(
-                f"unknown tool {short_repr(str(name))}; known: " + ", ".join(load_manifest()),
+                f"unknown tool {short_repr(name)}; known: " + ", ".join(load_manifest()),
                 "name",
             )
         args = params.get("arguments", {})
@@ -267,10 +267,10 @@ class McpSession:
         }
 
     def _prompts_get(self, params: dict[str, Any]) -> Any:
-        name = params.get("name")
+        name = _required_string(params, "prompts/get", "name", "the prompt to get")
         if name not in (BRIEF_PROMPT, SKILL_PROMPT):
             raise _invalid(
-                f"unknown prompt {short_repr(str(name))}; known: {BRIEF_PROMPT}, {SKILL_PROMPT}",
+                f"unknown prompt {short_repr(name)}; known: {BRIEF_PROMPT}, {SKILL_PROMPT}",
                 "name",
             )
         arguments = params.get("arguments") or {}
@@ -312,7 +312,7 @@ class McpSession:
         return {"resourceTemplates": []}
 
     def _resources_read(self, params: dict[str, Any]) -> Any:
-        uri = params.get("uri")
+        uri = _required_string(params, "resources/read", "uri", "the resource to read")
         own = brief_uri(self.conn.caller.group)
         # Only this session's group: an agent never reads another group's memory.
         if uri == own:
@@ -322,7 +322,7 @@ class McpSession:
         else:
             raise RpcError(
                 RESOURCE_NOT_FOUND,
-                f"unknown resource {short_repr(str(uri))}; known: {own}, {SKILL_URI}",
+                f"unknown resource {short_repr(uri)}; known: {own}, {SKILL_URI}",
                 data={"code": "not_found", "uri": uri},
             )
         return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
@@ -350,6 +350,14 @@ def _invalid(message: str, field_name: str) -> RpcError:
         message,
         data={"code": "invalid_params", "field": field_name},
     )
+
+
+def _required_string(params: dict[str, Any], method: str, name: str, what: str) -> str:
+    value = params.get(name)
+    if not isinstance(value, str):
+        problem = "is required" if value is None else "must be a string"
+        raise _invalid(f"{method}: params.{name} ({what}) {problem}", name)
+    return value
 
 
 def _no_cursor(params: dict[str, Any]) -> None:

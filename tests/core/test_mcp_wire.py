@@ -240,6 +240,28 @@ def test_a_refusal_never_breaks_the_tools_output_schema(wire: Wire) -> None:
     assert wire.close() == 0
 
 
+def test_a_missing_name_or_uri_is_named_as_missing(wire: Wire) -> None:
+    # Before, these read "unknown tool 'None'" and, for a resource, a -32002
+    # not-found error, as if a tool or resource called None had been asked for.
+    wire.initialize()
+    for n, (method, params, field) in enumerate(
+        [
+            ("tools/call", {"arguments": {}}, "name"),
+            ("tools/call", {"name": 7}, "name"),
+            ("prompts/get", {}, "name"),
+            ("resources/read", {}, "uri"),
+        ],
+        start=1,
+    ):
+        error = wire.request(n, method, params)["error"]
+        assert (error["code"], error["data"]["field"]) == (-32602, field), method
+        problem = "must be a string" if params.get("name") == 7 else "is required"
+        assert error["message"].startswith(f"{method}: params.{field} ("), error
+        assert error["message"].endswith(problem), error
+    assert wire.request(9, "ping")["result"] == {}
+    assert wire.close() == 0
+
+
 def test_sigterm_ends_the_session_gracefully(wire: Wire, tmp_path: Path) -> None:
     assert wire.initialize()["serverInfo"]["name"] == "ambry"
     wire.proc.send_signal(signal.SIGTERM)
