@@ -94,8 +94,14 @@ def _describe(error: jsonschema.ValidationError) -> str:
     match rule:
         case "maxLength":
             return f"must be at most {value} characters"
+        case "minLength":
+            return "must not be empty" if value == 1 else f"must be at least {value} characters"
         case "maxItems":
             return f"must have at most {value} items"
+        case "minItems":
+            return f"must have at least {value} item" + ("" if value == 1 else "s")
+        case "pattern":
+            return f"must match the pattern {value}"
         case "maximum":
             return f"must be at most {value}"
         case "minimum":
@@ -107,13 +113,21 @@ def _describe(error: jsonschema.ValidationError) -> str:
             return "must be of type " + " or ".join(kinds)
         case "required":
             return "is required"
-        case "additionalProperties":
-            schema: Any = error.schema
-            instance: Any = error.instance
-            extra = sorted(set(instance) - set(schema.get("properties", {})))
-            return "unknown argument(s): " + ", ".join(extra)
         case _:
             return error.message
+
+
+def _unknown_arguments(error: jsonschema.ValidationError) -> str:
+    """Which arguments are unknown and which the object takes, so the caller can fix a typo."""
+    schema: Any = error.schema
+    instance: Any = error.instance
+    known = list(schema.get("properties", {}))
+    extra = sorted(set(instance) - set(known))
+    where = ".".join(str(p) for p in error.absolute_path)
+    found = ("unknown argument(s): " if not where else f"{where}: unknown member(s): ") + (
+        ", ".join(repr(k[:64]) for k in extra[:5]) + (", …" if len(extra) > 5 else "")
+    )
+    return f"{found}; allowed: {', '.join(known)}" if known else f"{found}; it takes none"
 
 
 def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
@@ -134,9 +148,11 @@ def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
     error = best_match(tool.validator.iter_errors(args))
     if error is not None:
         name = _field_name(error)
-        raise InvalidParams(
-            f"{tool_name}: {name} {_describe(error)}", field=name, rule=str(error.validator)
-        )
+        if error.validator == "additionalProperties":
+            message = f"{tool_name}: {_unknown_arguments(error)}"
+        else:
+            message = f"{tool_name}: {name} {_describe(error)}"
+        raise InvalidParams(message, field=name, rule=str(error.validator))
     filled = dict(args)
     for name, prop in tool.schema.get("properties", {}).items():
         if name not in filled and "default" in prop:

@@ -456,6 +456,44 @@ def test_invalid_params_name_the_field_and_rule(
     assert (data["field"], data["rule"]) == (field, rule)
 
 
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        (
+            "memory_store",
+            {"type": "fact", "content": "x", "tag": ["a"]},
+            "memory_store: unknown argument(s): 'tag'; "
+            "allowed: type, content, tags, supersedes, source, privacy",
+        ),
+        (
+            "memory_store",
+            {"type": "fact", "content": "x", "source": {"kind": "user_message"}},
+            "memory_store: source: unknown member(s): 'kind'; allowed: type, trust",
+        ),
+        ("memory_delete", {"id": ""}, "memory_delete: id must not be empty"),
+        ("dig", {"id": "abc"}, "dig: id must be at least 5 characters"),
+        (
+            "thread_open",
+            {"id": "thr-x"},
+            "thread_open: id must match the pattern ^thr-[0-9a-f]{12}$",
+        ),
+        (
+            "claim_propose",
+            {"text": "x", "kind": "fact", "sources": []},
+            "claim_propose: sources must have at least 1 item",
+        ),
+    ],
+)
+def test_a_schema_refusal_says_what_to_change(
+    conn: Connection, method: str, params: dict[str, Any], message: str
+) -> None:
+    # An unknown argument read "memory_store: tag unknown argument(s): tag" and
+    # named none of the allowed ones; minLength, minItems and pattern came out
+    # in jsonschema's own words ("'' should be non-empty").
+    reply = call(conn, method, params)
+    assert reply["error"]["message"] == message
+
+
 def test_ingest_text_stores_markers(conn: Connection, service: MemoryService) -> None:
     result = call(conn, "ingest_text", {"text": "[MEMORY:timing:nas] Boots in 3 minutes\nhi"})
     assert result["result"]["markers"] == 1 and len(result["result"]["stored"]) == 1
