@@ -60,6 +60,9 @@ class Overlap:
     span: tuple[int, int] | None
     #: Content words of the claim that the evidence passage lacks.
     missing: tuple[str, ...]
+    #: Why a passage that shares enough words is still no match (a negation, a
+    #: number); empty otherwise.
+    why: str = ""
 
 
 def _norm(word: str) -> str:
@@ -132,8 +135,22 @@ def measure(claim: str, source: str) -> Overlap:
             continue
         best_key = (ok, coverage)
         trimmed = (passage[0].start, passage[-1].end) if passage else (start, end)
-        best = Overlap(Match.PARTIAL if ok else Match.NONE, coverage, trimmed, missing)
+        why = ""
+        if coverage >= PARTIAL_THRESHOLD and not ok:
+            why = _why_not(claim_toks, passage, numbers_kept)
+        best = Overlap(Match.PARTIAL if ok else Match.NONE, coverage, trimmed, missing, why)
     assert best is not None
     if best.coverage == 0:
         return Overlap(Match.NONE, 0.0, None, best.missing)
     return best
+
+
+def _why_not(claim: list[Token], passage: list[Token], numbers_kept: bool) -> str:
+    """Why a passage sharing enough of the claim's words does not say it."""
+    if not numbers_kept:
+        return "a number in the claim is not in the passage"
+    said = next((t.norm for t in passage if t.norm in NEGATIONS), None)
+    if said is not None:
+        return f"the passage is negated ({said!r}) and the claim is not"
+    claimed = next((t.norm for t in claim if t.norm in NEGATIONS), "not")
+    return f"the claim is negated ({claimed!r}) and the passage is not"

@@ -144,6 +144,8 @@ def _compare(claim_text: str, handle: SourceHandle, now: Resolved, pos: int) -> 
         case Match.NONE:
             state = SourceState.DRIFTED
             evidence = f"unchanged since cited, but it does not say the claim: {words}"
+            if found.why:
+                evidence += f"; {found.why}"
     return SourceReport(pos, handle, state, found.coverage, span, matched, False, evidence)
 
 

@@ -146,6 +146,25 @@ def test_verify_shows_the_matching_span_and_recommendations(
     assert err(conn, "claim_verify", {"id": "clm-nope"})["code"] == -32002
 
 
+@pytest.mark.parametrize(
+    ("source", "claim", "why"),
+    [
+        ("Use pnpm, not npm, in this repo", "The repo uses npm", "the passage is negated ('not')"),
+        ("The repo uses npm", "The repo does not use npm", "the claim is negated ('not')"),
+        ("The server listens on port 9090", "It listens on port 8080", "a number in the claim"),
+    ],
+)
+def test_a_source_sharing_the_words_says_why_it_does_not_support_the_claim(
+    conn: Connection, source: str, claim: str, why: str
+) -> None:
+    # Before, the evidence read "does not say the claim: 100% of the claim's
+    # words" and left the reader to guess that a "not" made the difference.
+    cid = _propose(conn, claim, [{"kind": "exchange", "id": _exchange(conn, source)}])
+    report = ok(conn, "claim_verify", {"id": cid})
+    [checked] = report["sources"]
+    assert checked["state"] == "source_drifted" and why in checked["evidence"]
+
+
 def test_a_superseded_memory_source_has_drifted(conn: Connection) -> None:
     mem = ok(conn, "memory_store", {"type": "fact", "content": "The office is in Lyon"})
     cid = _propose(conn, "The office is in Lyon", [{"kind": "memory", "id": mem["id"]}])
