@@ -33,7 +33,7 @@ from core.model.changes import Changes
 from core.model.config import Config
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import InvalidParams, TooLarge
-from core.policy.field_screening import screen_label
+from core.policy.field_screening import Statements, screen_field
 from core.policy.own_files import known_secrets
 from core.policy.screening import audit_redacted, screen, strip_controls
 from core.semantic.hybrid import Mode
@@ -289,14 +289,11 @@ def log_exchange(
     """
     who = parse_speaker(speaker)
     store = service.store_for(caller.group)
-    clean, redacted = screen(service, store, caller, _check_text(text), "text")
-    turn_id = _check_turn(turn)
+    clean, in_text = screen(service, store, caller, _check_text(text), "text")
+    redacted = list(in_text)
     known = known_secrets(service.data_dir.root)
-    if turn_id is not None:
-        turn_id = screen_label(turn_id, "turn", known=known)
-    display = _check_name(name)
-    if display is not None:
-        display = screen_label(display, "name", known=known)
+    turn_id = _label(_check_turn(turn), "turn", known, redacted)
+    display = _label(_check_name(name), "name", known, redacted)
     said = parse_at(at, now)
     logged_at = iso(now or utc_now())
     said_at = logged_at if said is None else iso(said)
@@ -326,7 +323,17 @@ def log_exchange(
             (seq,),
         ).fetchone()
     service.emit(Changes(group=store.group, threads=True, audit=True))
-    return LoggedExchange(_exchange(row), redacted)
+    return LoggedExchange(_exchange(row), tuple(redacted))
+
+
+def _label(text: str | None, field: str, known: Sequence[str], redacted: list[str]) -> str | None:
+    """A turn id or speaker name with anything secret cut out (a label is never
+    refused), what was cut added to ``redacted`` so the reply and audit count it."""
+    if text is None:
+        return None
+    screened = screen_field(text, field, statements=Statements.REDACT, known=known)
+    redacted.extend(screened.redacted)
+    return screened.text
 
 
 def find_exchanges(

@@ -177,3 +177,10 @@ def test_a_redacted_store_says_what_was_removed(conn: Connection) -> None:
     assert (again["created"], again["redacted"]) == (False, 1)
     logged = ok(conn, "exchange_log", {"speaker": "tool", "text": f"token {GITHUB_TOKEN}"})
     assert (logged["redacted"], logged["redacted_kinds"]) == (1, {"github_token": 1})
+    # A secret in the speaker's name or the turn id is cut out and counted too.
+    named = ok(
+        conn,
+        "exchange_log",
+        {"speaker": "user", "text": "hello", "name": f"bot {GITHUB_TOKEN}", "turn": "t-1"},
+    )
+    assert (named["redacted"], named["redacted_kinds"]) == (1, {"github_token": 1})
