@@ -96,17 +96,25 @@ INITIALIZE: dict[str, Any] = {
 }
 
 
+def unlimited_config() -> Any:
+    """Default settings with every agent rate limit at its highest (a bench makes
+    thousands of writes in one session)."""
+    from core.model.config import Config
+    from core.policy.ratelimit import rate_fields
+
+    return Config().with_changes(**dict.fromkeys(rate_fields(), 1_000_000))
+
+
 def seed_unlimited(data: Any, group: str, entries: int) -> None:
     """Lift the rate limits in ``data``'s config (thousands of stores in one session)
     and store ``entries`` generated memories in ``group``."""
     from _corpus import memories
 
-    from core.model.config import Config, save_config
+    from core.model.config import save_config
     from core.model.entries import Actor
-    from core.policy.ratelimit import rate_fields
     from core.service import MemoryService
 
-    save_config(data.config_file, Config(**dict.fromkeys(rate_fields(), 1_000_000)))
+    save_config(data.config_file, unlimited_config())
     service = MemoryService(data)
     try:
         fill(service, service.open_session(group, Actor.OPERATOR, "bench"), entries, memories)

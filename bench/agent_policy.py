@@ -17,29 +17,24 @@ import tempfile
 import time
 from pathlib import Path
 
-# bench/socket.py would shadow the stdlib module the keyring package needs:
-# keep this folder at the end of the import path, not the front.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path += [str(HERE.parent), str(HERE)]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import ms, setup_path, unlimited_config
 
-from _util import ms  # noqa: E402
+setup_path()
 
 
 def oracle(rounds: int = 300) -> dict[str, object]:
     """Agent private stores of text the person keeps sealed, and of text nobody keeps."""
     import keyring
 
-    from core.model.config import Config
     from core.model.entries import Actor
-    from core.policy.ratelimit import rate_fields
     from core.service import MemoryService
     from core.storage.paths import DataDir
     from tests.keyring_backend import MemoryKeyring
 
     keyring.set_keyring(MemoryKeyring())
     with tempfile.TemporaryDirectory() as tmp:
-        svc = MemoryService(DataDir(Path(tmp)), Config(**dict.fromkeys(rate_fields(), 10**6)))
+        svc = MemoryService(DataDir(Path(tmp)), unlimited_config())
         person = svc.open_session("main", Actor.OPERATOR, "bench")
         agent = svc.open_session("main", Actor.AGENT, "bench")
         kept = [f"Sees specialist number {i} about the knee" for i in range(rounds)]
@@ -66,14 +61,13 @@ def oracle(rounds: int = 300) -> dict[str, object]:
 
 def rate_check(events: int = 5000, rounds: int = 2000) -> dict[str, object]:
     """``charge`` with ``events`` already in the day's window (the exchanges default)."""
-    from core.model.config import Config
     from core.model.entries import Actor
-    from core.policy.ratelimit import RateAction, agent_key, charge, rate_fields
+    from core.policy.ratelimit import RateAction, agent_key, charge
     from core.service import MemoryService
     from core.storage.paths import DataDir
 
     with tempfile.TemporaryDirectory() as tmp:
-        svc = MemoryService(DataDir(Path(tmp)), Config(**dict.fromkeys(rate_fields(), 10**7)))
+        svc = MemoryService(DataDir(Path(tmp)), unlimited_config())
         caller = svc.open_session("main", Actor.AGENT, "bench", agent_key=agent_key("t", "b"))
         store = svc.store_for("main")
         now = time.time()

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import fill, ms, per_size, setup_path
+from _util import fill, ms, per_size, setup_path, unlimited_config
 
 setup_path()
 
@@ -23,7 +23,6 @@ def run_size(n: int) -> dict[str, object]:
     from _corpus import memories
 
     from core.model.entries import Actor
-    from core.policy.ratelimit import rate_fields
     from core.service import MemoryService
     from core.storage.paths import DataDir
 
@@ -60,7 +59,7 @@ def run_size(n: int) -> dict[str, object]:
             )
         ]
         lines += ["plain output line without a marker"] * 2000
-        svc.config = svc.config.with_changes(**dict.fromkeys(rate_fields(), 1_000_000))
+        svc.config = unlimited_config()
         chunks = ["\n".join(lines[i : i + 500]) for i in range(0, len(lines), 500)]
         markers = stored = reinforced = 0
         t = time.perf_counter()

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _util import ROOT, ms, setup_path
+from _util import ROOT, ms, setup_path, unlimited_config
 
 setup_path()
 
@@ -41,9 +41,7 @@ def build_data(root: Path, entries: int) -> None:
     from _corpus import memories
     from _util import fill
 
-    from core.model.config import Config
     from core.model.entries import Actor
-    from core.policy.ratelimit import rate_fields
     from core.service import MemoryService
     from core.storage.paths import DataDir
 
@@ -52,7 +50,7 @@ def build_data(root: Path, entries: int) -> None:
         return
     data_dir = DataDir(root)
     data_dir.ensure()
-    service = MemoryService(data_dir, Config(**dict.fromkeys(rate_fields(), 10**6)))
+    service = MemoryService(data_dir, unlimited_config())
     try:
         caller = service.open_session("main", Actor.OPERATOR, "bench")
         fill(service, caller, entries, memories)

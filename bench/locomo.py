@@ -148,8 +148,8 @@ def one_store_latency(samples: list[dict[str, Any]], mode: str, min_turns: int) 
                     turns += len(log_session(svc, agent, conv, key, prefix))
         store = svc.store_for("locomo")
         embed_seconds = None
-        if mode != "keyword":
-            model = shared_embedder()
+        model = shared_embedder() if mode != "keyword" else None
+        if model is not None:
             t = time.perf_counter()
             backfill.reindex(store.conn, store.path, "locomo", model)
             embed_seconds = time.perf_counter() - t
@@ -230,7 +230,7 @@ def run(
                 longer = find_exchanges(
                     store, qa["question"][:500], limit=MAX_EXCHANGE_RESULTS, mode=Mode(mode)
                 )
-                best = ranked_sessions([h.exchange.turn for h in longer])[:10]
+                best = ranked_sessions([str(h.exchange.turn) for h in longer])[:10]
                 ranked10 = len(gold_sessions & set(best)) / len(gold_sessions)
                 per_cat[int(qa["category"])].append(
                     (r5, r10, float(bool(set(got) & set(gold))), s10, ranked10)

@@ -28,11 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-# bench/ holds socket.py: keep the folder behind the standard library on the
-# import path, so that `import socket` (in core.agent.client) finds the real module.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path += [str(HERE.parent), str(HERE)]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import setup_path
+
+setup_path()
 
 from _corpus import queries  # noqa: E402
 from _util import (  # noqa: E402
@@ -115,7 +114,7 @@ def round_trips(mcp: McpPipe, sock: AmbryClient, count: int) -> dict[str, object
 
     for i, q in enumerate(qs):
         # Alternate which door goes first, so neither always follows the other.
-        pair = [
+        pair: list[tuple[Any, ...]] = [
             ("mcp_search", mcp.tool, "memory_search", {"query": q, "limit": 20}),
             ("socket_search", lambda text: sock.search(text, limit=20), q),
         ]
@@ -182,7 +181,7 @@ def main() -> None:
         server = start_serve(data, sock_path)
         mcp = McpPipe(data)
         try:
-            mcp.call("initialize", INITIALIZE["params"])  # type: ignore[arg-type]
+            mcp.call("initialize", INITIALIZE["params"])
             with AmbryClient(sock_path, data_dir=data.root) as sock:
                 sock.hello(GROUP, "bench")
                 figures["backfill_wait_s"] = wait_for_vectors(data.group_db(GROUP))[2]

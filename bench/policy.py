@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import contextlib
 
-from _util import pct, setup_path
+from _util import pct, setup_path, unlimited_config
 
 setup_path()
 
@@ -103,7 +103,6 @@ def main() -> None:
     from core.model.entries import Actor, SourceType
     from core.model.errors import Refused
     from core.policy import write_policy as policy
-    from core.policy.ratelimit import rate_fields
     from core.service import MemoryService
     from core.storage.paths import DataDir
     from tests.core.provider_corpus import scores as provider_scores
@@ -121,7 +120,7 @@ def main() -> None:
 
     # The same writes through the whole service (validation, policy, SQL, fsync).
     with tempfile.TemporaryDirectory() as tmp:
-        svc = MemoryService(DataDir(Path(tmp)), Config(**dict.fromkeys(rate_fields(), 1_000_000)))
+        svc = MemoryService(DataDir(Path(tmp)), unlimited_config())
         agent = svc.open_session("bench", Actor.AGENT, "bench")
         store_s: list[float] = []
         for text, kind in mix[:1000]:

@@ -8,10 +8,10 @@ from keyring.backend import KeyringBackend
 class MemoryKeyring(KeyringBackend):
     """Keeps passwords in a dict for the life of the test process."""
 
-    priority = 1  # type: ignore[assignment]
+    priority = 1
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.passwords: dict[tuple[str, str], str] = {}
 
     def get_password(self, service: str, username: str) -> str | None:

@@ -1,6 +1,6 @@
 """Agent socket figures at 10K entries, printed as JSON.
 
-Usage: python bench/socket.py [--entries 10000] [--round-trips 500] [--seconds 3]
+Usage: python bench/serve.py [--entries 10000] [--round-trips 500] [--seconds 3]
 
 Runs a real ``ambry serve`` subprocess on a temporary data dir seeded with
 synthetic entries, and talks to it with ``core.agent.client`` over its Unix socket:
@@ -19,23 +19,20 @@ in one session. Target: search round trip p50 <= 1 ms.
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
+import statistics
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
-# This file is named socket.py: take its folder off the import path so that
-# `import socket` (in the stdlib and in core.agent.client) finds the real module.
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-sys.path += [str(ROOT), str(HERE)]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import setup_path
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
+setup_path()
 
 from _corpus import queries  # noqa: E402
 from _util import (  # noqa: E402
