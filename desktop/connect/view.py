@@ -37,6 +37,7 @@ from desktop.memories import empty_state
 from desktop.memories.empty_state import mcp_snippet
 from desktop.server.agent_server import AgentServer
 from desktop.widgets import messages
+from desktop.widgets.tables import leave_on_tab
 from desktop.widgets.watch import AppState
 
 _COLUMNS = ("Session", "Group", "Last call", "When")
@@ -123,6 +124,7 @@ class ConnectPage(QScrollArea):
         self.clients.verticalHeader().hide()
         self.clients.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.clients.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        leave_on_tab(self.clients)
         self.clients.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.clients.setMinimumHeight(140)
         self.no_clients = QLabel(body)

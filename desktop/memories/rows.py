@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from core.model.entries import EntryType
 from core.recall.ordering import SortKey
 from desktop.memories.model import DETAIL_ROLE, IdListModel
+from desktop.widgets.tables import leave_on_tab
 
 AnyIndex = QModelIndex | QPersistentModelIndex
 
@@ -144,6 +145,7 @@ def setup_memory_table(table: QTableView, model: IdListModel) -> None:
     table.setWordWrap(False)
     table.setShowGrid(False)
     table.setAlternatingRowColors(True)
+    leave_on_tab(table)
     # The model holds ids only: the store sorts (SortKey), the view must not.
     table.setSortingEnabled(False)
     vh = table.verticalHeader()

@@ -77,6 +77,15 @@ class FlatTableModel(QAbstractTableModel):
         )
 
 
+def leave_on_tab(table: QAbstractItemView) -> None:
+    """Tab moves on to the next control, as everywhere else, instead of from cell to cell.
+
+    Rows are selected whole, so Qt's default (Tab walks the cells) only changed the
+    selected row every few presses and never let the keyboard leave the list.
+    """
+    table.setTabKeyNavigation(False)
+
+
 def list_table(model: QAbstractItemModel, name: str, parent: QWidget | None = None) -> QTableView:
     """A table over ``model`` in the app's list style: whole rows, no grid, fixed row heights."""
     table = QTableView(parent)
@@ -86,6 +95,7 @@ def list_table(model: QAbstractItemModel, name: str, parent: QWidget | None = No
     table.setShowGrid(False)
     table.setWordWrap(False)
     table.setAlternatingRowColors(True)
+    leave_on_tab(table)
     table.verticalHeader().hide()
     table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
     table.verticalHeader().setDefaultSectionSize(table.fontMetrics().height() + 10)
@@ -112,6 +122,7 @@ def item_table(
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setShowGrid(False)
     table.setWordWrap(False)
+    leave_on_tab(table)
     table.verticalHeader().hide()
     header = table.horizontalHeader()
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)

@@ -279,3 +279,15 @@ def test_a_large_result_shows_its_first_rows_then_the_rest(
     qtbot.keyClicks(window.browser.filters.search, "balloon")
     qtbot.waitUntil(lambda: window.browser.count_label.text() == "1 memory match")
     assert answers[-1] == (1, True) and all(done for _, done in answers)
+
+
+def test_tab_leaves_the_memory_list_and_keeps_the_selection(
+    qtbot: QtBot, filled: dict[str, str], window: MainWindow
+) -> None:
+    select(qtbot, window, filled["tea"])
+    table = window.browser.table
+    table.setFocus()
+    qtbot.waitUntil(table.hasFocus)
+    qtbot.keyClick(table, Qt.Key.Key_Tab)
+    assert not table.hasFocus()
+    assert window.browser.selected_ids() == [filled["tea"]]

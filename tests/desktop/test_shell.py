@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QRect, QSize
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMenu
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMenu, QTableView
 from pytestqt.qtbot import QtBot
 
 from core.model.errors import Conflict
@@ -269,3 +269,11 @@ def test_the_window_module_leaves_the_lazy_pages_unimported() -> None:
         cwd=Path(__file__).resolve().parents[2],
     )
     assert out.stdout.strip() == ""
+
+
+def test_tab_moves_past_every_table_instead_of_along_its_cells(window: MainWindow) -> None:
+    for item in Nav:
+        window.page(item)
+    tables = window.findChildren(QTableView)
+    assert len(tables) >= 8  # memories, review, attachments, threads, audit, claims, trash, ...
+    assert [t.objectName() for t in tables if t.tabKeyNavigation()] == []
