@@ -349,8 +349,14 @@ class EntryEditor(QWidget):
             self.counter.setText(
                 "Encrypted: the key is unavailable" if locked else "Secret: hidden until revealed"
             )
+        elif length > MAX_CONTENT_CHARS:
+            # Save is greyed out: say why, and by how much.
+            self.counter.setText(
+                f"{length:,} / {MAX_CONTENT_CHARS:,} characters: "
+                f"shorten it by {length - MAX_CONTENT_CHARS:,} to save"
+            )
         else:
-            self.counter.setText(f"{length} / {MAX_CONTENT_CHARS} characters")
+            self.counter.setText(f"{length:,} / {MAX_CONTENT_CHARS:,} characters")
         self.counter.setProperty("over", length > MAX_CONTENT_CHARS and not hidden)
         self.counter.style().polish(self.counter)
         current = entry is not None and (not entry.is_superseded or self._orphaned)

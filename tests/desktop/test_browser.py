@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
-from core.model.entries import EntryType
+from core.model.entries import MAX_CONTENT_CHARS, EntryType
 from core.service import Caller, MemoryService
 from desktop.memories.state import StatusFilter
 from desktop.shell.main_window import MainWindow
@@ -291,3 +292,17 @@ def test_tab_leaves_the_memory_list_and_keeps_the_selection(
     qtbot.keyClick(table, Qt.Key.Key_Tab)
     assert not table.hasFocus()
     assert window.browser.selected_ids() == [filled["tea"]]
+
+
+def test_text_over_the_limit_says_how_much_to_cut_in_red(qtbot: QtBot, window: MainWindow) -> None:
+    editor = window.browser.editor
+    window.new_entry()
+    editor.content.setPlainText("y" * (MAX_CONTENT_CHARS + 100))
+    assert not editor.save_button.isEnabled()
+    assert editor.counter.text() == "2,100 / 2,000 characters: shorten it by 100 to save"
+    red = editor.counter.palette().color(QPalette.ColorRole.WindowText)
+    assert red.name() == "#b42318"
+    editor.content.setPlainText("y" * MAX_CONTENT_CHARS)
+    assert editor.save_button.isEnabled()
+    assert editor.counter.text() == "2,000 / 2,000 characters"
+    assert editor.counter.palette().color(QPalette.ColorRole.WindowText) != red
