@@ -249,6 +249,9 @@ class MainWindow(QMainWindow):
             "delete_group": add("Delete group…", None, groups.delete),
         }
         self.acts["quit"].setMenuRole(QAction.MenuRole.QuitRole)
+        if self.acts["quit"].shortcut().isEmpty():
+            # Windows has no standard key to quit; Ctrl+Q is the one F1 and the menu promise.
+            self.acts["quit"].setShortcut(QKeySequence("Ctrl+Q"))
         self.find_action, self.new_action = self.acts["find"], self.acts["new"]
         self.nav_actions = [
             add(item.label, item.key or None, lambda _c=False, i=item: self.go(i)) for item in Nav

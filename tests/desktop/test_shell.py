@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QRect, QSize
+from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMenu, QTableView
 from pytestqt.qtbot import QtBot
@@ -277,3 +277,14 @@ def test_tab_moves_past_every_table_instead_of_along_its_cells(window: MainWindo
     tables = window.findChildren(QTableView)
     assert len(tables) >= 8  # memories, review, attachments, threads, audit, claims, trash, ...
     assert [t.objectName() for t in tables if t.tabKeyNavigation()] == []
+
+
+def test_ctrl_q_quits_where_the_platform_has_no_quit_key(
+    qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The offscreen platform, like Windows, binds no key to the standard Quit action.
+    quits: list[bool] = []
+    monkeypatch.setattr(QApplication, "quit", lambda: quits.append(True))
+    qtbot.keyClick(window.browser.filters.search, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
+    assert quits == [True] and not window.isVisible()
+    assert window.acts["quit"].shortcut().toString() == "Ctrl+Q"
