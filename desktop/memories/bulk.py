@@ -26,6 +26,10 @@ class BulkPanel(QWidget):
         self._ids: list[str] = []
         self.title = QLabel(self)
         self.title.setObjectName("editorTitle")
+        self.title.setWordWrap(True)
+        self.rest = QLabel(self)
+        self.rest.setObjectName("hint")
+        self.rest.setWordWrap(True)
         self.tag = QLineEdit(self)
         self.tag.setAccessibleName("Tag to add")
         self.tag.setPlaceholderText("tag to add")
@@ -38,6 +42,7 @@ class BulkPanel(QWidget):
         tag_row.addWidget(self.tag_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.title)
+        layout.addWidget(self.rest)
         layout.addLayout(tag_row)
         layout.addWidget(self.accept_button)
         layout.addWidget(self.delete_button)
@@ -47,9 +52,20 @@ class BulkPanel(QWidget):
         self.accept_button.clicked.connect(lambda: self.accept_requested.emit(list(self._ids)))
         self.delete_button.clicked.connect(lambda: self.delete_requested.emit(list(self._ids)))
 
-    def show_selection(self, ids: Sequence[str], candidates: int) -> None:
+    def show_selection(self, ids: Sequence[str], candidates: int, listed: int) -> None:
+        """Offer the actions for ``ids``, ``candidates`` of them candidates, out of ``listed``."""
         self._ids = list(ids)
-        self.title.setText(f"{len(ids)} memories selected")
+        if len(ids) < listed:
+            # Ctrl+A selects the rows the list has drawn so far, not the whole result.
+            self.title.setText(f"{len(ids):,} of {listed:,} memories selected")
+            self.rest.setText(
+                "These act on the selected rows only. To act on every memory listed, "
+                "use Delete all matching… under the list."
+            )
+        else:
+            self.title.setText(f"{len(ids):,} memories selected")
+            self.rest.clear()
+        self.rest.setVisible(bool(self.rest.text()))
         self.accept_button.setVisible(candidates > 0)
         self.accept_button.setText(
             f"Accept {candidates} candidate" + ("s" if candidates != 1 else "")

@@ -286,9 +286,9 @@ class EntryEditor(QWidget):
         self._update_buttons()
         self.content.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
-    def show_bulk(self, ids: Sequence[str], candidates: int) -> None:
+    def show_bulk(self, ids: Sequence[str], candidates: int, listed: int) -> None:
         self._entry, self._new, self._clear, self._orphaned = None, False, None, False
-        self.bulk.show_selection(ids, candidates)
+        self.bulk.show_selection(ids, candidates, listed)
         self.pages.setCurrentIndex(Page.BULK)
 
     def _fill(

@@ -338,7 +338,8 @@ class BrowserPage(QWidget):
         if len(rows) > 1:
             entries = [self.model.entry_at(r) for r in rows]
             candidates = sum(1 for e in entries if e and e.status is Status.CANDIDATE)
-            self.editor.show_bulk([self.model.id_at(r) for r in rows], candidates)
+            ids = [self.model.id_at(r) for r in rows]
+            self.editor.show_bulk(ids, candidates, self.model.total)
             return
         entry = self.model.entry_at(rows[0])
         if entry is None:

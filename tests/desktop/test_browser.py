@@ -7,6 +7,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
+from core.memory.writing import StoreRequest
 from core.model.entries import MAX_CONTENT_CHARS, EntryType
 from core.service import Caller, MemoryService
 from desktop.memories.state import StatusFilter
@@ -205,6 +206,28 @@ def test_bulk_accept_and_delete(
     qtbot.waitUntil(lambda: window.memories.currentWidget() is window.empty)
     window.browser.undo()
     qtbot.waitUntil(lambda: len(listed(window)) == 5)
+
+
+def test_a_selection_of_part_of_a_long_list_says_so(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    requests = [StoreRequest(EntryType.FACT, f"Note number {i}") for i in range(1_200)]
+    service.store_entries(operator, requests)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.total == 1_200)
+    # A list drawn afresh (not grown by live inserts) hands the view its first rows only.
+    qtbot.keyClicks(browser.filters.search, "note")
+    qtbot.waitUntil(lambda: browser.count_label.text() == "1,200 memories match")
+    browser.table.setFocus()
+    qtbot.keyClick(browser.table, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    bulk = browser.editor.bulk
+    shown = browser.model.rowCount()
+    assert shown < 1_200
+    assert bulk.title.text() == f"{shown:,} of 1,200 memories selected"
+    assert "Delete all matching" in bulk.rest.text() and not bulk.rest.isHidden()
+    browser.model.show_rows(1_200)
+    browser.table.selectAll()
+    assert bulk.title.text() == "1,200 memories selected" and bulk.rest.isHidden()
 
 
 def test_bulk_tag_adds_a_version_per_entry(
