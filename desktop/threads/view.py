@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QStackedWidget,
     QTabWidget,
@@ -117,6 +118,11 @@ class ThreadsPage(LazyPage):
         self.title = QLabel(self)
         self.title.setObjectName("editorTitle")
         self.title.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        # An agent names the thread: its title is text, never markup, and however long
+        # it is it wraps (or is cut, for one endless word) rather than widening the page.
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        self.title.setWordWrap(True)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.subtitle = QLabel(self)
         self.subtitle.setObjectName("hint")
         self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -267,11 +273,13 @@ class ThreadsPage(LazyPage):
             self.tabs.setTabEnabled(tab, not loose)
         if thread is None:
             self.title.setText(LOOSE_TITLE if loose else "")
+            self.title.setToolTip("")
             self.subtitle.setText(LOOSE_SUBTITLE if loose else "")
             if loose:
                 self.tabs.setCurrentIndex(Tab.EXCHANGES)
         else:
             self.title.setText(thread.title)
+            self.title.setToolTip(thread.title)
             self.subtitle.setText(
                 f"{thread.id}  ·  created {local_time(thread.created_at)}  ·  "
                 f"{plural(thread.exchange_count, 'exchange')}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QScrollArea
 from pytestqt.qtbot import QtBot
 
 from core.continuity import context as continuity
@@ -78,6 +79,23 @@ def test_thread_list_and_its_handoff(
     session_handoffs.end_session_with_handoff(service, caller, "Stopped at the pagination.")
     qtbot.waitUntil(lambda: "Stopped at the pagination." in page.handoff.session_view.toPlainText())
     assert "waiting for the thread's next agent session" in page.handoff.session_view.toPlainText()
+
+
+def test_a_long_thread_title_wraps_instead_of_widening_the_page(
+    qtbot: QtBot, service: MemoryService, agent_caller: Caller, window: MainWindow
+) -> None:
+    title = "<b>Kyoto</b> trip: " + "plan the temples, the trains and the food " * 4
+    entry = continuity.enter_thread(service, agent_caller, title.strip())
+    assert entry.thread is not None
+    window.resize(1600, 1000)
+    page = open_page(qtbot, window, entry.thread.id)
+    assert page.title.text() == title.strip() and page.title.textFormat() is Qt.TextFormat.PlainText
+    assert page.title.toolTip() == title.strip()
+    # As wide as with a short title: the list and the tabs decide, not the title.
+    assert page.minimumSizeHint().width() < 1000
+    scroll = window.findChild(QScrollArea, "pageScroll")
+    assert scroll is not None
+    qtbot.waitUntil(lambda: not scroll.horizontalScrollBar().isVisible())
 
 
 def test_edit_saves_a_new_version(
