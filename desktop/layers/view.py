@@ -213,7 +213,8 @@ class LayersPage(LazyPage):
         if row is None:
             return f"<p>{html.escape(node_id)} was rebuilt or removed; refresh.</p>"
         item = self._items.get(node_id)
-        layer = item.parent().data(0, Qt.ItemDataRole.DisplayRole) if item else ""
+        parent = item.parent() if item else None
+        layer = parent.data(0, Qt.ItemDataRole.DisplayRole) if parent else ""
         shown = {"recent-1": 3, "recent-2": 2, "recent-3": 1}
         key = next((k for k, label in _GROUPS if layer.startswith(label)), "warm")
         keep = shown.get(key, 0 if key in ("recent-4", "archive") else 5)

@@ -169,7 +169,7 @@ class HistoryDialog(QDialog):
 
     def chosen(self) -> MemoryEntry | None:
         item = self.versions.currentItem()
-        return None if item is None else self._chain[item.data(Qt.ItemDataRole.UserRole)]
+        return None if item is None else self._chain[int(item.data(Qt.ItemDataRole.UserRole))]
 
     def _head(self) -> MemoryEntry:
         return self._chain[-1]

@@ -110,7 +110,8 @@ class ModelFolderRow(QWidget):
     def _fit_status(self) -> None:
         """A form gives a field its hinted height, too little for a wrapped status at
         the width it is given: ask for the height that width needs."""
-        needed = self.layout().heightForWidth(self.width())
+        layout = self.layout()
+        needed = layout.heightForWidth(self.width()) if layout is not None else -1
         if needed > 0 and needed != self.minimumHeight():
             self.setMinimumHeight(needed)
 

@@ -177,6 +177,8 @@ class SettingsPage(QWidget):
         super().__init__(parent)
         self._state = state
         self._executor = executor
+        #: The settings last shown: what an edit is measured against.
+        self._shown: Config = state.config
         #: Opening a folder goes through here so tests need no file manager.
         self.open_folder: Callable[[Path], None] = open_folder
         self.editors: dict[str, QSpinBox | QDoubleSpinBox | QCheckBox] = {}

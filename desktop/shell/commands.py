@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from desktop.memories.view import BrowserPage
@@ -23,12 +23,12 @@ class Window(Protocol):
     browser: BrowserPage
     claims: ClaimsPage
     group_commands: GroupCommands
-    new_entry: Callable[[], None]
-    focus_search: Callable[[], None]
-    show_palette: Callable[[], None]
-    show_keys: Callable[[], None]
-    quit: Callable[[], None]
 
+    def new_entry(self) -> None: ...
+    def focus_search(self) -> None: ...
+    def show_palette(self) -> None: ...
+    def show_keys(self) -> None: ...
+    def quit(self) -> None: ...
     def go(self, page: Nav) -> None: ...
     def switch_group(self, name: str | None) -> None: ...
     def close(self) -> bool: ...
@@ -59,9 +59,9 @@ def window_commands(window: Window) -> list[Command]:
         Command(f"Rename group {window.state.group}…", window.group_commands.rename),
         Command(f"Delete group {window.state.group}…", window.group_commands.delete),
     ]
-    found += [Command(f"Go to {n.label}", lambda n=n: window.go(n), n.key) for n in Nav]
+    found += [Command(f"Go to {n.label}", partial(window.go, n), n.key) for n in Nav]
     found += [
-        Command(f"Switch to group {g}", lambda g=g: window.switch_group(g))
+        Command(f"Switch to group {g}", partial(window.switch_group, g))
         for g in window.state.groups()
         if g != window.state.group
     ]

@@ -238,7 +238,7 @@ class MainWindow(QMainWindow):
 
         groups = self.group_commands
         self.acts = {
-            "find": add("Find", QKeySequence.StandardKey.Find, self.find),
+            "find": add("Find", QKeySequence.StandardKey.Find, self.search_here),
             "new": add("New memory", QKeySequence.StandardKey.New, self.new_entry),
             "quit": add("Quit", QKeySequence.StandardKey.Quit, self.quit),
             "close": add("Close window", QKeySequence.StandardKey.Close, self.close),
@@ -295,7 +295,8 @@ class MainWindow(QMainWindow):
         # must not push the memory editor's buttons off a small screen.
         for i in range(self.pages.count()):
             policy = QSizePolicy.Policy.Preferred if i == index else QSizePolicy.Policy.Ignored
-            self.pages.widget(i).setSizePolicy(policy, policy)
+            if (widget := self.pages.widget(i)) is not None:
+                widget.setSizePolicy(policy, policy)
         self.pages.setCurrentIndex(index)
 
     def go(self, page: Nav) -> None:
@@ -315,7 +316,7 @@ class MainWindow(QMainWindow):
                 self.go(Nav.THREADS)
                 self.threads.select(item_id)
 
-    def find(self) -> None:
+    def search_here(self) -> None:
         """Ctrl+F: the search of the page on screen (the turns' on Threads), else the memories'."""
         if self.nav.currentRow() == Nav.THREADS:
             self.threads.focus_search()

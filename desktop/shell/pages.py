@@ -86,6 +86,7 @@ def put_in_place(stack: QStackedWidget, item: Nav, page: QWidget) -> None:
     placeholder = stack.widget(item)
     current = stack.currentIndex()
     stack.insertWidget(item, page)
-    stack.removeWidget(placeholder)
-    placeholder.deleteLater()
+    if placeholder is not None:
+        stack.removeWidget(placeholder)
+        placeholder.deleteLater()
     stack.setCurrentIndex(current)

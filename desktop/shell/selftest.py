@@ -43,8 +43,10 @@ def check_icons() -> str:
     """Every PNG size decodes to a square of that size; the SVG is an <svg> document."""
     icons = package_files.files("resources") / "icons"
     for size in ICON_SIZES:
-        image = QImage.fromData((icons / f"ambry-{size}.png").read_bytes(), "PNG")
-        if image.isNull() or (image.width(), image.height()) != (size, size):
+        data = (icons / f"ambry-{size}.png").read_bytes()
+        image = QImage.fromData(data)
+        square = (image.width(), image.height()) == (size, size)
+        if not data.startswith(b"\x89PNG\r\n\x1a\n") or image.isNull() or not square:
             raise AssertionError(f"icons/ambry-{size}.png is not a {size}x{size} PNG")
     root = ET.fromstring((icons / "ambry.svg").read_bytes())
     if not root.tag.endswith("svg") or "viewBox" not in root.attrib:
