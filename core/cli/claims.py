@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from core.claims import gate, modes, records
@@ -11,7 +10,7 @@ from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
 from core.claims.model import ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
-from core.cli.context import Context, command, fail
+from core.cli.context import Context, command, confirm, fail
 from core.model.errors import InvalidParams
 
 _DECISIONS = {
@@ -132,13 +131,11 @@ def _review(report: ClaimReport) -> str:
 
 
 def _ask(question: str) -> bool:
-    if not sys.stdin.isatty():
-        raise InvalidParams(
-            "deciding on a claim needs your confirmation: run it in a terminal, or pass --yes "
-            "after reading `ambry claims show ID`",
-            field="yes",
-        )
-    return input(f"{question} [y/N] ").strip().lower() in ("y", "yes")
+    return confirm(
+        question,
+        "deciding on a claim needs your confirmation: run it in a terminal, or pass --yes "
+        "after reading `ambry claims show ID`",
+    )
 
 
 def _decide(ctx: Context, args: argparse.Namespace) -> int:
@@ -148,7 +145,7 @@ def _decide(ctx: Context, args: argparse.Namespace) -> int:
     if not ctx.as_json:
         print(_review(report))
     if not args.yes and not _ask(f"{decision.value} this claim, as shown above?"):
-        return fail("nothing decided")
+        return fail("cancelled; nothing was decided")
     outcome = gate.decide(
         ctx.service,
         ctx.caller,

@@ -18,6 +18,7 @@ from typing import Any
 from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
 from core.model.entries import Actor, MemoryEntry, SearchResult
+from core.model.errors import InvalidParams
 from core.semantic import hybrid
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP
@@ -129,6 +130,26 @@ def fail(message: str, code: int = 1, details: dict[str, Any] | None = None) -> 
     else:
         print(f"error: {message}", file=sys.stderr)
     return code
+
+
+def confirm(question: str, refusal: str) -> bool:
+    """Ask ``question`` on the terminal; True only for ``y`` or ``yes``.
+
+    The question goes to stderr, so stdout holds nothing but the command's output
+    (its JSON under ``--json``, or the file it is redirected to). Without a terminal
+    on stdin nobody can answer: ``refusal`` is raised at once rather than waiting on
+    a pipe. End of input (Ctrl-D) is a no.
+
+    Raises:
+        InvalidParams: stdin is not a terminal; the message is ``refusal``.
+    """
+    if not sys.stdin.isatty():
+        raise InvalidParams(refusal, field="yes")
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    answer = sys.stdin.readline()
+    if not answer:
+        print(file=sys.stderr)  # Ctrl-D left the cursor after the question
+    return answer.strip().casefold() in ("y", "yes")
 
 
 def format_entry(entry: MemoryEntry) -> str:

@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.cli.context import Context, command, common_options, fail, found_by
+from core.cli.context import Context, command, common_options, confirm, fail, found_by
 from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
@@ -97,21 +97,15 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
             ctx.emit(thread.to_dict(), f"renamed {thread.id} to {thread.title!r}")
         case "delete":
             thread = threads.find_thread(service, ctx.group, args.thread)
-            if not args.yes and not _confirm(
+            if not args.yes and not confirm(
                 f"Delete thread {thread.title!r} and its {thread.handoff_version or 0} "
-                "handoff versions? Its exchanges stay. [y/N] "
+                "handoff versions? Its exchanges stay.",
+                "deleting a thread needs confirmation: run it in a terminal or pass --yes",
             ):
-                return fail("not deleted (confirm, or pass --yes)")
+                return fail("cancelled; the thread was not deleted")
             threads.delete_thread(service, ctx.caller, thread.id)
             ctx.emit({"deleted": thread.id}, f"deleted {thread.id}")
     return 0
-
-
-def _confirm(question: str) -> bool:
-    if not sys.stdin.isatty():
-        return False
-    print(question, end="", file=sys.stderr, flush=True)
-    return sys.stdin.readline().strip().casefold() in ("y", "yes")
 
 
 # -- ambry handoff -------------------------------------------------------------------

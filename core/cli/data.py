@@ -9,7 +9,15 @@ import sys
 from pathlib import Path
 
 from core.cli import history
-from core.cli.context import Context, command, fail, format_entry, progress_line, watching
+from core.cli.context import (
+    Context,
+    command,
+    confirm,
+    fail,
+    format_entry,
+    progress_line,
+    watching,
+)
 from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.memory.trash import list_trash
@@ -18,15 +26,12 @@ from core.model.text import plural
 from core.portability.export import export
 from core.portability.importing import import_file
 
+#: Why a deletion without ``--yes`` is refused when nobody can answer its question.
+NEEDS_YES = "this deletes memories and needs confirmation: run it in a terminal or pass --yes"
+
 
 def _confirm(question: str) -> bool:
-    """Ask on the terminal; without one, refuse rather than guess."""
-    if not sys.stdin.isatty():
-        raise InvalidParams(
-            "this deletes memories and needs confirmation: run it in a terminal or pass --yes"
-        )
-    answer = input(f"{question} [y/N] ").strip().lower()
-    return answer in ("y", "yes")
+    return confirm(question, NEEDS_YES)
 
 
 def _passphrase(args: argparse.Namespace, *, twice: bool) -> str | None:

@@ -50,7 +50,7 @@ def cmd_trash(ctx: Context, args: argparse.Namespace) -> int:
         case "empty":
             what = ", ".join(args.ids) if args.ids else "everything in the trash"
             if not args.yes and not _confirm(f"Delete {what} of group {ctx.group} for good?"):
-                return fail("nothing deleted")
+                return fail("cancelled; nothing was deleted")
             count = trash.empty(ctx.service, ctx.caller, args.ids)
             plural = "y" if count == 1 else "ies"
             ctx.emit({"deleted": count}, f"deleted {count} entr{plural} for good")

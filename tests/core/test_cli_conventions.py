@@ -364,3 +364,64 @@ def test_long_work_shows_progress_where_a_person_watches(
     assert main([*data, "--group", "copy", "import", str(out)]) == 0
     assert "importing" in capsys.readouterr().err
     assert context.progress_line("x", False) is None
+
+
+# --- confirmation -------------------------------------------------------------------
+
+
+def answer_on_a_terminal(argv: list[str], keys: bytes) -> subprocess.CompletedProcess[str]:
+    """Run ``ambry`` with stdin on a terminal (stdout and stderr piped) and type ``keys``
+    once it asks on stderr; fail if it has not asked within a minute."""
+    import pty
+    import select
+    import time
+
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [str(AMBRY), *argv], stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    os.close(secondary)
+    assert proc.stderr is not None
+    asked = b""
+    deadline = time.monotonic() + 60
+    try:
+        while not asked.endswith(b"[y/N] "):
+            ready, _, _ = select.select([proc.stderr], [], [], deadline - time.monotonic())
+            chunk = os.read(proc.stderr.fileno(), 1) if ready else b""
+            assert chunk, f"no question on stderr: {asked.decode()!r}"
+            asked += chunk
+        os.write(primary, keys)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(primary)
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, out.decode(), (asked + err).decode()
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_a_question_goes_to_stderr_and_ctrl_d_is_a_no(tmp_path: Path) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    assert main([*d, "store", "Luna is the dog"]) == 0
+    assert main([*d, "threads", "open", "Launch"]) == 0
+    # stdout holds the JSON only, never the question: `--json forget … > out.json`.
+    done = answer_on_a_terminal([*d, "--json", "forget", "luna"], b"n\n")
+    assert (done.returncode, done.stdout) == (1, "")
+    question, error = done.stderr.split("[y/N] ")  # the terminal echoes the answer
+    assert question == "Delete them? "
+    assert json.loads(error)["error"]["message"] == "cancelled; nothing was deleted"
+    # End of input (Ctrl-D) is a no, not a traceback; for every command that asks.
+    for argv in (
+        ["forget", "luna"],
+        ["clear", "semantic"],
+        ["trash", "empty"],
+        ["threads", "delete", "Launch"],
+    ):
+        done = answer_on_a_terminal([*d, *argv], b"\x04")
+        assert done.returncode == 1, argv
+        assert "Traceback" not in done.stderr, argv
+        assert done.stderr.splitlines()[-1].startswith("error: cancelled; "), argv
+    assert main([*d, "search", "luna"]) == 0
+    assert main([*d, "threads", "delete", "Launch", "--yes"]) == 0
