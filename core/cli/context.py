@@ -152,6 +152,24 @@ def confirm(question: str, refusal: str) -> bool:
     return answer.strip().casefold() in ("y", "yes")
 
 
+def read_stdin(field: str) -> str:
+    """All of standard input as text (``-`` for a file or a memory).
+
+    Raises:
+        InvalidParams: the bytes are not UTF-8; nothing is guessed or stored.
+    """
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin.read()  # a text stream put in its place: decoded already
+    raw: bytes = buffer.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParams(
+            f"standard input is not UTF-8 text (byte {exc.start})", field=field, rule="unicode"
+        ) from None
+
+
 def format_entry(entry: MemoryEntry) -> str:
     lines = [
         f"{entry.id}  [{entry.type}] {entry.status}"

@@ -7,10 +7,17 @@ edit of a handoff is kept as a new version like an agent's write.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from core.cli.context import Context, command, common_options, confirm, fail, found_by
+from core.cli.context import (
+    Context,
+    command,
+    common_options,
+    confirm,
+    fail,
+    found_by,
+    read_stdin,
+)
 from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
@@ -143,7 +150,7 @@ def _handoff_args(p: argparse.ArgumentParser) -> None:
 
 def _read_text(name: str) -> str:
     if name == "-":
-        return sys.stdin.read()
+        return read_stdin("file")
     path = Path(name)
     try:
         return path.read_text(encoding="utf-8")

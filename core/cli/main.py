@@ -35,7 +35,7 @@ from core.cli.context import (
 )
 from core.cli.logfile import logging_to_file
 from core.model.config import load_config
-from core.model.errors import AmbryError
+from core.model.errors import AmbryError, InvalidParams
 from core.policy.manifest import load_manifest
 from core.service import MemoryService
 from core.storage.paths import (
@@ -189,7 +189,18 @@ def _run(args: argparse.Namespace) -> int:
         service = MemoryService(data_dir, config)
         ctx = Context(service=service, group=group, as_json=args.json)
         log.info("ambry %s on %s, group %s", args.command, data_dir.root, group)
-        return handler(ctx, args)
+        try:
+            return handler(ctx, args)
+        except UnicodeEncodeError as exc:
+            if exc.reason != "surrogates not allowed":
+                raise
+            # Python keeps bytes that are not UTF-8 (an argument typed in another
+            # encoding, a file's name) as lone surrogates, which no store can hold.
+            raise InvalidParams(
+                "an argument or a file name is not UTF-8 text, which is all Ambry can "
+                "store; retype it, or rename the file",
+                rule="unicode",
+            ) from None
     except AmbryError as exc:
         log.info("refused: %s", exc.message)
         message = _for_a_person(exc.message)

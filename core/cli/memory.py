@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 
-from core.cli.context import Context, command, format_entry, format_result
+from core.cli.context import Context, command, format_entry, format_result, read_stdin
 from core.model.entries import (
     ENTRY_TYPES,
     MAX_SEARCH_LIMIT,
@@ -51,7 +50,7 @@ def _store_args(p: argparse.ArgumentParser) -> None:
 
 @command("store", "Store a memory entry and print its id.", starts_group=True)(_store_args)
 def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
-    content = sys.stdin.read() if args.content == "-" else args.content
+    content = read_stdin("content") if args.content == "-" else args.content
     tool_args: dict[str, object] = {"type": args.type, "content": content, "tags": _tags(args.tags)}
     if args.supersedes:
         tool_args["supersedes"] = args.supersedes

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-from core.cli.context import Context, command
+from core.cli.context import Context, command, read_stdin
 from core.continuity import threads
 from core.model.errors import InvalidParams
 
@@ -52,7 +51,7 @@ def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
     if not args.file.strip():
         raise InvalidParams("give a file to read, or - for standard input", field="file")
     if args.file == "-":
-        text = sys.stdin.read()
+        text = read_stdin("file")
     else:
         path = Path(args.file)
         try:

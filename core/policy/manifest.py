@@ -130,6 +130,31 @@ def _unknown_arguments(error: jsonschema.ValidationError) -> str:
     return f"{found}; allowed: {', '.join(known)}" if known else f"{found}; it takes none"
 
 
+def _refuse_lone_surrogates(value: Any, field: str) -> None:
+    """Refuse a string no UTF-8 database can hold: one with a lone surrogate, as
+    bytes that are not UTF-8 decode to (a command-line argument, say). The schema
+    has bounded the nesting already."""
+    match value:
+        case str():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidParams(
+                    f"{field} contains a lone surrogate (not valid Unicode text)",
+                    field=field,
+                    rule="unicode",
+                ) from None
+        case list():
+            for item in value:
+                _refuse_lone_surrogates(item, field)
+        case dict():
+            for key, item in value.items():
+                _refuse_lone_surrogates(key, field)
+                _refuse_lone_surrogates(item, f"{field}.{key}")
+        case _:
+            pass
+
+
 def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
     """Validate ``args`` for ``tool_name``; return them with schema defaults filled in.
 
@@ -153,6 +178,8 @@ def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
         else:
             message = f"{tool_name}: {name} {_describe(error)}"
         raise InvalidParams(message, field=name, rule=str(error.validator))
+    for name, value in args.items():
+        _refuse_lone_surrogates(value, name)
     filled = dict(args)
     for name, prop in tool.schema.get("properties", {}).items():
         if name not in filled and "default" in prop:

@@ -425,3 +425,28 @@ def test_a_question_goes_to_stderr_and_ctrl_d_is_a_no(tmp_path: Path) -> None:
         assert done.stderr.splitlines()[-1].startswith("error: cancelled; "), argv
     assert main([*d, "search", "luna"]) == 0
     assert main([*d, "threads", "delete", "Launch", "--yes"]) == 0
+
+
+def test_bytes_that_are_not_utf8_are_one_clear_error(tmp_path: Path) -> None:
+    d = [b"--data-dir", str(tmp_path).encode(), b"--create"]
+    latin1 = "café".encode("latin-1")
+
+    def ambry(*argv: bytes, stdin: bytes = b"") -> tuple[int, str, str]:
+        done = subprocess.run(
+            [str(AMBRY).encode(), *d, *argv], input=stdin, capture_output=True, timeout=60
+        )
+        return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+    code, out, err = ambry(b"store", b"-", stdin=b"Likes " + latin1)
+    assert (code, out, err) == (1, "", "error: standard input is not UTF-8 text (byte 9)\n")
+    for argv, says in (
+        ([b"store", latin1], "content contains a lone surrogate"),
+        ([b"search", latin1], "query contains a lone surrogate"),
+        ([b"show", latin1], "an argument or a file name is not UTF-8 text"),
+        ([b"trash", b"restore", latin1], "an argument or a file name is not UTF-8 text"),
+    ):
+        code, out, err = ambry(*argv)
+        assert (code, out) == (1, ""), argv
+        assert err.startswith(f"error: {says}") and err.count("\n") == 1, argv
+    code, out, _ = ambry(b"--json", b"list")
+    assert (code, json.loads(out)) == (0, [])
