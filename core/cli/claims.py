@@ -10,7 +10,7 @@ from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
 from core.claims.model import ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
-from core.cli.context import Context, command, confirm, fail
+from core.cli.context import Context, command, common_options, confirm, fail
 from core.model.errors import InvalidParams
 
 _DECISIONS = {
@@ -26,8 +26,15 @@ _SOURCE_HELP = (
 
 
 def _claims_args(p: argparse.ArgumentParser) -> None:
-    subs = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
-    ls = subs.add_parser("list", help="list claims, newest first (or best match with --query)")
+    parsers = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
+
+    def sub(name: str, help_text: str) -> argparse.ArgumentParser:
+        # The global options may follow the subcommand too: `ambry claims list --json`.
+        parser = parsers.add_parser(name, help=help_text, description=help_text)
+        common_options(parser, suppress=True)
+        return parser
+
+    ls = sub("list", "list claims, newest first (or best match with --query)")
     ls.add_argument("--status", choices=[s.value for s in ClaimStatus], help="only this status")
     ls.add_argument("--kind", choices=[k.value for k in ClaimKind], help="only this kind")
     ls.add_argument("--query", default="", help="words to look for")
@@ -37,31 +44,31 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
         ("verify", "check a claim's sources now and recommend (changes nothing)"),
         ("history", "the decision receipts of a claim"),
     ):
-        subs.add_parser(name, help=text).add_argument("id", help="the claim's id (clm-...)")
+        sub(name, text).add_argument("id", help="the claim's id (clm-...)")
     for name, text in (
         ("accept", "verify a candidate after reviewing it and its sources"),
         ("reject", "reject a candidate"),
         ("defer", "leave a candidate for later"),
         ("retract", "take a verified claim back out of the trusted lane"),
     ):
-        sp = subs.add_parser(name, help=text)
+        sp = sub(name, text)
         sp.add_argument("id", help="the claim's id (clm-...)")
         sp.add_argument("--note", default="", help="why, kept with the decision receipt")
         sp.add_argument("--yes", action="store_true", help="decide without asking after the review")
-    pr = subs.add_parser("propose", help="record a claim of your own (a candidate to review)")
+    pr = sub("propose", "record a claim of your own (a candidate to review)")
     pr.add_argument("text", help="the statement")
     pr.add_argument("--kind", required=True, choices=[k.value for k in ClaimKind])
     pr.add_argument("--source", action="append", required=True, metavar="SOURCE", help=_SOURCE_HELP)
     pr.add_argument("--recheck-days", type=int, help="days a verified claim stays fresh")
-    ex = subs.add_parser(
+    ex = sub(
         "extract",
-        help="record candidates from thread handoffs and day summaries (both only read)",
+        "record candidates from thread handoffs and day summaries (both only read)",
     )
     ex.add_argument(
         "--thread", metavar="ID", help="only this thread's current handoff and day summaries"
     )
-    subs.add_parser("diagnose", help="recurring, conflicting, ready and decayed candidates")
-    md = subs.add_parser("mode", help="show, plan, apply or roll back the claims mode")
+    sub("diagnose", "recurring, conflicting, ready and decayed candidates")
+    md = sub("mode", "show, plan, apply or roll back the claims mode")
     md.add_argument(
         "step", choices=["show", "plan", "apply", "rollback"], nargs="?", default="show"
     )

@@ -3,6 +3,7 @@ JSON errors under --json, a log file, and shell completion from the parser."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -449,4 +450,21 @@ def test_bytes_that_are_not_utf8_are_one_clear_error(tmp_path: Path) -> None:
         assert (code, out) == (1, ""), argv
         assert err.startswith(f"error: {says}") and err.count("\n") == 1, argv
     code, out, _ = ambry(b"--json", b"list")
+    assert (code, json.loads(out)) == (0, [])
+
+
+def test_global_options_may_follow_every_subcommand(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def leaves(parser: argparse.ArgumentParser, path: str) -> list[tuple[str, set[str]]]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if not subs:
+            return [(path, set(parser._option_string_actions))]
+        return [
+            leaf for name, sub in subs[0].choices.items() for leaf in leaves(sub, f"{path} {name}")
+        ]
+
+    for path, options in leaves(build_parser(), "ambry"):
+        assert {"--data-dir", "--group", "--json"} <= options, path
+    code, out, _ = run(capsys, "claims", "list", "--json", "--data-dir", str(tmp_path))
     assert (code, json.loads(out)) == (0, [])
