@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import logging
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from core import __version__
 from core.cli import (
@@ -62,6 +63,46 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(self.format_usage(), message)
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # argparse's own message lists every choice (all 36 commands) and guesses none.
+        if action.choices is None or value in action.choices:
+            return
+        names = [str(c) for c in action.choices]
+        listing = (
+            f"`{self.prog} --help` lists them"
+            if len(names) > 12
+            else "choose from " + ", ".join(names)
+        )
+        raise argparse.ArgumentError(
+            action, f"invalid choice: {value!r}{_did_you_mean(str(value), names)} ({listing})"
+        )
+
+
+def _did_you_mean(typed: str, names: Sequence[str]) -> str:
+    """``"; did you mean 'search'?"`` for the name closest to ``typed``, or nothing."""
+    close = difflib.get_close_matches(typed, names, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, but an unknown option is reported with the usage of
+    the (sub)command it was given to, and the nearest option it has."""
+    args, extras = parser.parse_known_args(argv)
+    if not extras:
+        return args
+    chosen = parser
+    while True:
+        subs = [a for a in chosen._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name is None:
+            break
+        chosen = subs[0].choices[name]
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    unknown = [e.partition("=")[0] for e in extras if e.startswith("--")]
+    if unknown:
+        message += _did_you_mean(unknown[0], list(chosen._option_string_actions))
+    chosen.error(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -149,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     token = JSON_ERRORS.set("--json" in argv)
     try:
         try:
-            args = build_parser().parse_args(argv)
+            args = _parse(build_parser(), argv)
         except UsageError as exc:
             if not JSON_ERRORS.get():
                 print(exc.usage, end="", file=sys.stderr)

@@ -468,3 +468,34 @@ def test_global_options_may_follow_every_subcommand(
         assert {"--data-dir", "--group", "--json"} <= options, path
     code, out, _ = run(capsys, "claims", "list", "--json", "--data-dir", str(tmp_path))
     assert (code, json.loads(out)) == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage", "says"),
+    [
+        (["serch", "dog"], "usage: ambry [-h]", "invalid choice: 'serch'; did you mean 'search'?"),
+        (["claims", "lst"], "usage: ambry claims [-h]", "did you mean 'list'?"),
+        (["handoff", "shw", "x"], "usage: ambry handoff [-h]", "did you mean 'show'?"),
+        (["store", "--type", "fakt", "x"], "usage: ambry store", "did you mean 'fact'?"),
+        (["search", "--lmit", "3", "dog"], "usage: ambry search", "did you mean '--limit'?"),
+        (["threads", "list", "--limt=3"], "usage: ambry threads list", "did you mean '--limit'?"),
+    ],
+)
+def test_a_typo_gets_the_nearest_name_and_the_usage_of_its_command(
+    capsys: pytest.CaptureFixture[str], argv: list[str], usage: str, says: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(usage) and says in err.splitlines()[-1]
+    # The 36 commands are not spelled out on the error line; a few choices are.
+    assert "serve" not in err.splitlines()[-1]
+
+
+def test_an_unknown_command_is_not_guessed_when_nothing_is_close(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(capsys, "xyzzy")
+    assert code == 2
+    assert err.splitlines()[-1] == (
+        "error: argument COMMAND: invalid choice: 'xyzzy' (`ambry --help` lists them)"
+    )
