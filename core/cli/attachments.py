@@ -15,7 +15,7 @@ from core.attachments.receipts import (
     links,
     list_receipts,
 )
-from core.cli.context import Context, command, fail, progress_line, watching
+from core.cli.context import Context, at_least, command, fail, progress_line, watching
 from core.model.errors import InvalidParams
 
 
@@ -132,9 +132,7 @@ def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
         data = {**receipt.to_dict(), "links": [link.to_dict() for link in found]}
         ctx.emit(data, _details(receipt, found))
         return 0
-    if args.limit < 1:
-        raise InvalidParams("--limit must be at least 1", field="limit")
-    receipts = list_receipts(store, args.thread, args.limit)
+    receipts = list_receipts(store, args.thread, at_least(args.limit, "--limit"))
     text = "\n".join(f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in receipts)
     ctx.emit([r.to_dict() for r in receipts], text or "no attachment receipts")
     return 0

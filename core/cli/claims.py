@@ -10,7 +10,7 @@ from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
 from core.claims.model import ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
-from core.cli.context import Context, command, common_options, confirm, fail
+from core.cli.context import Context, at_least, command, common_options, confirm, fail
 from core.model.errors import InvalidParams
 
 _DECISIONS = {
@@ -246,7 +246,7 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
                 query=args.query,
                 statuses=[ClaimStatus(args.status)] if args.status else [],
                 kinds=[ClaimKind(args.kind)] if args.kind else [],
-                limit=max(1, args.limit),
+                limit=at_least(args.limit, "--limit"),
             )
             lines = [f"{c.id}  [{c.kind.value}] {c.status.value}: {c.text}" for c in found]
             ctx.emit([c.to_dict() for c in found], "\n".join(lines) or "no claims")

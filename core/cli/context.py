@@ -152,6 +152,16 @@ def confirm(question: str, refusal: str) -> bool:
     return answer.strip().casefold() in ("y", "yes")
 
 
+def at_least(value: int, option: str, lowest: int = 1) -> int:
+    """``value`` of ``option`` (``--limit``), refused below ``lowest`` rather than
+    quietly raised to it: ``--limit 0`` is a mistake, not a request for one row."""
+    if value < lowest:
+        raise InvalidParams(
+            f"{option} must be at least {lowest}", field=option.lstrip("-"), rule="minimum"
+        )
+    return value
+
+
 def read_stdin(field: str) -> str:
     """All of standard input as text (``-`` for a file or a memory).
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from core.cli.context import (
     Context,
+    at_least,
     command,
     common_options,
     confirm,
@@ -91,7 +92,7 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     match args.action:
         case None | "list":
-            listed = threads.list_threads(service, ctx.group, max(1, args.limit))
+            listed = threads.list_threads(service, ctx.group, at_least(args.limit, "--limit"))
             text = "\n".join(map(_format_thread, listed)) or "no threads yet"
             ctx.emit([t.to_dict() for t in listed], text)
         case "open":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from core.cli.context import Context, command, format_entry, format_result, read_stdin
+from core.cli.context import Context, at_least, command, format_entry, format_result, read_stdin
 from core.model.entries import (
     ENTRY_TYPES,
     MAX_SEARCH_LIMIT,
@@ -16,7 +16,6 @@ from core.model.entries import (
     Status,
     Trust,
 )
-from core.model.errors import InvalidParams
 from core.model.text import plural
 
 
@@ -161,10 +160,9 @@ def _list_args(p: argparse.ArgumentParser) -> None:
 
 @command("list", "List current entries, newest first, a page at a time.")(_list_args)
 def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
-    if args.limit < 1 or args.offset < 0:
-        raise InvalidParams("--limit must be ≥ 1 and --offset ≥ 0", field="limit")
+    limit, offset = at_least(args.limit, "--limit"), at_least(args.offset, "--offset", 0)
     flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
-    stored = ctx.service.store_for(ctx.group).recent(flt, args.limit, args.offset)
+    stored = ctx.service.store_for(ctx.group).recent(flt, limit, offset)
     entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked
     ctx.emit(
         [e.to_dict() for e in entries], "\n".join(format_entry(e) for e in entries) or "no memories"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.context import Context, command, fail, format_entry
+from core.cli.context import Context, at_least, command, fail, format_entry
 from core.memory import curation
 from core.memory.curation import Decision
 from core.storage import audit
@@ -60,7 +60,8 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
 @command("audit", "Show the audit log: what happened, never what was stored.")(_audit_args)
 def cmd_audit(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
-    rows = audit.recent(store, limit=max(1, args.limit), actions=args.action, actor=args.actor)
+    limit = at_least(args.limit, "--limit")
+    rows = audit.recent(store, limit=limit, actions=args.action, actor=args.actor)
 
     def line(r: audit.AuditRecord) -> str:
         ids = " ".join(r.entry_ids[:3]) + (" …" if len(r.entry_ids) > 3 else "")

@@ -499,3 +499,22 @@ def test_an_unknown_command_is_not_guessed_when_nothing_is_close(
     assert err.splitlines()[-1] == (
         "error: argument COMMAND: invalid choice: 'xyzzy' (`ambry --help` lists them)"
     )
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["audit", "--limit", "0"], "--limit must be at least 1"),
+        (["threads", "--limit", "-1"], "--limit must be at least 1"),
+        (["threads", "list", "--limit", "0"], "--limit must be at least 1"),
+        (["claims", "list", "--limit", "0"], "--limit must be at least 1"),
+        (["attachments", "--limit", "0"], "--limit must be at least 1"),
+        (["list", "--limit", "0"], "--limit must be at least 1"),
+        (["list", "--offset", "-1"], "--offset must be at least 0"),
+    ],
+)
+def test_a_limit_below_one_is_refused_not_raised_to_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    code, out, err = run(capsys, "--data-dir", str(tmp_path), "--create", *argv)
+    assert (code, out, err) == (1, "", f"error: {says}\n")
