@@ -120,7 +120,9 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> int:
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", nargs="?", help="show this receipt in full, with its links")
     p.add_argument("--thread", metavar="ID", help="only receipts seen in this thread")
-    p.add_argument("--limit", type=int, default=50, help="at most N receipts (default 50)")
+    p.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="at most N receipts (default 50)"
+    )
 
 
 @command("attachments", "List attachment receipts, most recently attached first.")(_list_args)

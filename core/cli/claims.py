@@ -37,8 +37,12 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
     ls = sub("list", "list claims, newest first (or best match with --query)")
     ls.add_argument("--status", choices=[s.value for s in ClaimStatus], help="only this status")
     ls.add_argument("--kind", choices=[k.value for k in ClaimKind], help="only this kind")
-    ls.add_argument("--query", default="", help="words to look for")
-    ls.add_argument("--limit", type=int, default=50, help="how many (default 50)")
+    ls.add_argument(
+        "--query", default="", metavar="WORDS", help="words to look for (best match first)"
+    )
+    ls.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="at most N claims (default 50)"
+    )
     for name, text in (
         ("show", "a claim, its sources and its decision history"),
         ("verify", "check a claim's sources now and recommend (changes nothing)"),
@@ -57,7 +61,12 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
         sp.add_argument("--yes", action="store_true", help="decide without asking after the review")
     pr = sub("propose", "record a claim of your own (a candidate to review)")
     pr.add_argument("text", help="the statement")
-    pr.add_argument("--kind", required=True, choices=[k.value for k in ClaimKind])
+    pr.add_argument(
+        "--kind",
+        required=True,
+        choices=[k.value for k in ClaimKind],
+        help="what the claim is about",
+    )
     pr.add_argument("--source", action="append", required=True, metavar="SOURCE", help=_SOURCE_HELP)
     pr.add_argument("--recheck-days", type=int, help="days a verified claim stays fresh")
     ex = sub(
@@ -70,7 +79,11 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
     sub("diagnose", "recurring, conflicting, ready and decayed candidates")
     md = sub("mode", "show, plan, apply or roll back the claims mode")
     md.add_argument(
-        "step", choices=["show", "plan", "apply", "rollback"], nargs="?", default="show"
+        "step",
+        choices=["show", "plan", "apply", "rollback"],
+        nargs="?",
+        default="show",
+        help="show the mode (default), plan a change (a dry run), apply it, or roll it back",
     )
     md.add_argument("target", nargs="?", help="observe, diagnostic or enforce (plan, apply)")
     md.add_argument("--yes", action="store_true", help="confirm apply or rollback")

@@ -71,10 +71,18 @@ def _format_version(h: ThreadHandoff) -> str:
 
 
 def _threads_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--limit", type=int, default=100, help="at most N threads (list)")
+    p.add_argument(
+        "--limit", type=int, default=100, metavar="N", help="at most N threads (default 100)"
+    )
     subs = _subcommands(p, required=False)
     sub = _sub(subs, "list", "List threads, most recently active first (the default).")
-    sub.add_argument("--limit", type=int, default=argparse.SUPPRESS, help="at most N threads")
+    sub.add_argument(
+        "--limit",
+        type=int,
+        default=argparse.SUPPRESS,
+        metavar="N",
+        help="at most N threads (default 100)",
+    )
     sub = _sub(subs, "open", "Create a thread (or find the one with this title).")
     sub.add_argument("title", help="the thread's title (one line, ≤ 200 characters)")
     sub = _sub(subs, "rename", "Give a thread a new title.")
@@ -245,7 +253,9 @@ def _exchanges_args(p: argparse.ArgumentParser) -> None:
         "--limit",
         type=int,
         default=episodes.DEFAULT_EXCHANGE_RESULTS,
-        help=f"at most N turns (≤ {episodes.MAX_EXCHANGE_RESULTS})",
+        metavar="N",
+        help=f"at most N turns (default {episodes.DEFAULT_EXCHANGE_RESULTS}, "
+        f"at most {episodes.MAX_EXCHANGE_RESULTS})",
     )
     p.add_argument(
         "--mode",

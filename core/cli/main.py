@@ -105,8 +105,27 @@ def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespa
     chosen.error(message)
 
 
+EPILOG = """\
+examples:
+  ambry store "Prefers tea to coffee" --tags drinks
+  echo "a longer note" | ambry store -
+  ambry search tea
+  ambry search --json tea | jq -r '.[0].id'
+  ambry forget coffee
+  ambry export backup.jsonl
+  ambry COMMAND --help      (a command's options, with their defaults)
+
+exit status: 0 done; 1 error (one `error:` line on stderr, or a JSON object
+under --json); 2 usage error; 130 interrupted (Ctrl-C)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ambry", description="Ambry: local memory for AI assistants.")
+    parser = _Parser(
+        prog="ambry",
+        description="Ambry: local memory for AI assistants.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"ambry {__version__}")
     parser.add_argument("--verbose", "-v", action="store_true", help="log what happens")
     parser.add_argument(

@@ -43,7 +43,7 @@ def _store_args(p: argparse.ArgumentParser) -> None:
         "--privacy",
         choices=[v.value for v in Privacy],
         default="public",
-        help="private/secret: encrypted at rest (needs an OS keyring)",
+        help="default public; private/secret: encrypted at rest (needs an OS keyring)",
     )
 
 
@@ -81,7 +81,11 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tags", metavar="A,B", help="only entries with all these tags")
     p.add_argument("--include-superseded", action="store_true", help="also superseded entries")
     p.add_argument(
-        "--limit", type=int, default=20, help=f"at most N results (≤ {MAX_SEARCH_LIMIT})"
+        "--limit",
+        type=int,
+        default=20,
+        metavar="N",
+        help=f"at most N results (default 20, at most {MAX_SEARCH_LIMIT})",
     )
     p.add_argument(
         "--mode",
@@ -154,8 +158,12 @@ def cmd_delete(ctx: Context, args: argparse.Namespace) -> int:
 
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", choices=ENTRY_TYPES, help="only this type")
-    p.add_argument("--limit", type=int, default=50, help="at most N entries")
-    p.add_argument("--offset", type=int, default=0, help="skip the first N entries")
+    p.add_argument(
+        "--limit", type=int, default=50, metavar="N", help="at most N entries (default 50)"
+    )
+    p.add_argument(
+        "--offset", type=int, default=0, metavar="N", help="skip the first N entries (default 0)"
+    )
 
 
 @command("list", "List current entries, newest first, a page at a time.")(_list_args)

@@ -16,7 +16,7 @@ def _brief_args(p: argparse.ArgumentParser) -> None:
         "--format",
         choices=("markdown", "json"),
         default="markdown",
-        help="markdown (what the agent reads) or the structured MemoryBrief",
+        help="markdown (default: what the agent reads) or json (the structured MemoryBrief)",
     )
     p.add_argument(
         "--thread",

@@ -52,7 +52,13 @@ def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--limit", type=int, default=50, help="at most N rows (newest first)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=50,
+        metavar="N",
+        help="at most N rows, newest first (default 50)",
+    )
     p.add_argument("--action", action="append", default=[], help="only this action (repeatable)")
     p.add_argument("--actor", choices=["agent", "operator", "system"], help="only this actor")
 

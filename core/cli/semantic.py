@@ -104,7 +104,11 @@ def cmd_reindex(ctx: Context, args: argparse.Namespace) -> int:
 def _related_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="entry id (mem-...)")
     p.add_argument(
-        "--limit", type=int, default=DEFAULT_RELATED, help=f"at most N entries (≤ {MAX_RELATED})"
+        "--limit",
+        type=int,
+        default=DEFAULT_RELATED,
+        metavar="N",
+        help=f"at most N entries (default {DEFAULT_RELATED}, at most {MAX_RELATED})",
     )
 
 

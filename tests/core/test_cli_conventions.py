@@ -518,3 +518,29 @@ def test_a_limit_below_one_is_refused_not_raised_to_one(
 ) -> None:
     code, out, err = run(capsys, "--data-dir", str(tmp_path), "--create", *argv)
     assert (code, out, err) == (1, "", f"error: {says}\n")
+
+
+def test_help_gives_every_default_examples_and_the_exit_statuses(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def options(parser: argparse.ArgumentParser, path: str) -> list[tuple[str, argparse.Action]]:
+        found = []
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found += options(sub, f"{path} {name}")
+            else:
+                found.append((path, action))
+        return found
+
+    for path, action in options(build_parser(), "ambry"):
+        if action.help == argparse.SUPPRESS:
+            continue
+        assert action.help, (path, action.dest)
+        if action.nargs != 0 and action.default not in (None, "", [], argparse.SUPPRESS):
+            assert "default" in action.help, (path, action.dest)
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "\nexamples:\n  ambry store " in out
+    assert "exit status: 0 done; 1 error" in out and "130 interrupted" in out
