@@ -272,6 +272,9 @@ def _run(args: argparse.Namespace) -> int:
             refuse_stdio(exc, sys.stdin.fileno(), sys.stdout.fileno())
         return code
     except KeyboardInterrupt:
+        if sys.stderr.isatty():
+            # The terminal's ^C, a progress line or a question holds the cursor.
+            print(file=sys.stderr)
         return fail("interrupted", 130)
     except BrokenPipeError:
         return 0

@@ -4,6 +4,7 @@ JSON errors under --json, a log file, and shell completion from the parser."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -544,3 +545,41 @@ def test_help_gives_every_default_examples_and_the_exit_statuses(
     out = capsys.readouterr().out
     assert "\nexamples:\n  ambry store " in out
     assert "exit status: 0 done; 1 error" in out and "130 interrupted" in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_ctrl_c_ends_the_line_it_interrupted(tmp_path: Path) -> None:
+    import pty
+    import select
+    import signal
+    import time
+
+    d = ["--data-dir", str(tmp_path), "--create"]
+    assert main([*d, "store", "Luna is the dog"]) == 0
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [str(AMBRY), *d, "forget", "luna"],
+        stdin=secondary,
+        stdout=subprocess.DEVNULL,
+        stderr=secondary,
+    )
+    os.close(secondary)
+    seen = b""
+    deadline = time.monotonic() + 60
+    try:
+        while not seen.endswith(b"[y/N] "):
+            ready, _, _ = select.select([primary], [], [], deadline - time.monotonic())
+            chunk = os.read(primary, 1) if ready else b""
+            assert chunk, f"no question: {seen.decode()!r}"
+            seen += chunk
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=60) == 130
+        with contextlib.suppress(OSError):  # EIO once the terminal's last writer is gone
+            while chunk := os.read(primary, 1024):
+                seen += chunk
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(primary)
+    assert seen.decode().endswith("[y/N] \r\nerror: interrupted\r\n")
+    assert main([*d, "search", "luna"]) == 0
