@@ -20,6 +20,7 @@ from core.model.entries import (
     EntryFilter,
     EntryType,
     MemoryEntry,
+    Status,
 )
 from core.storage.best_effort import best_effort
 from core.storage.db import mapped_errors, open_database, write_transaction
@@ -205,6 +206,14 @@ class GroupStore:
                 entry = entry_from_row(row)
                 found[entry.id] = entry
         return found
+
+    def count_status(self, ids: Iterable[str], status: Status) -> int:
+        """How many of ``ids`` have ``status``, in one query however many there are."""
+        sql = (
+            "SELECT count(*) FROM memory_entries "
+            "WHERE status = ? AND id IN (SELECT value FROM json_each(?))"
+        )
+        return int(self.execute(sql, (status.value, json.dumps(list(ids)))).get)
 
     def find_duplicate(
         self, content_keys: Sequence[str], entry_type: EntryType

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from core.model.changes import Changes
 from core.model.config import Config, load_config
-from core.model.entries import Actor, MemoryEntry, Privacy, iso, utc_now
+from core.model.entries import Actor, MemoryEntry, Privacy, Status, iso, utc_now
 from core.model.errors import AmbryError
 from core.storage import audit
 from core.storage.audit import Action
@@ -245,6 +245,10 @@ class Workspace:
     def entries(self, group: str, ids: Iterable[str]) -> dict[str, MemoryEntry]:
         """Readable entries by id (secret content masked), for lists such as the browser."""
         return {k: self.readable(e) for k, e in self.store_for(group).get_many(ids).items()}
+
+    def candidate_count(self, group: str, ids: Iterable[str]) -> int:
+        """How many of ``ids`` await review (for a selection too large to read entry by entry)."""
+        return self.store_for(group).count_status(ids, Status.CANDIDATE)
 
     def readable(self, entry: MemoryEntry, *, reveal: bool = False) -> MemoryEntry:
         """``entry`` with its content decrypted where allowed, else a plain-words mask."""

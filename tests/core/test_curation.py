@@ -94,3 +94,18 @@ def test_bulk_delete_of_unknown_id_deletes_nothing(
     with pytest.raises(NotFound):
         curation.delete_many(service, operator, [a, "mem-missing"])
     assert service.get("main", a)
+
+
+def test_candidates_among_many_ids_are_counted_in_one_query(
+    service: MemoryService, operator: Caller
+) -> None:
+    active = [
+        service.store(operator, {"type": "fact", "content": f"Note {i}"}).entry.id
+        for i in range(1_200)
+    ]
+    waiting = [_candidate(service, operator, f"Maybe {i}") for i in range(3)]
+    assert service.candidate_count("main", [*active, *waiting]) == 3
+    assert service.candidate_count("main", [*active, waiting[0], "no-such-id"]) == 1
+    assert service.candidate_count("main", []) == 0
+    store = service.store_for("main")
+    assert store.count_status(active[:10], Status.ACTIVE) == 10

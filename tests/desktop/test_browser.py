@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
 from core.memory.writing import StoreRequest
-from core.model.entries import MAX_CONTENT_CHARS, EntryType
+from core.model.entries import MAX_CONTENT_CHARS, EntryType, MemoryEntry
 from core.service import Caller, MemoryService
 from desktop.memories.state import StatusFilter
 from desktop.shell.main_window import MainWindow
@@ -228,6 +228,40 @@ def test_a_selection_of_part_of_a_long_list_says_so(
     browser.model.show_rows(1_200)
     browser.table.selectAll()
     assert bulk.title.text() == "1,200 memories selected" and bulk.rest.isHidden()
+
+
+def test_selecting_a_long_list_counts_candidates_without_reading_every_row(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    requests = [StoreRequest(EntryType.FACT, f"Note number {i}") for i in range(1_200)]
+    service.store_entries(operator, requests)
+    web = [add(service, operator, f"A page says thing {i}", low_trust=True) for i in range(3)]
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.total == 1_203)
+    browser.model.show_rows(1_203)
+    browser.model.refresh_rows()  # nothing loaded: rows are read when drawn
+    asked: list[str] = []
+
+    def loader(ids: list[str]) -> dict[str, MemoryEntry]:
+        asked.extend(ids)
+        return service.entries("main", ids)
+
+    browser.model.set_loader(loader)
+    browser.table.selectAll()
+    assert asked == []
+    bulk = browser.editor.bulk
+    assert bulk.title.text() == "1,203 memories selected"
+    assert bulk.accept_button.text() == "Accept 3 candidates"
+    # A row taken out of the selection is out of what the actions act on.
+    sel = browser.table.selectionModel()
+    row = browser.model.row_of(web[1])
+    assert row is not None
+    sel.select(
+        browser.model.index(row, 0),
+        QItemSelectionModel.SelectionFlag.Deselect | QItemSelectionModel.SelectionFlag.Rows,
+    )
+    assert len(browser.selected_ids()) == 1_202 and web[1] not in browser.selected_ids()
+    assert bulk.accept_button.text() == "Accept 2 candidates"
 
 
 def test_bulk_tag_adds_a_version_per_entry(
