@@ -46,6 +46,7 @@ from desktop.attachments.verifier import Verifier
 from desktop.memories.actions import plural
 from desktop.widgets import messages
 from desktop.widgets.files import open_folder
+from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor
 from desktop.widgets.placeholder import placeholder
@@ -117,15 +118,21 @@ class AttachmentsPage(LazyPage):
         self.verify_all_button.setToolTip("Hash every receipt's source again")
         # Hidden while there are no receipts: the empty page has its own Attach button.
         self.toolbar = QWidget(self)
-        top = QHBoxLayout(self.toolbar)
-        top.setContentsMargins(0, 0, 0, 0)
         self.folder_button = QPushButton("Open source folder", self)
         self.folder_button.setToolTip("Show the selected receipt's folder in the file manager")
-        top.addWidget(self.summary, 1)
-        top.addWidget(self.attach_button)
-        top.addWidget(self.folder_button)
-        top.addWidget(self.verify_button)
-        top.addWidget(self.verify_all_button)
+        buttons = QHBoxLayout()
+        for button in (
+            self.attach_button,
+            self.folder_button,
+            self.verify_button,
+            self.verify_all_button,
+        ):
+            buttons.addWidget(button)
+        # The buttons go under the summary, together, when both do not fit on one row.
+        top = FlowLayout(self.toolbar)
+        top.addWidget(self.summary)
+        top.addStretch()
+        top.addLayout(buttons)
 
         self.progress = QProgressBar(self)
         self.progress.setFormat("%v of %m sources checked")

@@ -31,6 +31,7 @@ from core.storage.audit import Action, AuditRecord
 from core.storage.store import GroupStore
 from desktop.audit.sentences import actions_described_by, sentence, short_time
 from desktop.memories.values import local_time
+from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.placeholder import placeholder
 from desktop.widgets.tables import FlatTableModel, Header, list_table
@@ -297,13 +298,18 @@ class AuditPage(LazyPage):
         self.stack.addWidget(self.no_match_page)
         note = QLabel("Metadata only: never memory content or search text.", self)
         note.setObjectName("hint")
-        filters = QHBoxLayout()
-        filters.addWidget(self.search, 2)
-        filters.addWidget(QLabel("Show", self))
-        filters.addWidget(self.action_box)
-        filters.addWidget(QLabel("by", self))
-        filters.addWidget(self.actor_box)
-        filters.addStretch(1)
+        show = QHBoxLayout()
+        show.addWidget(QLabel("Show", self))
+        show.addWidget(self.action_box)
+        show.addWidget(QLabel("by", self))
+        show.addWidget(self.actor_box)
+        # A narrow page moves the note, then the choices, under the search box,
+        # which keeps room for a few words.
+        self.search.setMinimumWidth(self.search.fontMetrics().averageCharWidth() * 28)
+        filters = FlowLayout()
+        filters.addWidget(self.search)
+        filters.addLayout(show)
+        filters.addStretch()
         filters.addWidget(note)
         layout = QVBoxLayout(self)
         layout.addLayout(filters)

@@ -12,7 +12,6 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -29,6 +28,7 @@ from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
 from core.recall.brief import BriefLimit, MemoryBrief
 from desktop.widgets import messages
+from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.markdown import render_markdown
 from desktop.widgets.watch import AppState
@@ -98,8 +98,8 @@ class BriefPage(LazyPage):
         self.refresh_button = QPushButton("Refresh", self)
 
         self.spins: dict[str, QSpinBox] = {}
-        limits = QFormLayout()
-        limits_row = QHBoxLayout()
+        # Each label stays with its box; a narrow page puts the pairs on more rows.
+        limits = FlowLayout(spacing=12)
         for name, label in LIMIT_FIELDS:
             spin = QSpinBox(self)
             spin.setObjectName(name)
@@ -109,17 +109,20 @@ class BriefPage(LazyPage):
             spin.setGroupSeparatorShown(True)
             spin.setAccessibleName(label)
             self.spins[name] = spin
-            limits_row.addWidget(QLabel(label, self))
-            limits_row.addWidget(spin)
-            limits_row.addSpacing(12)
-        limits_row.addStretch(1)
-        limits.addRow(limits_row)
+            pair = QHBoxLayout()
+            pair.addWidget(QLabel(label, self))
+            pair.addWidget(spin)
+            limits.addLayout(pair)
 
-        top = QHBoxLayout()
-        top.addWidget(self.counts, 1)
-        top.addWidget(self.raw_toggle)
-        top.addWidget(self.copy_button)
-        top.addWidget(self.refresh_button)
+        actions = QHBoxLayout()
+        actions.addWidget(self.raw_toggle)
+        actions.addWidget(self.copy_button)
+        actions.addWidget(self.refresh_button)
+        # The buttons go under the counts, together, when both do not fit on one row.
+        top = FlowLayout()
+        top.addWidget(self.counts)
+        top.addStretch()
+        top.addLayout(actions)
 
         self.rendered_view = QTextBrowser(self)
         self.rendered_view.setObjectName("briefRendered")

@@ -46,6 +46,7 @@ from desktop.claims.render import (
     report_html,
 )
 from desktop.widgets import messages
+from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor, default_failure
 from desktop.widgets.tables import item_table
@@ -108,15 +109,17 @@ class ClaimsPage(LazyPage):
         self.diagnostics_button.setToolTip(
             "Recurring, conflicting, ready and decayed claims (diagnostic and enforce modes)"
         )
-        top = QHBoxLayout()
+        mode = QHBoxLayout()
+        mode.addWidget(QLabel("Mode:", self))
+        mode.addWidget(self.mode_box)
+        mode.addWidget(self.rollback_button)
+        mode.addWidget(self.diagnostics_button)
+        # The mode's controls go to a second row, together, in a narrow window.
+        top = FlowLayout(spacing=12)
         top.addWidget(self.filter)
-        top.addSpacing(12)
         top.addWidget(self.mode_label)
-        top.addStretch(1)
-        top.addWidget(QLabel("Mode:", self))
-        top.addWidget(self.mode_box)
-        top.addWidget(self.rollback_button)
-        top.addWidget(self.diagnostics_button)
+        top.addStretch()
+        top.addLayout(mode)
 
         self.table = item_table(_COLUMNS, "claimsTable", self)
         # A handoff's label names its thread id: sized to its text, the claim had no room.
@@ -138,7 +141,7 @@ class ClaimsPage(LazyPage):
         self.defer_button = QPushButton("Defer (D)", self)
         self.retract_button = QPushButton("Retract…", self)
         self.retract_button.setObjectName("danger")
-        buttons = QHBoxLayout()
+        buttons = FlowLayout()
         for button, decision in (
             (self.accept_button, Decision.ACCEPT),
             (self.reject_button, Decision.REJECT),
@@ -147,7 +150,6 @@ class ClaimsPage(LazyPage):
         ):
             button.clicked.connect(lambda _c=False, d=decision: self.decide(d))
             buttons.addWidget(button)
-        buttons.addStretch(1)
         for key, decision in (
             ("A", Decision.ACCEPT),
             ("R", Decision.REJECT),
@@ -175,7 +177,8 @@ class ClaimsPage(LazyPage):
         split = QSplitter(Qt.Orientation.Horizontal, self)
         split.addWidget(left)
         split.addWidget(right)
-        split.setSizes([560, 600])
+        split.setChildrenCollapsible(False)
+        split.setSizes([640, 520])
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(top)

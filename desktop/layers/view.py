@@ -68,6 +68,7 @@ class LayersPage(LazyPage):
         self.compress_button.setToolTip("Run a compression pass in the background")
         self.status = QLabel(self)
         self.status.setObjectName("muted")
+        self.status.setWordWrap(True)  # the counts take two lines in a narrow window
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("layersTree")
         self.tree.setHeaderLabels(["Layer", "When", "What"])

@@ -6,10 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLineEdit, QWidget
+from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
 from core.model.entries import EntryType
 from desktop.memories.state import BrowserQuery, StatusFilter
+from desktop.widgets.flow import FlowLayout
 
 #: Typing pauses shorter than this are one search, not one per key.
 DEBOUNCE_MS = 120
@@ -41,15 +42,17 @@ class FilterBar(QWidget):
         self.tag_box.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.tag_box.setMinimumContentsLength(18)
+        self.tag_box.setMinimumContentsLength(14)
         self.status_box = self._combo("Status", [(s.label, s) for s in StatusFilter])
         self.behavioral_box = self._combo(
             "Behavioral",
             [("Behavioral or not", None), ("Behavioral", True), ("Not behavioral", False)],
         )
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.search, 1)
+        # A narrow window puts the boxes that do not fit on a second row rather than
+        # squeezing the search box to its placeholder's first word.
+        self.search.setMinimumWidth(self.search.fontMetrics().averageCharWidth() * 26)
+        layout = FlowLayout(self)
+        layout.addWidget(self.search)
         for box in (self.type_box, self.tag_box, self.status_box, self.behavioral_box):
             layout.addWidget(box)
         self._debounce = QTimer(self)

@@ -35,11 +35,14 @@ def arrange(
     side_layout.addWidget(editor, 1)
     side_layout.addWidget(related)
     splitter.addWidget(side)
-    splitter.setStretchFactor(0, 1)
-    splitter.setStretchFactor(1, 0)
+    # Both sides give way as the window narrows, the list less than the editor,
+    # so on a small screen the list keeps room to read its rows.
+    splitter.setStretchFactor(0, 3)
+    splitter.setStretchFactor(1, 1)
     splitter.setChildrenCollapsible(False)
     splitter.setSizes([800, 380])
-    editor.setMinimumWidth(340)
+    table.setMinimumWidth(320)
+    editor.setMinimumWidth(300)
     layout = QVBoxLayout(page)
     layout.addWidget(filters)
     layout.addWidget(splitter, 1)

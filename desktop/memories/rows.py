@@ -7,7 +7,7 @@ already loaded for the row, so a 100,000-row list scrolls as before.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QPersistentModelIndex, QRect, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -130,6 +130,47 @@ _WIDTHS = {"type": 12, "confidence": 6, "age": 6, "status": 14}
 _FOLDED = ("tags", "source")
 
 
+#: Columns a narrow list leaves out, first to last, so the content keeps room.
+_DROPPED_WHEN_NARROW = ("confidence", "status")
+#: Average character widths the content column keeps before a column is left out.
+_CONTENT_ROOM = 22
+
+
+class _NarrowColumns(QObject):
+    """Leaves out the confidence, then the status column while the list is too
+    narrow for them beside readable content (the editor shows both)."""
+
+    def __init__(self, table: QTableView, model: IdListModel) -> None:
+        super().__init__(table)
+        self._table = table
+        self._keys = [c.key for c in model.columns]
+        table.installEventFilter(self)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._table and event.type() == QEvent.Type.Resize:
+            self.fit()
+        return False
+
+    def fit(self) -> None:
+        table, hh = self._table, self._table.horizontalHeader()
+        char = table.fontMetrics().averageCharWidth()
+        room = table.width() - 2 * table.frameWidth() - table.verticalScrollBar().sizeHint().width()
+        # A hidden column measures 0: count it at the width it had (or starts with).
+        fixed = {
+            key: hh.sectionSize(column) or _WIDTHS.get(key, 10) * char + 16
+            for column, key in enumerate(self._keys)
+            if key not in _FOLDED and key != "content"
+        }
+        hidden: set[str] = set()
+        for key in _DROPPED_WHEN_NARROW:
+            if key in fixed and sum(fixed.values()) + _CONTENT_ROOM * char > room:
+                del fixed[key]
+                hidden.add(key)
+        for column, key in enumerate(self._keys):
+            if key in _DROPPED_WHEN_NARROW:
+                table.setColumnHidden(column, key in hidden)
+
+
 def sort_key_of(column_key: str) -> SortKey | None:
     """The order a click on the column ``column_key`` asks for."""
     try:
@@ -170,3 +211,4 @@ def setup_memory_table(table: QTableView, model: IdListModel) -> None:
         if key == "type":
             table.setItemDelegateForColumn(column, TypeChipDelegate(table))
         table.setColumnHidden(column, key in _FOLDED)
+    _NarrowColumns(table, model)

@@ -52,6 +52,7 @@ from desktop.settings.data_dialogs import (
 )
 from desktop.settings.history_dialog import HistoryImportDialog
 from desktop.widgets import messages
+from desktop.widgets.flow import FlowLayout
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import CLIENT_NAME, AppState
 
@@ -128,6 +129,7 @@ class DataPanel(QGroupBox):
             "All or nothing: memories already here are skipped; a conflict stops it.", self
         )
         import_hint.setObjectName("hint")
+        import_hint.setWordWrap(True)
         # Other apps' history, and a copy a person can read without Ambry.
         self.history_button = QPushButton("Import from another app…", self)
         self.markdown_button = QPushButton("Export as Markdown…", self)
@@ -142,9 +144,10 @@ class DataPanel(QGroupBox):
         self.result.setWordWrap(True)
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
-        export_row = QHBoxLayout()
+        # In a narrow window the choice goes under the button rather than widening the page.
+        export_row = FlowLayout()
         export_row.addWidget(self.export_button)
-        export_row.addWidget(self.include_private, 1)
+        export_row.addWidget(self.include_private)
         import_row = QHBoxLayout()
         import_row.addWidget(self.import_button)
         import_row.addWidget(import_hint, 1)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtGui import QGuiApplication, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QDoubleSpinBox,
@@ -43,6 +43,7 @@ from desktop.settings.data_view import DataPanel
 from desktop.settings.model_folder import ModelFolderRow
 from desktop.widgets import messages
 from desktop.widgets.files import open_folder
+from desktop.widgets.flow import FlowLayout
 from desktop.widgets.keys import add_key
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
@@ -195,11 +196,9 @@ class SettingsPage(QWidget):
         boxes.append(self._token_box(socket_path, body))
         self.window_box = WindowBox(state.data_dir, body)
         boxes.append(self.window_box)
-        for i, box in enumerate(boxes):
-            grid.addWidget(box, 2 + i // 2, i % 2)
-        grid.setRowStretch(grid.rowCount(), 1)
+        self._grid, self._boxes, self._columns = grid, boxes, 0
+        self._place_boxes(2)
         grid.setColumnStretch(0, 1)
-        grid.setColumnStretch(1, 1)
         scroll = QScrollArea(self)
         scroll.setWidgetResizable(True)
         scroll.setWidget(body)
@@ -237,8 +236,11 @@ class SettingsPage(QWidget):
         self.rebuild_button = QPushButton("Rebuild search index", box)
         self.rebuild_button.setToolTip("Rebuild the derived search index from the memories")
         self.rebuild_button.clicked.connect(self.rebuild_index)
-        row = QHBoxLayout()
-        row.addWidget(self.data_dir, 1)
+        self.group_file.setWordWrap(True)
+        self.data_dir.setMinimumWidth(self.data_dir.fontMetrics().averageCharWidth() * 28)
+        # Open folder goes under the path in a narrow window instead of off its edge.
+        row = FlowLayout()
+        row.addWidget(self.data_dir)
         row.addWidget(self.open_button)
         form = QFormLayout(box)
         form.addRow("Data folder", row)
@@ -246,6 +248,29 @@ class SettingsPage(QWidget):
         form.addRow("", self.rebuild_button)
         self._show_paths()
         return box
+
+    def _place_boxes(self, columns: int) -> None:
+        """The settings boxes in ``columns`` columns, under the data boxes."""
+        if columns == self._columns:
+            return
+        self._columns = columns
+        grid = self._grid
+        for box in self._boxes:
+            grid.removeWidget(box)
+        for row in range(grid.rowCount()):
+            grid.setRowStretch(row, 0)
+        for i, box in enumerate(self._boxes):
+            grid.addWidget(box, 2 + i // columns, i % columns)
+        grid.setRowStretch(2 + (len(self._boxes) - 1) // columns + 1, 1)
+        grid.setColumnStretch(1, 1 if columns == 2 else 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # Two columns of boxes where they fit side by side, else one: a small
+        # screen scrolls down, never sideways.
+        widest = max(box.minimumSizeHint().width() for box in self._boxes)
+        room = event.size().width() - 60  # the page's and the scroll area's margins
+        self._place_boxes(2 if room >= 2 * widest + self._grid.horizontalSpacing() else 1)
+        super().resizeEvent(event)
 
     def _config_box(
         self, title: str, rows: tuple[tuple[str, str, str], ...], parent: QWidget

@@ -109,6 +109,7 @@ class HandoffPane(QWidget):
 
         self.meta = QLabel(self)
         self.meta.setObjectName("hint")
+        self.meta.setWordWrap(True)  # version, date and author: two lines in a narrow pane
         self.edit_button = QPushButton("Edit", self)
         self.edit_button.setToolTip("Edit the handoff as plain markdown (Ctrl+E)")
         self.save_button = QPushButton("Save", self)

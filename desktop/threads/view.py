@@ -14,7 +14,6 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QSizePolicy,
@@ -36,6 +35,7 @@ from desktop.threads.handoff_history import HistoryPane
 from desktop.threads.handoff_view import HandoffPane
 from desktop.threads.model import fetch_threads, threads_model
 from desktop.widgets import messages
+from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor
 from desktop.widgets.placeholder import placeholder
@@ -95,10 +95,11 @@ class ThreadsPage(LazyPage):
         self.has_loose = False
         #: The person asked for those turns: a refresh keeps them on screen.
         self._loose_chosen = False
-        buttons = QHBoxLayout()
+        # A narrow list puts the last button on a second row instead of widening the page.
+        buttons = FlowLayout()
         buttons.addWidget(self.rename_button)
         buttons.addWidget(self.delete_button)
-        buttons.addStretch(1)
+        buttons.addStretch()
         buttons.addWidget(self.loose_button)
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
@@ -126,6 +127,7 @@ class ThreadsPage(LazyPage):
         self.subtitle = QLabel(self)
         self.subtitle.setObjectName("hint")
         self.subtitle.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.subtitle.setWordWrap(True)
         self.handoff = HandoffPane(state, self)
         self.history = HistoryPane(state, self)
         self.exchange_pane = ExchangesPane(state, executor, self)
@@ -149,8 +151,10 @@ class ThreadsPage(LazyPage):
         splitter.setStretchFactor(1, 3)
         # The handoff's wide size hint would otherwise squeeze the list to nothing;
         # beyond the list's columns and buttons, the turns' text gets the room.
-        left.setMinimumWidth(390)
-        splitter.setSizes([390, 810])
+        # Narrow enough that list and tabs fit side by side in a 900-pixel window.
+        left.setMinimumWidth(260)
+        splitter.setChildrenCollapsible(False)
+        splitter.setSizes([430, 770])
         self.stack = QStackedWidget(self)
         self.stack.addWidget(splitter)
         self.stack.addWidget(placeholder(_EMPTY_TITLE, _EMPTY_BODY, self))

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from desktop.widgets.flow import FlowLayout
+
 #: Diff colours that read on a light and on a dark background alike: ``add`` and
 #: ``del`` mark the words or lines added and taken away.
 DIFF_CSS = """
@@ -60,10 +62,13 @@ class VersionDiffPane(QWidget):
         self.view.setObjectName(name)
         self.view.setOpenLinks(False)
         self.view.document().setDefaultStyleSheet(DIFF_CSS)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("Show", self))
-        row.addWidget(self.compare_box)
-        row.addStretch(1)
+        show = QHBoxLayout()
+        show.addWidget(QLabel("Show", self))
+        show.addWidget(self.compare_box)
+        # In a narrow pane Restore goes under the choice rather than widening the page.
+        row = FlowLayout()
+        row.addLayout(show)
+        row.addStretch()
         row.addWidget(self.restore_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)

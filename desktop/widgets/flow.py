@@ -1,0 +1,137 @@
+"""A row of controls that wraps onto more rows when the page is narrow.
+
+Toolbars built with a plain ``QHBoxLayout`` set their page's minimum width to
+the sum of their buttons, and on a small screen the page then scrolls
+sideways. :class:`FlowLayout` places its items left to right and starts a new
+row where the next one would not fit; an item that grows horizontally (a
+search box, a stretch) shares out the room left on its row.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt
+from PySide6.QtWidgets import QLayout, QLayoutItem, QSizePolicy, QSpacerItem, QWidget
+
+
+class FlowLayout(QLayout):
+    """Items in rows, wrapped to the width the layout gets.
+
+    Args:
+        parent: the widget the layout belongs to, if any.
+        spacing: pixels between items, across and down.
+    """
+
+    def __init__(self, parent: QWidget | None = None, spacing: int = 6) -> None:
+        super().__init__(parent)
+        self._items: list[QLayoutItem] = []
+        self._gap = spacing
+        self.setContentsMargins(0, 0, 0, 0)
+
+    # -- QLayout overrides -------------------------------------------------------
+
+    def addItem(self, item: QLayoutItem) -> None:
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int) -> QLayoutItem | None:
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int) -> QLayoutItem | None:
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:
+        return Qt.Orientation.Horizontal
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._arrange(QRect(0, 0, width, 0), move=False)
+
+    def sizeHint(self) -> QSize:
+        # One row with everything: what the layout asks for when there is room.
+        width = sum(i.sizeHint().width() for i in self._visible())
+        width += self._gap * max(0, len(self._visible()) - 1)
+        height = max((i.sizeHint().height() for i in self._visible()), default=0)
+        return QSize(width, height) + self._margin_size()
+
+    def minimumSize(self) -> QSize:
+        # The widest single item: everything else can go onto rows of its own.
+        size = QSize()
+        for item in self._visible():
+            size = size.expandedTo(item.minimumSize())
+        return size + self._margin_size()
+
+    def setGeometry(self, rect: QRect) -> None:
+        super().setGeometry(rect)
+        self._arrange(rect, move=True)
+
+    # -- building ----------------------------------------------------------------
+
+    def addStretch(self) -> None:
+        """Room that pushes what follows on its row to the right."""
+        self.addItem(QSpacerItem(0, 0, QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Minimum))
+
+    def addLayout(self, layout: QLayout) -> None:
+        """A group of controls kept together on one row (another layout, as a whole)."""
+        holder = QWidget(self.parentWidget())
+        layout.setContentsMargins(0, 0, 0, 0)
+        holder.setLayout(layout)
+        self.addWidget(holder)
+
+    # -- layout ------------------------------------------------------------------
+
+    def _visible(self) -> list[QLayoutItem]:
+        return [i for i in self._items if not i.isEmpty() or isinstance(i, QSpacerItem)]
+
+    def _margin_size(self) -> QSize:
+        m: QMargins = self.contentsMargins()
+        return QSize(m.left() + m.right(), m.top() + m.bottom())
+
+    def _rows(self, width: int) -> list[list[QLayoutItem]]:
+        rows: list[list[QLayoutItem]] = [[]]
+        used = 0
+        for item in self._visible():
+            want = min(width, max(item.sizeHint().width(), item.minimumSize().width()))
+            if isinstance(item, QSpacerItem):
+                want = 0
+            if rows[-1] and used + self._gap + want > width:
+                rows.append([])
+                used = 0
+            used += (self._gap if rows[-1] else 0) + want
+            rows[-1].append(item)
+        # A stretch that ends up first or alone on a row pushes nothing.
+        return [r for r in rows if any(not isinstance(i, QSpacerItem) for i in r)]
+
+    def _arrange(self, rect: QRect, *, move: bool) -> int:
+        m = self.contentsMargins()
+        area = rect.marginsRemoved(m)
+        width = max(1, area.width())
+        y = area.y()
+        for row in self._rows(width):
+            widths = [
+                0
+                if isinstance(i, QSpacerItem)
+                else min(width, max(i.sizeHint().width(), i.minimumSize().width()))
+                for i in row
+            ]
+            growing = [
+                n for n, i in enumerate(row) if i.expandingDirections() & Qt.Orientation.Horizontal
+            ]
+            spare = width - sum(widths) - self._gap * (len(row) - 1)
+            if spare > 0 and growing:
+                share, extra = divmod(spare, len(growing))
+                for k, n in enumerate(growing):
+                    widths[n] += share + (1 if k < extra else 0)
+            height = max(i.sizeHint().height() for i in row)
+            if move:
+                x = area.x()
+                for item, w in zip(row, widths, strict=True):
+                    h = item.sizeHint().height()
+                    top = y + (height - h) // 2
+                    item.setGeometry(QRect(QPoint(x, top), QSize(w, h)))
+                    x += w + self._gap
+            y += height + self._gap
+        return y - self._gap - area.y() + m.top() + m.bottom()

@@ -1,0 +1,117 @@
+"""Every page at 900x600 (1366x768 at 150 %): no sideways scrolling, no control cut off."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QScrollArea, QWidget
+from pytestqt.qtbot import QtBot
+
+from core.attachments import attach as attachments
+from core.claims import gate
+from core.continuity import context as continuity
+from core.continuity import handoffs
+from core.continuity.episodes import log_exchange
+from core.memory.writing import StoreRequest
+from core.model.entries import EntryType
+from core.service import Caller, MemoryService
+from desktop.shell.main_window import MainWindow, Nav
+from tests.desktop.conftest import add
+
+SMALL = (900, 600)
+
+
+def whole(widget: QWidget) -> bool:
+    """On screen and not cut by the window or a scroll area's edge."""
+    return widget.isVisible() and widget.visibleRegion().boundingRect() == widget.rect()
+
+
+@pytest.fixture
+def small(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    agent_caller: Caller,
+    window: MainWindow,
+    tmp_path: Path,
+) -> MainWindow:
+    """The window at 900x600 over a group with something on every page."""
+    add(service, operator, "Works in the Lyon office", tags=("work",))
+    # Enough for the brief's counts to read "… of … memories · 1,234 characters · …".
+    notes = [
+        StoreRequest(EntryType.FACT, f"Planning note {i}: " + "details " * 8) for i in range(30)
+    ]
+    service.store_entries(operator, notes)
+    entry = continuity.enter_thread(service, agent_caller, "Website redesign")
+    assert entry.thread is not None
+    handoffs.write_handoff(service, entry.caller, entry.thread.id, "# Redesign\n\n- ship it\n")
+    said = log_exchange(service, entry.caller, "user", "The cache is cold on Mondays.", "t1")
+    claim = {"text": "The cache is cold on Mondays", "kind": "fact"}
+    sources = [{"kind": "exchange", "id": said.exchange.id}]
+    gate.propose(service, entry.caller, {**claim, "sources": sources})
+    plan = tmp_path / "plan.md"
+    plan.write_text("# Plan\n\nShip on Friday.\n", encoding="utf-8")
+    attachments.attach(service, entry.caller, str(plan))
+    window.resize(*SMALL)
+    qtbot.waitUntil(lambda: window.width() <= SMALL[0] and window.height() <= SMALL[1])
+    return window
+
+
+def no_sideways_scroll(qtbot: QtBot, window: MainWindow) -> None:
+    scroll = window.findChild(QScrollArea, "pageScroll")
+    assert scroll is not None
+    pages = scroll.widget()
+    # Laid out first: the scroll area learns the page's minimum width from an event.
+    qtbot.waitUntil(lambda: pages.width() >= pages.minimumSizeHint().width())
+    assert pages.width() <= scroll.viewport().width()
+    assert not scroll.horizontalScrollBar().isVisible()
+
+
+def test_memories_keep_a_readable_list_and_search_box(qtbot: QtBot, small: MainWindow) -> None:
+    browser = small.browser
+    qtbot.waitUntil(lambda: browser.model.total == 31)
+    no_sideways_scroll(qtbot, small)
+    search = browser.filters.search
+    assert whole(search)
+    assert search.width() >= search.fontMetrics().horizontalAdvance("Search memories")
+    assert browser.table.width() >= 300 and whole(browser.count_label)
+
+
+def test_threads_show_the_list_beside_the_tabs(qtbot: QtBot, small: MainWindow) -> None:
+    small.go(Nav.THREADS)
+    page = small.threads
+    qtbot.waitUntil(lambda: page.model.rowCount() == 1)
+    page.table.selectRow(0)
+    no_sideways_scroll(qtbot, small)
+    for widget in (page.tabs.tabBar(), page.handoff.edit_button, page.delete_button):
+        assert whole(widget), widget
+    page.tabs.setCurrentWidget(page.history)
+    qtbot.waitUntil(lambda: whole(page.history.restore_button))
+
+
+@pytest.mark.parametrize(
+    ("nav", "controls"),
+    [
+        (Nav.BRIEF, ("refresh_button", "copy_button")),
+        (Nav.ATTACHMENTS, ("verify_all_button", "attach_button")),
+        (Nav.AUDIT, ("search", "actor_box")),
+        (Nav.SETTINGS, ("open_button", "save_button")),
+        (Nav.CLAIMS, ("diagnostics_button", "accept_button", "reject_button")),
+        (Nav.LAYERS, ("compress_button",)),
+    ],
+)
+def test_page_fits_without_cutting_controls(
+    qtbot: QtBot, small: MainWindow, nav: Nav, controls: tuple[str, ...]
+) -> None:
+    small.go(nav)
+    page = small.page(nav)
+    if nav is Nav.BRIEF:
+        qtbot.waitUntil(lambda: "31 of 31 memories" in page.counts.text())
+    no_sideways_scroll(qtbot, small)
+    for name in controls:
+        widget = getattr(page, name)
+        qtbot.waitUntil(lambda w=widget: whole(w))
+    if nav is Nav.AUDIT:
+        # Room for a few words of a search, not one letter.
+        assert page.search.width() >= page.search.fontMetrics().averageCharWidth() * 25
