@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSignalBlocker, Qt, QTimer, Signal
 from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 
 from core.model.entries import EntryType
@@ -14,6 +14,13 @@ from desktop.widgets.flow import FlowLayout
 
 #: Typing pauses shorter than this are one search, not one per key.
 DEBOUNCE_MS = 120
+
+
+_PLACEHOLDER = "Search memories  (Ctrl+F)"
+#: In a narrow box: the words whole rather than cut before the key.
+_SHORT_PLACEHOLDER = "Search memories"
+#: The box's text margins, beside the placeholder.
+_SEARCH_PADDING = 16
 
 
 class FilterBar(QWidget):
@@ -32,7 +39,8 @@ class FilterBar(QWidget):
         super().__init__(parent)
         self.search = QLineEdit(self)
         self.search.setObjectName("search")
-        self.search.setPlaceholderText("Search memories  (Ctrl+F)")
+        self.search.setPlaceholderText(_PLACEHOLDER)
+        self.search.installEventFilter(self)
         self.search.setClearButtonEnabled(True)
         self.type_box = self._combo(
             "Type", [("All types", None), *((t.value.capitalize(), t) for t in EntryType)]
@@ -42,7 +50,7 @@ class FilterBar(QWidget):
         self.tag_box.setSizeAdjustPolicy(
             QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
-        self.tag_box.setMinimumContentsLength(14)
+        self.tag_box.setMinimumContentsLength(12)
         self.status_box = self._combo("Status", [(s.label, s) for s in StatusFilter])
         self.behavioral_box = self._combo(
             "Behavioral",
@@ -50,7 +58,7 @@ class FilterBar(QWidget):
         )
         # A narrow window puts the boxes that do not fit on a second row rather than
         # squeezing the search box to its placeholder's first word.
-        self.search.setMinimumWidth(self.search.fontMetrics().averageCharWidth() * 26)
+        self.search.setMinimumWidth(self.search.fontMetrics().averageCharWidth() * 20)
         layout = FlowLayout(self)
         layout.addWidget(self.search)
         for box in (self.type_box, self.tag_box, self.status_box, self.behavioral_box):
@@ -62,6 +70,13 @@ class FilterBar(QWidget):
         self.search.textChanged.connect(self._on_text)
         for box in (self.type_box, self.tag_box, self.status_box, self.behavioral_box):
             box.currentIndexChanged.connect(self._emit)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.search and event.type() == QEvent.Type.Resize:
+            room = self.search.width() - _SEARCH_PADDING
+            fits = self.search.fontMetrics().horizontalAdvance(_PLACEHOLDER) <= room
+            self.search.setPlaceholderText(_PLACEHOLDER if fits else _SHORT_PLACEHOLDER)
+        return super().eventFilter(watched, event)
 
     def _combo(self, name: str, items: Sequence[tuple[str, Any]]) -> QComboBox:
         box = QComboBox(self)

@@ -5,6 +5,12 @@ the sum of their buttons, and on a small screen the page then scrolls
 sideways. :class:`FlowLayout` places its items left to right and starts a new
 row where the next one would not fit; an item that grows horizontally (a
 search box, a stretch) shares out the room left on its row.
+
+The layout does not answer "height for width": a scroll area sizes a page
+that does to its preferred height, and in a small window such a page
+scrolled though it would fit. Instead the height the rows take at the width
+the layout was given is its minimum height, and it asks to be laid out again
+when that changes.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ class FlowLayout(QLayout):
         super().__init__(parent)
         self._items: list[QLayoutItem] = []
         self._gap = spacing
+        #: The height the rows took at the last width given (None: not laid out yet).
+        self._height: int | None = None
         self.setContentsMargins(0, 0, 0, 0)
 
     # -- QLayout overrides -------------------------------------------------------
@@ -44,29 +52,24 @@ class FlowLayout(QLayout):
     def expandingDirections(self) -> Qt.Orientation:
         return Qt.Orientation.Horizontal
 
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    def heightForWidth(self, width: int) -> int:
-        return self._arrange(QRect(0, 0, width, 0), move=False)
-
     def sizeHint(self) -> QSize:
         # One row with everything: what the layout asks for when there is room.
         width = sum(i.sizeHint().width() for i in self._visible())
         width += self._gap * max(0, len(self._visible()) - 1)
-        height = max((i.sizeHint().height() for i in self._visible()), default=0)
-        return QSize(width, height) + self._margin_size()
+        return QSize(width, self._rows_height()) + self._margin_size()
 
     def minimumSize(self) -> QSize:
         # The widest single item: everything else can go onto rows of its own.
-        size = QSize()
-        for item in self._visible():
-            size = size.expandedTo(item.minimumSize())
-        return size + self._margin_size()
+        width = max((i.minimumSize().width() for i in self._visible()), default=0)
+        return QSize(width, self._rows_height()) + self._margin_size()
 
     def setGeometry(self, rect: QRect) -> None:
         super().setGeometry(rect)
-        self._arrange(rect, move=True)
+        height = self._arrange(rect, move=True)
+        if height != self._height:
+            # More rows (or fewer) than the parent made room for: lay out again.
+            self._height = height
+            self.update()
 
     # -- building ----------------------------------------------------------------
 
@@ -83,6 +86,12 @@ class FlowLayout(QLayout):
 
     # -- layout ------------------------------------------------------------------
 
+    def _rows_height(self) -> int:
+        """The rows' height at the last width, or one row's before the first layout."""
+        if self._height is not None:
+            return self._height - self._margin_size().height()
+        return max((i.sizeHint().height() for i in self._visible()), default=0)
+
     def _visible(self) -> list[QLayoutItem]:
         return [i for i in self._items if not i.isEmpty() or isinstance(i, QSpacerItem)]
 
@@ -90,13 +99,21 @@ class FlowLayout(QLayout):
         m: QMargins = self.contentsMargins()
         return QSize(m.left() + m.right(), m.top() + m.bottom())
 
+    @staticmethod
+    def _width_of(item: QLayoutItem, width: int) -> int:
+        """What ``item`` takes before the spare room is shared: a growing item (a
+        search box) its minimum, the others their preferred width."""
+        if isinstance(item, QSpacerItem):
+            return 0
+        grows = bool(item.expandingDirections() & Qt.Orientation.Horizontal)
+        want = item.minimumSize().width() if grows else item.sizeHint().width()
+        return min(width, max(want, item.minimumSize().width()))
+
     def _rows(self, width: int) -> list[list[QLayoutItem]]:
         rows: list[list[QLayoutItem]] = [[]]
         used = 0
         for item in self._visible():
-            want = min(width, max(item.sizeHint().width(), item.minimumSize().width()))
-            if isinstance(item, QSpacerItem):
-                want = 0
+            want = self._width_of(item, width)
             if rows[-1] and used + self._gap + want > width:
                 rows.append([])
                 used = 0
@@ -111,12 +128,7 @@ class FlowLayout(QLayout):
         width = max(1, area.width())
         y = area.y()
         for row in self._rows(width):
-            widths = [
-                0
-                if isinstance(i, QSpacerItem)
-                else min(width, max(i.sizeHint().width(), i.minimumSize().width()))
-                for i in row
-            ]
+            widths = [self._width_of(i, width) for i in row]
             growing = [
                 n for n, i in enumerate(row) if i.expandingDirections() & Qt.Orientation.Horizontal
             ]
