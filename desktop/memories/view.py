@@ -10,6 +10,7 @@ from PySide6.QtCore import (
     QItemSelection,
     QItemSelectionModel,
     QObject,
+    QPoint,
     QSignalBlocker,
     Qt,
     QTimer,
@@ -18,6 +19,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QMenu,
     QTableView,
     QWidget,
 )
@@ -36,6 +38,7 @@ from desktop.memories.model import IdListModel
 from desktop.memories.no_results import NoResults
 from desktop.memories.query import ListQuery, Request
 from desktop.memories.related import RelatedList
+from desktop.memories.row_menu import row_menu
 from desktop.memories.rows import setup_memory_table, sort_key_of
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft, count_text
@@ -128,6 +131,8 @@ class BrowserPage(QWidget):
         self.editor.reveal_requested.connect(self.reveal)
         self.related.open_requested.connect(self.open_entry)
         self.delete_matching_button.clicked.connect(self.delete_matching)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._show_row_menu)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(self._on_group)
 
@@ -405,6 +410,22 @@ class BrowserPage(QWidget):
 
     def focus_search(self) -> None:
         self.filters.focus_search()
+
+    def row_menu(self) -> QMenu:
+        """The right-click menu for the selected rows."""
+        return row_menu(self, self.selected_ids(), self.edit_entry, self.delete_ids)
+
+    def _show_row_menu(self, pos: QPoint) -> None:
+        menu = self.row_menu()
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(self.table.viewport().mapToGlobal(pos))
+
+    def edit_entry(self, entry_id: str) -> None:
+        """Show ``entry_id`` in the editor with the keyboard in its text."""
+        self.open_entry(entry_id)
+        editing = self.editor.entry
+        if editing is not None and editing.id == entry_id:
+            self._edit_current()
 
     def _edit_current(self) -> None:
         if self.editor.entry is not None and not self.editor.entry.is_superseded:

@@ -6,6 +6,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from desktop.memories.view import BrowserPage
+from desktop.shell.editing import EditActions
 from desktop.shell.groups import GroupCommands
 from desktop.shell.nav import Nav
 from desktop.shell.palette import Command
@@ -23,6 +24,7 @@ class Window(Protocol):
     browser: BrowserPage
     claims: ClaimsPage
     group_commands: GroupCommands
+    edit: EditActions
 
     def new_entry(self) -> None: ...
     def focus_search(self) -> None: ...
@@ -47,8 +49,10 @@ def window_commands(window: Window) -> list[Command]:
         Command("Search memories", window.focus_search, "Ctrl+F"),
         Command("Save the memory, settings or handoff being edited", None, "Ctrl+S"),
         Command("Cancel a new memory", None, "Escape"),
-        Command("Delete the selected memories (asks first)", None, "Del"),
-        Command("Undo the last delete or reject", None, "Ctrl+Z"),
+        Command("Open the selected memory to edit it", window.edit.open_selected, "Enter"),
+        Command("Delete the selected memories (asks first)", window.edit.delete, "Del"),
+        Command("Copy the selected memories' ids", window.edit.copy_ids),
+        Command("Undo the last delete or reject", window.edit.undo, "Ctrl+Z"),
         Command("Accept / reject / defer in Review and Claims", None, "A / R / D"),
         Command("Memory list: default order", window.browser.clear_sort),
         Command(

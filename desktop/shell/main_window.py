@@ -35,6 +35,7 @@ from desktop.review.view import ReviewPage
 from desktop.settings.appearance import keeps_serving
 from desktop.shell.banner import Banner
 from desktop.shell.commands import window_commands
+from desktop.shell.editing import EditActions
 from desktop.shell.groups import GroupCommands
 from desktop.shell.menus import build_menus
 from desktop.shell.nav import Nav
@@ -252,6 +253,17 @@ class MainWindow(QMainWindow):
         if self.acts["quit"].shortcut().isEmpty():
             # Windows has no standard key to quit; Ctrl+Q is the one F1 and the menu promise.
             self.acts["quit"].setShortcut(QKeySequence("Ctrl+Q"))
+        self.edit = EditActions(
+            self,
+            self.browser,
+            self.review,
+            self.commands,
+            self._showing_list,
+            self.show_memory_list,
+        )
+        self.acts["undo"], self.acts["delete"] = self.edit.undo_action, self.edit.delete_action
+        self.nav.currentRowChanged.connect(lambda _row: self.edit.update())
+        self.memories.currentChanged.connect(lambda _index: self.edit.update())
         self.find_action, self.new_action = self.acts["find"], self.acts["new"]
         self.nav_actions = [
             add(item.label, item.key or None, lambda _c=False, i=item: self.go(i)) for item in Nav
@@ -315,6 +327,18 @@ class MainWindow(QMainWindow):
             case "thread":
                 self.go(Nav.THREADS)
                 self.threads.select(item_id)
+
+    def _showing_list(self) -> QWidget | None:
+        """The memory list or the review inbox, whichever is on screen (else None)."""
+        if self.nav.currentRow() == Nav.REVIEW:
+            return self.review
+        if self.nav.currentRow() == Nav.MEMORIES and self.memories.currentWidget() is self.browser:
+            return self.browser
+        return None
+
+    def show_memory_list(self) -> None:
+        self.go(Nav.MEMORIES)
+        self.memories.setCurrentWidget(self.browser)
 
     def search_here(self) -> None:
         """Ctrl+F: the search of the page on screen (the turns' on Threads), else the memories'."""

@@ -47,6 +47,9 @@ def build_menus(
     file_menu.addAction(acts["quit"])
 
     edit = bar.addMenu("&Edit")
+    edit.addAction(acts["undo"])
+    edit.addAction(acts["delete"])
+    edit.addSeparator()
     edit.addAction(acts["find"])
     edit.addAction(acts["palette"])
 
