@@ -253,6 +253,11 @@ class MainWindow(QMainWindow):
         if self.acts["quit"].shortcut().isEmpty():
             # Windows has no standard key to quit; Ctrl+Q is the one F1 and the menu promise.
             self.acts["quit"].setShortcut(QKeySequence("Ctrl+Q"))
+        # Ctrl+W first, as F1 and the docs say; the platform's own Close keys (Ctrl+F4 on
+        # Windows) still work.
+        ctrl_w = QKeySequence("Ctrl+W")
+        others = QKeySequence.keyBindings(QKeySequence.StandardKey.Close)
+        self.acts["close"].setShortcuts([ctrl_w, *(k for k in others if k != ctrl_w)])
         self.edit = EditActions(
             self,
             self.browser,

@@ -288,3 +288,11 @@ def test_ctrl_q_quits_where_the_platform_has_no_quit_key(
     qtbot.keyClick(window.browser.filters.search, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
     assert quits == [True] and not window.isVisible()
     assert window.acts["quit"].shortcut().toString() == "Ctrl+Q"
+
+
+def test_ctrl_w_closes_and_is_the_key_the_menu_shows(qtbot: QtBot, window: MainWindow) -> None:
+    # The offscreen platform, like Windows, lists Ctrl+F4 first among the Close keys.
+    keys = [k.toString() for k in window.acts["close"].shortcuts()]
+    assert keys[0] == "Ctrl+W" and "Ctrl+F4" in keys
+    qtbot.keyClick(window.browser.filters.search, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert not window.isVisible()
