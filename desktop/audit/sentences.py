@@ -8,9 +8,8 @@ as links beside the sentence.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
 
-from core.model.entries import Actor, parse_iso
+from core.model.entries import Actor
 from core.model.text import plural
 from core.storage.audit import Action, AuditRecord
 
@@ -181,14 +180,3 @@ def actions_described_by(text: str) -> list[str]:
         if needle in words or needle in str(action).replace("_", " "):
             found.append(str(action))
     return found
-
-
-def short_time(timestamp: str, now: datetime | None = None) -> str:
-    """ "00:23" today, "24 Nov 00:23" this year, "2025-11-24 00:23" before."""
-    when = parse_iso(timestamp).astimezone()
-    today = (now or datetime.now().astimezone()).date()
-    if when.date() == today:
-        return when.strftime("%H:%M")
-    if when.year == today.year:
-        return when.strftime("%d %b %H:%M").lstrip("0")
-    return when.strftime("%Y-%m-%d %H:%M")

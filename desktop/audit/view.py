@@ -29,12 +29,13 @@ from core.service import MemoryService
 from core.storage import audit
 from core.storage.audit import Action, AuditRecord
 from core.storage.store import GroupStore
-from desktop.audit.sentences import actions_described_by, sentence, short_time
+from desktop.audit.sentences import actions_described_by, sentence
 from desktop.memories.values import local_time
 from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.placeholder import placeholder
 from desktop.widgets.tables import FlatTableModel, Header, list_table
+from desktop.widgets.times import short_time
 from desktop.widgets.watch import AppState
 
 AnyIndex = QModelIndex | QPersistentModelIndex

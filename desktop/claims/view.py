@@ -58,11 +58,26 @@ _INTRO = (
     "D defer."
 )
 _COLUMNS = ("Claim", "Kind", "Status", "Sources", "Check")
-_FILTERS: tuple[tuple[str, tuple[ClaimStatus, ...]], ...] = (
-    ("Candidates", (ClaimStatus.CANDIDATE,)),
-    ("Verified", (ClaimStatus.VERIFIED,)),
-    ("Rejected and retracted", (ClaimStatus.REJECTED, ClaimStatus.RETRACTED)),
-    ("All", ()),
+#: Each filter: its name, the statuses it lists, and what the pane says when it lists none.
+_FILTERS: tuple[tuple[str, tuple[ClaimStatus, ...], str], ...] = (
+    ("Candidates", (ClaimStatus.CANDIDATE,), "No candidate claims wait for a decision."),
+    (
+        "Verified",
+        (ClaimStatus.VERIFIED,),
+        "No claim is verified yet: accept a candidate to verify it.",
+    ),
+    (
+        "Rejected and retracted",
+        (ClaimStatus.REJECTED, ClaimStatus.RETRACTED),
+        "No claim has been rejected or retracted.",
+    ),
+    ("All", (), "No claims yet."),
+)
+#: How claims get here, said under every empty list.
+_WHERE_FROM = (
+    "Agents propose claims with the sources they came from (<code>claim_propose</code>), "
+    "and <b>Extract candidates…</b> below records the statements in every thread's "
+    "handoff and in the day summaries."
 )
 #: Rows loaded at once; the list is for review, search finds the rest.
 LIMIT = 500
@@ -94,7 +109,7 @@ class ClaimsPage(LazyPage):
         intro.setWordWrap(True)
         self.filter = QComboBox(self)
         self.filter.setObjectName("claimsFilter")
-        self.filter.addItems([name for name, _ in _FILTERS])
+        self.filter.addItems([name for name, _, _ in _FILTERS])
         self.mode_label = QLabel(self)
         self.mode_label.setObjectName("claimsMode")
         self.mode_box = QComboBox(self)
@@ -260,7 +275,10 @@ class ClaimsPage(LazyPage):
             else:
                 self._report = verify_claim(store, claim)
                 self.detail.setHtml(report_html(self._report, records.decisions(store, cid)))
-        if cid is None:
+        if cid is None and not self._claims:
+            none = _FILTERS[self.filter.currentIndex()][2]
+            self.detail.setHtml(f"<h3>{none}</h3><p>{_WHERE_FROM}</p>")
+        elif cid is None:
             self.detail.setHtml("<p><i>No claim selected.</i></p>")
         status = None if self._report is None else self._report.claim.status
         for button in (self.accept_button, self.reject_button, self.defer_button):

@@ -35,6 +35,7 @@ from core.layers.timeline import Timeline, timeline
 from core.model.changes import Changes
 from core.model.entries import utc_now
 from desktop.widgets.lazy_page import LazyPage
+from desktop.widgets.times import short_time
 from desktop.widgets.watch import AppState
 
 _ID = Qt.ItemDataRole.UserRole
@@ -47,6 +48,13 @@ _GROUPS = (
     ("recent-4", "Recent week 4 · hook only"),
     ("archive", "Archive · hook and a pointer to the turns"),
     ("rollups", "Weeks and months"),
+)
+#: The pane beside the tree before anything is selected.
+_HINT = (
+    "<p style='color:gray'>Select a turn or a summary. For a summary this shows the "
+    "points the agent is still shown at its age, those that faded, its key quotes and "
+    "the turns it came from; its links to other summaries and memories are listed "
+    "below, one click away.</p>"
 )
 
 
@@ -128,14 +136,17 @@ class LayersPage(LazyPage):
         selected = self.selected_id()
         self._fill_tree(view)
         counts = view.counts()
+        last = short_time(view.last_pass) if view.last_pass else "never"
         self.status.setText(
             f"{counts['flash']} turns in Flash, {counts['warm']} summaries in Warm, "
             f"{sum(counts[f'recent-{i}'] for i in range(1, 5))} in Recent, "
-            f"{counts['archive']} in Archive. Last compression: {view.last_pass or 'never'}."
+            f"{counts['archive']} in Archive. Last compression: {last}."
         )
         self.compress_button.setEnabled(self._state.service.layers is not None)
         if selected in self._items:
             self.tree.setCurrentItem(self._items[selected])
+        elif self.tree.currentItem() is None:
+            self.detail.setHtml(_HINT)
 
     def _fill_tree(self, view: Timeline) -> None:
         self.tree.clear()
@@ -147,7 +158,7 @@ class LayersPage(LazyPage):
         for turn in view.flash_turns:
             who = turn["name"] or turn["speaker"]
             QTreeWidgetItem(
-                groups["flash"], [f"#{turn['id']} {who}", turn["at"][:16], turn["text"]]
+                groups["flash"], [f"#{turn['id']} {who}", short_time(turn["at"]), turn["text"]]
             )
         for day in view.days:
             if day["layer"] == "flash":
@@ -198,7 +209,7 @@ class LayersPage(LazyPage):
     def _on_current(self, item: QTreeWidgetItem | None, _previous: object) -> None:
         node_id = None if item is None else item.data(0, _ID)
         if not isinstance(node_id, str):
-            self.detail.setHtml("" if item is None else f"<p>{html.escape(item.text(2))}</p>")
+            self.detail.setHtml(_HINT if item is None else f"<p>{html.escape(item.text(2))}</p>")
             self.links.clear()
             return
         self.detail.setHtml(self._summary_html(node_id))
@@ -223,7 +234,8 @@ class LayersPage(LazyPage):
         parts = [
             f"<h3>{html.escape(row[0])} {html.escape(row[1])}</h3>",
             f"<p><b>{html.escape(row[2])}</b></p>",
-            f"<p>{row[6]} turns, {html.escape(row[7][:16])} – {html.escape(row[8][:16])}</p>",
+            f"<p>{row[6]} turns, {html.escape(short_time(row[7]))} – "
+            f"{html.escape(short_time(row[8]))}</p>",
         ]
         if points[:keep]:
             parts.append("<p>Shown to the agent:</p><ul>")

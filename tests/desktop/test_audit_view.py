@@ -10,9 +10,10 @@ from core.memory.writing import StoreRequest
 from core.model.entries import Actor, EntryType, iso, utc_now
 from core.service import Caller, MemoryService
 from core.storage.audit import Action, AuditRecord
-from desktop.audit.sentences import actions_described_by, sentence, short_time
+from desktop.audit.sentences import actions_described_by, sentence
 from desktop.audit.view import ID_COLUMN
 from desktop.shell.main_window import MainWindow, Nav
+from desktop.widgets.times import short_time
 from tests.desktop.conftest import add
 
 

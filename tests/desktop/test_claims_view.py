@@ -342,3 +342,15 @@ def test_extraction_message(
     assert text.endswith(tail) is bool(unsourced)
     # Nothing found, or summaries to draw again: a warning, shown in the banner.
     assert extraction_needs_attention(result) is (not statements or bool(unsourced))
+
+
+def test_an_empty_list_says_what_belongs_there_and_how_claims_arrive(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    qtbot.waitUntil(lambda: "No candidate claims" in page.detail.toPlainText())
+    assert "claim_propose" in page.detail.toPlainText()
+    assert "Extract candidates" in page.detail.toPlainText()
+    page.filter.setCurrentIndex(1)  # Verified
+    qtbot.waitUntil(lambda: "No claim is verified yet" in page.detail.toPlainText())

@@ -10,9 +10,10 @@ from pytestqt.qtbot import QtBot
 
 from core.continuity.episodes import log_exchange
 from core.layers.compression import compress
-from core.model.entries import Actor, iso, utc_now
+from core.model.entries import Actor, iso, parse_iso, utc_now
 from core.service import MemoryService
 from desktop.layers.view import LayersPage
+from desktop.widgets.times import short_time
 from desktop.widgets.watch import AppState
 
 #: Set AMBRY_SCREENSHOT to a file name to keep a picture of the view.
@@ -76,3 +77,24 @@ def test_layers_view_shows_each_layer_and_opens_links(
     assert page.tree.currentItem().parent() is page.tree.topLevelItem(7)
     assert "week" in page.detail.toPlainText()
     page.grab().save(str(SHOT)) if SHOT else None
+
+
+def test_times_are_local_and_short_and_the_pane_says_what_it_is_for(
+    qtbot: QtBot, state: AppState, service: MemoryService
+) -> None:
+    seed(service)
+    page = LayersPage(state)
+    qtbot.addWidget(page)
+    page.show()
+    qtbot.waitUntil(lambda: page.tree.topLevelItemCount() == 8)
+    # Nothing selected yet: the pane says what selecting shows, rather than nothing.
+    assert "Select a turn or a summary" in page.detail.toPlainText()
+    flash = page.tree.topLevelItem(0).child(0)
+    turn_at = service.store_for("main").execute("SELECT said_at FROM exchanges ORDER BY seq DESC")
+    said = parse_iso(turn_at.fetchone()[0]).astimezone()
+    # The person's clock, as short as it can be, not a cut-off UTC stamp.
+    assert flash.text(1) == short_time(iso(said)) and said.strftime("%H:%M") in flash.text(1)
+    assert "T" not in flash.text(1)
+    assert "T" not in page.status.text().split("Last compression:")[1]
+    page.tree.setCurrentItem(page.tree.topLevelItem(6).child(0))
+    assert "Z" not in page.detail.toPlainText().split("turns,")[1].split("\n")[0]
