@@ -107,6 +107,18 @@ def check_data_dir(data_dir: DataDir, located: LocatedDataDir) -> Finding:
     return Finding("data dir", Status.OK, f"{root} (mode {mode:04o})")
 
 
+def _copies_of(data_dir: DataDir, group: str) -> str:
+    """Where the newest copy of a group's database is, if it turns out damaged: the
+    copy taken before an upgrade step, or one of ``<data dir>/backups``."""
+    path = data_dir.group_db(group)
+    copies = [*path.parent.glob(f"{path.name}.bak-v*"), *data_dir.root.glob(f"backups/{group}-*")]
+    copies = [c for c in copies if c.is_file()]
+    if not copies:
+        return ""
+    newest = max(copies, key=lambda c: c.stat().st_mtime)
+    return f"if the file is damaged, the newest copy of the group is {newest}"
+
+
 def check_schemas(data_dir: DataDir) -> list[Finding]:
     groups = data_dir.groups()
     if not groups:
@@ -118,7 +130,7 @@ def check_schemas(data_dir: DataDir) -> list[Finding]:
         try:
             conn = open_database(path, read_only=True)
         except AmbryError as exc:
-            findings.append(Finding(name, Status.FAIL, exc.message, "see docs/storage.md"))
+            findings.append(Finding(name, Status.FAIL, exc.message, _copies_of(data_dir, group)))
             continue
         try:
             version = int(conn.execute("PRAGMA user_version").get)

@@ -223,3 +223,27 @@ def test_doctor_warns_of_a_log_folder_it_cannot_create(
     monkeypatch.setenv("AMBRY_LOG_DIR", str(tmp_path / "state" / "log"))
     fine = doctor.check_log()
     assert fine.status is doctor.Status.OK and "created on first use" in fine.detail
+
+
+def test_doctor_names_the_newest_copy_of_a_damaged_group(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    assert run(capsys, "--data-dir", str(data), "--create", "store", "Likes tea")[0] == 0
+    assert run(capsys, "--data-dir", str(data), "--group", "work", "store", "Ships Fridays")[0] == 0
+    db = DataDir(data).group_db("main")
+    (data / "backups").mkdir()
+    older = data / "backups" / "main-20260101T000000000000Z.sqlite"
+    newer = data / "backups" / "main-20260301T000000000000Z.sqlite"
+    for copy, when in ((older, 1_000_000), (newer, 2_000_000)):
+        copy.write_bytes(db.read_bytes())
+        os.utime(copy, (when, when))
+    db.write_bytes(b"not a database at all" * 100)
+    code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
+    findings = {f["check"]: f for f in json.loads(out)}
+    assert code == 1 and findings["group main"]["status"] == "fail"
+    assert findings["group main"]["fix"].endswith(str(newer))
+    # A group with no copy gets no made-up advice.
+    DataDir(data).group_db("work").write_bytes(b"garbage" * 100)
+    code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
+    assert {f["check"]: f for f in json.loads(out)}["group work"]["fix"] == ""
