@@ -19,6 +19,7 @@ from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
 from core.model.entries import Actor, MemoryEntry, SearchResult
 from core.model.errors import InvalidParams
+from core.model.text import one_line
 from core.semantic import hybrid
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP
@@ -207,7 +208,9 @@ def format_result(result: SearchResult, *, ranked: bool = True) -> str:
     extra = "" if result.status == "active" else f" ({result.status})"
     if result.superseded_by:
         extra += " (superseded)"
-    return f"{result.id}  [{result.type}]{extra} {result.content}{tags}{found_by(result, ranked)}"
+    # One line per result, as the listing promises; `ambry show ID` prints it whole.
+    content = one_line(result.content)
+    return f"{result.id}  [{result.type}]{extra} {content}{tags}{found_by(result, ranked)}"
 
 
 def found_by(result: SearchResult | ExchangeHit, ranked: bool = True) -> str:

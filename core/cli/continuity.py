@@ -23,6 +23,7 @@ from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
 from core.model.errors import InvalidParams, NotFound
+from core.model.text import one_line
 from core.policy.manifest import validate_args
 from core.semantic.hybrid import Mode
 
@@ -291,12 +292,11 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     def line(hit: episodes.ExchangeHit) -> str:
         e = hit.exchange
         where = e.thread_title or "no thread"
-        text = " ".join(e.text.split())
         who = f"{e.speaker}: {e.name}" if e.name else e.speaker
         head = (
             f"{e.said_at or e.created_at}  [{who}] ({where}, {e.session_id}){found_by(hit, ranked)}"
         )
-        return f"{head}\n  {text[:300]}"
+        return f"{head}\n  {one_line(e.text)}"
 
     ctx.emit([h.to_dict() for h in hits], "\n".join(map(line, hits)) or "no matching exchanges")
     return 0

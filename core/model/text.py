@@ -17,6 +17,13 @@ def single_line(text: str) -> str:
     return " ".join(_CONTROLS.sub(" ", text).split())
 
 
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line (:func:`single_line`), cut to ``limit`` characters with "…"
+    where it was cut, for a list row; the full text is a click or a command away."""
+    flat = single_line(text)
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 memory``, ``2 turns``, ``1,234 memories``: a count and its noun."""
     return f"{count:,} {word if count == 1 else (many or word + 's')}"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from core.model.entries import EntryType, MemoryEntry, Privacy, SourceType, Status, Trust, parse_iso
+from core.model.text import one_line
 from core.storage.workspace import LOCKED_MASK, SECRET_MASK
 
 #: A column: its header and how to turn an entry into its text at a given time.
@@ -105,12 +106,6 @@ def info_text(entry: MemoryEntry) -> str:
     if entry.review_reason:
         lines.insert(0, f"Awaiting review: {entry.review_reason}")
     return "\n".join(lines)
-
-
-def one_line(text: str, limit: int = 300) -> str:
-    """Content on one line for a table cell; the editor shows the full text."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def status_label(entry: MemoryEntry) -> str:

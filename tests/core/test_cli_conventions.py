@@ -583,3 +583,17 @@ def test_ctrl_c_ends_the_line_it_interrupted(tmp_path: Path) -> None:
         os.close(primary)
     assert seen.decode().endswith("[y/N] \r\nerror: interrupted\r\n")
     assert main([*d, "search", "luna"]) == 0
+
+
+def test_a_long_or_multi_line_memory_is_one_cut_line_in_search_and_whole_in_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    body = "Deploy checklist:\n- run the migrations\n- " + "check the dashboards " * 30
+    assert run(capsys, *d, "store", "--type", "instruction", body)[0] == 0
+    code, out, _ = run(capsys, *d, "search", "deploy checklist")
+    [line] = out.splitlines()
+    assert code == 0 and "Deploy checklist: - run the migrations -" in line
+    assert "…" in line and len(line) < 420
+    code, out, _ = run(capsys, *d, "search", "deploy checklist", "--json")
+    assert json.loads(out)[0]["content"] == body.strip()
