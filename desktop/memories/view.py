@@ -436,6 +436,8 @@ class BrowserPage(QWidget):
             return
         self.table.clearSelection()
         self.editor.show_new(EntryType.FACT)
+        # The memory shown before is gone from the editor: its relatives go too.
+        self.related.show_for(self._state.group, None)
 
     def cancel_new(self) -> None:
         """Drop the new memory being written (asks if it has text)."""

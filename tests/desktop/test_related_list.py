@@ -24,6 +24,10 @@ def test_selecting_a_memory_lists_its_relatives_and_links_open_them(
     assert "long walk" in text and "tax return" not in text
     browser.related.linkActivated.emit(walks)
     qtbot.waitUntil(lambda: browser.editor.entry is not None and browser.editor.entry.id == walks)
+    qtbot.waitUntil(lambda: "Has a dog named Luna" in browser.related.text(), timeout=20_000)
+    # A new, blank memory has no relatives: the list of the one shown before goes.
+    browser.new_entry()
+    assert browser.editor.is_new and browser.related.text() == ""
 
 
 def test_a_memory_with_nothing_close_says_so(
