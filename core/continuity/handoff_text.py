@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from typing import Final
 
 from core.model.errors import InvalidParams, TooLarge
-from core.model.text import single_line
-from core.policy.screening import check_unicode, strip_controls
+from core.model.text import check_unicode, single_line
+from core.policy.screening import strip_controls
 
 #: Largest handoff accepted, in UTF-8 bytes, before redaction.
 MAX_HANDOFF_BYTES: Final = 64 * 1024

@@ -18,8 +18,9 @@ from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import Conflict, Forbidden, InvalidParams, NotFound
+from core.model.text import check_unicode
 from core.policy.agent_text import audit_neutralized, neutralize_agent_text
-from core.policy.screening import CONTROLS, audit_redacted, check_unicode, screen
+from core.policy.screening import CONTROLS, audit_redacted, screen
 from core.policy.secrets import redact
 from core.storage import audit
 from core.storage.audit import Action

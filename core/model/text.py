@@ -5,11 +5,26 @@ from __future__ import annotations
 import hashlib
 import re
 
+from core.model.errors import InvalidParams
+
 # Every character str.splitlines() breaks on is whitespace to str.split(); the
 # other C0/C1 controls (escape sequences, NUL) are folded too, as nothing
 # legitimate in a one-line summary needs them. (A regular expression: str.translate
 # with a table is slow on text that is not ASCII.)
 _CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def check_unicode(text: str, field: str) -> None:
+    """Refuse a string no UTF-8 database can hold: one with a lone surrogate, as bytes
+    that are not UTF-8 decode to (a command-line argument, say)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidParams(
+            f"{field} contains a lone surrogate (not valid Unicode text)",
+            field=field,
+            rule="unicode",
+        ) from None
 
 
 def single_line(text: str) -> str:

@@ -15,6 +15,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from core.model.errors import InvalidParams, NotFound
+from core.model.text import check_unicode
 
 if TYPE_CHECKING:
     import jsonschema
@@ -136,14 +137,7 @@ def _refuse_lone_surrogates(value: Any, field: str) -> None:
     has bounded the nesting already."""
     match value:
         case str():
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidParams(
-                    f"{field} contains a lone surrogate (not valid Unicode text)",
-                    field=field,
-                    rule="unicode",
-                ) from None
+            check_unicode(value, field)
         case list():
             for item in value:
                 _refuse_lone_surrogates(item, field)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from core.model.changes import Changes
-from core.model.errors import InvalidParams, Refused
+from core.model.errors import Refused
 from core.policy.field_screening import screen_field, without_invisible
 from core.policy.own_files import known_secrets
 from core.storage import audit
@@ -33,17 +33,6 @@ def strip_controls(text: str) -> str:
     """``text`` with LF line ends, no control characters other than tab and newline,
     and no invisible characters that could hide what it says (:func:`without_invisible`)."""
     return without_invisible(CONTROLS.sub("", text.replace("\r\n", "\n").replace("\r", "\n")))
-
-
-def check_unicode(text: str, field: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidParams(
-            f"{field} contains a lone surrogate (not valid Unicode text)",
-            field=field,
-            rule="unicode",
-        ) from None
 
 
 def screen(
