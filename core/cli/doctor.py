@@ -22,11 +22,14 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from pathlib import Path
 
+import apsw
+
 from core import __version__
 from core.cli.context import Context, command
 from core.cli.logfile import log_file
 from core.cli.qtlibs import check_qt_libraries, report
 from core.model.errors import AmbryError
+from core.storage.crypto import KeyUnavailable, key_account, key_present
 from core.storage.db import open_database
 from core.storage.paths import (
     DATA_DIR_ENV,
@@ -37,6 +40,7 @@ from core.storage.paths import (
     default_socket_path,
 )
 from core.storage.schema import SCHEMA_VERSION
+from core.storage.workspace import SEALED_SQL
 
 MCP_OK_S = 1.0
 MCP_TIMEOUT_S = 30.0
@@ -150,6 +154,45 @@ def check_schemas(data_dir: DataDir) -> list[Finding]:
                 Finding(name, Status.OK, f"schema v{version}, {path.stat().st_size} bytes")
             )
     return findings
+
+
+def _sealed_groups(data_dir: DataDir) -> list[str]:
+    sealed = []
+    for group in data_dir.groups():
+        try:
+            conn = open_database(data_dir.group_db(group), read_only=True)
+        except AmbryError:
+            continue  # reported by the schema check
+        try:
+            if conn.execute(SEALED_SQL).fetchone() is not None:
+                sealed.append(group)
+        except apsw.Error:
+            pass  # an older schema, upgraded when next opened; checked then
+        finally:
+            conn.close()
+    return sealed
+
+
+def check_data_key(data_dir: DataDir) -> Finding | None:
+    """Whether the key that sealed the private memories is in the keyring (after a move, say)."""
+    sealed = _sealed_groups(data_dir)
+    if not sealed:
+        return None
+    try:
+        present = key_present(data_dir.root)
+    except KeyUnavailable:
+        return None  # the keyring check says why
+    if present:
+        return Finding("data key", Status.OK, f"in the keyring for group {', '.join(sealed)}")
+    return Finding(
+        "data key",
+        Status.FAIL,
+        f"the private and secret memories of group {', '.join(sealed)} cannot be read: "
+        f"their key is not in the OS keyring (entry Ambry/{key_account(data_dir.root)})",
+        "if the data dir was moved or renamed, move it back, run `ambry list` there once "
+        "and move it again; from another machine or account, restore the key with the "
+        "keyring's tools",
+    )
 
 
 def check_keyring() -> Finding:
@@ -315,6 +358,9 @@ def run_checks(
     findings = [check_install(), check_data_dir(data_dir, located)]
     if data_dir.root.is_dir():
         findings += check_schemas(data_dir)
+        key = check_data_key(data_dir)
+        if key is not None:
+            findings.append(key)
     checks: list[Callable[[], Finding]] = [
         check_keyring,
         check_socket,

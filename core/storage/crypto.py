@@ -5,6 +5,10 @@ database or a config file. Each write uses a fresh 96-bit nonce and the entry id
 as associated data, so a ciphertext moved onto another entry fails to decrypt.
 Dedup keys of encrypted entries are keyed hashes (HMAC-SHA256), so the database
 holds no plain hash of private text either.
+
+The key's keyring entry is named once, from the data dir's path when it was
+first opened, and the name is kept in the data dir's ``key-name`` file, so a
+data dir that is moved, renamed or copied still finds its key.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import logging
 import os
+import re
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
@@ -23,6 +29,11 @@ from core.model.errors import StorageError
 KEYRING_SERVICE = "Ambry"
 PREFIX = "enc1:"
 NONCE_BYTES = 12
+#: The file in a data dir naming its key's keyring entry (a name, never the key).
+KEY_NAME_FILE = "key-name"
+_ACCOUNT = re.compile(r"data-key-[0-9a-f]{16}")
+
+log = logging.getLogger(__name__)
 
 
 class KeyUnavailable(StorageError):
@@ -31,18 +42,94 @@ class KeyUnavailable(StorageError):
     code = "key_unavailable"
 
 
+class KeyMissing(KeyUnavailable):
+    """The keyring works but lacks the key that sealed this data dir's private entries."""
+
+
 class DecryptionFailed(StorageError):
     code = "decryption_failed"
 
 
-def _account(data_root: Path) -> str:
+def _path_account(data_root: Path) -> str:
     # One key per data directory, so two data dirs on one machine never share a key.
     digest = hashlib.sha256(str(data_root.resolve()).encode()).hexdigest()[:16]
     return f"data-key-{digest}"
 
 
+def _pinned_account(data_root: Path) -> str | None:
+    try:
+        name = (data_root / KEY_NAME_FILE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return name if _ACCOUNT.fullmatch(name) else None
+
+
+def key_account(data_root: Path) -> str:
+    """The keyring entry holding the key of ``data_root``: the one its ``key-name``
+    file names, else (a data dir not yet opened by a writer) the one of its path."""
+    return _pinned_account(data_root) or _path_account(data_root)
+
+
+def _write_pin(data_root: Path, account: str) -> None:
+    target = data_root / KEY_NAME_FILE
+    temp = data_root / f".{KEY_NAME_FILE}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(account + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, target)
+    except OSError as exc:
+        # A read-only data dir keeps the path's entry, which is what it would read anyway.
+        log.info("cannot write %s: %s", target, exc)
+        temp.unlink(missing_ok=True)
+
+
+def pin_key_account(data_root: Path) -> None:
+    """Write ``key-name`` unless it is there, naming the entry of the current path.
+
+    Earlier versions named the entry after the path alone, so a data dir moved
+    without this file lost its key; with it, the key follows the folder.
+    """
+    if _pinned_account(data_root) is None:
+        _write_pin(data_root, _path_account(data_root))
+
+
+def _lookup(data_root: Path) -> tuple[str, str | None]:
+    """The keyring entry of ``data_root``'s key and its value (None if no entry has it)."""
+    import keyring
+
+    account = key_account(data_root)
+    stored = keyring.get_password(KEYRING_SERVICE, account)
+    by_path = _path_account(data_root)
+    if stored is None and by_path != account:
+        found = keyring.get_password(KEYRING_SERVICE, by_path)
+        if found is not None:
+            return by_path, found
+    return account, stored
+
+
+def key_present(data_root: Path) -> bool:
+    """Whether the keyring holds the key of ``data_root``; changes nothing.
+
+    Raises:
+        KeyUnavailable: the keyring refused.
+    """
+    import keyring.errors
+
+    try:
+        return _lookup(data_root)[1] is not None
+    except keyring.errors.KeyringError as exc:
+        raise KeyUnavailable(f"the OS keyring refused access to Ambry's key: {exc}") from exc
+
+
 def load_key(data_root: Path, *, create: bool) -> bytes | None:
     """The data key of ``data_root`` from the OS keyring; created on first use if asked.
+
+    The entry ``key-name`` names is tried first, then the one of the current path:
+    a folder that earlier versions saw moved gets ``key-name`` written again once it
+    is back where its key was made.
 
     Raises:
         KeyUnavailable: no usable keyring backend, or the keyring refused.
@@ -59,14 +146,18 @@ def load_key(data_root: Path, *, create: bool) -> bytes | None:
             "(GNOME Keyring or KWallet); on macOS and Windows the system keychain is used. "
             "Public entries keep working."
         )
-    account = _account(data_root)
+    pinned = _pinned_account(data_root)
     try:
-        stored = keyring.get_password(KEYRING_SERVICE, account)
+        account, stored = _lookup(data_root)
+        if stored is not None and pinned not in (None, account):
+            _write_pin(data_root, account)
         if stored is None:
             if not create:
                 return None
             stored = base64.b64encode(AESGCM.generate_key(bit_length=256)).decode()
             keyring.set_password(KEYRING_SERVICE, account, stored)
+        if pinned is None:
+            _write_pin(data_root, account)
     except keyring.errors.KeyringError as exc:
         raise KeyUnavailable(f"the OS keyring refused access to Ambry's key: {exc}") from exc
     key = base64.b64decode(stored)

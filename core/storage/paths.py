@@ -24,6 +24,7 @@ import platformdirs
 
 from core.model.errors import InvalidGroup, StorageError
 from core.storage import pending_files
+from core.storage.crypto import pin_key_account
 from core.storage.file_safety import tighten
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,8 @@ class DataDir:
         return sorted(n for n in names if GROUP_PATTERN.fullmatch(n))
 
     def ensure(self) -> None:
-        """Create the directories owner-only, tighten older ones, clear interrupted writes."""
+        """Create the directories owner-only, tighten older ones, clear interrupted writes,
+        and name the key's keyring entry in the folder so that it moves with it."""
         for path in (self.root, self.memory_dir):
             try:
                 path.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -187,6 +189,7 @@ class DataDir:
                 ) from exc
             tighten(path)
         pending_files.sweep(self.pending_dir)
+        pin_key_account(self.root)
         # Earlier releases kept a 90 MB optimised copy of the embedding model here;
         # the model Ambry ships now loads as small without it.
         shutil.rmtree(self.root / "model-cache", ignore_errors=True)

@@ -27,10 +27,12 @@ from core.storage import audit
 from core.storage.audit import Action
 from core.storage.best_effort import best_effort
 from core.storage.crypto import (
+    KeyMissing,
     KeyUnavailable,
     decrypt,
     encrypt,
     is_encrypted,
+    key_account,
     keyed_hash,
     load_key,
 )
@@ -43,6 +45,7 @@ log = logging.getLogger(__name__)
 
 SECRET_MASK = "[secret: reveal it in Ambry to read]"
 LOCKED_MASK = "[encrypted: the OS keyring holding Ambry's key is unavailable]"
+MISSING_KEY_MASK = "[encrypted: this data folder's key is not in the OS keyring]"
 
 #: Run on a group's store right after it is opened (expiry, decay): set by the service.
 OpenHook = Callable[[GroupStore], None]
@@ -266,9 +269,9 @@ class Workspace:
         try:
             key = self.data_key(create=False)
         except KeyUnavailable:
-            key = None
-        if key is None:
             return LOCKED_MASK
+        if key is None:
+            return MISSING_KEY_MASK
         return decrypt(key, content, entry_id)
 
     def dedup_key(self, privacy: Privacy, content: str) -> str:
@@ -304,5 +307,50 @@ class Workspace:
     def data_key(self, *, create: bool) -> bytes | None:
         """The key that seals private and secret content (``None`` if absent and not created)."""
         if self._key is None:
-            self._key = load_key(self.data_dir.root, create=create)
+            self._key = load_key(self.data_dir.root, create=False)
+            if self._key is None and create:
+                sealed = self.sealed_groups()
+                if sealed:
+                    raise KeyMissing(missing_key_message(self.data_dir.root, sealed))
+                self._key = load_key(self.data_dir.root, create=True)
         return self._key
+
+    def sealed_groups(self) -> list[str]:
+        """The groups holding content sealed with this data dir's key (trash included)."""
+        found = []
+        for group in self.data_dir.groups():
+            try:
+                sealed = holds_sealed(self.store_for(group))
+            except AmbryError as exc:
+                log.warning("cannot tell whether group %s holds sealed entries: %s", group, exc)
+                continue
+            if sealed:
+                found.append(group)
+        return found
+
+
+#: Whether a group database holds content sealed with its data dir's key.
+SEALED_SQL = (
+    "SELECT 1 FROM memory_entries WHERE substr(content, 1, 5) = 'enc1:' "
+    "UNION ALL SELECT 1 FROM trash "
+    "WHERE substr(json_extract(entry, '$.content'), 1, 5) = 'enc1:' LIMIT 1"
+)
+
+
+def holds_sealed(store: GroupStore) -> bool:
+    """Whether ``store`` holds private or secret content (its trash included)."""
+    return store.execute(SEALED_SQL).fetchone() is not None
+
+
+def missing_key_message(root: Path, groups: list[str]) -> str:
+    """Why no new key is made while sealed entries wait for the old one."""
+    return (
+        f"the private and secret memories of group {', '.join(groups)} were sealed with a key "
+        f"that the OS keyring does not hold (entry Ambry/{key_account(root)}), so no new key "
+        "is made and nothing private can be stored: a new key would leave them unreadable. "
+        "If this data folder was moved or renamed, move it back, run `ambry list` there once "
+        "with this version of Ambry (the folder then keeps its key's name) and move it again; "
+        "if it came from another machine or account, restore the key there with the "
+        "keyring's tools, or bring its memories with `ambry export --include-private` "
+        "and `ambry import`"
+    )

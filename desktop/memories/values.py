@@ -8,7 +8,7 @@ from datetime import datetime
 
 from core.model.entries import EntryType, MemoryEntry, Privacy, SourceType, Status, Trust, parse_iso
 from core.model.text import one_line
-from core.storage.workspace import LOCKED_MASK, SECRET_MASK
+from core.storage.workspace import LOCKED_MASK, MISSING_KEY_MASK, SECRET_MASK
 
 #: A column: its header and how to turn an entry into its text at a given time.
 Cell = Callable[[MemoryEntry, datetime], str]
@@ -62,7 +62,7 @@ def is_masked(entry: MemoryEntry) -> bool:
 
 def is_locked(entry: MemoryEntry) -> bool:
     """Encrypted content that cannot be read here (no keyring, or no key in it)."""
-    return entry.privacy is not Privacy.PUBLIC and entry.content == LOCKED_MASK
+    return entry.privacy is not Privacy.PUBLIC and entry.content in (LOCKED_MASK, MISSING_KEY_MASK)
 
 
 def privacy_help(privacy: Privacy) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,9 +12,9 @@ from core.model.entries import Actor, Privacy
 from core.model.errors import Forbidden
 from core.service import Caller, MemoryService
 from core.storage import audit
-from core.storage.crypto import KeyUnavailable
+from core.storage.crypto import KEY_NAME_FILE, KeyMissing, KeyUnavailable
 from core.storage.paths import DataDir
-from core.storage.workspace import SECRET_MASK
+from core.storage.workspace import MISSING_KEY_MASK, SECRET_MASK
 
 PRIVATE_TEXT = "Blood type is AB negative, diagnosed hypothyroid in March"
 SECRET_TEXT = "Safe deposit box 4471 is at the Rue Clerc branch"
@@ -111,3 +112,64 @@ def test_undoing_the_delete_of_a_private_entry_restores_it_whole(
     assert service.get("main", e.entry.id).content == PRIVATE_TEXT
     again = service.store(operator, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"})
     assert not again.created and again.entry.id == e.entry.id
+
+
+def _store_sealed(root: Path) -> tuple[str, str]:
+    svc = MemoryService(DataDir(root))
+    op = svc.open_session("main", Actor.OPERATOR)
+    p = svc.store(op, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"}).entry
+    s = svc.store(op, {"type": "fact", "content": SECRET_TEXT, "privacy": "secret"}).entry
+    svc.close()
+    return p.id, s.id
+
+
+def _read_sealed(root: Path, ids: tuple[str, str]) -> tuple[str, str]:
+    svc = MemoryService(DataDir(root))
+    try:
+        op = svc.open_session("main", Actor.OPERATOR)
+        return svc.get("main", ids[0]).content, svc.reveal(op, ids[1]).content
+    finally:
+        svc.close()
+
+
+def test_private_memories_stay_readable_after_the_data_dir_is_moved_or_copied(
+    tmp_path: Path, memory_keyring: object
+) -> None:
+    first = tmp_path / "data"
+    first.mkdir()
+    ids = _store_sealed(first)
+    moved = tmp_path / "elsewhere" / "my mémoire 記憶"
+    moved.parent.mkdir()
+    first.rename(moved)
+    assert _read_sealed(moved, ids) == (PRIVATE_TEXT, SECRET_TEXT)
+    copy = tmp_path / "copy"
+    shutil.copytree(moved, copy, symlinks=True)
+    assert _read_sealed(copy, ids) == (PRIVATE_TEXT, SECRET_TEXT)
+
+
+def test_a_data_dir_moved_by_an_earlier_version_gets_no_second_key(
+    tmp_path: Path, memory_keyring: object
+) -> None:
+    import keyring
+
+    home = tmp_path / "data"
+    home.mkdir()
+    ids = _store_sealed(home)
+    # Earlier versions kept no key-name file: the key was found by the folder's path.
+    (home / KEY_NAME_FILE).unlink()
+    moved = tmp_path / "moved"
+    home.rename(moved)
+    backend = keyring.get_keyring()
+    keys_before = dict(backend.passwords)  # type: ignore[attr-defined]
+    svc = MemoryService(DataDir(moved))
+    op = svc.open_session("main", Actor.OPERATOR)
+    assert svc.get("main", ids[0]).content == MISSING_KEY_MASK
+    with pytest.raises(KeyMissing, match="move it back"):
+        svc.store(op, {"type": "fact", "content": "new and private", "privacy": "private"})
+    svc.close()
+    assert backend.passwords == keys_before  # type: ignore[attr-defined]
+    # Back where its key was made, the folder finds it and keeps its name from then on.
+    moved.rename(home)
+    assert _read_sealed(home, ids) == (PRIVATE_TEXT, SECRET_TEXT)
+    home.rename(moved)
+    assert _read_sealed(moved, ids) == (PRIVATE_TEXT, SECRET_TEXT)

@@ -247,3 +247,21 @@ def test_doctor_names_the_newest_copy_of_a_damaged_group(
     DataDir(data).group_db("work").write_bytes(b"garbage" * 100)
     code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
     assert {f["check"]: f for f in json.loads(out)}["group work"]["fix"] == ""
+
+
+def test_doctor_fails_when_the_key_of_private_memories_is_not_in_the_keyring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], memory_keyring: object
+) -> None:
+    data = tmp_path / "data"
+    args = ("--data-dir", str(data), "--create")
+    assert run(capsys, *args, "store", "--privacy", "private", "Sees Dr Ames")[0] == 0
+    _, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp")
+    assert "ok    data key: in the keyring for group main" in out
+    # A folder an earlier version saw moved: no key-name file, a path without a key.
+    (data / "key-name").unlink()
+    moved = tmp_path / "moved"
+    data.rename(moved)
+    _, out, _ = run(capsys, "--data-dir", str(moved), "doctor", "--no-mcp")
+    assert "fail  data key: the private and secret memories of group main cannot be read" in out
+    assert "move it back" in out
+    assert not (moved / "key-name").exists()  # doctor changes nothing

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import keyring
 import pytest
@@ -11,10 +12,12 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from core.memory.writing import StoreRequest
-from core.model.entries import EntryType, Privacy
+from core.model.entries import Actor, EntryType, Privacy
 from core.service import Caller, MemoryService
-from core.storage.crypto import is_encrypted
+from core.storage.crypto import KEY_NAME_FILE, is_encrypted
+from core.storage.paths import DataDir
 from core.storage.workspace import SECRET_MASK
+from desktop.memories.values import is_locked, is_masked
 from desktop.shell.main_window import MainWindow
 from tests.desktop.conftest import Dialogs, add
 from tests.desktop.test_browser import listed, select
@@ -244,3 +247,23 @@ def test_delete_all_matching_shows_the_exact_count(
     assert service.store_for("main").total() == 1
     window.browser.undo()
     assert service.store_for("main").total() == 1235
+
+
+def test_an_entry_whose_key_is_missing_is_locked_against_edits(
+    tmp_path: Path, memory_keyring: object
+) -> None:
+    home = tmp_path / "data"
+    home.mkdir()
+    svc = MemoryService(DataDir(home))
+    entry_id = store(svc, svc.open_session("main", Actor.OPERATOR), "Sees Dr Ames", Privacy.PRIVATE)
+    svc.close()
+    # The folder as an earlier version left it, then moved: its key is under the old path.
+    (home / KEY_NAME_FILE).unlink()
+    moved = tmp_path / "moved"
+    home.rename(moved)
+    svc = MemoryService(DataDir(moved))
+    try:
+        entry = svc.get("main", entry_id)
+        assert is_locked(entry) and not is_masked(entry)
+    finally:
+        svc.close()
