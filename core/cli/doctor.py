@@ -28,7 +28,7 @@ from core import __version__
 from core.cli.context import Context, command
 from core.cli.logfile import log_file
 from core.cli.qtlibs import check_qt_libraries, report
-from core.model.errors import AmbryError
+from core.model.errors import AmbryError, SchemaTooNew
 from core.storage.crypto import KeyUnavailable, key_account, key_present
 from core.storage.db import open_database
 from core.storage.paths import (
@@ -134,7 +134,9 @@ def check_schemas(data_dir: DataDir) -> list[Finding]:
         try:
             conn = open_database(path, read_only=True)
         except AmbryError as exc:
-            findings.append(Finding(name, Status.FAIL, exc.message, _copies_of(data_dir, group)))
+            # A newer Ambry's file is not damaged: an older copy would drop what it wrote.
+            fix = "" if isinstance(exc, SchemaTooNew) else _copies_of(data_dir, group)
+            findings.append(Finding(name, Status.FAIL, exc.message, fix))
             continue
         try:
             version = int(conn.execute("PRAGMA user_version").get)

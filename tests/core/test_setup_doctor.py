@@ -7,11 +7,13 @@ import os
 import tomllib
 from pathlib import Path
 
+import apsw
 import pytest
 
 from core.cli import doctor
 from core.cli.main import main
 from core.storage.paths import DataDir
+from core.storage.schema import SCHEMA_VERSION
 
 
 @pytest.fixture
@@ -247,6 +249,14 @@ def test_doctor_names_the_newest_copy_of_a_damaged_group(
     DataDir(data).group_db("work").write_bytes(b"garbage" * 100)
     code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
     assert {f["check"]: f for f in json.loads(out)}["group work"]["fix"] == ""
+    # A newer Ambry's file is not damaged: no older copy is offered in its place.
+    db.write_bytes(newer.read_bytes())
+    conn = apsw.Connection(str(db))
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
+    found = {f["check"]: f for f in json.loads(out)}["group main"]
+    assert "newer Ambry" in found["detail"] and found["fix"] == ""
 
 
 def test_doctor_fails_when_the_key_of_private_memories_is_not_in_the_keyring(
