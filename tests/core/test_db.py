@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
+from datetime import timedelta
 from pathlib import Path
 
 import apsw
 import pytest
 
-from core.model.entries import Actor
+from core.model.entries import Actor, iso, utc_now
 from core.model.errors import MigrationFailed, SchemaTooNew, StorageError
 from core.service import MemoryService
 from core.storage import db, schema
@@ -156,3 +158,78 @@ RELEASED_STEPS = (
 def test_released_migration_steps_are_never_edited() -> None:
     found = tuple(hashlib.sha256(step.encode()).hexdigest()[:16] for step in schema.MIGRATIONS)
     assert found == RELEASED_STEPS
+
+
+#: When each kind of row first had a table (schema step): memories from the start,
+#: conversation turns, threads and their handoffs from step 3.
+TURNS_SINCE = 3
+#: From this step a turn also keeps when it was said (written with it since).
+SAID_AT_SINCE = 7
+
+
+@pytest.mark.parametrize("version", range(1, schema.SCHEMA_VERSION))
+def test_a_store_of_every_older_schema_upgrades_without_losing_a_row(
+    tmp_path: Path, version: int
+) -> None:
+    from core.continuity.episodes import find_exchanges
+    from core.continuity.handoffs import current_handoff
+    from core.model.entries import EntryFilter
+    from core.semantic.hybrid import Mode
+
+    data = DataDir(tmp_path / "data")
+    data.ensure()
+    old = apsw.Connection(str(data.group_db("main")))
+    for step in schema.MIGRATIONS[:version]:
+        with old:
+            old.execute(step)
+    old.execute(f"PRAGMA user_version = {version}")
+    at = "2025-03-01T09:00:00.000Z"
+    for n, (text, tags) in enumerate(
+        [("User keeps bees in the garden", ["garden", "bees"]), ("Standup is at nine", [])]
+    ):
+        old.execute(
+            "INSERT INTO memory_entries (id, type, content, search_text, content_key, tags, "
+            "behavioral, session_id, group_name, created_at, updated_at, last_seen_at) "
+            "VALUES (?, 'fact', ?, ?, ?, ?, 0, 's', 'main', ?, ?, ?)",
+            (f"mem-{n}", text, text, f"k{n}", json.dumps(tags), at, at, at),
+        )
+    # Turns expire after episodic_ttl_days: these were logged yesterday.
+    said = iso(utc_now() - timedelta(days=1))
+    if version >= TURNS_SINCE:
+        old.execute("INSERT INTO threads VALUES ('thr-1', 'Hives', ?, ?)", (said, said))
+        old.execute(
+            "INSERT INTO thread_handoffs (thread_id, version, markdown, created_at) "
+            "VALUES ('thr-1', 1, '# Hives\n- order a new frame', ?)",
+            (said,),
+        )
+        old.execute(
+            "INSERT INTO exchanges (session_id, thread_id, speaker, text, created_at) "
+            "VALUES ('s', 'thr-1', 'user', 'The hive needs a new frame', ?)",
+            (said,),
+        )
+        if version >= SAID_AT_SINCE:
+            old.execute("UPDATE exchanges SET said_at = created_at")
+    old.close()
+
+    service = MemoryService(data)
+    try:
+        store = service.store_for("main")
+        assert store.execute("PRAGMA user_version").get == schema.SCHEMA_VERSION
+        bees = service.get("main", "mem-0")
+        assert (bees.content, set(bees.tags)) == (
+            "User keeps bees in the garden",
+            {"garden", "bees"},
+        )
+        found = service.search_entries("main", "bees garden", EntryFilter(), 5, mode=Mode.KEYWORD)
+        assert [r.id for r in found] == ["mem-0"]
+        tagged = service.search_entries("main", "", EntryFilter(tags=("bees",)), 5)
+        assert [r.id for r in tagged] == ["mem-0"]
+        assert store.execute("SELECT count(*) FROM memory_entries").get == 2
+        if version >= TURNS_SINCE:
+            [hit] = find_exchanges(store, "hive frame", mode=Mode.KEYWORD)
+            assert hit.exchange.text == "The hive needs a new frame"
+            assert hit.exchange.said_at == said  # when it was said: from before turns kept it
+            handoff = current_handoff(store, "thr-1")
+            assert handoff is not None and "order a new frame" in handoff.markdown
+    finally:
+        service.close()
