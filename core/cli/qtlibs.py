@@ -137,18 +137,23 @@ def preflight(environ: Mapping[str, str] | None = None) -> str | None:
     names neither the library nor the package, so the check runs first. ``None``
     when nothing is missing (or the check does not apply here).
     """
-    if not uses_xcb(os.environ if environ is None else environ):
+    result = _lacking(os.environ if environ is None else environ)
+    return None if result is None else "error: Qt cannot open a window here.\n" + report(result)
+
+
+def _lacking(environ: Mapping[str, str]) -> QtLibraries | None:
+    """The check's result if Qt will use X11 here and a library it needs is missing."""
+    if not uses_xcb(environ):
         return None
     result = check_qt_libraries()
-    if not result.checked or result.ok:
-        return None
-    return "error: Qt cannot open a window here.\n" + report(result)
+    return result if result.checked and not result.ok else None
 
 
 def main() -> int:
-    """For ``make run``: exit 1 with the install commands if a library is missing."""
-    result = check_qt_libraries()
-    if result.checked and not result.ok:
+    """For ``make run``: exit 1 with the install commands if a library Qt will need is
+    missing (none are needed where Qt will not use X11: offscreen, Wayland, no display)."""
+    result = _lacking(os.environ)
+    if result is not None:
         print(report(result), file=sys.stderr)
         return 1
     return 0

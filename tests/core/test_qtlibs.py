@@ -79,3 +79,18 @@ def test_the_gui_launch_names_missing_libraries_instead_of_starting_qt(
     assert "sudo dnf install xcb-util-cursor" in err
     monkeypatch.setattr(qtlibs, "check_qt_libraries", lambda: QtLibraries(True))
     assert qtlibs.preflight({"DISPLAY": ":99"}) is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="xcb is Linux's")
+def test_make_run_checks_the_libraries_only_where_qt_will_use_x11(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = QtLibraries(True, missing=("libxcb-cursor.so.0",))
+    monkeypatch.setattr(qtlibs, "check_qt_libraries", lambda: missing)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")
+    assert qtlibs.main() == 1 and "libxcb-cursor0" in capsys.readouterr().err
+    # Offscreen (or Wayland, or no display) needs none of them: make run goes on.
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert qtlibs.main() == 0 and capsys.readouterr().err == ""
