@@ -239,7 +239,16 @@ _KEY_PREFIX = re.compile(
 )
 _CLI_PREFIX = re.compile(r"(?<![A-Za-z0-9-])--(?:[A-Za-z0-9]+-)*\Z")
 _D, _P = Tier.DEFINITE, Tier.PROBABLE
-_EDGE = r"(?<![A-Za-z0-9_-])"
+
+
+def edge(chars: str) -> str:
+    """No token starts right after one of ``chars``, except after a percent-escape:
+    in "?next=%2Fcb%3Fkey%3Dghp_..." the "D" of "%3D" is "=", and the token
+    after it is whole."""
+    return rf"(?:(?<![{chars}])|(?<=%[0-9A-Fa-f]{{2}}))"
+
+
+_EDGE = edge("A-Za-z0-9_-")
 RULES: tuple[Rule, ...] = (
     Rule(
         "private_key_block",
@@ -269,28 +278,28 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "aws_access_key",
         _D,
-        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        re.compile(edge("A-Za-z0-9") + r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
         ("AKIA", "ASIA"),
         needs="A",
     ),
     Rule(
         "github_token",
         _D,
-        re.compile(r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"),
+        re.compile(edge("A-Za-z0-9_") + r"gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"),
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
         needs="_",
     ),
     Rule(
         "github_pat",
         _D,
-        re.compile(r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"),
+        re.compile(edge("A-Za-z0-9_") + r"github_pat_[A-Za-z0-9_]{22,}"),
         ("github_pat_",),
         needs="_",
     ),
     Rule(
         "slack_token",
         _D,
-        re.compile(r"(?<![A-Za-z0-9])xox[abpr]-[A-Za-z0-9-]{10,}"),
+        re.compile(edge("A-Za-z0-9") + r"xox[abpr]-[A-Za-z0-9-]{10,}"),
         ("xox",),
         needs="-",
         extract=_slack,
@@ -305,7 +314,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "stripe_live_key",
         _D,
-        re.compile(r"(?<![A-Za-z0-9_])[sr]k_live_[0-9A-Za-z]{10,}"),
+        re.compile(edge("A-Za-z0-9_") + r"[sr]k_live_[0-9A-Za-z]{10,}"),
         ("k_live_",),
         needs="_",
         back=1,
@@ -320,7 +329,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "stripe_test_key",
         _P,
-        re.compile(r"(?<![A-Za-z0-9_])[sr]k_test_[0-9A-Za-z]{10,}"),
+        re.compile(edge("A-Za-z0-9_") + r"[sr]k_test_[0-9A-Za-z]{10,}"),
         ("k_test_",),
         needs="_",
         back=1,

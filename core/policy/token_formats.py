@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from core.policy.secret_rules import Extract, Rule, Span, Tier
+from core.policy.secret_rules import Extract, Rule, Span, Tier, edge
 
 #: Alphabets of token bodies, as regex character-class contents.
 ALNUM = "A-Za-z0-9"
@@ -24,8 +24,9 @@ BASE64 = "A-Za-z0-9+/"
 UPPER_DIGITS = "A-Z0-9"
 LOWER_DIGITS = "a-z0-9"
 
-#: No token starts in the middle of an identifier or another token.
-LEAD = r"(?<![A-Za-z0-9_])"
+#: No token starts in the middle of an identifier or another token (a
+#: percent-escape before it is no part of it: see :func:`edge`).
+LEAD = edge("A-Za-z0-9_")
 #: Nor does it run on into more token characters.
 TAIL = r"(?![A-Za-z0-9])"
 

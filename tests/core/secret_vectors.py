@@ -351,7 +351,7 @@ def _secret_cases() -> list[Case]:
         ],
         [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
     )
-    return cases + _number_cases()
+    return cases + _number_cases() + _wrapped_cases()
 
 
 def _with_check_digit(body: str) -> str:
@@ -360,6 +360,35 @@ def _with_check_digit(body: str) -> str:
         if luhn_valid(body + d):
             return body + d
     raise AssertionError(body)
+
+
+def _wrapped_cases() -> list[Case]:
+    """Known formats in the wrappings they arrive in: percent-escaped inside a URL."""
+    cases: list[Case] = []
+    cases += _cases(
+        "github_token",
+        [
+            "https://ci.acme.test/login?next=%2Fsettings%3Ftoken%3D{v}",
+            "redirect_uri=https%3A%2F%2Fapp.acme.test%2Fcb%3Fgh%3D{v}%26x%3D1",
+        ],
+        [f"ghp_{_draw(ALNUM, 36)}" for _ in range(2)],
+    )
+    cases += _cases(
+        "stripe_live_key",
+        ["key%3D{v}", "https://hooks.acme.test/relay?u=https%3A%2F%2Fpay.test%3Fk%3D{v}"],
+        [f"sk_live_{_draw(ALNUM, 24)}" for _ in range(2)],
+    )
+    cases += _cases(
+        "aws_access_key",
+        ["s3.test/get?X-Amz-Credential%3D{v}%2F20240101%2Fus-east-1"],
+        ["AKIA" + _draw(UPPER_DIGITS, 16)],
+    )
+    cases += _cases(
+        "slack_token",
+        ["https://relay.acme.test/?to=slack%26token%3D{v}"],
+        [f"xoxb-{_draw(string.digits, 12)}-{_draw(string.digits, 13)}-{_draw(ALNUM, 24)}"],
+    )
+    return cases
 
 
 def _number_cases() -> list[Case]:
