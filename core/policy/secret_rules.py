@@ -192,18 +192,25 @@ def _slack(m: re.Match[str]) -> Span | None:
     return m.span() if any(c.isdigit() for c in m.group()) else None
 
 
-def _basic_auth(m: re.Match[str]) -> Span | None:
-    value = m.group("v")
-    if len(value) % 4:
-        return None
+def _basic_pair(value: str) -> bool:
+    """Whether ``value`` is base64 of a printable "user:password"."""
+    if len(value) % 4 or len(value) < 8:
+        return False
     try:
         decoded = binascii.a2b_base64(value)
     except (binascii.Error, ValueError):
-        return None
-    # Basic credentials decode to printable "user:password".
-    if b":" in decoded and all(32 <= b < 127 for b in decoded):
-        return m.span("v")
-    return None
+        return False
+    return b":" in decoded[1:] and all(32 <= b < 127 for b in decoded)
+
+
+def _basic_auth(m: re.Match[str]) -> Span | None:
+    return m.span("v") if _basic_pair(m.group("v")) else None
+
+
+def _auth_value(value: str) -> bool:
+    # "auth: required", "AUTH=oauth2" and "auth: OAuth2Bearer" name a method; a
+    # Docker or npm "auth" holds base64 of "user:password", a service's a long token.
+    return _basic_pair(value) or (len(value) >= 16 and _token_like(value))
 
 
 # --- rules ---------------------------------------------------------------------
@@ -370,6 +377,25 @@ RULES: tuple[Rule, ...] = (
         needs="=:",
         caseless=True,
         extract=_assignment(_token_like),
+    ),
+    Rule(
+        "credentials_assignment",
+        _P,
+        _assign_re(r"credentials?|creds"),
+        ("cred",),
+        needs="=:",
+        caseless=True,
+        extract=_assignment(_token_like),
+    ),
+    Rule(
+        "credentials_assignment",
+        _P,
+        # "_auth" in .npmrc, "auth" in a Docker config.json, SERVICE_AUTH in a .env.
+        _assign_re(r"auth"),
+        ("auth",),
+        needs="=:",
+        caseless=True,
+        extract=_assignment(_auth_value),
     ),
     Rule(
         "cli_credential_flag",

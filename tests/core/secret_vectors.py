@@ -388,6 +388,18 @@ def _wrapped_cases() -> list[Case]:
         ["https://relay.acme.test/?to=slack%26token%3D{v}"],
         [f"xoxb-{_draw(string.digits, 12)}-{_draw(string.digits, 13)}-{_draw(ALNUM, 24)}"],
     )
+    cases += _cases(
+        "credentials_assignment",
+        [
+            "SMTP_CREDENTIALS={v}",
+            "export REGISTRY_CREDS='{v}'",
+            "SERVICE_AUTH={v}",
+            "//registry.npmjs.org/:_auth={v}",
+            '{{"auths": {{"https://index.docker.io/v1/": {{"auth": "{v}"}}}}}}',
+            '{{"auths": {{"ghcr.io": {{"auth": "{v}"}}}}}}',
+        ],
+        [_safe(14), _safe(20), _safe(32), _basic(), _basic(), _basic()],
+    )
     return cases
 
 
@@ -522,6 +534,16 @@ def _benign() -> list[str]:
         "if password == confirm:",
         "def check_password(password: str) -> bool:",
         "password_hash = bcrypt.hashpw(pw, salt)",
+        # An auth method or a setting, not a credential.
+        "auth: required",
+        "export AUTH=oauth2",
+        "auth: OAuth2Bearer",
+        "AUTH_METHOD=ldap",
+        "credentials: none",
+        "credentials=default",
+        "CREDENTIALS_FILE=~/.aws/credentials",
+        '{"auth": "dXNlcg==", "type": "basic"}',
+        "The npm _auth line goes in .npmrc, never in the repo.",
         "const token = req.headers.authorization;",
         "export OPENAI_API_KEY=sk-...",
         "password: ********",

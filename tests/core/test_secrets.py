@@ -92,6 +92,7 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
     "secret_assignment": (Tier.PROBABLE, "client_secret: 'Zq81kLm29QpR'", "Zq81kLm29QpR"),
     "token_assignment": (Tier.PROBABLE, "access_token=Zq81kLm29QpR", "Zq81kLm29QpR"),
     "cli_credential_flag": (Tier.PROBABLE, "tool --db-password Zq81kLm2 run", "Zq81kLm2"),
+    "credentials_assignment": (Tier.PROBABLE, "SMTP_CREDENTIALS=Zq81kLm29QpR", "Zq81kLm29QpR"),
     "bearer_token": (Tier.PROBABLE, "Authorization: Bearer Zq81kLm29QpR7v", "Zq81kLm29QpR7v"),
     "basic_auth": (Tier.PROBABLE, "Authorization: Basic YWxpY2U6czNjcjN0", "YWxpY2U6czNjcjN0"),
     "url_credentials": (Tier.PROBABLE, "redis://bob:Zq81kLm2@cache:6379", "Zq81kLm2"),
