@@ -192,6 +192,17 @@ def _slack(m: re.Match[str]) -> Span | None:
     return m.span() if any(c.isdigit() for c in m.group()) else None
 
 
+def _encoded_private_key(m: re.Match[str]) -> Span | None:
+    # "LS0tLS1CRUdJTi" is base64 of "-----BEGIN"; a certificate or a public key
+    # (a kubeconfig's certificate-authority-data) is meant to be shared.
+    head = m.group()[:64]
+    try:
+        decoded = binascii.a2b_base64(head)
+    except (binascii.Error, ValueError):
+        return None
+    return m.span() if b"PRIVATE KEY" in decoded else None
+
+
 def _basic_pair(value: str) -> bool:
     """Whether ``value`` is base64 of a printable "user:password"."""
     if len(value) % 4 or len(value) < 8:
@@ -266,6 +277,19 @@ RULES: tuple[Rule, ...] = (
             re.DOTALL,
         ),
         ("-----BEGIN",),
+    ),
+    Rule(
+        "private_key_block",
+        _D,
+        # Base64 of a PEM block (a kubeconfig's client-key-data, a Kubernetes
+        # secret), on one line or wrapped into lines of base64.
+        re.compile(
+            r"LS0tLS1CRUdJTi[A-Za-z0-9+/]*"
+            r"(?:\r?\n[ \t]*[A-Za-z0-9+/]{16,}(?=={0,2}(?:\r?\n|\Z|[^A-Za-z0-9+/])))*={0,2}"
+        ),
+        ("LS0tLS1CRUdJTi",),
+        needs="L",
+        extract=_encoded_private_key,
     ),
     Rule(
         "anthropic_key",

@@ -306,6 +306,7 @@ def _negatives() -> list[str]:
         "The login page is at /auth/login and redirects to /home.",
         "Account: ops/team-a owns the billing dashboard.",
         "from huggingface_hub import hf_hub_download",
+        "certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUMvakNDQWVhZ0F3SUJB",
         "npm_config_cache=/tmp/npm-cache npm ci",
         "Run `npm publish` after bumping the version in package.json.",
         "GitLab personal access tokens start with glpat- and expire after a year.",

@@ -400,6 +400,16 @@ def _wrapped_cases() -> list[Case]:
         ],
         [_safe(14), _safe(20), _safe(32), _basic(), _basic(), _basic()],
     )
+    keys = [
+        base64.b64encode(_pem(kind, lines)[0].encode()).decode()
+        for kind, lines in (("RSA", 4), ("EC", 2), ("OPENSSH", 5))
+    ]
+    wrapped = "\n".join(keys[2][i : i + 76] for i in range(0, len(keys[2]), 76))
+    cases += [
+        Case(f"    client-key-data: {keys[0]}", "private_key_block", (keys[0][20:60],)),
+        Case(f"data:\n  tls.key: {keys[1]}\n  tls.crt: none", "private_key_block", (keys[1][20:],)),
+        Case(f"base64 of my key:\n{wrapped}\nthanks", "private_key_block", (keys[2][80:200],)),
+    ]
     return cases
 
 
