@@ -203,6 +203,17 @@ def _encoded_private_key(m: re.Match[str]) -> Span | None:
     return m.span() if b"PRIVATE KEY" in decoded else None
 
 
+def _signature(m: re.Match[str]) -> Span | None:
+    # An Azure shared access signature is base64 of an HMAC-SHA256: 32 bytes.
+    value = m.group("v")
+    for escape, char in (("%2B", "+"), ("%2F", "/"), ("%3D", "=")):
+        value = value.replace(escape, char).replace(escape.lower(), char)
+    try:
+        return m.span("v") if len(binascii.a2b_base64(value)) == 32 else None
+    except (binascii.Error, ValueError):
+        return None
+
+
 def _basic_pair(value: str) -> bool:
     """Whether ``value`` is base64 of a printable "user:password"."""
     if len(value) % 4 or len(value) < 8:
@@ -433,6 +444,24 @@ RULES: tuple[Rule, ...] = (
         needs="-",
         caseless=True,
         extract=_prefixed(_CLI_PREFIX, _group_span("v", _password_like)),
+    ),
+    Rule(
+        "signed_url_signature",
+        _D,
+        # A SAS URL (Azure storage, Service Bus) grants access until it expires.
+        re.compile(r"(?<=[?&])sig=(?P<v>(?:[A-Za-z0-9+/]|%2[BbFf]){40,}(?:=|%3[Dd]){0,2})"),
+        ("sig=",),
+        needs="=",
+        extract=_signature,
+    ),
+    Rule(
+        "signed_url_signature",
+        _D,
+        # A presigned S3 (or S3-compatible) URL: a hex HMAC-SHA256.
+        re.compile(r"(?<=[?&])X-Amz-Signature=(?P<v>[0-9a-f]{64})(?![0-9A-Za-z])"),
+        ("X-Amz-Signature=",),
+        needs="=",
+        extract=lambda m: m.span("v"),
     ),
     Rule(
         "bearer_token",

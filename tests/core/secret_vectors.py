@@ -12,6 +12,7 @@ import base64
 import json
 import random
 import string
+import urllib.parse
 import uuid
 from dataclasses import dataclass
 
@@ -410,6 +411,29 @@ def _wrapped_cases() -> list[Case]:
         Case(f"data:\n  tls.key: {keys[1]}\n  tls.crt: none", "private_key_block", (keys[1][20:],)),
         Case(f"base64 of my key:\n{wrapped}\nthanks", "private_key_block", (keys[2][80:200],)),
     ]
+    sigs = [
+        urllib.parse.quote(base64.b64encode(_rng.randbytes(32)).decode(), safe="") for _ in range(4)
+    ]
+    cases += _cases(
+        "signed_url_signature",
+        [
+            "https://acme.blob.core.windows.net/backups?sv=2022-11-02&ss=b&sp=rl&sig={v}",
+            "BlobEndpoint=https://acme.blob.core.windows.net/;SharedAccessSignature=sv=2022-11-02"
+            "&ss=b&srt=sco&sp=rwdlac&se=2026-01-01T00:00:00Z&spr=https&sig={v}",
+            "the export link https://acme.file.core.windows.net/share/a.csv?sv=2021-08-06&sig={v}"
+            "&se=2025-03-01 expires Friday",
+            "az storage blob upload --sas-token '?sv=2022-11-02&sp=w&sig={v}'",
+        ],
+        sigs,
+    )
+    cases += _cases(
+        "signed_url_signature",
+        [
+            "https://acme-logs.s3.amazonaws.com/app.log?X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            "&X-Amz-Expires=3600&X-Amz-Signature={v}",
+        ],
+        ["".join(_rng.choice("0123456789abcdef") for _ in range(64))],
+    )
     return cases
 
 
@@ -554,6 +578,9 @@ def _benign() -> list[str]:
         "CREDENTIALS_FILE=~/.aws/credentials",
         '{"auth": "dXNlcg==", "type": "basic"}',
         "The npm _auth line goes in .npmrc, never in the repo.",
+        # Links that carry no credential.
+        "https://acme.blob.core.windows.net/public/logo.png?sv=2022-11-02&sp=r",
+        "https://login.acme.test/callback?code=abc&state=xyz&sig=ok",
         "const token = req.headers.authorization;",
         "export OPENAI_API_KEY=sk-...",
         "password: ********",

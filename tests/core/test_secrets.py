@@ -93,6 +93,13 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
     "token_assignment": (Tier.PROBABLE, "access_token=Zq81kLm29QpR", "Zq81kLm29QpR"),
     "cli_credential_flag": (Tier.PROBABLE, "tool --db-password Zq81kLm2 run", "Zq81kLm2"),
     "credentials_assignment": (Tier.PROBABLE, "SMTP_CREDENTIALS=Zq81kLm29QpR", "Zq81kLm29QpR"),
+    "signed_url_signature": (
+        Tier.DEFINITE,
+        "https://a.blob.core.windows.net/c?sv=2022-11-02&sig="
+        + "Zq81kLm29QpR" * 3
+        + "Ab4%2Bc9Q%3D",
+        "Zq81kLm29QpR" * 3,
+    ),
     "bearer_token": (Tier.PROBABLE, "Authorization: Bearer Zq81kLm29QpR7v", "Zq81kLm29QpR7v"),
     "basic_auth": (Tier.PROBABLE, "Authorization: Basic YWxpY2U6czNjcjN0", "YWxpY2U6czNjcjN0"),
     "url_credentials": (Tier.PROBABLE, "redis://bob:Zq81kLm2@cache:6379", "Zq81kLm2"),
