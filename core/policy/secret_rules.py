@@ -464,6 +464,19 @@ RULES: tuple[Rule, ...] = (
         extract=lambda m: m.span("v"),
     ),
     Rule(
+        "cli_credential_flag",
+        _P,
+        # curl's "-u user:password".
+        re.compile(
+            r"(?<![\w-])curl[ \t][^\n]{0,400}?(?<![\w-])(?:-u|--user)(?:[ \t]+|=)"
+            r"(?:\"[^\"\s:]+:(?P<dq>[^\"\r\n]+)\"|'[^'\s:]+:(?P<sq>[^'\r\n]+)'"
+            r"|[^\s:\"'$]+:(?P<v>[^\s\"']+))"
+        ),
+        ("curl",),
+        needs="-",
+        extract=_group_span("v", _password_like),
+    ),
+    Rule(
         "bearer_token",
         _P,
         re.compile(r"(?<![A-Za-z0-9])bearer[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)", re.IGNORECASE),

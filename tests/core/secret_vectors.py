@@ -434,6 +434,14 @@ def _wrapped_cases() -> list[Case]:
         ],
         ["".join(_rng.choice("0123456789abcdef") for _ in range(64))],
     )
+    cases += _cases(
+        "cli_credential_flag",
+        [
+            "curl -u admin:{v} https://api.acme.test/v1/me",
+            'curl -s --user "deploy:{v}" -X POST https://ci.acme.test/job',
+        ],
+        [_safe(18), _safe(12) + "!"],
+    )
     return cases
 
 
@@ -578,7 +586,11 @@ def _benign() -> list[str]:
         "CREDENTIALS_FILE=~/.aws/credentials",
         '{"auth": "dXNlcg==", "type": "basic"}',
         "The npm _auth line goes in .npmrc, never in the repo.",
-        # Links that carry no credential.
+        # Flags and links that carry no credential.
+        "curl -u $USER:$TOKEN https://api.acme.test",
+        "curl -u user:password https://example.com (put yours in)",
+        "docker run -u 1000:1000 alpine id",
+        "git push -u origin main",
         "https://acme.blob.core.windows.net/public/logo.png?sv=2022-11-02&sp=r",
         "https://login.acme.test/callback?code=abc&state=xyz&sig=ok",
         "const token = req.headers.authorization;",
