@@ -21,6 +21,8 @@ from pathlib import Path
 
 import platformdirs
 
+from core.policy.secrets import redact
+
 LOG_DIR_ENV = "AMBRY_LOG_DIR"
 LOG_FILE_NAME = "ambry.log"
 MAX_BYTES = 1024 * 1024
@@ -48,6 +50,17 @@ class _OwnOrWarning(logging.Filter):
         if record.levelno >= logging.WARNING:
             return True
         return record.name.split(".", 1)[0] in OWN_LOGGERS
+
+
+class _Redacting(logging.Formatter):
+    """A record as the file keeps it: secrets redacted like any stored text.
+
+    A refusal's message may quote what was typed (a setting's value, an id),
+    and the file is on disk for as long as it rotates.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record)).text
 
 
 class _LogFile(logging.handlers.RotatingFileHandler):
@@ -96,7 +109,7 @@ def _file_handler(path: Path) -> logging.Handler | None:
         return None
     handler.setLevel(logging.INFO)
     handler.addFilter(_OwnOrWarning())
-    handler.setFormatter(logging.Formatter(FILE_FORMAT))
+    handler.setFormatter(_Redacting(FILE_FORMAT))
     return handler
 
 

@@ -94,3 +94,20 @@ def test_a_model_folder_is_checked_and_kept_absolute(
     assert code == 0 and "ambry reindex" in out
     saved = load_config(tmp_path / "data" / "config.json")
     assert saved.embedding_model_dir == str(folder.resolve())
+
+
+def test_a_refused_value_reaches_the_log_file_redacted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Fake, format-correct; split so no scanner takes this file for a leak.
+    token = "ghp_" + "Zq81kLm29QpR7vXw3Ty" + "Uo5Ks2Nd4Fh6Jb8Mc1"
+    d = str(tmp_path / "data")
+    code, _, err = run(
+        capsys, "--data-dir", d, "--create", "settings", "embedding_model_dir", f"/m/{token}"
+    )
+    assert code != 0 and token in err  # the person sees what they typed
+    logs = tmp_path / "logs" / "ambry.log"
+    text = logs.read_text(encoding="utf-8")
+    assert "embedding_model_dir" in text
+    assert token not in text
+    assert "[SECRET_REDACTED]" in text
