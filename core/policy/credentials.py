@@ -25,7 +25,7 @@ _STATEMENT = re.compile(
     + r"(?:[ \t]+"
     + _WORD
     + r")?)?"
-    r"(?:[ \t]+(?:is|was|are|=)|[ \t]*:)[ \t]+"
+    r"(?P<sep>[ \t]+(?:is|was|are|=)|[ \t]*:)[ \t]+"
     r"(?:(?:now|still|just|currently|actually|set[ \t]+to)[ \t]+)?"
     r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
     re.IGNORECASE,
@@ -49,6 +49,8 @@ _NOT_A_VALUE = frozenset(
 )
 # "os.environ['TOKEN']", "getpass.getpass(...)", "Field(...)": code computing a value.
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w.]*[(\[]")
+# "apiKey = process.env.API_KEY", "token: config.auth.token": code naming where a value is.
+_CODE_REF = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _UNITS = frozenset(
     "characters chars character digits digit letters letter symbols long days hours minutes "
     "weeks months years times attempts".split()
@@ -147,6 +149,13 @@ def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
         if not value or value.lower() in _NOT_A_VALUE or value == REPLACEMENT.strip("[]"):
             continue
         if _CODE_VALUE.match(m.group("value")):
+            continue
+        noun = m.group("noun").lower()
+        if (
+            m.group("sep").strip() in ("=", ":")
+            and _CODE_REF.fullmatch(value)
+            and not noun.startswith(("pass", "pw"))  # "correct.horse.battery" is a password
+        ):
             continue
         rest = (m.group("rest") or "").strip().lower()
         if value.isalpha():
