@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from core.policy.secrets import REPLACEMENT
+from core.policy.secrets import REPLACEMENT, fold_width
 
 # A word of the "for the NAS" part: dots only inside it (a host name such as db.example.com),
 # so the phrase never runs over the end of a sentence ("a pin on your purse. Is it ...").
@@ -137,6 +137,7 @@ def statement_values(text: str) -> list[tuple[str, tuple[int, int]]]:
 
 
 def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
+    text = fold_width(text)  # "ｐａｓｓｗｏｒｄ ｉｓ …" is the statement it looks like
     lowered = text.lower()
     if any(noun in lowered for noun in _LOGIN_NOUNS):
         for m in _LOGIN.finditer(text):

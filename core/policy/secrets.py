@@ -184,8 +184,21 @@ def _possible(text: str) -> Iterator[Finding]:
 # --- public API ------------------------------------------------------------------
 
 
+#: Fullwidth forms of the printable ASCII characters (and the ideographic space).
+_WIDE = re.compile("[\u3000\uff01-\uff5e]")
+_NARROW = {0x3000: " ", **{c: chr(c - 0xFEE0) for c in range(0xFF01, 0xFF5F)}}
+
+
+def fold_width(text: str) -> str:
+    """``text`` with fullwidth letters, digits and signs as their ASCII selves
+    ("ＡＫＩＡ" as "AKIA"): one character for one, so a span found in the result
+    is the same span of ``text``."""
+    return text.translate(_NARROW) if _WIDE.search(text) else text
+
+
 def scan(text: str) -> list[Finding]:
-    """Find secret-like spans in ``text``.
+    """Find secret-like spans in ``text`` (read with :func:`fold_width`: a secret typed
+    in fullwidth forms is found as one typed plainly).
 
     Args:
         text: Any string.
@@ -197,6 +210,7 @@ def scan(text: str) -> list[Finding]:
     """
     if _INERT.fullmatch(text):
         return []  # a short word (most tags and labels): no rule can match it
+    text = fold_width(text)
     lowered = text.lower()
     candidates: list[Finding] = []
     rules, need_chars = all_rules()

@@ -52,6 +52,30 @@ def test_every_corpus_secret_is_gone(case: Case) -> None:
         assert value not in result.text
 
 
+def _wide(text: str) -> str:
+    """``text`` in fullwidth forms, as some keyboards and converters type it."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.pattern)
+def test_a_secret_in_fullwidth_forms_is_gone_too(case: Case) -> None:
+    result = redact(_wide(case.text))
+    assert case.pattern in result.redacted
+    for value in case.values:
+        assert _wide(value) not in result.text
+
+
+def test_a_credential_statement_in_fullwidth_forms_is_one() -> None:
+    assert credential_statement(_wide("my password is hunter2")) is not None
+
+
+@pytest.mark.parametrize(
+    "text", [_wide(t) for t in BENIGN] + ["会議は１０時から、ＡＢＣ社で。"]
+)
+def test_benign_text_in_fullwidth_forms_is_untouched(text: str) -> None:
+    assert redact(text) == Redaction(text, (), ())
+
+
 @pytest.mark.parametrize("text", BENIGN)
 def test_benign_text_is_untouched(text: str) -> None:
     result = redact(text)
