@@ -135,8 +135,12 @@ def _entropy(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
-#: AWS said in the text: an AWS access key id, or the word.
-_AWS_CONTEXT = re.compile(r"(?<![A-Za-z0-9])(?:aws|(?:AKIA|ASIA)[A-Z0-9]{16})(?![a-z])", re.I)
+#: AWS said in the text: an AWS access key id, the word, or the key's own name
+#: ("secret access key", ``aws_secret_access_key``, ``SecretAccessKey``).
+_AWS_CONTEXT = re.compile(
+    r"(?<![A-Za-z0-9])(?:aws|(?:AKIA|ASIA)[A-Z0-9]{16})(?![a-z])|secret[ _-]?access[ _-]?key",
+    re.I,
+)
 _AWS_SECRET_LENGTH = 40
 
 

@@ -515,8 +515,19 @@ def _number_cases() -> list[Case]:
                 "The AWS secret is {v}",
                 "export AWS_SECRET_ACCESS_KEY={v}",
                 "aws_secret_access_key = {v}",
+                # The key's own name says AWS even where the word does not appear.
+                "The secret access key for the backup user is {v}",
+                "  SecretAccessKey: {v}",
             ],
-            [aws, aws[::-1], aws[5:] + aws[:5], aws[10:] + aws[:10], aws[20:] + aws[:20]],
+            [
+                aws,
+                aws[::-1],
+                aws[5:] + aws[:5],
+                aws[10:] + aws[:10],
+                aws[20:] + aws[:20],
+                aws[15:] + aws[:15],
+                aws[25:] + aws[:25],
+            ],
         )
     )
 

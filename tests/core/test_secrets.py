@@ -69,9 +69,7 @@ def test_a_credential_statement_in_fullwidth_forms_is_one() -> None:
     assert credential_statement(_wide("my password is hunter2")) is not None
 
 
-@pytest.mark.parametrize(
-    "text", [_wide(t) for t in BENIGN] + ["会議は１０時から、ＡＢＣ社で。"]
-)
+@pytest.mark.parametrize("text", [_wide(t) for t in BENIGN] + ["会議は１０時から、ＡＢＣ社で。"])
 def test_benign_text_in_fullwidth_forms_is_untouched(text: str) -> None:
     assert redact(text) == Redaction(text, (), ())
 
