@@ -29,6 +29,8 @@ MAX_BYTES = 1024 * 1024
 BACKUPS = 3
 OWN_LOGGERS = ("core", "desktop", "ambry", "__main__")
 FILE_FORMAT = "%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"
+#: stderr with ``--verbose``: which module said it, too.
+CONSOLE_VERBOSE = "%(levelname)s %(name)s: %(message)s"
 
 
 def log_dir() -> Path:
@@ -50,6 +52,17 @@ class _OwnOrWarning(logging.Filter):
         if record.levelno >= logging.WARNING:
             return True
         return record.name.split(".", 1)[0] in OWN_LOGGERS
+
+
+class _Console(logging.Formatter):
+    """``warning: …`` on stderr, as the command's own warnings and errors read; the
+    module that logged it is for ``--verbose`` and the log file."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = f"{record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info:
+            text += "\n" + self.formatException(record.exc_info)
+        return text
 
 
 class _Redacting(logging.Formatter):
@@ -119,7 +132,7 @@ def logging_to_file(*, verbose: bool) -> Iterator[Path]:
     root = logging.getLogger()
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(logging.INFO if verbose else logging.WARNING)
-    stderr.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    stderr.setFormatter(logging.Formatter(CONSOLE_VERBOSE) if verbose else _Console())
     path = log_file()
     handlers = [h for h in (stderr, _file_handler(path)) if h is not None]
     previous_level = root.level

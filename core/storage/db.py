@@ -250,6 +250,7 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
         conn = apsw.Connection(
             str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
         )
+        why = ""
         try:
             # Even the first read can meet a lock: another process opening the same
             # file recovers its log, or a rollback-journal writer holds it.
@@ -265,15 +266,17 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
                 _configure(conn)
         except _CANNOT_WRITE as exc:
             conn.close()
-            log.warning("%s", storage_error(exc, path).message)
+            why = storage_error(exc, path).message
             conn = _open_for_reading(path, exc)
             writable = False
         except BaseException:
             conn.close()
             raise
         if not writable:
+            # One warning, with the reason when there is one (a full disk, a read-only folder).
             log.warning(
-                "%s is open read-only: search and export work, nothing new can be stored", path
+                "%s; it is open read-only: search and export work, nothing new can be stored",
+                why if why else f"{path} cannot be written",
             )
         try:
             version, app_id = _read_header(conn)

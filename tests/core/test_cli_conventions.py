@@ -256,6 +256,19 @@ def test_each_run_logs_to_the_log_file_and_leaves_no_handler(
     assert logging.getLogger().handlers == before
 
 
+def test_a_warning_reads_as_the_commands_own_and_verbose_names_its_module(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from core.cli.logfile import logging_to_file
+
+    with logging_to_file(verbose=False):
+        logging.getLogger("core.storage.db").warning("main.sqlite is open read-only")
+    assert capsys.readouterr().err == "warning: main.sqlite is open read-only\n"
+    with logging_to_file(verbose=True):
+        logging.getLogger("core.storage.db").warning("main.sqlite is open read-only")
+    assert capsys.readouterr().err == "WARNING core.storage.db: main.sqlite is open read-only\n"
+
+
 # --- completion -----------------------------------------------------------------------
 
 
