@@ -19,6 +19,7 @@ import hmac
 import logging
 import os
 import re
+import secrets
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
@@ -50,9 +51,10 @@ class DecryptionFailed(StorageError):
     code = "decryption_failed"
 
 
-def _path_account(data_root: Path) -> str:
-    # One key per data directory, so two data dirs on one machine never share a key.
-    digest = hashlib.sha256(str(data_root.resolve()).encode()).hexdigest()[:16]
+def path_account(data_root: Path) -> str:
+    """The entry earlier versions named after the folder's path (a data dir they made).
+    ``fsencode``: a path that is not UTF-8 still has bytes to hash."""
+    digest = hashlib.sha256(os.fsencode(data_root.resolve())).hexdigest()[:16]
     return f"data-key-{digest}"
 
 
@@ -66,8 +68,19 @@ def _pinned_account(data_root: Path) -> str | None:
 
 def key_account(data_root: Path) -> str:
     """The keyring entry holding the key of ``data_root``: the one its ``key-name``
-    file names, else (a data dir not yet opened by a writer) the one of its path."""
-    return _pinned_account(data_root) or _path_account(data_root)
+    file names, else (a data dir an earlier version made) the one of its path."""
+    return _pinned_account(data_root) or path_account(data_root)
+
+
+def describe_key_entry(data_root: Path) -> str:
+    """Which keyring entry the key of ``data_root`` is looked for in, for a message."""
+    pinned = _pinned_account(data_root)
+    if pinned is not None:
+        return f"entry Ambry/{pinned}, named in the folder's {KEY_NAME_FILE} file"
+    return (
+        "an entry named after the folder's path when its key was made, which is not this "
+        "path if the folder was moved since"
+    )
 
 
 def _write_pin(data_root: Path, account: str) -> None:
@@ -86,14 +99,24 @@ def _write_pin(data_root: Path, account: str) -> None:
         temp.unlink(missing_ok=True)
 
 
-def pin_key_account(data_root: Path) -> None:
-    """Write ``key-name`` unless it is there, naming the entry of the current path.
+def _new_pin(data_root: Path) -> str | None:
+    """Name a new key's entry at random in ``key-name``; None if the file cannot be
+    written (the key then takes the path's name, which the folder finds in place)."""
+    name = f"data-key-{secrets.token_hex(8)}"
+    _write_pin(data_root, name)
+    return name if _pinned_account(data_root) == name else None
 
-    Earlier versions named the entry after the path alone, so a data dir moved
-    without this file lost its key; with it, the key follows the folder.
+
+def pin_key_account(data_root: Path, *, fresh: bool) -> None:
+    """Name a ``fresh`` data dir's keyring entry in its ``key-name`` file, at random:
+    the key then follows the folder wherever it is moved, and no other folder (one
+    made later where this one was, say) ever finds it.
+
+    A data dir an earlier version made keeps the entry named after its path; its
+    ``key-name`` is written once that key is found or made (:func:`load_key`).
     """
-    if _pinned_account(data_root) is None:
-        _write_pin(data_root, _path_account(data_root))
+    if fresh and _pinned_account(data_root) is None:
+        _new_pin(data_root)
 
 
 def _lookup(data_root: Path) -> tuple[str, str | None]:
@@ -101,13 +124,7 @@ def _lookup(data_root: Path) -> tuple[str, str | None]:
     import keyring
 
     account = key_account(data_root)
-    stored = keyring.get_password(KEYRING_SERVICE, account)
-    by_path = _path_account(data_root)
-    if stored is None and by_path != account:
-        found = keyring.get_password(KEYRING_SERVICE, by_path)
-        if found is not None:
-            return by_path, found
-    return account, stored
+    return account, keyring.get_password(KEYRING_SERVICE, account)
 
 
 def key_present(data_root: Path) -> bool:
@@ -127,9 +144,9 @@ def key_present(data_root: Path) -> bool:
 def load_key(data_root: Path, *, create: bool) -> bytes | None:
     """The data key of ``data_root`` from the OS keyring; created on first use if asked.
 
-    The entry ``key-name`` names is tried first, then the one of the current path:
-    a folder that earlier versions saw moved gets ``key-name`` written again once it
-    is back where its key was made.
+    The entry is the one ``key-name`` names, else (a data dir an earlier version
+    made) the one of the current path, which ``key-name`` then names from then on.
+    A new key gets a random entry name, written to ``key-name`` first.
 
     Raises:
         KeyUnavailable: no usable keyring backend, or the keyring refused.
@@ -149,11 +166,12 @@ def load_key(data_root: Path, *, create: bool) -> bytes | None:
     pinned = _pinned_account(data_root)
     try:
         account, stored = _lookup(data_root)
-        if stored is not None and pinned not in (None, account):
-            _write_pin(data_root, account)
         if stored is None:
             if not create:
                 return None
+            if pinned is None:
+                pinned = _new_pin(data_root)
+                account = pinned or account
             stored = base64.b64encode(AESGCM.generate_key(bit_length=256)).decode()
             keyring.set_password(KEYRING_SERVICE, account, stored)
         if pinned is None:

@@ -189,7 +189,7 @@ class DataDir:
                 ) from exc
             tighten(path)
         pending_files.sweep(self.pending_dir)
-        pin_key_account(self.root)
+        pin_key_account(self.root, fresh=not self.groups())
         # Earlier releases kept a 90 MB optimised copy of the embedding model here;
         # the model Ambry ships now loads as small without it.
         shutil.rmtree(self.root / "model-cache", ignore_errors=True)

@@ -30,9 +30,9 @@ from core.storage.crypto import (
     KeyMissing,
     KeyUnavailable,
     decrypt,
+    describe_key_entry,
     encrypt,
     is_encrypted,
-    key_account,
     keyed_hash,
     load_key,
 )
@@ -346,7 +346,7 @@ def missing_key_message(root: Path, groups: list[str]) -> str:
     """Why no new key is made while sealed entries wait for the old one."""
     return (
         f"the private and secret memories of group {', '.join(groups)} were sealed with a key "
-        f"that the OS keyring does not hold (entry Ambry/{key_account(root)}), so no new key "
+        f"that the OS keyring does not hold ({describe_key_entry(root)}), so no new key "
         "is made and nothing private can be stored: a new key would leave them unreadable. "
         "If this data folder was moved or renamed, move it back, run `ambry list` there once "
         "with this version of Ambry (the folder then keeps its key's name) and move it again; "

@@ -55,6 +55,16 @@ def test_an_empty_or_uncreatable_data_dir_is_one_clear_error(
     assert err.count("\n") == 1
 
 
+def test_a_data_dir_whose_name_is_not_utf8_is_refused_before_it_is_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    odd = os.fsdecode(bytes(tmp_path) + b"/data-\xff")
+    code, out, err = run(capsys, "--data-dir", odd, "--create", "store", "Likes tea")
+    assert (code, out) == (1, "") and err.count("\n") == 1
+    assert "is not UTF-8 text" in err and "rename the folder" in err
+    assert not Path(odd).exists()
+
+
 def test_a_mistyped_group_is_refused_and_not_created(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,7 +12,7 @@ from core.model.entries import Actor, Privacy
 from core.model.errors import Forbidden
 from core.service import Caller, MemoryService
 from core.storage import audit
-from core.storage.crypto import KEY_NAME_FILE, KeyMissing, KeyUnavailable
+from core.storage.crypto import KEY_NAME_FILE, KeyMissing, KeyUnavailable, path_account
 from core.storage.paths import DataDir
 from core.storage.workspace import MISSING_KEY_MASK, SECRET_MASK
 
@@ -155,11 +155,13 @@ def test_a_data_dir_moved_by_an_earlier_version_gets_no_second_key(
     home = tmp_path / "data"
     home.mkdir()
     ids = _store_sealed(home)
-    # Earlier versions kept no key-name file: the key was found by the folder's path.
+    # Earlier versions kept no key-name file: the key's entry was named after the path.
+    backend = keyring.get_keyring()
+    name = (home / KEY_NAME_FILE).read_text().strip()
+    backend.passwords[("Ambry", path_account(home))] = backend.passwords.pop(("Ambry", name))  # type: ignore[attr-defined]
     (home / KEY_NAME_FILE).unlink()
     moved = tmp_path / "moved"
     home.rename(moved)
-    backend = keyring.get_keyring()
     keys_before = dict(backend.passwords)  # type: ignore[attr-defined]
     svc = MemoryService(DataDir(moved))
     op = svc.open_session("main", Actor.OPERATOR)
@@ -173,3 +175,18 @@ def test_a_data_dir_moved_by_an_earlier_version_gets_no_second_key(
     assert _read_sealed(home, ids) == (PRIVATE_TEXT, SECRET_TEXT)
     home.rename(moved)
     assert _read_sealed(moved, ids) == (PRIVATE_TEXT, SECRET_TEXT)
+
+
+def test_a_new_data_dir_where_another_was_moved_from_gets_a_key_of_its_own(
+    tmp_path: Path, memory_keyring: object
+) -> None:
+    first = tmp_path / "data"
+    first.mkdir()
+    ids = _store_sealed(first)
+    away = tmp_path / "away"
+    first.rename(away)
+    first.mkdir()
+    other = _store_sealed(first)
+    names = {(d / KEY_NAME_FILE).read_text() for d in (first, away)}
+    assert len(names) == 2
+    assert _read_sealed(away, ids) == _read_sealed(first, other) == (PRIVATE_TEXT, SECRET_TEXT)
