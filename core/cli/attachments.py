@@ -15,7 +15,7 @@ from core.attachments.receipts import (
     links,
     list_receipts,
 )
-from core.cli.context import Context, at_least, command, fail, progress_line, watching
+from core.cli.context import Context, at_least, command, fail, progress_line, watching, whole
 from core.model.errors import InvalidParams
 
 
@@ -121,7 +121,7 @@ def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", nargs="?", help="show this receipt in full, with its links")
     p.add_argument("--thread", metavar="ID", help="only receipts seen in this thread")
     p.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="at most N receipts (default 50)"
+        "--limit", type=whole, default=50, metavar="N", help="at most N receipts (default 50)"
     )
 
 

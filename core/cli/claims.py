@@ -10,7 +10,7 @@ from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
 from core.claims.model import ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
-from core.cli.context import Context, at_least, command, common_options, confirm, fail
+from core.cli.context import Context, at_least, command, common_options, confirm, fail, whole
 from core.model.errors import InvalidParams
 
 _DECISIONS = {
@@ -41,7 +41,7 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
         "--query", default="", metavar="WORDS", help="words to look for (best match first)"
     )
     ls.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="at most N claims (default 50)"
+        "--limit", type=whole, default=50, metavar="N", help="at most N claims (default 50)"
     )
     for name, text in (
         ("show", "a claim, its sources and its decision history"),
@@ -68,7 +68,7 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
         help="what the claim is about",
     )
     pr.add_argument("--source", action="append", required=True, metavar="SOURCE", help=_SOURCE_HELP)
-    pr.add_argument("--recheck-days", type=int, help="days a verified claim stays fresh")
+    pr.add_argument("--recheck-days", type=whole, help="days a verified claim stays fresh")
     ex = sub(
         "extract",
         "record candidates from thread handoffs and day summaries (both only read)",

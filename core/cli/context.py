@@ -153,6 +153,22 @@ def confirm(question: str, refusal: str) -> bool:
     return answer.strip().casefold() in ("y", "yes")
 
 
+#: The largest whole number SQLite stores: any count or id past it is a typo.
+LARGEST = 2**63 - 1
+
+
+def whole(text: str) -> int:
+    """An option's whole number (argparse ``type``), refused past what SQLite can hold
+    rather than failing deep inside a query."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if abs(value) > LARGEST:
+        raise argparse.ArgumentTypeError(f"{text} is too large (at most {LARGEST:,})")
+    return value
+
+
 def at_least(value: int, option: str, lowest: int = 1) -> int:
     """``value`` of ``option`` (``--limit``), refused below ``lowest`` rather than
     quietly raised to it: ``--limit 0`` is a mistake, not a request for one row."""

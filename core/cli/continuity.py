@@ -18,6 +18,7 @@ from core.cli.context import (
     fail,
     found_by,
     read_stdin,
+    whole,
 )
 from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
@@ -73,13 +74,13 @@ def _format_version(h: ThreadHandoff) -> str:
 
 def _threads_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--limit", type=int, default=100, metavar="N", help="at most N threads (default 100)"
+        "--limit", type=whole, default=100, metavar="N", help="at most N threads (default 100)"
     )
     subs = _subcommands(p, required=False)
     sub = _sub(subs, "list", "List threads, most recently active first (the default).")
     sub.add_argument(
         "--limit",
-        type=int,
+        type=whole,
         default=argparse.SUPPRESS,
         metavar="N",
         help="at most N threads (default 100)",
@@ -132,13 +133,13 @@ def _handoff_args(p: argparse.ArgumentParser) -> None:
     subs = _subcommands(p, required=True)
     sub = _sub(subs, "show", "Print a thread's handoff (the current version by default).")
     _thread_arg(sub)
-    sub.add_argument("--version", type=int, metavar="N", help="an earlier version")
+    sub.add_argument("--version", type=whole, metavar="N", help="an earlier version")
     sub = _sub(subs, "write", "Replace a thread's handoff; the old text stays as a version.")
     _thread_arg(sub)
     sub.add_argument("file", metavar="FILE", help="markdown file ('-' reads standard input)")
     sub.add_argument(
         "--base-version",
-        type=int,
+        type=whole,
         metavar="N",
         help="refuse if the current version is no longer N (0: none yet)",
     )
@@ -146,16 +147,16 @@ def _handoff_args(p: argparse.ArgumentParser) -> None:
     sub = _sub(subs, "export", "Write a thread's handoff to a file atomically.")
     _thread_arg(sub)
     sub.add_argument("path", metavar="PATH", help="the markdown file to write (replaced whole)")
-    sub.add_argument("--version", type=int, metavar="N", help="an earlier version")
+    sub.add_argument("--version", type=whole, metavar="N", help="an earlier version")
     sub = _sub(subs, "history", "List the kept versions of a thread's handoff, newest first.")
     _thread_arg(sub)
     sub = _sub(subs, "restore", "Make an earlier version current again (as a new version).")
     _thread_arg(sub)
-    sub.add_argument("version", type=int, metavar="VERSION", help="the version to restore")
+    sub.add_argument("version", type=whole, metavar="VERSION", help="the version to restore")
     sub = _sub(subs, "diff", "Show what changed between two versions (default: to the current).")
     _thread_arg(sub)
-    sub.add_argument("old", type=int, metavar="OLD", help="the earlier version")
-    sub.add_argument("new", type=int, nargs="?", metavar="NEW", help="the later version")
+    sub.add_argument("old", type=whole, metavar="OLD", help="the earlier version")
+    sub.add_argument("new", type=whole, nargs="?", metavar="NEW", help="the later version")
 
 
 def _read_text(name: str) -> str:
@@ -252,7 +253,7 @@ def _exchanges_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--speaker", choices=[s.value for s in episodes.Speaker], help="only this one")
     p.add_argument(
         "--limit",
-        type=int,
+        type=whole,
         default=episodes.DEFAULT_EXCHANGE_RESULTS,
         metavar="N",
         help=f"at most N turns (default {episodes.DEFAULT_EXCHANGE_RESULTS}, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 
-from core.cli.context import Context, command
+from core.cli.context import Context, command, whole
 from core.continuity import threads
 from core.layers.compression import compress
 from core.layers.recall import DEFAULT_BUDGET, RecallResult
@@ -19,7 +19,7 @@ def _recall_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help="the live conversation text to find earlier context for")
     p.add_argument(
         "--budget",
-        type=int,
+        type=whole,
         default=DEFAULT_BUDGET,
         help=f"tokens of results at most (default {DEFAULT_BUDGET})",
     )
@@ -56,7 +56,7 @@ def cmd_recall(ctx: Context, args: argparse.Namespace) -> int:
 
 def _dig_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="a memory (mem-...) or summary (sum-...) id")
-    p.add_argument("--depth", type=int, default=2, help="hops to follow, 0-3 (default 2)")
+    p.add_argument("--depth", type=whole, default=2, help="hops to follow, 0-3 (default 2)")
 
 
 @command("dig", "Follow the links around a memory or summary.")(_dig_args)

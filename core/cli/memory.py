@@ -5,7 +5,15 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 
-from core.cli.context import Context, at_least, command, format_entry, format_result, read_stdin
+from core.cli.context import (
+    Context,
+    at_least,
+    command,
+    format_entry,
+    format_result,
+    read_stdin,
+    whole,
+)
 from core.model.entries import (
     ENTRY_TYPES,
     MAX_SEARCH_LIMIT,
@@ -82,7 +90,7 @@ def _search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-superseded", action="store_true", help="also superseded entries")
     p.add_argument(
         "--limit",
-        type=int,
+        type=whole,
         default=20,
         metavar="N",
         help=f"at most N results (default 20, at most {MAX_SEARCH_LIMIT})",
@@ -159,10 +167,10 @@ def cmd_delete(ctx: Context, args: argparse.Namespace) -> int:
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", choices=ENTRY_TYPES, help="only this type")
     p.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="at most N entries (default 50)"
+        "--limit", type=whole, default=50, metavar="N", help="at most N entries (default 50)"
     )
     p.add_argument(
-        "--offset", type=int, default=0, metavar="N", help="skip the first N entries (default 0)"
+        "--offset", type=whole, default=0, metavar="N", help="skip the first N entries (default 0)"
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.context import Context, at_least, command, fail, format_entry
+from core.cli.context import Context, at_least, command, fail, format_entry, whole
 from core.memory import curation
 from core.memory.curation import Decision
 from core.storage import audit
@@ -54,7 +54,7 @@ def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
 def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--limit",
-        type=int,
+        type=whole,
         default=50,
         metavar="N",
         help="at most N rows, newest first (default 50)",

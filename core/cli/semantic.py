@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core.cli.context import Context, command, fail, format_result
+from core.cli.context import Context, command, fail, format_result, whole
 from core.model.errors import AmbryError
 from core.recall.related import DEFAULT_RELATED, MAX_RELATED
 from core.semantic import backfill, vectors
@@ -105,7 +105,7 @@ def _related_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", help="entry id (mem-...)")
     p.add_argument(
         "--limit",
-        type=int,
+        type=whole,
         default=DEFAULT_RELATED,
         metavar="N",
         help=f"at most N entries (default {DEFAULT_RELATED}, at most {MAX_RELATED})",

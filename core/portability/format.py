@@ -115,11 +115,20 @@ def derive_key(passphrase: str, salt: bytes) -> bytes:
 
 def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
     with handle:
-        for number, line in enumerate(handle, 1):
+        for number, raw in enumerate(handle, 1):
+            try:
+                # An editor's byte-order mark at the start is not part of the JSON.
+                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidParams(
+                    f"{path.name} line {number}: not UTF-8 text (byte {exc.start + 1}); "
+                    "an export file is UTF-8 JSON Lines, as `ambry export` writes it",
+                    field="file",
+                ) from None
             if not line.strip():
                 continue
             try:

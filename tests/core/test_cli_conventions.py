@@ -65,6 +65,20 @@ def test_a_data_dir_whose_name_is_not_utf8_is_refused_before_it_is_made(
     assert not Path(odd).exists()
 
 
+def test_a_number_too_large_for_the_store_is_a_usage_error_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    for argv in (
+        ["list", "--limit", "1" + "0" * 20],
+        ["list", "--offset", "9" * 30],
+        ["audit", "--limit", "1e3"],
+    ):
+        code, out, err = run(capsys, *d, *argv)
+        assert (code, out) == (2, ""), argv
+        assert "Traceback" not in err and ("too large" in err or "not a whole number" in err)
+
+
 def test_a_mistyped_group_is_refused_and_not_created(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

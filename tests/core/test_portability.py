@@ -72,6 +72,16 @@ def test_import_is_all_or_nothing(service: MemoryService, operator: Caller, tmp_
     with pytest.raises(InvalidParams, match="line 5"):
         import_file(service, target, bad)
     assert service.store_for("target").total() == 0
+    # Bytes that are not UTF-8 (a file saved as UTF-16, say) are one clear refusal.
+    utf16 = tmp_path / "utf16.jsonl"
+    utf16.write_bytes("\n".join(lines).encode("utf-16"))
+    with pytest.raises(InvalidParams, match="line 1: not UTF-8 text"):
+        import_file(service, target, utf16)
+    # An editor's byte-order mark before the first line is no reason to refuse the file.
+    marked = tmp_path / "marked.jsonl"
+    marked.write_bytes("\ufeff".encode() + out.read_bytes())
+    assert import_file(service, target, marked).entries == 3
+    assert service.store_for("target").total() == 3
 
     # A conflicting record (same id, different content) stops the whole import.
     record = json.loads(lines[1])
