@@ -125,7 +125,8 @@ def apply(
     status, review = Status.ACTIVE, None
     if source.trust is Trust.LOW:
         status, review = Status.CANDIDATE, f"low-trust source ({source.type})"
-    elif possible:
+    elif possible and not (actor is Actor.OPERATOR and source.trust is Trust.HIGH):
+        # The person's own words are theirs to judge: a commit hash they type is kept.
         status = Status.CANDIDATE
         review = "possible secret (" + ", ".join(sorted(set(possible))) + ")"
     elif actor is Actor.AGENT and config.review_agent_writes:

@@ -97,6 +97,14 @@ def test_possible_secret_is_held_for_review_with_the_reason(
     assert (e.review_reason or "").startswith("possible secret")
 
 
+def test_the_persons_own_commit_hash_is_kept_as_typed_not_held(
+    service: MemoryService, operator: Caller
+) -> None:
+    text = "Fixed in 8f14e45fceea167a5a36dedd4bea2543f1c2b3d4 yesterday"
+    e = service.store(operator, {"type": "context", "content": text}).entry
+    assert (e.status, e.review_reason, e.content) == (Status.ACTIVE, None, text)
+
+
 def test_credential_statements_are_refused_and_audited(
     service: MemoryService, agent: Caller
 ) -> None:
