@@ -207,7 +207,13 @@ def _clear_args(p: argparse.ArgumentParser) -> None:
 def cmd_clear(ctx: Context, args: argparse.Namespace) -> int:
     scope = Scope(args.scope)
     counts = forgetting.clear_counts(ctx.service, ctx.group, scope)
-    listing = ", ".join(f"{n} {t}" for t, n in counts.items())
+    named = [plural(n, *forgetting.CLEARED_NAMES[t]) for t, n in counts.items() if n]
+    if not named:
+        ctx.emit(
+            {"scope": scope.value, "deleted": counts}, f"nothing to delete in group {ctx.group}"
+        )
+        return 0
+    listing = ", ".join(named)
     if not args.yes:
         if not _confirm(f"Delete {listing} from group {ctx.group}?"):
             return fail("cancelled; nothing was deleted")

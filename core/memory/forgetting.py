@@ -177,6 +177,19 @@ def clear_counts(service: Workspace, group: str, scope: Scope) -> dict[str, int]
     }
 
 
+#: What a person calls the rows of each table ``clear`` empties (singular, plural).
+CLEARED_NAMES: dict[str, tuple[str, str]] = {
+    "memory_entries": ("memory", "memories"),
+    "trash": ("memory in the trash", "memories in the trash"),
+    "exchanges": ("conversation turn", "conversation turns"),
+    "session_handoffs": ("session handoff", "session handoffs"),
+    "thread_handoffs": ("version of a thread handoff", "versions of thread handoffs"),
+    "attachment_receipt_turns": ("link from a receipt to a turn", "links from receipts to turns"),
+    "attachment_receipts": ("attachment receipt", "attachment receipts"),
+    "threads": ("thread", "threads"),
+}
+
+
 _TABLES: dict[Scope, tuple[str, ...]] = {
     Scope.EPISODIC: ("exchanges", "session_handoffs"),
     # Clearing memories clears what agents deleted too: it is memory content.

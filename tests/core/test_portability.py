@@ -153,6 +153,10 @@ def test_cli_clear_needs_confirmation_without_a_terminal(
     assert main(["--data-dir", d, "search", "keep"]) == 0
     assert "Keep this" in capsys.readouterr().out
     assert main(["--data-dir", d, "clear", "all", "--yes"]) == 0
+    # What was deleted, in the words a person uses, without the empty kinds.
+    assert capsys.readouterr().out == "deleted 1 memory\n"
+    assert main(["--data-dir", d, "clear", "all", "--yes"]) == 0
+    assert capsys.readouterr().out == "nothing to delete in group main\n"
     assert main(["--data-dir", d, "forget", "keep", "--yes"]) == 0
     assert "nothing matches" in capsys.readouterr().out
 
