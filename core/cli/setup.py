@@ -194,6 +194,20 @@ def merged_toml(
     return result
 
 
+def _read(path: Path, client: Client, name: str, entry: dict[str, Any]) -> str:
+    """The config file's text, or "" if there is none yet."""
+    if not path.exists():
+        return ""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise _refuse(path, f"not UTF-8 text (byte {exc.start})", client, name, entry) from exc
+    except OSError as exc:
+        raise _refuse(
+            path, f"it cannot be read ({exc.strerror or exc})", client, name, entry
+        ) from exc
+
+
 def _backup(path: Path) -> Path:
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.bak-{stamp}")
@@ -210,11 +224,15 @@ def _write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.ambry-tmp")
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def target_file(client: Client, args: argparse.Namespace) -> Path:
@@ -251,13 +269,20 @@ def install(
     """
     client = CLIENTS[client_name]
     entry = server_entry(client_name, client, args)
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = _read(path, client, name, entry)
     merge = merged_toml if client.toml else merged_json
     new = merge(path, text, client, name, entry)
     if new is None:
         return Installed(client_name, path, entry, False, None)
-    backup = _backup(path) if path.exists() else None
-    _write(path, new)
+    try:
+        backup = _backup(path) if path.exists() else None
+        _write(path, new)
+    except OSError as exc:
+        raise AmbryError(
+            f"{path}: cannot be written ({exc.strerror or exc}); nothing was changed",
+            path=str(path),
+            entry=snippet(client, name, entry),
+        ) from exc
     return Installed(client_name, path, entry, True, backup)
 
 

@@ -275,3 +275,24 @@ def test_doctor_fails_when_the_key_of_private_memories_is_not_in_the_keyring(
     assert "fail  data key: the private and secret memories of group main cannot be read" in out
     assert "move it back" in out
     assert not (moved / "key-name").exists()  # doctor changes nothing
+
+
+def test_a_file_that_cannot_be_read_or_written_is_refused_not_a_bug(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, each of these ended in a traceback reported as a bug in ambry setup.
+    path = home / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_bytes(b'{"note": "caf\xe9"}')
+    code, _, err = run(capsys, "setup", "cursor")
+    assert code == 1 and "not UTF-8 text (byte 13)" in err and "--print" in err
+    assert path.read_bytes() == b'{"note": "caf\xe9"}'
+    path.unlink()
+    path.mkdir()
+    code, _, err = run(capsys, "setup", "cursor")
+    assert code == 1 and "cannot be read (Is a directory)" in err and "bug" not in err
+    blocker = home / "not-a-folder"
+    blocker.write_text("a file where the config's folder should be")
+    code, _, err = run(capsys, "setup", "codex", "--config", str(blocker / "config.toml"))
+    assert code == 1 and "cannot be written (" in err and "nothing was changed" in err
+    assert blocker.read_text() == "a file where the config's folder should be"
