@@ -120,9 +120,14 @@ def server_entry(client_name: str, client: Client, args: argparse.Namespace) -> 
     return entry
 
 
-def _toml_table(name: str, entry: dict[str, Any]) -> str:
+def _toml_key(name: str) -> str:
+    """``name`` as a TOML key: bare when TOML allows it, else quoted."""
     # A JSON string is a valid TOML basic string (same escapes), so dumps quotes safely.
-    lines = [f"[mcp_servers.{name}]"]
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name, ensure_ascii=False)
+
+
+def _toml_table(name: str, entry: dict[str, Any]) -> str:
+    lines = [f"[mcp_servers.{_toml_key(name)}]"]
     lines += [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in entry.items()]
     return "\n".join(lines) + "\n"
 
@@ -174,7 +179,8 @@ def merged_toml(
     if data.get("mcp_servers", {}).get(name) == entry:
         return None
     # Drop our old table (and its sub-tables such as .env), keep every other line as written.
-    header = re.compile(rf"^\s*\[\s*mcp_servers\.{re.escape(name)}(\.[^\]]*)?\s*\]\s*(#.*)?$")
+    key = "|".join(re.escape(k) for k in (name, json.dumps(name, ensure_ascii=False), f"'{name}'"))
+    header = re.compile(rf"^\s*\[\s*mcp_servers\s*\.\s*(?:{key})\s*(\.[^\]]*)?\]\s*(#.*)?$")
     kept: list[str] = []
     skipping = False
     for line in text.splitlines(keepends=True):
@@ -184,13 +190,20 @@ def merged_toml(
             kept.append(line)
     body = "".join(kept).rstrip("\n")
     result = (body + "\n\n" if body else "") + _toml_table(name, entry)
-    new = tomllib.loads(result)
+    plain = (
+        f"its mcp_servers.{_toml_key(name)} is not a plain [mcp_servers.{_toml_key(name)}] table"
+    )
+    try:
+        new = tomllib.loads(result)
+    except tomllib.TOMLDecodeError as exc:
+        # An entry written inline or as dotted keys is still there, so ours would repeat it.
+        raise _refuse(path, plain, client, name, entry) from exc
     others = {k: v for k, v in new.get("mcp_servers", {}).items() if k != name}
     before = {k: v for k, v in data.get("mcp_servers", {}).items() if k != name}
     rest_new = {k: v for k, v in new.items() if k != "mcp_servers"}
     rest_old = {k: v for k, v in data.items() if k != "mcp_servers"}
     if new["mcp_servers"].get(name) != entry or others != before or rest_new != rest_old:
-        raise _refuse(path, f"its [mcp_servers.{name}] is not a plain table", client, name, entry)
+        raise _refuse(path, plain, client, name, entry)
     return result
 
 

@@ -296,3 +296,32 @@ def test_a_file_that_cannot_be_read_or_written_is_refused_not_a_bug(
     code, _, err = run(capsys, "setup", "codex", "--config", str(blocker / "config.toml"))
     assert code == 1 and "cannot be written (" in err and "nothing was changed" in err
     assert blocker.read_text() == "a file where the config's folder should be"
+
+
+def test_codex_entries_written_other_ways_are_replaced_or_refused_and_names_are_quoted(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text('[mcp_servers."ambry"]\ncommand = "old"\n')
+    code, _, err = run(capsys, "setup", "codex")
+    assert code == 0, err
+    assert tomllib.loads(path.read_text())["mcp_servers"]["ambry"]["command"] != "old"
+    # Inline and dotted forms cannot be dropped line by line: refused, not a traceback.
+    for text in (
+        'model = "o3"\n[mcp_servers]\nambry = { command = "old" }\n',
+        'mcp_servers.ambry.command = "old"\n',
+    ):
+        path.write_text(text)
+        code, _, err = run(capsys, "setup", "codex")
+        assert code == 1 and "is not a plain [mcp_servers.ambry] table" in err, err
+        assert path.read_text() == text
+    # A name TOML does not allow bare is quoted, in the file and in --print.
+    path.write_text('model = "o3"\n')
+    for name in ("my ambry", "ambry.work"):
+        code, out, _ = run(capsys, "setup", "codex", "--name", name, "--print")
+        assert code == 0 and tomllib.loads(out.split("\n", 1)[1])["mcp_servers"][name]
+        code, _, err = run(capsys, "setup", "codex", "--name", name)
+        assert code == 0, err
+        assert tomllib.loads(path.read_text())["mcp_servers"][name]["command"]
+        assert "already" in run(capsys, "setup", "codex", "--name", name)[1]
