@@ -233,6 +233,8 @@ def _backup(path: Path) -> Path:
 
 
 def _write(path: Path, text: str) -> None:
+    # Through a symlink (a config kept in a dotfiles folder), not over it.
+    path = path.resolve() if path.is_symlink() else path
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.ambry-tmp")
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600

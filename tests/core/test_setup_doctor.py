@@ -325,3 +325,19 @@ def test_codex_entries_written_other_ways_are_replaced_or_refused_and_names_are_
         assert code == 0, err
         assert tomllib.loads(path.read_text())["mcp_servers"][name]["command"]
         assert "already" in run(capsys, "setup", "codex", "--name", name)[1]
+
+
+def test_a_symlinked_config_is_written_through_not_replaced(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    real = tmp_path / "dotfiles" / "cursor-mcp.json"
+    real.parent.mkdir()
+    real.write_text('{"mcpServers": {"other": {"command": "x"}}}')
+    link = home / ".cursor" / "mcp.json"
+    link.parent.mkdir()
+    link.symlink_to(real)
+    code, _, err = run(capsys, "setup", "cursor")
+    assert code == 0, err
+    assert link.is_symlink() and link.resolve() == real
+    assert set(json.loads(real.read_text())["mcpServers"]) == {"other", "ambry"}
+    assert "already" in run(capsys, "setup", "cursor")[1]
