@@ -269,6 +269,24 @@ class Installed:
     entry: dict[str, Any]
     changed: bool
     backup: Path | None
+    #: The entry of that name the file held before, when it was a different one.
+    replaced: dict[str, Any] | None = None
+
+
+def _previous(text: str, client: Client, name: str) -> dict[str, Any] | None:
+    """The entry named ``name`` in a config ``text`` that merged cleanly, if any."""
+    if not text.strip():
+        return None
+    if client.toml:
+        import tomllib
+
+        servers = tomllib.loads(text).get("mcp_servers", {})
+    else:
+        servers = json.loads(text).get(client.key, {})
+    found = servers.get(name)
+    if found is None:
+        return None
+    return found if isinstance(found, dict) else {}
 
 
 def install(
@@ -298,7 +316,19 @@ def install(
             path=str(path),
             entry=snippet(client, name, entry),
         ) from exc
-    return Installed(client_name, path, entry, True, backup)
+    return Installed(client_name, path, entry, True, backup, _previous(text, client, name))
+
+
+def replaced_summary(old: dict[str, Any]) -> str:
+    """What a replaced entry started, in a few words: ``it started /old/ambry mcp``."""
+    command, url = old.get("command"), old.get("url")
+    if isinstance(url, str) and command is None:
+        return f"it pointed at {url}"
+    if not isinstance(command, str):
+        return "an entry of another shape"
+    args = old.get("args")
+    words = [command, *(str(a) for a in args)] if isinstance(args, list) else [command]
+    return "it started " + " ".join(words)
 
 
 def _setup_args(p: argparse.ArgumentParser) -> None:
@@ -340,8 +370,16 @@ def cmd_setup(ctx: Context, args: argparse.Namespace) -> int:
         return 0
     backup = done.backup
     note = f"; the previous file is in {backup}" if backup else ""
+    did = f"added '{args.name}' to"
+    if done.replaced is not None:
+        did = f"replaced '{args.name}' ({replaced_summary(done.replaced)}) in"
     ctx.emit(
-        {**result, "changed": True, "backup": str(backup) if backup else None},
-        f"added '{args.name}' to {client.label}'s {path}{note}. Restart {client.label} to load it.",
+        {
+            **result,
+            "changed": True,
+            "backup": str(backup) if backup else None,
+            "replaced": done.replaced,
+        },
+        f"{did} {client.label}'s {path}{note}. Restart {client.label} to load it.",
     )
     return 0

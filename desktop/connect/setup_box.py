@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QPushButton, QWidget
 
-from core.cli.setup import CLIENTS, install
+from core.cli.setup import CLIENTS, install, replaced_summary
 from core.model.errors import AmbryError
 from desktop.widgets import messages
 from desktop.widgets.watch import AppState
@@ -78,10 +78,11 @@ class SetupBox(QGroupBox):
             self._say(f"{client.label} already starts Ambry ({path}). Nothing changed.", ok=True)
             return
         backup = f" The previous file is {done.backup}." if done.backup else ""
-        self._say(
-            f"Added Ambry to {client.label} ({path}).{backup} Restart {client.label} to load it.",
-            ok=True,
-        )
+        did = f"Added Ambry to {client.label} ({path})."
+        if done.replaced is not None:
+            summary = replaced_summary(done.replaced)
+            did = f"Replaced the Ambry entry in {client.label} ({path}); {summary}."
+        self._say(f"{did}{backup} Restart {client.label} to load it.", ok=True)
 
     def _say(self, text: str, *, ok: bool) -> None:
         self.result.setText(html.escape(text))

@@ -341,3 +341,26 @@ def test_a_symlinked_config_is_written_through_not_replaced(
     assert link.is_symlink() and link.resolve() == real
     assert set(json.loads(real.read_text())["mcpServers"]) == {"other", "ambry"}
     assert "already" in run(capsys, "setup", "cursor")[1]
+
+
+@pytest.mark.parametrize("client", ["cursor", "codex"])
+def test_an_ambry_entry_pointing_elsewhere_is_replaced_and_named(
+    home: Path, capsys: pytest.CaptureFixture[str], client: str
+) -> None:
+    if client == "codex":
+        path = home / ".codex" / "config.toml"
+        old = '[mcp_servers.ambry]\ncommand = "/old/ambry"\nargs = ["mcp"]\n'
+    else:
+        path = home / ".cursor" / "mcp.json"
+        old = '{"mcpServers": {"ambry": {"command": "/old/ambry", "args": ["mcp"]}}}'
+    path.parent.mkdir()
+    path.write_text(old)
+    code, out, err = run(capsys, "setup", client)
+    assert code == 0, err
+    assert out.startswith("replaced 'ambry' (it started /old/ambry mcp) in ")
+    code, out, _ = run(capsys, "--json", "setup", client, "--name", "other")
+    assert code == 0 and json.loads(out)["replaced"] is None
+    assert run(capsys, "setup", client)[1].startswith(f"{CLIENT_LABELS[client]} already")
+
+
+CLIENT_LABELS = {"cursor": "Cursor", "codex": "Codex"}

@@ -50,3 +50,17 @@ def test_a_file_it_cannot_parse_is_left_alone_with_the_reason(
     box.buttons["claude-desktop"].click()
     assert "Claude Desktop was not changed" in box.result.text()
     assert config.read_text(encoding="utf-8") == "{ // a comment\n}"
+
+
+def test_an_entry_pointing_elsewhere_is_replaced_and_the_result_says_so(
+    window: MainWindow, dialogs: Dialogs, tmp_path: Path
+) -> None:
+    box = window.connect_page.setup_box
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {"ambry": {"command": "/old/ambry", "args": []}}}')
+    box.paths["cursor"] = config
+    dialogs.answer = True
+    box.buttons["cursor"].click()
+    assert f"Replaced the Ambry entry in Cursor ({config}); it started /old/ambry." in (
+        box.result.text()
+    )
