@@ -3,8 +3,8 @@
 Each client documents where its MCP servers live and in what shape:
 
 - Claude Desktop: ``claude_desktop_config.json`` in the app's config folder, ``mcpServers``;
-- Claude Code: ``~/.claude.json`` (user scope) or a project's ``.mcp.json``, ``mcpServers``
-  with ``"type": "stdio"``;
+- Claude Code: ``~/.claude.json`` (user scope; in ``$CLAUDE_CONFIG_DIR`` when that is set)
+  or a project's ``.mcp.json``, ``mcpServers`` with ``"type": "stdio"``;
 - Cursor: ``~/.cursor/mcp.json`` or a project's ``.cursor/mcp.json``, ``mcpServers``;
 - VS Code: ``mcp.json`` in the user profile or ``.vscode/mcp.json``, ``servers`` with
   ``"type": "stdio"``;
@@ -68,7 +68,12 @@ CLIENTS: dict[str, Client] = {
         typed=False,
     ),
     "claude-code": Client(
-        "Claude Code", "mcpServers", lambda: Path.home() / ".claude.json", ".mcp.json", typed=True
+        "Claude Code",
+        "mcpServers",
+        # Claude Code keeps .claude.json in CLAUDE_CONFIG_DIR when that is set.
+        lambda: Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home()) / ".claude.json",
+        ".mcp.json",
+        typed=True,
     ),
     "cursor": Client(
         "Cursor",

@@ -23,6 +23,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     return home
 
 
@@ -364,3 +365,14 @@ def test_an_ambry_entry_pointing_elsewhere_is_replaced_and_named(
 
 
 CLIENT_LABELS = {"cursor": "Cursor", "codex": "Codex"}
+
+
+def test_claude_code_follows_claude_config_dir(
+    home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "claude-work"
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(elsewhere))
+    code, _, err = run(capsys, "setup", "claude-code")
+    assert code == 0, err
+    assert json.loads((elsewhere / ".claude.json").read_text())["mcpServers"]["ambry"]
+    assert not (home / ".claude.json").exists()
