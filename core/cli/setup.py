@@ -113,15 +113,20 @@ def ambry_command() -> list[str]:
     return [sys.executable, "-m", "ambry"]
 
 
-def server_entry(client_name: str, client: Client, args: argparse.Namespace) -> dict[str, Any]:
-    exe, *prefix = ambry_command()
+def mcp_command(data_dir: str | None = None, group: str | None = None) -> list[str]:
+    """The command line that starts this Ambry's MCP server, the data dir and group named."""
     extra: list[str] = []
-    if getattr(args, "data_dir", None):
-        extra += ["--data-dir", str(Path(args.data_dir).expanduser().absolute())]
-    if getattr(args, "group", None):
-        extra += ["--group", args.group]
+    if data_dir:
+        extra += ["--data-dir", str(Path(data_dir).expanduser().absolute())]
+    if group:
+        extra += ["--group", group]
+    return [*ambry_command(), *extra, "mcp"]
+
+
+def server_entry(client_name: str, client: Client, args: argparse.Namespace) -> dict[str, Any]:
+    exe, *rest = mcp_command(getattr(args, "data_dir", None), getattr(args, "group", None))
     entry: dict[str, Any] = {"type": "stdio"} if client.typed else {}
-    entry |= {"command": exe, "args": [*prefix, *extra, "mcp", "--client", client_name]}
+    entry |= {"command": exe, "args": [*rest, "--client", client_name]}
     return entry
 
 

@@ -31,9 +31,9 @@ from PySide6.QtWidgets import (
 )
 
 from core.agent import auth
+from core.cli.setup import mcp_command
 from core.model.errors import AmbryError
 from desktop.connect.setup_box import SetupBox
-from desktop.memories import empty_state
 from desktop.memories.empty_state import mcp_snippet
 from desktop.server.agent_server import AgentServer
 from desktop.widgets import messages
@@ -45,8 +45,7 @@ _COLUMNS = ("Session", "Group", "Last call", "When")
 
 def claude_code_command(data_dir: Path, group: str) -> str:
     """The one line that registers Ambry with Claude Code's CLI."""
-    args = [empty_state.ambry_command(), "mcp", "--data-dir", str(data_dir), "--group", group]
-    return "claude mcp add ambry -- " + shlex.join(args)
+    return "claude mcp add ambry -- " + shlex.join(mcp_command(str(data_dir), group))
 
 
 class ConnectPage(QScrollArea):

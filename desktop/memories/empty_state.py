@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import sys
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -20,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.cli.setup import mcp_command
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType, Source, SourceType, Trust
 from core.model.errors import AmbryError
@@ -74,20 +73,13 @@ def load_examples(state: AppState) -> int:
     return sum(1 for o in outcomes if o.created)
 
 
-def ambry_command() -> str:
-    """The ``ambry`` executable next to this Python, else on PATH, else the bare name."""
-    beside = Path(sys.executable).with_name("ambry")
-    if beside.exists():
-        return str(beside)
-    return shutil.which("ambry") or "ambry"
-
-
 def mcp_snippet(data_dir: DataDir, group: str) -> str:
     """The MCP client configuration that starts ``ambry mcp`` for this data dir and group."""
     # Always explicit: a data dir taken from AMBRY_DATA_DIR here is not in the
     # MCP client's environment, and an agent pointed at other data fails quietly.
-    args = ["mcp", "--data-dir", str(data_dir.root), "--group", group]
-    config = {"mcpServers": {"ambry": {"command": ambry_command(), "args": args}}}
+    # The command is the one `ambry setup` and the Connect page's buttons write.
+    command, *args = mcp_command(str(data_dir.root), group)
+    config = {"mcpServers": {"ambry": {"command": command, "args": args}}}
     return json.dumps(config, indent=2)
 
 

@@ -43,7 +43,7 @@ def test_snippet_names_a_data_dir_taken_from_the_environment(
     qtbot.addWidget(page)
     config = json.loads(page.snippet.toPlainText())
     args = config["mcpServers"]["ambry"]["args"]
-    assert args[:1] == ["mcp"]
+    assert args[-1] == "mcp"
     assert args[args.index("--data-dir") + 1] == str(data_dir.root)
     assert args[args.index("--group") + 1] == "main"
     assert f"--data-dir {data_dir.root}" in page.claude_line.text()
@@ -51,7 +51,7 @@ def test_snippet_names_a_data_dir_taken_from_the_environment(
     assert json.loads(QGuiApplication.clipboard().text()) == config
     state.set_group("work")
     assert '"work"' in page.snippet.toPlainText()
-    assert page.claude_line.text().endswith("--group work")
+    assert page.claude_line.text().endswith("--group work mcp")
     assert "cannot list connected agents" in page.no_clients.text()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 from core.storage.paths import DataDir
@@ -64,3 +65,19 @@ def test_an_entry_pointing_elsewhere_is_replaced_and_the_result_says_so(
     assert f"Replaced the Ambry entry in Cursor ({config}); it started /old/ambry." in (
         box.result.text()
     )
+
+
+def test_the_page_shows_the_entry_the_button_writes(
+    window: MainWindow, dialogs: Dialogs, tmp_path: Path
+) -> None:
+    # Before, the snippet found `ambry` its own way and could name another executable.
+    window.go(Nav.CONNECT)
+    page = window.connect_page
+    config = tmp_path / "mcp.json"
+    page.setup_box.paths["cursor"] = config
+    dialogs.answer = True
+    page.setup_box.buttons["cursor"].click()
+    written = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["ambry"]
+    shown = json.loads(page.snippet.toPlainText())["mcpServers"]["ambry"]
+    assert written == {**shown, "args": [*shown["args"], "--client", "cursor"]}
+    assert page.claude_line.text().endswith(shlex.join([shown["command"], *shown["args"]]))
