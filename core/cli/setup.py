@@ -148,6 +148,10 @@ def snippet(client: Client, name: str, entry: dict[str, Any]) -> str:
     return json.dumps({client.key: {name: entry}}, indent=2, ensure_ascii=False) + "\n"
 
 
+#: A comment line, a block comment or a trailing comma: JSON with comments (JSONC).
+_JSONC = re.compile(r"^\s*//|/\*|,\s*[}\]]", re.MULTILINE)
+
+
 def _refuse(path: Path, why: str, client: Client, name: str, entry: dict[str, Any]) -> AmbryError:
     flag = {v: k for k, v in CLIENTS.items()}.get(client, "CLIENT")
     return AmbryError(
@@ -165,9 +169,11 @@ def merged_json(
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        raise _refuse(
-            path, f"not plain JSON ({exc.msg}, line {exc.lineno})", client, name, entry
-        ) from exc
+        why = f"not plain JSON ({exc.msg}, line {exc.lineno})"
+        if _JSONC.search(text):
+            # VS Code's files may hold comments: a rewrite through json would drop them.
+            why = "it holds comments or trailing commas, which a rewrite would lose"
+        raise _refuse(path, why, client, name, entry) from exc
     if not isinstance(data, dict) or not isinstance(data.get(client.key, {}), dict):
         raise _refuse(path, f"'{client.key}' is not an object", client, name, entry)
     servers = data.setdefault(client.key, {})

@@ -107,9 +107,13 @@ def test_a_file_with_comments_is_refused_untouched(
     path.write_text('{\n  // my servers\n  "mcpServers": {}\n}\n')
     code, _, err = run(capsys, "setup", "cursor")
     assert code == 1 and err.count("\n") == 1
-    assert "not plain JSON" in err and "ambry setup cursor --print" in err
+    assert "holds comments or trailing commas" in err and "ambry setup cursor --print" in err
     assert path.read_text().startswith("{\n  // my servers")
     assert list(path.parent.glob("*.bak-*")) == []
+    # A file that is simply broken says where.
+    path.write_text('{\n  "mcpServers": {\n}\n')
+    code, _, err = run(capsys, "setup", "cursor")
+    assert code == 1 and "not plain JSON" in err and "line 4" in err
 
 
 def test_setup_refuses_a_data_dir_that_does_not_exist_unless_create(
