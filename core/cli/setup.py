@@ -174,7 +174,9 @@ def merged_json(
             # VS Code's files may hold comments: a rewrite through json would drop them.
             why = "it holds comments or trailing commas, which a rewrite would lose"
         raise _refuse(path, why, client, name, entry) from exc
-    if not isinstance(data, dict) or not isinstance(data.get(client.key, {}), dict):
+    if not isinstance(data, dict):
+        raise _refuse(path, "it is not a JSON object at the top", client, name, entry)
+    if not isinstance(data.get(client.key, {}), dict):
         raise _refuse(path, f"'{client.key}' is not an object", client, name, entry)
     servers = data.setdefault(client.key, {})
     if servers.get(name) == entry:
@@ -192,8 +194,14 @@ def merged_toml(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _refuse(path, f"not valid TOML ({exc})", client, name, entry) from exc
-    if data.get("mcp_servers", {}).get(name) == entry:
+    servers = data.get("mcp_servers", {})
+    if not isinstance(servers, dict):
+        raise _refuse(path, "its mcp_servers is not a table", client, name, entry)
+    if servers.get(name) == entry:
         return None
+    if "mcp_servers" in data and re.search(r"^\s*mcp_servers\s*=", text, re.MULTILINE):
+        # Written inline (mcp_servers = { … }): a table of ours after it would repeat it.
+        raise _refuse(path, "its mcp_servers is written inline", client, name, entry)
     # Drop our old table (and its sub-tables such as .env), keep every other line as written.
     key = "|".join(re.escape(k) for k in (name, json.dumps(name, ensure_ascii=False), f"'{name}'"))
     header = re.compile(rf"^\s*\[\s*mcp_servers\s*\.\s*(?:{key})\s*(\.[^\]]*)?\]\s*(#.*)?$")
@@ -228,9 +236,10 @@ def _read(path: Path, client: Client, name: str, entry: dict[str, Any]) -> str:
     if not path.exists():
         return ""
     try:
-        return path.read_text(encoding="utf-8")
+        # utf-8-sig: Windows editors may start the file with a byte-order mark.
+        return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise _refuse(path, f"not UTF-8 text (byte {exc.start})", client, name, entry) from exc
+        raise _refuse(path, f"not UTF-8 text (byte {exc.start + 1})", client, name, entry) from exc
     except OSError as exc:
         raise _refuse(
             path, f"it cannot be read ({exc.strerror or exc})", client, name, entry

@@ -290,7 +290,7 @@ def test_a_file_that_cannot_be_read_or_written_is_refused_not_a_bug(
     path.parent.mkdir()
     path.write_bytes(b'{"note": "caf\xe9"}')
     code, _, err = run(capsys, "setup", "cursor")
-    assert code == 1 and "not UTF-8 text (byte 13)" in err and "--print" in err
+    assert code == 1 and "not UTF-8 text (byte 14)" in err and "--print" in err
     assert path.read_bytes() == b'{"note": "caf\xe9"}'
     path.unlink()
     path.mkdir()
@@ -380,3 +380,28 @@ def test_claude_code_follows_claude_config_dir(
     assert code == 0, err
     assert json.loads((elsewhere / ".claude.json").read_text())["mcpServers"]["ambry"]
     assert not (home / ".claude.json").exists()
+
+
+def test_configs_of_an_unexpected_shape_are_refused_with_what_is_wrong(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    toml = home / ".codex" / "config.toml"
+    toml.parent.mkdir()
+    for text, why in (
+        ('[[mcp_servers]]\ncommand = "x"\n', "its mcp_servers is not a table"),
+        ('mcp_servers = "x"\n', "its mcp_servers is not a table"),
+        ('mcp_servers = { gh = { command = "gh" } }\n', "its mcp_servers is written inline"),
+    ):
+        toml.write_text(text)
+        code, _, err = run(capsys, "setup", "codex")
+        assert code == 1 and why in err and "bug" not in err, text
+        assert toml.read_text() == text
+    cursor = home / ".cursor" / "mcp.json"
+    cursor.parent.mkdir()
+    cursor.write_text("[1]\n")
+    code, _, err = run(capsys, "setup", "cursor")
+    assert code == 1 and "not a JSON object at the top" in err
+    # A byte-order mark from a Windows editor is no reason to refuse the file.
+    cursor.write_bytes(b'\xef\xbb\xbf{"mcpServers": {"gh": {"command": "gh"}}}\n')
+    assert run(capsys, "setup", "cursor")[0] == 0
+    assert set(json.loads(cursor.read_text())["mcpServers"]) == {"gh", "ambry"}
