@@ -62,10 +62,16 @@ from core.semantic.backfill import EmbeddingWorker, Progress, pending_note
 from core.semantic.hybrid import Mode, parse_mode
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.crypto import KeyMissing
 from core.storage.paths import DataDir
 from core.storage.scrub import Index, scrub
 from core.storage.store import GroupStore
-from core.storage.workspace import Workspace
+from core.storage.workspace import (
+    LOCKED_MASK,
+    MISSING_KEY_MASK,
+    Workspace,
+    missing_key_message,
+)
 
 __all__ = ["Caller", "MemoryService"]
 
@@ -337,6 +343,10 @@ class MemoryService(Workspace):
         if caller.actor is Actor.AGENT:
             raise Forbidden("secret entries are revealed only to the person, in the app or CLI")
         entry = self.get(caller.group, entry_id, reveal=True)
+        if entry.content in (LOCKED_MASK, MISSING_KEY_MASK):
+            # Nothing was revealed: say why as an error, not as the entry's text.
+            self.data_key(create=False)  # the keyring's own refusal, where it refused
+            raise KeyMissing(missing_key_message(self.data_dir.root, [caller.group]))
         store = self.store_for(caller.group)
         with store.transaction():
             audit.record(

@@ -29,7 +29,12 @@ from core.cli.context import Context, command
 from core.cli.logfile import log_file
 from core.cli.qtlibs import check_qt_libraries, report
 from core.model.errors import AmbryError, SchemaTooNew
-from core.storage.crypto import KeyUnavailable, describe_key_entry, key_present
+from core.storage.crypto import (
+    KeyUnavailable,
+    describe_key_entry,
+    key_present,
+    remember_key_name,
+)
 from core.storage.db import open_database
 from core.storage.paths import (
     DATA_DIR_ENV,
@@ -185,13 +190,15 @@ def check_data_key(data_dir: DataDir) -> Finding | None:
     except KeyUnavailable:
         return None  # the keyring check says why
     if present:
+        # A data dir an earlier version made names its key's entry from now on.
+        remember_key_name(data_dir.root)
         return Finding("data key", Status.OK, f"in the keyring for group {', '.join(sealed)}")
     return Finding(
         "data key",
         Status.FAIL,
         f"the private and secret memories of group {', '.join(sealed)} cannot be read: "
         f"their key is not in the OS keyring ({describe_key_entry(data_dir.root)})",
-        "if the data dir was moved or renamed, move it back, run `ambry list` there once "
+        "if the data dir was moved or renamed, move it back, run `ambry doctor` there once "
         "and move it again; from another machine or account, restore the key with the "
         "keyring's tools",
     )

@@ -77,6 +77,11 @@ def describe_key_entry(data_root: Path) -> str:
     pinned = _pinned_account(data_root)
     if pinned is not None:
         return f"entry Ambry/{pinned}, named in the folder's {KEY_NAME_FILE} file"
+    if (data_root / KEY_NAME_FILE).exists():
+        return (
+            f"its {KEY_NAME_FILE} file does not name an entry: it should hold data-key- and "
+            "16 hex digits, the name of the entry in the keyring"
+        )
     return (
         "an entry named after the folder's path when its key was made, which is not this "
         "path if the folder was moved since"
@@ -125,6 +130,14 @@ def _lookup(data_root: Path) -> tuple[str, str | None]:
 
     account = key_account(data_root)
     return account, keyring.get_password(KEYRING_SERVICE, account)
+
+
+def remember_key_name(data_root: Path) -> None:
+    """Name in ``key-name`` the entry a data dir an earlier version made keeps its key
+    in (its path's), once the keyring is seen to hold it there; then the key follows
+    the folder. Nothing changes where ``key-name`` is there already."""
+    if _pinned_account(data_root) is None and key_present(data_root):
+        _write_pin(data_root, path_account(data_root))
 
 
 def key_present(data_root: Path) -> bool:

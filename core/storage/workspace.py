@@ -348,7 +348,7 @@ def missing_key_message(root: Path, groups: list[str]) -> str:
         f"the private and secret memories of group {', '.join(groups)} were sealed with a key "
         f"that the OS keyring does not hold ({describe_key_entry(root)}), so no new key "
         "is made and nothing private can be stored: a new key would leave them unreadable. "
-        "If this data folder was moved or renamed, move it back, run `ambry list` there once "
+        "If this data folder was moved or renamed, move it back, run `ambry doctor` there once "
         "with this version of Ambry (the folder then keeps its key's name) and move it again; "
         "if it came from another machine or account, restore the key there with the "
         "keyring's tools, or bring its memories with `ambry export --include-private` "

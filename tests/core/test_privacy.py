@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from core.cli.main import main
 from core.model.config import Config
 from core.model.entries import Actor, Privacy
 from core.model.errors import Forbidden
@@ -168,11 +169,16 @@ def test_a_data_dir_moved_by_an_earlier_version_gets_no_second_key(
     assert svc.get("main", ids[0]).content == MISSING_KEY_MASK
     with pytest.raises(KeyMissing, match="move it back"):
         svc.store(op, {"type": "fact", "content": "new and private", "privacy": "private"})
+    # Nothing is revealed, and that is an error, not the mask given as the secret's text.
+    with pytest.raises(KeyMissing, match="move it back"):
+        svc.reveal(op, ids[1])
     svc.close()
     assert backend.passwords == keys_before  # type: ignore[attr-defined]
-    # Back where its key was made, the folder finds it and keeps its name from then on.
+    # Back where its key was made, `ambry doctor` finds it and the folder keeps its name
+    # from then on (a folder of secret memories only is never decrypted by a listing).
     moved.rename(home)
-    assert _read_sealed(home, ids) == (PRIVATE_TEXT, SECRET_TEXT)
+    assert main(["--data-dir", str(home), "doctor", "--no-mcp"]) in (0, 1)
+    assert (home / KEY_NAME_FILE).read_text().strip() == path_account(home)
     home.rename(moved)
     assert _read_sealed(moved, ids) == (PRIVATE_TEXT, SECRET_TEXT)
 
@@ -190,3 +196,20 @@ def test_a_new_data_dir_where_another_was_moved_from_gets_a_key_of_its_own(
     names = {(d / KEY_NAME_FILE).read_text() for d in (first, away)}
     assert len(names) == 2
     assert _read_sealed(away, ids) == _read_sealed(first, other) == (PRIVATE_TEXT, SECRET_TEXT)
+
+
+def test_a_damaged_key_name_file_is_named_as_the_reason(
+    tmp_path: Path, memory_keyring: object
+) -> None:
+    home = tmp_path / "data"
+    home.mkdir()
+    ids = _store_sealed(home)
+    (home / KEY_NAME_FILE).write_text("not a name\n")
+    svc = MemoryService(DataDir(home))
+    try:
+        op = svc.open_session("main", Actor.OPERATOR)
+        assert svc.get("main", ids[0]).content == MISSING_KEY_MASK
+        with pytest.raises(KeyMissing, match="key-name file does not name an entry"):
+            svc.reveal(op, ids[1])
+    finally:
+        svc.close()
