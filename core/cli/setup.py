@@ -179,9 +179,12 @@ def merged_json(
     if not isinstance(data.get(client.key, {}), dict):
         raise _refuse(path, f"'{client.key}' is not an object", client, name, entry)
     servers = data.setdefault(client.key, {})
-    if servers.get(name) == entry:
+    old = servers.get(name)
+    # Keys the person added to the entry (env, disabled…) stay; Ambry's own are set.
+    merged = {**old, **entry} if isinstance(old, dict) else entry
+    if merged == old:
         return None
-    servers[name] = entry
+    servers[name] = merged
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

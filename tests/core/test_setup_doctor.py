@@ -405,3 +405,21 @@ def test_configs_of_an_unexpected_shape_are_refused_with_what_is_wrong(
     cursor.write_bytes(b'\xef\xbb\xbf{"mcpServers": {"gh": {"command": "gh"}}}\n')
     assert run(capsys, "setup", "cursor")[0] == 0
     assert set(json.loads(cursor.read_text())["mcpServers"]) == {"gh", "ambry"}
+
+
+def test_keys_the_person_added_to_the_entry_are_kept(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(capsys, "setup", "cursor")[0] == 0
+    path = home / ".cursor" / "mcp.json"
+    data = json.loads(path.read_text())
+    data["mcpServers"]["ambry"]["env"] = {"AMBRY_LOG_DIR": "/var/log/ambry"}
+    path.write_text(json.dumps(data))
+    code, out, _ = run(capsys, "setup", "cursor")
+    assert code == 0 and "already" in out
+    data["mcpServers"]["ambry"]["command"] = "/old/ambry"
+    path.write_text(json.dumps(data))
+    code, out, _ = run(capsys, "setup", "cursor")
+    assert code == 0 and "replaced" in out
+    kept = json.loads(path.read_text())["mcpServers"]["ambry"]
+    assert kept["env"] == {"AMBRY_LOG_DIR": "/var/log/ambry"} and kept["command"] != "/old/ambry"
