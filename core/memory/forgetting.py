@@ -184,7 +184,10 @@ CLEARED_NAMES: dict[str, tuple[str, str]] = {
     "exchanges": ("conversation turn", "conversation turns"),
     "session_handoffs": ("session handoff", "session handoffs"),
     "thread_handoffs": ("version of a thread handoff", "versions of thread handoffs"),
-    "attachment_receipt_turns": ("link from a receipt to a turn", "links from receipts to turns"),
+    "attachment_receipt_turns": (
+        "record of a file attached to a turn",
+        "records of files attached to turns",
+    ),
     "attachment_receipts": ("attachment receipt", "attachment receipts"),
     "threads": ("thread", "threads"),
 }
