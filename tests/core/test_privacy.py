@@ -116,6 +116,8 @@ def test_undoing_the_delete_of_a_private_entry_restores_it_whole(
 
 
 def _store_sealed(root: Path) -> tuple[str, str]:
+    """A private and a secret memory in a data dir made at ``root``: their ids."""
+    root.mkdir(exist_ok=True)
     svc = MemoryService(DataDir(root))
     op = svc.open_session("main", Actor.OPERATOR)
     p = svc.store(op, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"}).entry
@@ -137,7 +139,6 @@ def test_private_memories_stay_readable_after_the_data_dir_is_moved_or_copied(
     tmp_path: Path, memory_keyring: object
 ) -> None:
     first = tmp_path / "data"
-    first.mkdir()
     ids = _store_sealed(first)
     moved = tmp_path / "elsewhere" / "my mémoire 記憶"
     moved.parent.mkdir()
@@ -154,7 +155,6 @@ def test_a_data_dir_moved_by_an_earlier_version_gets_no_second_key(
     import keyring
 
     home = tmp_path / "data"
-    home.mkdir()
     ids = _store_sealed(home)
     # Earlier versions kept no key-name file: the key's entry was named after the path.
     backend = keyring.get_keyring()
@@ -187,11 +187,9 @@ def test_a_new_data_dir_where_another_was_moved_from_gets_a_key_of_its_own(
     tmp_path: Path, memory_keyring: object
 ) -> None:
     first = tmp_path / "data"
-    first.mkdir()
     ids = _store_sealed(first)
     away = tmp_path / "away"
     first.rename(away)
-    first.mkdir()
     other = _store_sealed(first)
     names = {(d / KEY_NAME_FILE).read_text() for d in (first, away)}
     assert len(names) == 2
@@ -202,7 +200,6 @@ def test_a_damaged_key_name_file_is_named_as_the_reason(
     tmp_path: Path, memory_keyring: object
 ) -> None:
     home = tmp_path / "data"
-    home.mkdir()
     ids = _store_sealed(home)
     (home / KEY_NAME_FILE).write_text("not a name\n")
     svc = MemoryService(DataDir(home))
