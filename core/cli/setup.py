@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli.context import Context, command
+from core.model.config import atomic_write
 from core.model.errors import AmbryError
 
 
@@ -263,19 +264,8 @@ def _backup(path: Path) -> Path:
 def _write(path: Path, text: str) -> None:
     # Through a symlink (a config kept in a dotfiles folder), not over it.
     path = path.resolve() if path.is_symlink() else path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.ambry-tmp")
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_write(path, text.encode("utf-8"), mode)
 
 
 def target_file(client: Client, args: argparse.Namespace) -> Path:

@@ -6,9 +6,10 @@ as associated data, so a ciphertext moved onto another entry fails to decrypt.
 Dedup keys of encrypted entries are keyed hashes (HMAC-SHA256), so the database
 holds no plain hash of private text either.
 
-The key's keyring entry is named once, from the data dir's path when it was
-first opened, and the name is kept in the data dir's ``key-name`` file, so a
-data dir that is moved, renamed or copied still finds its key.
+The key's keyring entry is named at random when a data dir is made, and the
+name is kept in the data dir's ``key-name`` file, so a data dir that is moved,
+renamed or copied still finds its key; a data dir an earlier version made keeps
+the entry named after its path.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from core.model.config import atomic_write
 from core.model.errors import StorageError
 
 KEYRING_SERVICE = "Ambry"
@@ -90,18 +92,11 @@ def describe_key_entry(data_root: Path) -> str:
 
 def _write_pin(data_root: Path, account: str) -> None:
     target = data_root / KEY_NAME_FILE
-    temp = data_root / f".{KEY_NAME_FILE}.{os.getpid()}.tmp"
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="ascii") as out:
-            out.write(account + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp, target)
+        atomic_write(target, (account + "\n").encode("ascii"))
     except OSError as exc:
         # A read-only data dir keeps the path's entry, which is what it would read anyway.
         log.info("cannot write %s: %s", target, exc)
-        temp.unlink(missing_ok=True)
 
 
 def _new_pin(data_root: Path) -> str | None:
