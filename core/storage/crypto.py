@@ -129,9 +129,9 @@ def _lookup(data_root: Path) -> tuple[str, str | None]:
 
 def remember_key_name(data_root: Path) -> None:
     """Name in ``key-name`` the entry a data dir an earlier version made keeps its key
-    in (its path's), once the keyring is seen to hold it there; then the key follows
-    the folder. Nothing changes where ``key-name`` is there already."""
-    if _pinned_account(data_root) is None and key_present(data_root):
+    in (its path's); call it once :func:`key_present` has seen the key there. Then the
+    key follows the folder. Nothing changes where ``key-name`` is there already."""
+    if _pinned_account(data_root) is None:
         _write_pin(data_root, path_account(data_root))
 
 
