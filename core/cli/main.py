@@ -187,14 +187,6 @@ def open_data_dir(
         # An unset shell variable, say: not a reason to open the default store.
         raise AmbryError("--data-dir is empty; give a directory (or leave the option out)")
     located = locate_data_dir(explicit)
-    try:
-        str(located.path).encode("utf-8")
-    except UnicodeEncodeError:
-        # SQLite takes UTF-8 file names only: refused before anything is created.
-        raise AmbryError(
-            f"data dir {located.describe()!r} is not UTF-8 text, which SQLite cannot open; "
-            "rename the folder or give another"
-        ) from None
     data_dir = DataDir(located.path)
     root = data_dir.root
     if root.exists() and not root.is_dir():

@@ -88,8 +88,21 @@ def locate_data_dir(explicit: str | os.PathLike[str] | None = None) -> LocatedDa
     """The data directory, absolute: explicit argument, then environment, then default.
 
     Raises:
-        StorageError: ``AMBRY_DATA_DIR`` holds a relative path.
+        StorageError: ``AMBRY_DATA_DIR`` holds a relative path, or the path is not
+            UTF-8 text (SQLite opens UTF-8 file names only).
     """
+    located = _locate(explicit)
+    try:
+        str(located.path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise StorageError(
+            f"data dir {located.describe()!r} is not UTF-8 text, which SQLite cannot open; "
+            "rename the folder or give another"
+        ) from None
+    return located
+
+
+def _locate(explicit: str | os.PathLike[str] | None) -> LocatedDataDir:
     if explicit:
         return LocatedDataDir(Path(explicit).expanduser().absolute(), DataDirOrigin.FLAG)
     env = os.environ.get(DATA_DIR_ENV)
