@@ -88,25 +88,24 @@ class EditActions(QObject):
 
     def delete(self) -> None:
         """Delete the memories selected in the list (asks first)."""
-        ids = self._browser.selected_ids()
-        if not ids:
-            messages.info(_NOTHING_SELECTED)
-            return
-        self._show_memories()
-        self._browser.delete_ids(ids)
+        if ids := self._selected():
+            self._show_memories()
+            self._browser.delete_ids(ids)
 
     def copy_ids(self) -> None:
         """Copy the selected memories' ids."""
-        ids = self._browser.selected_ids()
-        if not ids:
-            messages.info(_NOTHING_SELECTED)
-        copy_ids(ids)
+        if ids := self._selected():
+            copy_ids(ids)
 
     def open_selected(self) -> None:
         """Edit the selected memory (the first of several)."""
+        if ids := self._selected():
+            self._show_memories()
+            self._browser.edit_entry(ids[0])
+
+    def _selected(self) -> list[str]:
+        """The ids selected in the memory list; with none, says to select some first."""
         ids = self._browser.selected_ids()
         if not ids:
             messages.info(_NOTHING_SELECTED)
-            return
-        self._show_memories()
-        self._browser.edit_entry(ids[0])
+        return ids
