@@ -1,4 +1,4 @@
-"""The memory list's right-click menu: open, copy the id, pin, delete.
+"""The memory list's right-click menu: open, copy the ids, delete.
 
 The same commands as the keys (Enter, Del) and the editor's buttons, found
 where a desktop person looks for them first.
