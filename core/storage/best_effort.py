@@ -7,6 +7,12 @@ CLI's operator session, start-up upkeep such as decay and purging) go through
 :func:`best_effort`: a storage failure is logged as a warning, once per group
 at warning level, and the read goes on. Writes the person or an agent asked
 for are never best-effort: they fail with the storage error.
+
+Once a bookkeeping write of a group has failed, the next ones wait only a
+moment for another program's lock (until one succeeds again), and start-up
+upkeep waits seconds rather than the full :data:`core.storage.db.BUSY_TIMEOUT_MS`:
+a command run while another program holds the group waits for its own write,
+not four times over.
 """
 
 from __future__ import annotations
@@ -14,15 +20,27 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Protocol
+
+import apsw
 
 from core.model.entries import Actor
 from core.model.errors import StorageError
+from core.storage.db import wait_for_writers
 
 log = logging.getLogger(__name__)
 
 
+#: How long start-up upkeep waits for another program's lock, in ms.
+UPKEEP_WAIT_MS = 3_000
+#: How long a bookkeeping write waits once one in its group has failed, in ms.
+AFTER_FAILURE_WAIT_MS = 500
+
+
 class _Store(Protocol):
+    conn: apsw.Connection
+    path: Path
     group: str
     #: The database could only be opened for reading; the open already warned.
     read_only: bool
@@ -31,17 +49,30 @@ class _Store(Protocol):
 
 
 @contextlib.contextmanager
-def best_effort(store: _Store, what: str) -> Iterator[None]:
+def best_effort(store: _Store, what: str, *, wait_ms: int | None = None) -> Iterator[None]:
     """Run the block; if storage refuses the write, warn and carry on.
 
     Args:
         store: the group store the block writes to.
         what: what is not recorded if the write fails, for the warning.
+        wait_ms: how long to wait for another program's lock (default: as
+            long as any write, or :data:`AFTER_FAILURE_WAIT_MS` after a failure).
     """
+    if store.write_failure is not None:
+        wait_ms = AFTER_FAILURE_WAIT_MS
+    wait_for_writers(store.conn, store.path, wait_ms)
     try:
         yield
+        store.write_failure = None
     except StorageError as exc:
-        if store.write_failure is None and not store.read_only:
+        busy = isinstance(exc.__cause__, (apsw.BusyError, apsw.LockedError))
+        if busy and store.write_failure is None:
+            log.warning(
+                "group %s is locked by another program, so %s is not recorded this time",
+                store.group,
+                what,
+            )
+        elif store.write_failure is None and not store.read_only:
             log.warning(
                 "group %s cannot be written, so %s and other bookkeeping are not recorded; "
                 "search and export still work: %s",
@@ -52,6 +83,8 @@ def best_effort(store: _Store, what: str) -> Iterator[None]:
         else:
             log.info("group %s: %s not recorded: %s", store.group, what, exc.message)
         store.write_failure = exc.message
+    finally:
+        wait_for_writers(store.conn, store.path)
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,50 @@ log = logging.getLogger(__name__)
 
 #: How long a writer waits for another process's transaction before giving up.
 BUSY_TIMEOUT_MS = 15_000
+#: A wait for another writer longer than this is logged (once per wait), so a
+#: person sees why a command is slow instead of a terminal that hangs. Short
+#: waits (bookkeeping that is skipped when it cannot wait) are not announced.
+BUSY_NOTICE_S = 1.0
+_ANNOUNCED_FROM_S = 5.0
+
+
+class BusyWait:
+    """SQLite's busy handler for one connection: wait for another writer, and say so.
+
+    SQLite calls it each time a lock it needs is held elsewhere (``count`` is 0 at
+    the first call of a wait). It sleeps a little longer each time, up to 50 ms,
+    logs one warning once a long wait passes :data:`BUSY_NOTICE_S`, and gives up
+    (SQLite then raises ``BusyError``) after ``timeout_ms``.
+    """
+
+    def __init__(self, path: Path, timeout_ms: int) -> None:
+        self.path = path
+        self.timeout_s = timeout_ms / 1000
+        self._started = 0.0
+        self._noticed = False
+
+    def __call__(self, count: int) -> bool:
+        now = time.monotonic()
+        if count == 0:
+            self._started, self._noticed = now, False
+        waited = now - self._started
+        if waited >= self.timeout_s:
+            return False
+        if not self._noticed and waited >= BUSY_NOTICE_S and self.timeout_s >= _ANNOUNCED_FROM_S:
+            self._noticed = True
+            log.warning(
+                "%s is locked by another program; waiting up to %.0f s for it",
+                self.path,
+                self.timeout_s - waited,
+            )
+        time.sleep(min(0.05, 0.001 * 2 ** min(count, 6)))
+        return True
+
+
+def wait_for_writers(conn: apsw.Connection, path: Path, timeout_ms: int | None = None) -> None:
+    """Make ``conn`` wait up to ``timeout_ms`` (default :data:`BUSY_TIMEOUT_MS`) for a lock."""
+    conn.set_busy_handler(BusyWait(path, BUSY_TIMEOUT_MS if timeout_ms is None else timeout_ms))
+
 
 _ENVIRONMENT_ERRORS: tuple[type[BaseException], ...] = (
     apsw.BusyError,
@@ -77,8 +122,8 @@ def mapped_errors(path: Path) -> Iterator[None]:
         raise storage_error(exc, path) from exc
 
 
-def _configure(conn: apsw.Connection) -> None:
-    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+def _configure(conn: apsw.Connection, path: Path) -> None:
+    wait_for_writers(conn, path)
     apsw.bestpractice.connection_wal(conn)
     apsw.bestpractice.connection_enable_foreign_keys(conn)
     apsw.bestpractice.connection_dqs(conn)
@@ -213,7 +258,7 @@ def _open_for_reading(path: Path, cause: BaseException | None) -> apsw.Connectio
         raise StorageError(hint)
     conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        wait_for_writers(conn, path)
         _read_header(conn)
         return conn
     except (apsw.CantOpenError, apsw.IOError, apsw.ReadOnlyError):
@@ -254,7 +299,7 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
         try:
             # Even the first read can meet a lock: another process opening the same
             # file recovers its log, or a rollback-journal writer holds it.
-            conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            wait_for_writers(conn, path)
             # Until the header is checked, closing must not fold the log into the file.
             conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1)
             # Read the header before any pragma that writes to the file.
@@ -263,7 +308,7 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
             conn.config(apsw.SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0)
             writable = not conn.readonly("main")
             if writable:
-                _configure(conn)
+                _configure(conn, path)
         except _CANNOT_WRITE as exc:
             conn.close()
             why = storage_error(exc, path).message
@@ -290,7 +335,7 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
                     "space) and start Ambry again"
                 )
             else:
-                conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+                wait_for_writers(conn, path)
         except BaseException:
             conn.close()
             raise

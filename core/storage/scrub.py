@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from core.storage.db import BUSY_TIMEOUT_MS
+from core.storage.db import wait_for_writers
 from core.storage.store import GroupStore
 
 log = logging.getLogger(__name__)
@@ -99,11 +99,11 @@ def checkpoint(store: GroupStore) -> bool:
         Whether the log was fully checkpointed and truncated.
     """
     conn = store.conn
-    conn.set_busy_timeout(CHECKPOINT_WAIT_MS)
+    wait_for_writers(conn, store.path, CHECKPOINT_WAIT_MS)
     try:
         busy, _frames, _done = store.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
     finally:
-        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        wait_for_writers(conn, store.path)
     if busy:
         log.warning(
             "the write-ahead log of group %s is still in use by a reader; deleted text "

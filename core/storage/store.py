@@ -23,7 +23,7 @@ from core.model.entries import (
     Status,
 )
 from core.storage.best_effort import best_effort
-from core.storage.db import mapped_errors, open_database, write_transaction
+from core.storage.db import mapped_errors, open_database, wait_for_writers, write_transaction
 from core.storage.file_safety import make_private
 from core.storage.fts import match_expression, pieces_held
 from core.storage.planner import QueryPlanner
@@ -51,6 +51,9 @@ UNSPACED_SCAN = 10_000
 # LIMIT and OFFSET of the hot queries are written into the SQL as integers, not
 # bound: SQLite hands a bound LIMIT to the query planner, so binding a new value
 # re-prepares the statement on every run (about 40 µs for a search).
+
+#: How long closing waits for another program's lock before skipping ``PRAGMA optimize``.
+CLOSE_WAIT_MS = 500
 
 #: A deferred read-audit row is written within this many seconds or rows.
 READ_AUDIT_MAX_WAIT = 2.0
@@ -85,8 +88,12 @@ class GroupStore:
         self.flush_reads()
         try:
             # Keeps planner statistics fresh; cheap, and skipped when nothing changed.
+            # Not worth waiting for another program's lock: the next close runs it.
             if not self.read_only:
+                wait_for_writers(self.conn, self.path, CLOSE_WAIT_MS)
                 self.conn.execute("PRAGMA optimize")
+        except (apsw.BusyError, apsw.LockedError) as exc:
+            log.info("PRAGMA optimize skipped on %s: %s", self.path.name, exc)
         except apsw.Error as exc:  # a read-only or full disk must not stop the close
             log.warning("PRAGMA optimize failed on %s: %s", self.path.name, exc)
         self.conn.close()

@@ -25,7 +25,7 @@ from core.model.entries import Actor, MemoryEntry, Privacy, Status, iso, utc_now
 from core.model.errors import AmbryError
 from core.storage import audit
 from core.storage.audit import Action
-from core.storage.best_effort import best_effort
+from core.storage.best_effort import UPKEEP_WAIT_MS, best_effort
 from core.storage.crypto import (
     KeyMissing,
     KeyUnavailable,
@@ -162,7 +162,9 @@ class Workspace:
             store.defer_reads = self._defer_reads
             self._stores[group] = store
             # Upkeep must not stop a read-only or full disk from being searched.
-            with best_effort(store, "start-up upkeep (purge, expiry, decay)"):
+            with best_effort(
+                store, "start-up upkeep (purge, expiry, decay)", wait_ms=UPKEEP_WAIT_MS
+            ):
                 self._purge_superseded(store)
                 for hook in self._open_hooks:
                     hook(store)

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import apsw
@@ -258,3 +259,72 @@ def test_search_and_export_work_on_a_really_full_file_system(tmp_path: Path) -> 
     assert "search and export work" in stderr
     assert "Traceback" not in stderr
     _unchanged(path, before)
+
+
+def _hold_write_lock(path: Path, seconds: float) -> tuple[apsw.Connection, threading.Timer]:
+    """Another program's long write (an import, say): the lock is held for ``seconds``."""
+    holder = apsw.Connection(str(path))
+    holder.execute("BEGIN EXCLUSIVE")
+    release = threading.Timer(seconds, lambda: holder.execute("COMMIT"))
+    release.start()
+    return holder, release
+
+
+def test_a_command_waiting_on_another_programs_lock_says_so_and_waits_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from core.cli.main import main
+    from core.storage import best_effort, workspace
+
+    data = tmp_path / "data"
+    assert main(["--data-dir", str(data), "--create", "store", "User likes tea"]) == 0
+    monkeypatch.setattr(db, "BUSY_NOTICE_S", 0.05)
+    monkeypatch.setattr(db, "_ANNOUNCED_FROM_S", 1.0)
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 1500)
+    monkeypatch.setattr(workspace, "UPKEEP_WAIT_MS", 100)
+    waits: list[int | None] = []
+    real_wait = db.wait_for_writers
+
+    def recorded(conn: apsw.Connection, path: Path, timeout_ms: int | None = None) -> None:
+        waits.append(timeout_ms)
+        real_wait(conn, path, timeout_ms)
+
+    monkeypatch.setattr(best_effort, "wait_for_writers", recorded)
+    capsys.readouterr()
+    holder, release = _hold_write_lock(DataDir(data).group_db("main"), 30.0)
+    try:
+        code = main(["--data-dir", str(data), "store", "User likes green tea"])
+    finally:
+        release.cancel()
+        holder.execute("ROLLBACK")
+        holder.close()
+    err = capsys.readouterr().err
+    assert code != 0
+    # Upkeep gives up first and says why in one line; later bookkeeping does not wait again.
+    assert "group main is locked by another program, so start-up upkeep" in err
+    assert "cannot be written" not in err
+    assert waits[0] == 100
+    assert best_effort.AFTER_FAILURE_WAIT_MS in waits[1:]
+    # The person's own write waits its full time and says it is waiting, once.
+    assert err.count("is locked by another program; waiting up to") == 1
+    assert "another program held the database too long; try again" in err
+    # Nothing half-written: the lock gone, the store takes the write.
+    assert main(["--data-dir", str(data), "store", "User likes green tea"]) == 0
+    assert main(["--data-dir", str(data), "--json", "list"]) == 0
+    assert "green tea" in capsys.readouterr().out
+
+
+def test_a_write_waits_out_a_lock_released_in_time(tmp_path: Path) -> None:
+    data = DataDir(tmp_path / "data")
+    service = MemoryService(data)
+    caller = service.open_session("main", Actor.OPERATOR)
+    service.store(caller, {"type": "fact", "content": "User likes tea"})
+    holder, release = _hold_write_lock(data.group_db("main"), 0.5)
+    try:
+        stored = service.store(caller, {"type": "fact", "content": "User likes green tea"})
+    finally:
+        release.join()
+        holder.close()
+    hits = service.search(caller, {"query": "green tea", "mode": "keyword"})
+    assert [h.id for h in hits][:1] == [stored.entry.id]
+    service.close()
