@@ -57,6 +57,7 @@ from core.recall import search
 from core.recall.brief import MemoryBrief
 from core.recall.briefing import build_group_brief, refresh_decay
 from core.recall.related import related as related_entries
+from core.recall.search import SearchPage
 from core.semantic import hybrid
 from core.semantic.backfill import EmbeddingWorker, Progress, pending_note
 from core.semantic.hybrid import Mode, parse_mode
@@ -365,6 +366,10 @@ class MemoryService(Workspace):
 
     def search(self, caller: Caller, args: dict[str, Any]) -> list[SearchResult]:
         """``memory_search``: FTS5 ranked by bm25, or the most recent entries with no query."""
+        return self.search_page(caller, args).results
+
+    def search_page(self, caller: Caller, args: dict[str, Any]) -> SearchPage:
+        """:meth:`search` from ``args["offset"]`` on, and where the next page starts."""
         args = validate_args("memory_search", args)
         types = (EntryType(args["type"]),) if args.get("type") else ()
         flt = EntryFilter(
@@ -376,10 +381,17 @@ class MemoryService(Workspace):
         )
         mode = parse_mode(args.get("mode"))
         self.look_for_vectors(caller.group, mode)
-        results = self.search_entries(
-            caller.group, args.get("query") or "", flt, int(args["limit"]), mode=mode
+        page = search.search_page(
+            self,
+            caller.group,
+            args.get("query") or "",
+            flt,
+            int(args["limit"]),
+            offset=int(args.get("offset") or 0),
+            mode=mode,
         )
         store = self.store_for(caller.group)
+        results = self._with_receipt_states(store, page.results)
         audit.record(
             store,
             Action.SEARCH,
@@ -389,7 +401,7 @@ class MemoryService(Workspace):
             read=True,
         )
         self.emit(Changes(group=store.group, audit=True))
-        return results
+        return SearchPage(results, page.next_offset)
 
     def claims_matching(self, group: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
         """Claims matching ``query``, each labelled verified or unverified (search results)."""

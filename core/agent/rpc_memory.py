@@ -33,10 +33,12 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_store":
             return service.store(caller, args).to_dict()
         case "memory_search":
-            results = [r.to_dict() for r in service.search(caller, args)]
+            page = service.search_page(caller, args)
+            results = [r.to_dict() for r in page.results]
+            more = {} if page.next_offset is None else {"next_offset": page.next_offset}
             claims = service.claims_matching(caller.group, str(args.get("query") or ""))
             note = service.vectors_note(caller.group, parse_mode(args.get("mode")))
-            return {"results": results, "claims": claims, **note}
+            return {"results": results, **more, "claims": claims, **note}
         case "memory_brief":
             return service.brief(caller, args).to_dict()
         case "memory_delete":

@@ -277,7 +277,8 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
 
         catch_up(ctx)
     # The tool's own checks, so a query or limit out of range reads as it does for agents.
-    query = validate_args("exchange_search", {"query": " ".join(args.query), "limit": args.limit})
+    limit = at_least(args.limit, "--limit")
+    query = validate_args("exchange_search", {"query": " ".join(args.query), "limit": limit})
     hits = episodes.search_exchanges(
         ctx.service,
         ctx.caller,

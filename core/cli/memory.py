@@ -17,6 +17,7 @@ from core.cli.context import (
 from core.model.entries import (
     ENTRY_TYPES,
     MAX_SEARCH_LIMIT,
+    MAX_SEARCH_OFFSET,
     EntryFilter,
     EntryType,
     Privacy,
@@ -96,6 +97,13 @@ def _search_args(p: argparse.ArgumentParser) -> None:
         help=f"at most N results (default 20, at most {MAX_SEARCH_LIMIT})",
     )
     p.add_argument(
+        "--offset",
+        type=whole,
+        default=0,
+        metavar="N",
+        help=f"skip the N best results, to read on (default 0, at most {MAX_SEARCH_OFFSET})",
+    )
+    p.add_argument(
         "--mode",
         choices=("auto", "keyword", "semantic"),
         default="auto",
@@ -107,7 +115,8 @@ def _search_args(p: argparse.ArgumentParser) -> None:
 def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     tool_args: dict[str, object] = {
         "query": " ".join(args.query),
-        "limit": args.limit,
+        "limit": at_least(args.limit, "--limit"),
+        "offset": at_least(args.offset, "--offset", 0),
         "include_superseded": args.include_superseded,
         "mode": args.mode,
     }
@@ -119,9 +128,12 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
         from core.cli.semantic import catch_up
 
         catch_up(ctx)
-    results = ctx.service.search(ctx.caller, tool_args)
+    page = ctx.service.search_page(ctx.caller, tool_args)
+    results = page.results
     ranked = bool(str(tool_args["query"]).strip())
     text = "\n".join(format_result(r, ranked=ranked) for r in results) or "no matching memories"
+    if page.next_offset is not None:
+        text += f"\n(more follow: add --offset {page.next_offset})"
     claims = ctx.service.claims_matching(ctx.group, str(tool_args["query"]))
     if claims:
         # Labelled, so an unverified claim is never read as one of the memories above.

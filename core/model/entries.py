@@ -67,6 +67,8 @@ MAX_TAGS = 10
 MAX_TAG_CHARS = 50
 MAX_QUERY_CHARS = 500
 MAX_SEARCH_LIMIT = 100
+#: How far a search can be paged (``offset``): its best 1,100 at most are ranked.
+MAX_SEARCH_OFFSET = 1000
 
 
 def utc_now() -> datetime:

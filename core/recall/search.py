@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from core.model.entries import MAX_SEARCH_LIMIT, EntryFilter, EntryType, SearchResult, utc_now
+from core.model.entries import (
+    MAX_SEARCH_LIMIT,
+    MAX_SEARCH_OFFSET,
+    EntryFilter,
+    EntryType,
+    SearchResult,
+    utc_now,
+)
 from core.recall import memory_recall
 from core.semantic.hybrid import Mode
 from core.storage.fts import typed_terms, unspaced_grams
@@ -45,17 +52,46 @@ def search_entries(
 
     With no query, the most recent entries. No audit row: callers decide.
     """
+    return search_page(ws, group, query, flt, limit, mode=mode).results
+
+
+@dataclass(frozen=True, slots=True)
+class SearchPage:
+    """One page of a search, and where the next one starts (``None``: no more)."""
+
+    results: list[SearchResult]
+    next_offset: int | None
+
+
+def search_page(
+    ws: Workspace,
+    group: str,
+    query: str,
+    flt: EntryFilter,
+    limit: int = 20,
+    *,
+    offset: int = 0,
+    mode: Mode = Mode.AUTO,
+) -> SearchPage:
+    """:func:`search_entries` from the ``offset``-th result on.
+
+    A page is a slice of the one ranking of the first ``offset + limit + 1``
+    results, the one past the page telling whether another follows.
+    """
     limit = max(1, min(limit, MAX_SEARCH_LIMIT))
+    offset = max(0, min(offset, MAX_SEARCH_OFFSET))
     store = ws.store_for(group)
     if query.strip():
         ranked = memory_recall.search(
-            store, query, flt, limit, mode=mode, config=ws.config, now=utc_now()
-        )
+            store, query, flt, offset + limit + 1, mode=mode, config=ws.config, now=utc_now()
+        )[offset:]
     else:
         # A listing, not a ranking: every entry matches an empty query fully (as
         # exchange_search says too), newest first.
-        ranked = [memory_recall.RankedHit(h, 1.0, ()) for h in store.recent_hits(flt, limit)]
-    return to_results(ws, ranked)
+        hits = store.recent_hits(flt, limit + 1, offset)
+        ranked = [memory_recall.RankedHit(h, 1.0, ()) for h in hits]
+    more = len(ranked) > limit
+    return SearchPage(to_results(ws, ranked[:limit]), offset + limit if more else None)
 
 
 def to_results(ws: Workspace, ranked: Iterable[memory_recall.RankedHit]) -> list[SearchResult]:

@@ -333,9 +333,10 @@ class GroupStore:
     def recent(self, flt: EntryFilter, limit: int, offset: int = 0) -> list[MemoryEntry]:
         return [entry_from_row(r) for r in self._recent_rows(E_COLUMNS, flt, limit, offset)]
 
-    def recent_hits(self, flt: EntryFilter, limit: int) -> list[Hit]:
+    def recent_hits(self, flt: EntryFilter, limit: int, offset: int = 0) -> list[Hit]:
         """:meth:`recent` read as search results (score 0)."""
-        return [Hit._make(r) for r in self._recent_rows(f"{HIT_COLUMNS}, 0.0", flt, limit)]
+        rows = self._recent_rows(f"{HIT_COLUMNS}, 0.0", flt, limit, offset)
+        return [Hit._make(r) for r in rows]
 
     def _recent_rows(
         self, columns: str, flt: EntryFilter, limit: int, offset: int = 0

@@ -135,3 +135,21 @@ def test_store_says_what_it_redacted(tmp_path: Path, capsys: pytest.CaptureFixtu
     said = json.loads(out)
     assert said["redacted"] == 1 and said["redacted_kinds"] == {"aws_access_key": 1}
     assert said["content"] == "[SECRET_REDACTED] belongs to staging"
+
+
+def test_search_reads_on_with_offset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    for fruit in ("apples", "pears", "plums"):
+        assert run(capsys, *d, "store", f"Buys {fruit} every week")[0] == 0
+    code, out, _ = run(capsys, *d, "search", "week", "--limit", "2", "--mode", "keyword")
+    assert code == 0 and out.splitlines()[-1] == "(more follow: add --offset 2)"
+    first = [line.split()[0] for line in out.splitlines()[:2]]
+    code, out, _ = run(
+        capsys, *d, "search", "week", "--limit", "2", "--offset", "2", "--mode", "keyword"
+    )
+    rest = [line.split()[0] for line in out.splitlines()]
+    assert code == 0 and len(rest) == 1 and "more follow" not in out
+    assert len(set(first + rest)) == 3
+    # --json stays a list of results.
+    code, out, _ = run(capsys, *d, "--json", "search", "week", "--limit", "2")
+    assert code == 0 and len(json.loads(out)) == 2

@@ -107,7 +107,7 @@ def test_blank_arguments_are_one_clear_error(
         code, _, err = run(capsys, *d, *argv)
         assert code == 1 and err.startswith(f"error: {says}") and err.count("\n") == 1, argv
     code, _, err = run(capsys, *d, "--json", "search", "--limit", "0", "dog")
-    assert json.loads(err)["error"]["message"] == "limit must be at least 1"
+    assert json.loads(err)["error"]["message"] == "--limit must be at least 1"
 
 
 def test_errors_name_options_not_agent_tools(
@@ -116,7 +116,7 @@ def test_errors_name_options_not_agent_tools(
     d = ["--data-dir", str(tmp_path), "--create"]
     for command in ("search", "exchanges"):
         code, _, err = run(capsys, *d, command, "--limit", "0", "dog")
-        assert (code, err) == (1, "error: limit must be at least 1\n"), command
+        assert (code, err) == (1, "error: --limit must be at least 1\n"), command
     code, _, err = run(capsys, *d, "exchanges", "x" * 501)
     assert (code, err) == (1, "error: query must be at most 500 characters\n")
 
@@ -549,6 +549,9 @@ def test_an_unknown_command_is_not_guessed_when_nothing_is_close(
         (["attachments", "--limit", "0"], "--limit must be at least 1"),
         (["list", "--limit", "0"], "--limit must be at least 1"),
         (["list", "--offset", "-1"], "--offset must be at least 0"),
+        (["search", "--limit", "0", "tea"], "--limit must be at least 1"),
+        (["search", "--offset", "-1", "tea"], "--offset must be at least 0"),
+        (["exchanges", "--limit", "0", "tea"], "--limit must be at least 1"),
     ],
 )
 def test_a_limit_below_one_is_refused_not_raised_to_one(

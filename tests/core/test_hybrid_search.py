@@ -405,3 +405,32 @@ def test_a_new_model_folder_is_used_at_once_and_every_row_embedded_with_it(
         # The model it replaced is no longer held.
         other = "" if model_dir else str(folder)
         assert embedding.loaded_model_id(other) is None
+
+
+@pytest.mark.parametrize("query", ["tea", ""])
+def test_a_search_reads_on_a_page_at_a_time(
+    service: MemoryService, operator: Caller, query: str
+) -> None:
+    leaves = ("green", "black", "oolong", "white", "smoked")
+    stored = {
+        _store(service, operator, f"Tea tin {i} holds {leaves[i % 5]} leaves from shop {i * 7}")
+        for i in range(25)
+    }
+    pages, offset = [], 0
+    while True:
+        page = service.search_page(operator, {"query": query, "limit": 10, "offset": offset})
+        pages.append(page)
+        if page.next_offset is None:
+            break
+        offset = page.next_offset
+    assert [len(p.results) for p in pages] == [10, 10, 5]
+    assert [p.next_offset for p in pages] == [10, 20, None]
+    # The pages are one ranking cut in three: nothing twice, nothing left out.
+    read = [r.id for p in pages for r in p.results]
+    whole = service.search(operator, {"query": query, "limit": 25})
+    assert read == [r.id for r in whole]
+    assert set(read) == stored
+    past = service.search_page(operator, {"query": query, "limit": 10, "offset": 25})
+    assert (past.results, past.next_offset) == ([], None)
+    with pytest.raises(InvalidParams, match="offset"):
+        service.search_page(operator, {"query": query, "offset": -1})

@@ -304,3 +304,22 @@ def test_a_long_memory_does_not_empty_the_brief_anywhere(tmp_path: Path) -> None
         [str(AMBRY), "--data-dir", str(data), "brief"], capture_output=True, text=True, check=True
     )
     assert "5 of 6 memories" in cli.stdout and all(fact in cli.stdout for fact in facts)
+
+
+def test_memory_search_says_where_the_next_page_starts(tmp_path: Path) -> None:
+    async def body(session: ClientSession, init: Any) -> list[dict[str, Any]]:
+        for fruit in ("apples", "pears", "plums"):
+            await call(session, "memory_store", {"type": "fact", "content": f"Buys {fruit} weekly"})
+        first = await call(session, "memory_search", {"query": "weekly", "limit": 2})
+        rest = await call(
+            session,
+            "memory_search",
+            {"query": "weekly", "limit": 2, "offset": first["next_offset"]},
+        )
+        return [first, rest]
+
+    first, rest = run_session(tmp_path / "mcp-data", body)
+    assert (len(first["results"]), first["next_offset"]) == (2, 2)
+    assert len(rest["results"]) == 1 and "next_offset" not in rest
+    ids = [r["id"] for r in first["results"] + rest["results"]]
+    assert len(set(ids)) == 3
