@@ -163,6 +163,16 @@ def _refuse(path: Path, why: str, client: Client, name: str, entry: dict[str, An
     )
 
 
+def merged_entry(old: object, entry: dict[str, Any]) -> dict[str, Any]:
+    """Ambry's ``entry`` over the ``old`` one of that name, in a JSON or a TOML config.
+
+    Ambry sets only the keys of ``entry`` (command, args, type); the keys the person
+    added to the entry (env, disabled, timeouts…) stay, so an entry that differs only
+    by them comes out equal to ``old``: already there, not replaced.
+    """
+    return {**old, **entry} if isinstance(old, dict) else entry
+
+
 def merged_json(
     path: Path, text: str, client: Client, name: str, entry: dict[str, Any]
 ) -> str | None:
@@ -181,8 +191,7 @@ def merged_json(
         raise _refuse(path, f"'{client.key}' is not an object", client, name, entry)
     servers = data.setdefault(client.key, {})
     old = servers.get(name)
-    # Keys the person added to the entry (env, disabled…) stay; Ambry's own are set.
-    merged = {**old, **entry} if isinstance(old, dict) else entry
+    merged = merged_entry(old, entry)
     if merged == old:
         return None
     servers[name] = merged
