@@ -11,9 +11,10 @@ Each client documents where its MCP servers live and in what shape:
 - Codex: ``$CODEX_HOME/config.toml`` (``~/.codex``) or ``.codex/config.toml``, a
   ``[mcp_servers.NAME]`` table.
 
-The merge keeps everything else in the file, changes nothing when Ambry's entry
-is already there and the same (so running it twice is harmless), and copies the
-file to ``<file>.bak-<time>`` before any change. A file it cannot parse (JSON
+The merge keeps everything else in the file, sets only the keys Ambry writes in
+its entry (keys and sub-tables the person added to it stay), changes nothing when
+Ambry's entry is already there and the same (so running it twice is harmless), and
+copies the file to ``<file>.bak-<time>`` before any change. A file it cannot parse (JSON
 with comments, say) is refused with the entry to paste by hand. ``--print``
 only shows the entry and where it goes.
 """
@@ -137,10 +138,12 @@ def _toml_key(name: str) -> str:
     return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name, ensure_ascii=False)
 
 
+def _toml_lines(entry: dict[str, Any]) -> list[str]:
+    return [f"{k} = {json.dumps(v, ensure_ascii=False)}\n" for k, v in entry.items()]
+
+
 def _toml_table(name: str, entry: dict[str, Any]) -> str:
-    lines = [f"[mcp_servers.{_toml_key(name)}]"]
-    lines += [f"{k} = {json.dumps(v, ensure_ascii=False)}" for k, v in entry.items()]
-    return "\n".join(lines) + "\n"
+    return f"[mcp_servers.{_toml_key(name)}]\n" + "".join(_toml_lines(entry))
 
 
 def snippet(client: Client, name: str, entry: dict[str, Any]) -> str:
@@ -198,9 +201,80 @@ def merged_json(
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
+def _statement(lines: list[str], start: int) -> tuple[int, str] | None:
+    """Where the key/value statement on ``lines[start]`` ends (it may span lines) and
+    the first part of its key; None if it does not parse."""
+    import tomllib
+
+    # A statement cut short (an array or a string left open) does not parse alone.
+    for end in range(start + 1, len(lines) + 1):
+        try:
+            parsed = tomllib.loads("".join(lines[start:end]))
+        except tomllib.TOMLDecodeError:
+            continue
+        return end, next(iter(parsed), "")
+    return None
+
+
+def _ambry_statements(lines: list[str], body: int, entry: dict[str, Any]) -> list[range]:
+    """The lines of each statement that sets a key of ``entry`` (bare, quoted or dotted)
+    in the table whose body starts at ``lines[body]``."""
+    found: list[range] = []
+    at = body
+    while at < len(lines) and not lines[at].lstrip().startswith("["):
+        if not lines[at].strip() or lines[at].lstrip().startswith("#"):
+            at += 1
+            continue
+        statement = _statement(lines, at)
+        if statement is None:
+            break  # not in a file that parsed; the check of the result would refuse it
+        end, key = statement
+        if key in entry:
+            found.append(range(at, end))
+        at = end
+    return found
+
+
+def _with_toml_entry(text: str, name: str, entry: dict[str, Any]) -> str:
+    """``text`` with the keys of ``entry`` set in its ``[mcp_servers.NAME]`` table.
+
+    Every other line stays as written: the person's own keys, comments and
+    sub-tables (``[mcp_servers.NAME.env]``) included. Whether the result is the
+    intended one is for the caller to check.
+    """
+    key = "|".join(re.escape(k) for k in (name, json.dumps(name, ensure_ascii=False), f"'{name}'"))
+    header = re.compile(rf"^\s*\[\s*mcp_servers\s*\.\s*(?:{key})\s*(\.[^\]]*)?\]\s*(#.*)?$")
+    lines = text.splitlines(keepends=True)
+    tables = [(n, m.group(1)) for n, line in enumerate(lines) if (m := header.match(line.rstrip()))]
+    main = next((n for n, sub in tables if sub is None), None)
+    if main is None and not tables:
+        body = text.rstrip("\n")
+        return (body + "\n\n" if body else "") + _toml_table(name, entry)
+    gone: set[int] = set()
+    if main is None:
+        # Only sub-tables such as [mcp_servers.NAME.env]: ours goes before the first.
+        at, ours = tables[0][0], [_toml_table(name, entry), "\n"]
+    else:
+        # Ambry's keys are set where the first of them was; the rest of the table stays.
+        ambry = _ambry_statements(lines, main + 1, entry)
+        at = ambry[0].start if ambry else main + 1
+        gone = {n for statement in ambry for n in statement}
+        ours = _toml_lines(entry)
+    out: list[str] = []
+    for n, line in enumerate([*lines, ""]):
+        if n == at:
+            if out and not out[-1].endswith("\n"):
+                out[-1] += "\n"
+            out += ours
+        if n not in gone:
+            out.append(line)
+    return "".join(out)
+
+
 def merged_toml(
     path: Path, text: str, client: Client, name: str, entry: dict[str, Any]
 ) -> str | None:
+    """The file with Ambry's entry merged in, or None if it is already there."""
     import tomllib  # only one client's config is TOML: not loaded with the app
 
     try:
@@ -210,23 +284,13 @@ def merged_toml(
     servers = data.get("mcp_servers", {})
     if not isinstance(servers, dict):
         raise _refuse(path, "its mcp_servers is not a table", client, name, entry)
-    if servers.get(name) == entry:
+    merged = merged_entry(servers.get(name), entry)
+    if merged == servers.get(name):
         return None
     if "mcp_servers" in data and re.search(r"^\s*mcp_servers\s*=", text, re.MULTILINE):
         # Written inline (mcp_servers = { … }): a table of ours after it would repeat it.
         raise _refuse(path, "its mcp_servers is written inline", client, name, entry)
-    # Drop our old table (and its sub-tables such as .env), keep every other line as written.
-    key = "|".join(re.escape(k) for k in (name, json.dumps(name, ensure_ascii=False), f"'{name}'"))
-    header = re.compile(rf"^\s*\[\s*mcp_servers\s*\.\s*(?:{key})\s*(\.[^\]]*)?\]\s*(#.*)?$")
-    kept: list[str] = []
-    skipping = False
-    for line in text.splitlines(keepends=True):
-        if line.lstrip().startswith("["):
-            skipping = bool(header.match(line.rstrip("\n")))
-        if not skipping:
-            kept.append(line)
-    body = "".join(kept).rstrip("\n")
-    result = (body + "\n\n" if body else "") + _toml_table(name, entry)
+    result = _with_toml_entry(text, name, entry)
     plain = (
         f"its mcp_servers.{_toml_key(name)} is not a plain [mcp_servers.{_toml_key(name)}] table"
     )
@@ -239,7 +303,7 @@ def merged_toml(
     before = {k: v for k, v in data.get("mcp_servers", {}).items() if k != name}
     rest_new = {k: v for k, v in new.items() if k != "mcp_servers"}
     rest_old = {k: v for k, v in data.items() if k != "mcp_servers"}
-    if new["mcp_servers"].get(name) != entry or others != before or rest_new != rest_old:
+    if new["mcp_servers"].get(name) != merged or others != before or rest_new != rest_old:
         raise _refuse(path, plain, client, name, entry)
     return result
 

@@ -85,7 +85,7 @@ def test_codex_gets_a_toml_table_and_keeps_the_rest(
     assert data["model"] == "o3" and data["profiles"] == {"fast": {"model": "mini"}}
     assert data["mcp_servers"]["other"] == {"command": "x"}
     assert data["mcp_servers"]["ambry"]["args"][-3:] == ["mcp", "--client", "codex"]
-    assert "env" not in data["mcp_servers"]["ambry"]
+    assert data["mcp_servers"]["ambry"]["env"] == {"A": "1"}  # the person's, kept
 
 
 def test_project_and_print(home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -423,3 +423,93 @@ def test_keys_the_person_added_to_the_entry_are_kept(
     assert code == 0 and "replaced" in out
     kept = json.loads(path.read_text())["mcpServers"]["ambry"]
     assert kept["env"] == {"AMBRY_LOG_DIR": "/var/log/ambry"} and kept["command"] != "/old/ambry"
+
+
+def codex_entry(capsys: pytest.CaptureFixture[str]) -> str:
+    """The lines of the entry ``ambry setup codex`` writes, without the table's header."""
+    code, out, _ = run(capsys, "--json", "setup", "codex", "--print")
+    assert code == 0
+    entry = json.loads(out)["entry"]
+    return "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry.items())
+
+
+def test_codex_keeps_the_keys_and_tables_the_person_added_to_the_entry(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(
+        'model = "o3"\n\n'
+        "[mcp_servers.ambry]  # my memory\n"
+        'command = "/old/ambry"\n'
+        'args = [\n  "mcp",\n]\n'
+        "# slow disk\n"
+        "startup_timeout_sec = 30\n"
+        "tool_timeout_sec = 120.5\n"
+        "enabled = true\n"
+        'env_vars = ["HOME"]\n\n'
+        '[mcp_servers.ambry.env]\nAMBRY_LOG_DIR = "/var/log/ambry"\n\n'
+        '[profiles.fast]\nmodel = "mini"\n'
+    )
+    code, out, err = run(capsys, "--json", "setup", "codex")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["changed"] is True and result["replaced"]["command"] == "/old/ambry"
+    text = path.read_text()
+    data = tomllib.loads(text)
+    ambry = data["mcp_servers"]["ambry"]
+    assert ambry == {
+        **result["entry"],
+        "startup_timeout_sec": 30,
+        "tool_timeout_sec": 120.5,
+        "enabled": True,
+        "env_vars": ["HOME"],
+        "env": {"AMBRY_LOG_DIR": "/var/log/ambry"},
+    }
+    assert "# my memory\n" in text and "# slow disk\n" in text and "/old/ambry" not in text
+    assert data["model"] == "o3" and data["profiles"] == {"fast": {"model": "mini"}}
+    # Run again: the person's keys are no difference, so nothing is written.
+    code, out, _ = run(capsys, "--json", "setup", "codex")
+    assert code == 0 and json.loads(out)["changed"] is False
+    assert path.read_text() == text
+    assert "already" in run(capsys, "setup", "codex")[1]
+    assert len(list(path.parent.glob("config.toml.bak-*"))) == 1
+
+
+def test_a_codex_entry_that_differs_only_by_the_persons_keys_is_already_there(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    text = (
+        "[mcp_servers.ambry]\n"
+        + codex_entry(capsys)
+        + "startup_timeout_sec = 30\nenabled = false\n\n"
+        + '[mcp_servers.ambry.env]\nAMBRY_LOG_DIR = "/var/log/ambry"\n'
+    )
+    path.write_text(text)
+    code, out, err = run(capsys, "setup", "codex")
+    assert code == 0, err
+    assert out.startswith("Codex already starts Ambry") and "replaced" not in out
+    code, out, _ = run(capsys, "--json", "setup", "codex")
+    assert code == 0 and json.loads(out)["changed"] is False and "replaced" not in json.loads(out)
+    assert path.read_text() == text
+    assert not list(path.parent.glob("config.toml.bak-*"))
+
+
+def test_a_codex_entry_that_has_only_the_persons_env_table_gets_ours_beside_it(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text('[mcp_servers.ambry.env]\nAMBRY_LOG_DIR = "/var/log/ambry"\n\n[tui]\nx = 1\n')
+    code, out, err = run(capsys, "--json", "setup", "codex")
+    assert code == 0, err
+    result = json.loads(out)
+    data = tomllib.loads(path.read_text())
+    assert data["mcp_servers"]["ambry"] == {
+        **result["entry"],
+        "env": {"AMBRY_LOG_DIR": "/var/log/ambry"},
+    }
+    assert data["tui"] == {"x": 1}
+    assert "already" in run(capsys, "setup", "codex")[1]
