@@ -41,9 +41,12 @@ from core.storage.worker import BackgroundWorker, release_freed_memory
 
 log = logging.getLogger(__name__)
 
-#: Rows embedded per transaction: big enough to batch the model, small enough
-#: that a kill loses little and a writer waits little.
-ROWS_PER_STEP = 64
+#: Rows embedded per transaction. The model runs before the transaction, so a
+#: writer waits only for the rows' insert; the rows are sorted by length across
+#: the step, so a larger step leaves less padding in each model batch: 100
+#: conversation turns a second at 64 rows, 110 at 256 (113 at 512). A kill loses
+#: at most one step's work, about 2.5 s.
+ROWS_PER_STEP = 256
 #: The worker connection's page cache, in KiB (readers keep the larger default).
 WORKER_CACHE_KIB = 2048
 #: Rows embedded before the worker, once idle, hands freed heap pages back.

@@ -148,7 +148,10 @@ def test_edits_and_deletes_follow_into_the_vectors(
     assert embedded["User's dog is named Luna"] not in [r.id for r in results]
 
 
-def test_backfill_resumes_after_a_stop(service: MemoryService, operator: Caller) -> None:
+def test_backfill_resumes_after_a_stop(
+    service: MemoryService, operator: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backfill, "ROWS_PER_STEP", 64)  # three steps for 150 rows
     for i in range(150):
         _store(service, operator, f"Fact number {i} about the garden shed and its tools")
     store = service.store_for("main")
