@@ -33,6 +33,7 @@ from core.semantic.embedding import (
     DEFAULT_MODEL_ID,
     Embedder,
     EmbeddingUnavailable,
+    Stopped,
     shared_embedder,
     unavailable_reason,
 )
@@ -103,12 +104,22 @@ def pending_note(pending: int) -> dict[str, Any]:
     }
 
 
-def embed_step(conn: Any, path: Path, embedder: Embedder, kind: vectors.VectorTable) -> int:
-    """Embed up to :data:`ROWS_PER_STEP` rows of ``kind``; returns how many were pending."""
+def embed_step(
+    conn: Any,
+    path: Path,
+    embedder: Embedder,
+    kind: vectors.VectorTable,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> int:
+    """Embed up to :data:`ROWS_PER_STEP` rows of ``kind``; returns how many were pending
+    (0 when ``should_stop`` said so before the step was done: nothing is written)."""
     rows = vectors.pending(conn, kind, embedder.model_id, ROWS_PER_STEP)
     if not rows:
         return 0
-    found = embedder.encode([text for _, text in rows], background=True)
+    try:
+        found = embedder.encode([text for _, text in rows], background=True, stop=should_stop)
+    except Stopped:
+        return 0
     with write_transaction(conn, path):
         vectors.write(conn, kind, embedder.model_id, rows, found)
     return len(rows)
@@ -135,7 +146,7 @@ def reindex(
     done = state.done
     for kind in vectors.TABLES:
         while not should_stop():
-            step = embed_step(conn, path, embedder, kind)
+            step = embed_step(conn, path, embedder, kind, should_stop)
             if not step:
                 break
             done += step

@@ -28,7 +28,7 @@ import importlib.resources
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -65,6 +65,10 @@ PROBES = ("dimension probe", "dimension probe " * MAX_TOKENS)
 
 class EmbeddingUnavailable(RuntimeError):
     """The runtime or the model cannot be used; the message says why and what to do."""
+
+
+class Stopped(Exception):
+    """An :meth:`Embedder.encode` given up between batches because its caller stopped."""
 
 
 @dataclass(frozen=True)
@@ -254,10 +258,20 @@ class Embedder:
         ids = self._tokenizer.encode(text, add_special_tokens=False).ids
         return ids.count(self._unknown) / len(ids) if ids else 0.0
 
-    def encode(self, texts: Sequence[str], *, background: bool = False) -> Vectors:
+    def encode(
+        self,
+        texts: Sequence[str],
+        *,
+        background: bool = False,
+        stop: Callable[[], bool] | None = None,
+    ) -> Vectors:
         """Unit-length vectors of ``texts``, one row each, in order.
 
         ``background`` work (the backfill) yields to searches between batches.
+
+        Raises:
+            Stopped: ``stop`` said so before a batch (a closing app does not wait
+                for the rest).
         """
         import numpy as np
 
@@ -268,6 +282,8 @@ class Embedder:
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         out: list[Vectors] = [np.empty(0, dtype=np.float32)] * len(texts)
         for start in range(0, len(order), BATCH):
+            if stop is not None and stop():
+                raise Stopped
             chunk = order[start : start + BATCH]
             width = max(len(encodings[i].ids) for i in chunk)
             ids = np.zeros((len(chunk), width), dtype=np.int64)

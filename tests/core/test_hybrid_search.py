@@ -173,6 +173,29 @@ def test_backfill_resumes_after_a_stop(
     assert vectors.pending_count(store.conn, vectors.MEMORIES, model.model_id) == 0
 
 
+def test_a_stopped_backfill_gives_up_its_step_between_model_batches(
+    service: MemoryService, operator: Caller
+) -> None:
+    for i in range(40):
+        _store(service, operator, f"Fact number {i} about the garden shed and its tools")
+    store = service.store_for("main")
+    model = shared_embedder()
+    assert model is not None
+    asked: list[bool] = []
+
+    def stop_at_the_second_batch() -> bool:
+        asked.append(True)
+        return len(asked) > 2  # the step's check, the first batch, then stop
+
+    stopped = backfill.reindex(
+        store.conn, store.path, "main", model, should_stop=stop_at_the_second_batch
+    )
+    # The step was given up between model batches, not finished: nothing written
+    # (the fourth question is the turns' loop, which stops at once).
+    assert (stopped.done, len(asked)) == (0, 4)
+    assert backfill.reindex(store.conn, store.path, "main", model).done == 40
+
+
 def test_a_model_chosen_during_a_backfill_takes_over_at_the_next_batch(
     service: MemoryService, operator: Caller, model_copy: Path
 ) -> None:
