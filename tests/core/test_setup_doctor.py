@@ -67,15 +67,22 @@ def test_json_clients_get_a_merged_entry_once_with_a_backup(
     assert len(list(path.parent.glob(path.name + ".bak-*"))) == 1
 
 
+def codex_config(home: Path, text: str) -> Path:
+    """Codex's config file under ``home``, holding ``text``."""
+    path = home / ".codex" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(text)
+    return path
+
+
 def test_codex_gets_a_toml_table_and_keeps_the_rest(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir()
-    path.write_text(
+    path = codex_config(
+        home,
         'model = "o3"  # keep me\n\n[mcp_servers.other]\ncommand = "x"\n\n'
         '[mcp_servers.ambry]\ncommand = "old"\n[mcp_servers.ambry.env]\nA = "1"\n\n'
-        '[profiles.fast]\nmodel = "mini"\n'
+        '[profiles.fast]\nmodel = "mini"\n',
     )
     code, _, err = run(capsys, "setup", "codex")
     assert code == 0, err
@@ -306,9 +313,7 @@ def test_a_file_that_cannot_be_read_or_written_is_refused_not_a_bug(
 def test_codex_entries_written_other_ways_are_replaced_or_refused_and_names_are_quoted(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir()
-    path.write_text('[mcp_servers."ambry"]\ncommand = "old"\n')
+    path = codex_config(home, '[mcp_servers."ambry"]\ncommand = "old"\n')
     code, _, err = run(capsys, "setup", "codex")
     assert code == 0, err
     assert tomllib.loads(path.read_text())["mcp_servers"]["ambry"]["command"] != "old"
@@ -436,9 +441,8 @@ def codex_entry(capsys: pytest.CaptureFixture[str]) -> str:
 def test_codex_keeps_the_keys_and_tables_the_person_added_to_the_entry(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir()
-    path.write_text(
+    path = codex_config(
+        home,
         'model = "o3"\n\n'
         "[mcp_servers.ambry]  # my memory\n"
         'command = "/old/ambry"\n'
@@ -449,7 +453,7 @@ def test_codex_keeps_the_keys_and_tables_the_person_added_to_the_entry(
         "enabled = true\n"
         'env_vars = ["HOME"]\n\n'
         '[mcp_servers.ambry.env]\nAMBRY_LOG_DIR = "/var/log/ambry"\n\n'
-        '[profiles.fast]\nmodel = "mini"\n'
+        '[profiles.fast]\nmodel = "mini"\n',
     )
     code, out, err = run(capsys, "--json", "setup", "codex")
     assert code == 0, err
@@ -500,9 +504,9 @@ def test_a_codex_entry_that_differs_only_by_the_persons_keys_is_already_there(
 def test_a_codex_entry_that_has_only_the_persons_env_table_gets_ours_beside_it(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = home / ".codex" / "config.toml"
-    path.parent.mkdir()
-    path.write_text('[mcp_servers.ambry.env]\nAMBRY_LOG_DIR = "/var/log/ambry"\n\n[tui]\nx = 1\n')
+    path = codex_config(
+        home, '[mcp_servers.ambry.env]\nAMBRY_LOG_DIR = "/var/log/ambry"\n\n[tui]\nx = 1\n'
+    )
     code, out, err = run(capsys, "--json", "setup", "codex")
     assert code == 0, err
     result = json.loads(out)
