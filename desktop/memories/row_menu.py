@@ -8,18 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
-from desktop.widgets import messages
-
-
-def copy_ids(ids: Sequence[str]) -> None:
-    """Put ``ids`` on the clipboard, one a line."""
-    if not ids:
-        return
-    QGuiApplication.clipboard().setText("\n".join(ids))
-    messages.info("Memory id copied." if len(ids) == 1 else f"{len(ids):,} memory ids copied.")
+from desktop.widgets import row_menu as menus
+from desktop.widgets.row_menu import SEPARATOR, Command, copy_command
 
 
 def row_menu(
@@ -29,18 +22,21 @@ def row_menu(
     delete: Callable[[Sequence[str]], None],
 ) -> QMenu:
     """The menu for the selected rows ``ids`` (open needs exactly one)."""
-    menu = QMenu(parent)
     chosen = list(ids)
-    opened = menu.addAction("Open")
-    opened.setShortcut(QKeySequence("Return"))  # shown only: the list's own key does it
-    opened.setEnabled(len(chosen) == 1)
-    opened.triggered.connect(lambda: open_entry(chosen[0]))
-    copied = menu.addAction("Copy id" if len(chosen) <= 1 else f"Copy {len(chosen):,} ids")
-    copied.setEnabled(bool(chosen))
-    copied.triggered.connect(lambda: copy_ids(chosen))
-    menu.addSeparator()
-    deleted = menu.addAction("Delete…")
-    deleted.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
-    deleted.setEnabled(bool(chosen))
-    deleted.triggered.connect(lambda: delete(chosen))
-    return menu
+    return menus.row_menu(
+        parent,
+        [
+            # Enter is the list's own key; the menu shows it.
+            Command(
+                "Open", lambda: open_entry(chosen[0]), len(chosen) == 1, QKeySequence("Return")
+            ),
+            copy_command(chosen, "memory"),
+            SEPARATOR,
+            Command(
+                "Delete…",
+                lambda: delete(chosen),
+                bool(chosen),
+                QKeySequence(QKeySequence.StandardKey.Delete),
+            ),
+        ],
+    )

@@ -10,7 +10,6 @@ from PySide6.QtCore import (
     QItemSelection,
     QItemSelectionModel,
     QObject,
-    QPoint,
     QSignalBlocker,
     Qt,
     QTimer,
@@ -44,6 +43,7 @@ from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft, count_text
 from desktop.widgets import messages
 from desktop.widgets.ops import Executor
+from desktop.widgets.row_menu import on_right_click
 from desktop.widgets.watch import AppState
 
 AGE_REFRESH_MS = 60_000  # how often ages on screen are redrawn ("now" becomes "1m")
@@ -131,8 +131,7 @@ class BrowserPage(QWidget):
         self.editor.reveal_requested.connect(self.reveal)
         self.related.open_requested.connect(self.open_entry)
         self.delete_matching_button.clicked.connect(self.delete_matching)
-        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.table.customContextMenuRequested.connect(self._show_row_menu)
+        on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(self._on_group)
 
@@ -414,11 +413,6 @@ class BrowserPage(QWidget):
     def row_menu(self) -> QMenu:
         """The right-click menu for the selected rows."""
         return row_menu(self, self.selected_ids(), self.edit_entry, self.delete_ids)
-
-    def _show_row_menu(self, pos: QPoint) -> None:
-        menu = self.row_menu()
-        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(self.table.viewport().mapToGlobal(pos))
 
     def edit_entry(self, entry_id: str) -> None:
         """Show ``entry_id`` in the editor with the keyboard in its text."""

@@ -17,10 +17,10 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
 from desktop.memories.actions import MemoryActions
-from desktop.memories.row_menu import copy_ids
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
 from desktop.widgets import messages
+from desktop.widgets.row_menu import copy_ids
 
 _NOTHING_SELECTED = "Select the memories in the list first."
 
