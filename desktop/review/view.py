@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QPushButton,
     QSplitter,
     QStackedWidget,
@@ -34,6 +35,7 @@ from desktop.memories.model import IdListModel
 from desktop.memories.values import CANDIDATE_COLUMNS, local_time, source_text
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.placeholder import placeholder
+from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
 from desktop.widgets.tables import list_table
 from desktop.widgets.watch import AppState
 
@@ -94,6 +96,8 @@ class ReviewPage(LazyPage):
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("candidateDetail")
         self.detail.setOpenLinks(False)
+        #: Each decision's key, answered anywhere on the page.
+        self.keys: dict[Decision, QAction] = {}
         self.accept_button = self._button("Accept", "A", Decision.ACCEPT, "primary")
         self.reject_button = self._button("Reject", "R", Decision.REJECT, "danger")
         self.defer_button = self._button("Defer", "D", Decision.DEFER, "")
@@ -135,6 +139,7 @@ class ReviewPage(LazyPage):
         commands.undo_changed.connect(self.undo_action.setEnabled)
         self.addAction(self.undo_action)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate())
 
@@ -148,6 +153,7 @@ class ReviewPage(LazyPage):
         action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         action.triggered.connect(lambda: self.decide(decision))
         self.addAction(action)
+        self.keys[decision] = action
         return button
 
     def _load(self, ids: list[str]) -> dict[str, MemoryEntry]:
@@ -218,6 +224,24 @@ class ReviewPage(LazyPage):
             self.refresh()
             # Deferred ones move to the end; the next fresh candidate takes the row.
             self._select_row(first)
+
+    def row_menu(self) -> QMenu:
+        """The right-click menu: the buttons' decisions, with their keys, and the ids."""
+        ids = self.selected_ids()
+
+        def decision(text: str, d: Decision) -> Command:
+            return Command(text, lambda: self.decide(d), bool(ids), self.keys[d].shortcut())
+
+        return row_menu(
+            self,
+            [
+                decision("Accept", Decision.ACCEPT),
+                decision("Reject", Decision.REJECT),
+                decision("Defer", Decision.DEFER),
+                SEPARATOR,
+                copy_command(ids, "memory"),
+            ],
+        )
 
     def undo(self) -> None:
         """Bring back the last rejected (or deleted) memories; a candidate waits here again."""

@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPushButton,
     QStackedWidget,
     QTableWidgetItem,
@@ -27,6 +28,7 @@ from desktop.memories.values import local_time
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.placeholder import placeholder
+from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
 from desktop.widgets.tables import item_table
 from desktop.widgets.watch import AppState
 
@@ -90,6 +92,7 @@ class TrashPage(LazyPage):
         layout.addWidget(self.stack, 1)
 
         self.table.itemSelectionChanged.connect(self._on_selection)
+        on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate(reload=True))
 
@@ -135,6 +138,18 @@ class TrashPage(LazyPage):
         chosen = bool(self.selected_ids())
         self.restore_button.setEnabled(chosen)
         self.delete_button.setEnabled(chosen)
+
+    def row_menu(self) -> QMenu:
+        """The right-click menu: restore or delete for good the selected memories."""
+        return row_menu(
+            self,
+            [
+                Command("Restore", self.restore_selected, self.restore_button.isEnabled()),
+                copy_command(self.selected_ids(), "memory"),
+                SEPARATOR,
+                Command("Delete for good…", self.delete_selected, self.delete_button.isEnabled()),
+            ],
+        )
 
     def restore_selected(self) -> None:
         ids = self.selected_ids()
