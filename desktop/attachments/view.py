@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -51,6 +52,7 @@ from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor
 from desktop.widgets.placeholder import placeholder
 from desktop.widgets.record_model import record_table
+from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
 from desktop.widgets.watch import AppState
 
 _EMPTY_TITLE = "No attachment receipts yet"
@@ -172,6 +174,7 @@ class AttachmentsPage(LazyPage):
         self.verifier.progress.connect(self._on_progress)
         self.verifier.finished.connect(self._on_verified)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate(reload=True))
         self._on_selection()
@@ -228,6 +231,20 @@ class AttachmentsPage(LazyPage):
             if row is not None:
                 selection.setCurrentIndex(self.model.index(row, 0), flag | rows)
                 flag = QItemSelectionModel.SelectionFlag.Select
+
+    def row_menu(self) -> QMenu:
+        """The right-click menu: the selected receipts' folder, verify them, copy their ids."""
+        return row_menu(
+            self,
+            [
+                Command(
+                    "Open source folder", self.open_source_folder, self.folder_button.isEnabled()
+                ),
+                Command("Verify selected", self.verify_selected, self.verify_button.isEnabled()),
+                SEPARATOR,
+                copy_command(self.selected_ids(), "receipt"),
+            ],
+        )
 
     def _on_selection(self, *_args: object) -> None:
         rows = self.table.selectionModel().selectedRows()

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QMenu,
     QSplitter,
     QStackedWidget,
     QTextBrowser,
@@ -34,6 +35,7 @@ from desktop.memories.values import local_time
 from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.placeholder import placeholder
+from desktop.widgets.row_menu import Command, copy_command, on_right_click, row_menu
 from desktop.widgets.tables import FlatTableModel, Header, list_table
 from desktop.widgets.times import short_time
 from desktop.widgets.watch import AppState
@@ -321,6 +323,7 @@ class AuditPage(LazyPage):
         self.actor_box.currentIndexChanged.connect(self._on_filters)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.table.clicked.connect(self._on_click)
+        on_right_click(self.table, self.row_menu)
         self.detail.anchorClicked.connect(lambda url: self.open_link(url.toString()))
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate(reload=True))
@@ -374,6 +377,15 @@ class AuditPage(LazyPage):
             href = link_for(ids[0]) if ids else None
             if href:
                 self.open_link(href)
+
+    def row_menu(self) -> QMenu:
+        """The right-click menu: open what the selected row names, or copy its ids."""
+        record = self.selected()
+        ids = [] if record is None else list(record.entry_ids)
+        href = link_for(ids[0]) if ids else None
+        text = f"Open {href.partition(':')[0]}" if href else "Open"
+        opened = Command(text, lambda: self.open_link(href or ""), bool(href))
+        return row_menu(self, [opened, copy_command(ids, "")])
 
     def open_link(self, href: str) -> None:
         """Follow a ``kind:id`` link from a row or the detail pane."""

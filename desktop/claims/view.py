@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
     QPushButton,
     QSplitter,
     QTableWidgetItem,
@@ -49,6 +50,7 @@ from desktop.widgets import messages
 from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor, default_failure
+from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
 from desktop.widgets.tables import item_table
 from desktop.widgets.watch import AppState
 
@@ -165,6 +167,8 @@ class ClaimsPage(LazyPage):
         ):
             button.clicked.connect(lambda _c=False, d=decision: self.decide(d))
             buttons.addWidget(button)
+        #: Each decision's key, answered anywhere on the page.
+        self.keys: dict[Decision, QAction] = {}
         for key, decision in (
             ("A", Decision.ACCEPT),
             ("R", Decision.REJECT),
@@ -175,6 +179,7 @@ class ClaimsPage(LazyPage):
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
             action.triggered.connect(lambda _c=False, d=decision: self.decide(d))
             self.addAction(action)
+            self.keys[decision] = action
 
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
@@ -205,6 +210,7 @@ class ClaimsPage(LazyPage):
         self.diagnostics_button.clicked.connect(self.show_diagnostics)
         self.extract_button.clicked.connect(self.extract)
         self.table.itemSelectionChanged.connect(self._on_selection)
+        on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate(reload=True))
 
@@ -286,6 +292,27 @@ class ClaimsPage(LazyPage):
         self.retract_button.setEnabled(status is ClaimStatus.VERIFIED)
 
     # -- decisions ----------------------------------------------------------------------
+
+    def row_menu(self) -> QMenu:
+        """The right-click menu: the decision buttons, with their keys, and the claim's id."""
+
+        def decision(text: str, button: QPushButton, d: Decision) -> Command:
+            key = self.keys.get(d)
+            keys = None if key is None else key.shortcut()
+            return Command(text, lambda: self.decide(d), button.isEnabled(), keys)
+
+        selected = self.selected_id()
+        return row_menu(
+            self,
+            [
+                decision("Accept", self.accept_button, Decision.ACCEPT),
+                decision("Reject", self.reject_button, Decision.REJECT),
+                decision("Defer", self.defer_button, Decision.DEFER),
+                copy_command([] if selected is None else [selected], "claim"),
+                SEPARATOR,
+                decision("Retract…", self.retract_button, Decision.RETRACT),
+            ],
+        )
 
     def decide(self, decision: Decision) -> None:
         """Apply ``decision`` to the claim on screen, confirming what the pane shows."""

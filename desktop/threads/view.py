@@ -15,6 +15,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLabel,
+    QMenu,
     QPushButton,
     QSizePolicy,
     QSplitter,
@@ -40,6 +41,7 @@ from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor
 from desktop.widgets.placeholder import placeholder
 from desktop.widgets.record_model import record_table
+from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
 from desktop.widgets.watch import AppState
 
 _EMPTY_TITLE = "No threads yet"
@@ -161,12 +163,13 @@ class ThreadsPage(LazyPage):
         layout = QVBoxLayout(self)
         layout.addWidget(self.stack, 1)
 
-        self._key(QKeySequence(Qt.Key.Key_F2), self.rename)
-        self._key(QKeySequence(QKeySequence.StandardKey.Delete), self.delete)
+        self.rename_key = self._key(QKeySequence(Qt.Key.Key_F2), self.rename)
+        self.delete_key = self._key(QKeySequence(QKeySequence.StandardKey.Delete), self.delete)
         self.rename_button.clicked.connect(self.rename)
         self.delete_button.clicked.connect(self.delete)
         self.loose_button.clicked.connect(self.show_loose)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
+        on_right_click(self.table, self.row_menu)
         self.handoff.editing_changed.connect(self._on_editing)
         self.handoff.saved.connect(lambda _w: self._invalidate(reload=False))
         self.history.restored.connect(lambda _v: self._invalidate(reload=False))
@@ -174,12 +177,13 @@ class ThreadsPage(LazyPage):
         state.group_changed.connect(self._on_group)
         self._on_selection()
 
-    def _key(self, keys: QKeySequence, slot: object) -> None:
+    def _key(self, keys: QKeySequence, slot: object) -> QAction:
         action = QAction(self.table)
         action.setShortcut(keys)
         action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         action.triggered.connect(slot)
         self.table.addAction(action)
+        return action
 
     # -- refreshing --------------------------------------------------------------
 
@@ -305,6 +309,30 @@ class ThreadsPage(LazyPage):
             b.setEnabled(not editing and self.selected() is not None)
 
     # -- renaming and deleting ---------------------------------------------------
+
+    def row_menu(self) -> QMenu:
+        """The right-click menu: rename, copy the id or delete the selected thread."""
+        thread = self.selected()
+        ids = [] if thread is None else [thread.id]
+        return row_menu(
+            self,
+            [
+                Command(
+                    "Rename…",
+                    self.rename,
+                    self.rename_button.isEnabled(),
+                    self.rename_key.shortcut(),
+                ),
+                copy_command(ids, "thread"),
+                SEPARATOR,
+                Command(
+                    "Delete…",
+                    self.delete,
+                    self.delete_button.isEnabled(),
+                    self.delete_key.shortcut(),
+                ),
+            ],
+        )
 
     def rename(self) -> None:
         thread = self.selected()

@@ -73,12 +73,18 @@ def on_right_click(view: QAbstractScrollArea, build: Callable[[], QMenu]) -> Non
 
 
 def copy_ids(ids: Sequence[str], noun: str = "memory") -> None:
-    """Put ``ids`` on the clipboard, one a line, and say so (``noun``: what they name)."""
+    """Put ``ids`` on the clipboard, one a line, and say so.
+
+    Args:
+        ids: the ids to copy.
+        noun: what they name ("memory", "thread"), or "" for things of several kinds.
+    """
     if not ids:
         return
     QGuiApplication.clipboard().setText("\n".join(ids))
-    one = f"{noun.capitalize()} id copied."
-    messages.info(one if len(ids) == 1 else f"{len(ids):,} {noun} ids copied.")
+    what = f"{noun} id" if noun else "id"
+    one = f"{what.capitalize()} copied."
+    messages.info(one if len(ids) == 1 else f"{len(ids):,} {what}s copied.")
 
 
 def copy_command(ids: Sequence[str], noun: str) -> Command:
