@@ -11,16 +11,15 @@ from PySide6.QtWidgets import QComboBox, QLineEdit, QWidget
 from core.model.entries import EntryType
 from desktop.memories.state import BrowserQuery, StatusFilter
 from desktop.widgets.flow import FlowLayout
+from desktop.widgets.text_room import RESTYLED, width_for
 
 #: Typing pauses shorter than this are one search, not one per key.
 DEBOUNCE_MS = 120
 
 
-_PLACEHOLDER = "Search memories  (Ctrl+F)"
-#: In a narrow box: the words whole rather than cut before the key.
-_SHORT_PLACEHOLDER = "Search memories"
-#: The box's text margins, beside the placeholder.
-_SEARCH_PADDING = 16
+#: The search box's placeholder, longest first: it shows the longest that fits whole,
+#: as the style draws it, rather than one cut short with "…".
+PLACEHOLDERS = ("Search memories  (Ctrl+F)", "Search memories", "Search")
 
 
 class FilterBar(QWidget):
@@ -39,7 +38,7 @@ class FilterBar(QWidget):
         super().__init__(parent)
         self.search = QLineEdit(self)
         self.search.setObjectName("search")
-        self.search.setPlaceholderText(_PLACEHOLDER)
+        self.search.setPlaceholderText(PLACEHOLDERS[0])
         self.search.installEventFilter(self)
         self.search.setClearButtonEnabled(True)
         self.type_box = self._combo(
@@ -57,7 +56,8 @@ class FilterBar(QWidget):
             [("Behavioral or not", None), ("Behavioral", True), ("Not behavioral", False)],
         )
         # A narrow window puts the boxes that do not fit on a second row rather than
-        # squeezing the search box to its placeholder's first word.
+        # squeezing the search box to a few letters. Not wider: at 150 % of 1366x768 a
+        # second row would push the editor's buttons out of the window.
         self.search.setMinimumWidth(self.search.fontMetrics().averageCharWidth() * 20)
         layout = FlowLayout(self)
         layout.addWidget(self.search)
@@ -72,10 +72,10 @@ class FilterBar(QWidget):
             box.currentIndexChanged.connect(self._emit)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.search and event.type() == QEvent.Type.Resize:
-            room = self.search.width() - _SEARCH_PADDING
-            fits = self.search.fontMetrics().horizontalAdvance(_PLACEHOLDER) <= room
-            self.search.setPlaceholderText(_PLACEHOLDER if fits else _SHORT_PLACEHOLDER)
+        if watched is self.search and event.type() in (QEvent.Type.Resize, *RESTYLED):
+            width = self.search.width()
+            fits = (p for p in PLACEHOLDERS if width_for(self.search, p) <= width)
+            self.search.setPlaceholderText(next(fits, PLACEHOLDERS[-1]))
         return super().eventFilter(watched, event)
 
     def _combo(self, name: str, items: Sequence[tuple[str, Any]]) -> QComboBox:

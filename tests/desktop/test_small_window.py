@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QScrollArea, QWidget
+from PySide6.QtWidgets import QLineEdit, QScrollArea, QStyle, QStyleOptionFrame, QWidget
 from pytestqt.qtbot import QtBot
 
 from core.attachments import attach as attachments
@@ -16,6 +16,7 @@ from core.continuity.episodes import log_exchange
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType
 from core.service import Caller, MemoryService
+from desktop.memories.filters import PLACEHOLDERS
 from desktop.shell.main_window import MainWindow, Nav
 from tests.desktop.conftest import add
 
@@ -76,6 +77,29 @@ def test_memories_keep_a_readable_list_and_search_box(qtbot: QtBot, small: MainW
     assert whole(search)
     assert search.width() >= search.fontMetrics().horizontalAdvance("Search memories")
     assert browser.table.width() >= 300 and whole(browser.count_label)
+
+
+def text_room(edit: QLineEdit) -> int:
+    """The pixels ``edit`` draws its text and placeholder in: its contents as the style
+    lays them out, less the text margins and the 2 px Qt keeps inside them each side."""
+    option = QStyleOptionFrame()
+    edit.initStyleOption(option)
+    contents = edit.style().subElementRect(QStyle.SubElement.SE_LineEditContents, option, edit)
+    margins = edit.textMargins()
+    return contents.width() - margins.left() - margins.right() - 4
+
+
+def test_the_memory_search_shows_its_placeholder_whole(qtbot: QtBot, small: MainWindow) -> None:
+    browser = small.browser
+    qtbot.waitUntil(lambda: browser.model.total == 31)
+    no_sideways_scroll(qtbot, small)
+    search = browser.filters.search
+    placeholder = search.placeholderText()
+    assert placeholder in PLACEHOLDERS
+    assert search.fontMetrics().horizontalAdvance(placeholder) <= text_room(search)
+    # The longest that fits: the one before it would not.
+    longer = PLACEHOLDERS[: PLACEHOLDERS.index(placeholder)]
+    assert all(search.fontMetrics().horizontalAdvance(p) > text_room(search) for p in longer)
 
 
 def test_threads_show_the_list_beside_the_tabs(qtbot: QtBot, small: MainWindow) -> None:
