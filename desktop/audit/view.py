@@ -37,6 +37,7 @@ from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.placeholder import placeholder
 from desktop.widgets.row_menu import Command, copy_command, on_right_click, row_menu
 from desktop.widgets.tables import FlatTableModel, Header, list_table
+from desktop.widgets.text_room import keep_whole
 from desktop.widgets.times import short_time
 from desktop.widgets.watch import AppState
 
@@ -307,8 +308,8 @@ class AuditPage(LazyPage):
         show.addWidget(QLabel("by", self))
         show.addWidget(self.actor_box)
         # A narrow page moves the note, then the choices, under the search box,
-        # which keeps room for a few words.
-        self.search.setMinimumWidth(self.search.fontMetrics().averageCharWidth() * 28)
+        # which keeps room for its placeholder.
+        keep_whole(self.search, self.search.placeholderText())
         filters = FlowLayout()
         filters.addWidget(self.search)
         filters.addLayout(show)
