@@ -188,3 +188,28 @@ def start_serve(tmp_path: Path, sock_dir: Path) -> Served:
     while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     return Served(proc, data, sock, env)
+
+
+@pytest.fixture(autouse=True)
+def _no_key_left_held(qtbot: QtBot) -> Iterator[None]:
+    """Release the modifier keys a test left held: a shortcut that hides its window
+    (Ctrl+W) gets no key release, and Qt would then read every later click as
+    Ctrl+click, adding rows to a selection instead of replacing it."""
+    yield
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    held = QApplication.keyboardModifiers()
+    keys = {
+        Qt.KeyboardModifier.ControlModifier: Qt.Key.Key_Control,
+        Qt.KeyboardModifier.ShiftModifier: Qt.Key.Key_Shift,
+        Qt.KeyboardModifier.AltModifier: Qt.Key.Key_Alt,
+        Qt.KeyboardModifier.MetaModifier: Qt.Key.Key_Meta,
+    }
+    if held != Qt.KeyboardModifier.NoModifier:
+        target = QWidget()
+        for modifier, key in keys.items():
+            if held & modifier:
+                QTest.keyRelease(target, key)
+        target.deleteLater()
