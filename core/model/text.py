@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 from core.model.errors import InvalidParams
 
@@ -37,6 +38,15 @@ def one_line(text: str, limit: int = 300) -> str:
     where it was cut, for a list row; the full text is a click or a command away."""
     flat = single_line(text)
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def without_accents(text: str) -> str:
+    """``text`` with its accents and other combining marks taken off ("José" ->
+    "Jose"), case kept, as the index's tokenizer reads words (``remove_diacritics``)."""
+    if text.isascii():
+        return text
+    parts = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFC", "".join(c for c in parts if not unicodedata.combining(c)))
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

@@ -227,7 +227,7 @@ def search(
         if seq in complete:
             # Every word of the question is in it: the strongest keyword evidence.
             base = min(1.0, base + COVERAGE_BONUS)
-        named = bool(names) and any(n.search(str(row[2])) for n in names)
+        named = hybrid.names_written(names, str(row[2]))
         if names:
             # "Rosa" in a question is Rosa, not "Rosa M.": a name written as asked
             # is the strongest sign the memory is about whom the question is about.

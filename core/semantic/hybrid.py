@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from core.model.errors import InvalidParams
+from core.model.text import without_accents
 from core.semantic.embedding import (
     Embedder,
     EmbeddingUnavailable,
@@ -165,9 +166,10 @@ _NAME = re.compile(r"(?<![\w.])([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*(?:\s+[A-Z]\.)?)
 
 def names_in(query: str) -> list[re.Pattern[str]]:
     """Patterns for the names a question holds, each matching the name exactly:
-    "Rosa" matches "Rosa's birthday", not "Rosa M.'s birthday"."""
+    "Rosa" matches "Rosa's birthday", not "Rosa M.'s birthday". Accents do not
+    count ("Jose" is "José"): match them with :func:`names_written`."""
     found: list[re.Pattern[str]] = []
-    for m in _NAME.finditer(query):
+    for m in _NAME.finditer(without_accents(query)):
         name = m.group(1)
         if name.endswith(("'s", "’s")):
             name = name[:-2]
@@ -180,6 +182,14 @@ def names_in(query: str) -> list[re.Pattern[str]]:
             continue
         found.append(re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w-])(?!\s+[A-Z]\.)"))
     return found
+
+
+def names_written(names: list[re.Pattern[str]], text: str) -> bool:
+    """Whether ``text`` writes one of ``names`` (:func:`names_in`) as asked, accents aside."""
+    if not names:
+        return False
+    plain = without_accents(text)
+    return any(n.search(plain) for n in names)
 
 
 @dataclass
