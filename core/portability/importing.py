@@ -199,23 +199,42 @@ def _import_entry(
     report.entries += 1
 
 
+#: Rows numbered per group (an INTEGER key): another group's number 1 is not this
+#: group's, so they are matched by these columns and stored under a new number.
+_NUMBERED: dict[str, tuple[str, ...]] = {
+    "thread_handoff": ("thread_id", "version"),
+    "receipt_link": ("receipt_id", "thread_id", "session_id", "turn", "source_path", "linked_at"),
+}
+#: The columns that make a matched row the same record (else all of them). A
+#: receipt is named by its file's hash: one for the same bytes is the receipt
+#: already held, as when the same file is attached again.
+_SAME_WHEN: dict[str, tuple[str, ...]] = {"receipt": ("sha256",)}
+
+
 def _import_row(
     store: Any, rec: dict[str, Any], report: ImportReport, known: tuple[str, ...]
 ) -> None:
-    table, key = ROW_KINDS[rec["kind"]]
+    kind = rec["kind"]
+    table, key = ROW_KINDS[kind]
     columns = [r[1] for r in store.execute(f"PRAGMA table_info({table})")]
     row = {k: v for k, v in rec["row"].items() if k in columns}
     if key not in row:
-        raise InvalidParams(f"a {rec['kind']} record has no {key}")
+        raise InvalidParams(f"a {kind} record has no {key}")
     row, count = screen_row(row, key, known)
     report.redacted += count
-    cursor = store.execute(f"SELECT * FROM {table} WHERE {key} = ?", (row[key],))
+    label = f"{kind} {row[key]}"
+    match = _NUMBERED.get(kind, (key,))
+    if kind in _NUMBERED:
+        del row[key]
+    where = " AND ".join(f"{c} IS ?" for c in match)
+    cursor = store.execute(f"SELECT * FROM {table} WHERE {where}", [row.get(c) for c in match])
     existing = cursor.fetchone()
     if existing is not None:
         names = [d[0] for d in cursor.get_description()]
-        same = all(dict(zip(names, existing, strict=True)).get(k) == v for k, v in row.items())
-        (report.duplicates if same else report.conflicts).append(f"{rec['kind']} {row[key]}")
+        stored = dict(zip(names, existing, strict=True))
+        same = all(stored.get(k) == row.get(k) for k in _SAME_WHEN.get(kind, row))
+        (report.duplicates if same else report.conflicts).append(label)
         return
     marks = ", ".join("?" * len(row))
     store.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values()))
-    report.rows[rec["kind"]] = report.rows.get(rec["kind"], 0) + 1
+    report.rows[kind] = report.rows.get(kind, 0) + 1

@@ -214,3 +214,36 @@ def test_export_and_import_report_progress(
     other = service.open_session("other", Actor.OPERATOR)
     import_file(service, other, out, progress=lambda d, t: seen.append((d, t)))
     assert seen[-1] == (450, 450)
+
+
+def test_import_into_a_group_with_its_own_handoffs_and_links(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Handoffs and receipt links are numbered per group: another group's number 1
+    # is not this group's number 1, so it must not stop the import as a conflict.
+    d = str(tmp_path / "data")
+    Path(d).mkdir()
+    note = tmp_path / "note.txt"
+    note.write_text("a note\n")
+    state = tmp_path / "state.md"
+    for group, text in (("main", "Exported state"), ("other", "Other state")):
+        state.write_text(text)
+        base = ["--data-dir", d, "--group", group]
+        assert main([*base, "handoff", "write", f"Thread {group}", str(state), "--create"]) == 0
+        assert main([*base, "attach", str(note), "--observation", group]) == 0
+    out = str(tmp_path / "e.jsonl")
+    assert main(["--data-dir", d, "export", out]) == 0
+    capsys.readouterr()
+    base = ["--data-dir", d, "--group", "other"]
+    assert main([*base, "--json", "import", out]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["rows"] == {"thread": 1, "thread_handoff": 1, "receipt_link": 1}
+    assert report["conflicts"] == []
+    assert main([*base, "handoff", "show", "Thread main"]) == 0
+    assert "Exported state" in capsys.readouterr().out
+    assert main([*base, "handoff", "show", "Thread other"]) == 0
+    assert "Other state" in capsys.readouterr().out
+    # Again: everything is a duplicate, nothing is added twice.
+    assert main([*base, "--json", "import", out]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["rows"] == {} and again["conflicts"] == []
