@@ -110,6 +110,8 @@ def import_file(
         else:
             check_record("row", rec, where)
 
+    # An entry another one in the file supersedes keeps its id, so the chain holds.
+    targets = {rec["superseded_by"] for _, rec in records[1:] if rec.get("superseded_by")}
     store = service.store_for(caller.group)
     report = ImportReport()
     now = iso(utc_now())
@@ -119,7 +121,7 @@ def import_file(
             if progress is not None and (done % PROGRESS_EVERY == 0 or done == total):
                 progress(done, total)
             if rec["kind"] == "entry":
-                _import_entry(service, store, rec, file_key, report, f"line {number}")
+                _import_entry(service, store, rec, file_key, report, f"line {number}", targets)
             else:
                 _import_row(store, rec, report, known_secrets(service.data_dir.root))
         if report.conflicts:
@@ -156,8 +158,8 @@ def _import_entry(
     file_key: bytes | None,
     report: ImportReport,
     where: str,
+    targets: set[str],
 ) -> None:
-
     entry_id = rec["id"]
     if "sealed" in rec:
         assert file_key is not None
@@ -179,9 +181,17 @@ def _import_entry(
         current = service.readable(existing, reveal=True).content
         (report.duplicates if current == content else report.conflicts).append(entry_id)
         return
+    entry_type, privacy = EntryType(rec["type"]), Privacy(rec["privacy"])
+    # The same statement under another id (stored twice, or imported from notes in
+    # each group) is a duplicate too, as it is for a write.
+    if got["superseded_by"] is None and entry_id not in targets:
+        keys = service.dedup_keys(privacy, content)
+        if store.find_duplicate(keys, entry_type) is not None:
+            report.duplicates.append(entry_id)
+            return
     entry = MemoryEntry(
         id=entry_id,
-        type=EntryType(rec["type"]),
+        type=entry_type,
         content=content,
         tags=screened.tags,
         status=screened.status,
@@ -189,7 +199,7 @@ def _import_entry(
         superseded_at=got["superseded_at"],
         confidence=float(rec["confidence"]),
         pinned=bool(rec.get("pinned", False)),
-        privacy=Privacy(rec["privacy"]),
+        privacy=privacy,
         source=Source(SourceType(rec["source"]["type"]), Trust(rec["source"]["trust"])),
         provenance=Provenance(got["session_id"], store.group, got["created_at"], got["updated_at"]),
         review_reason=got["review_reason"],

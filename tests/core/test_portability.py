@@ -247,3 +247,20 @@ def test_import_into_a_group_with_its_own_handoffs_and_links(
     assert main([*base, "--json", "import", out]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["rows"] == {} and again["conflicts"] == []
+
+
+def test_import_skips_a_memory_the_group_holds_under_another_id(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    ids = _fill(service, operator)
+    out = tmp_path / "export.jsonl"
+    export(service, operator, out)
+    other = service.open_session("other", Actor.OPERATOR)
+    held = service.store(other, {"type": "preference", "content": "likes  terse replies"}).entry
+    service.store(other, {"type": "fact", "content": "Lives in Lyon"})
+    report = import_file(service, other, out)
+    assert report.duplicates == [ids["pref"]]
+    assert [e.id for e in service.search(other, {"query": "terse"})] == [held.id]
+    # The end of a supersession chain in the file is kept, so the chain holds.
+    assert service.get("other", ids["old"]).superseded_by == ids["new"]
+    assert service.get("other", ids["new"]).content == "Lives in Lyon"
