@@ -80,6 +80,29 @@ def _entry_record(entry: MemoryEntry) -> dict[str, Any]:
     }
 
 
+def _check_target(path: Path) -> None:
+    """Refuse to replace a file that is not an earlier export (or empty).
+
+    Writing a new export over the last one is how a backup is kept fresh; a
+    mistyped name must not cost the person a document.
+    """
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(4096)
+    except OSError:
+        return  # absent, a folder, or unreadable: the write says so itself
+    try:
+        header = json.loads(first.decode("utf-8-sig")) if first.strip() else {"format": FORMAT}
+    except (UnicodeDecodeError, ValueError):
+        header = None
+    if not (isinstance(header, dict) and header.get("format") == FORMAT):
+        raise InvalidParams(
+            f"{path} exists and is not an Ambry export; nothing was exported "
+            "(choose another name, or move that file away first)",
+            field="file",
+        )
+
+
 def export(
     service: Workspace,
     caller: Caller,
@@ -96,6 +119,7 @@ def export(
             "exporting private and secret entries needs a passphrase to encrypt them",
             field="passphrase",
         )
+    _check_target(path)
     store = service.store_for(caller.group)
     if include_private and service.data_key(create=False) is None:
         has_private = store.execute(

@@ -264,3 +264,24 @@ def test_import_skips_a_memory_the_group_holds_under_another_id(
     # The end of a supersession chain in the file is kept, so the chain holds.
     assert service.get("other", ids["old"]).superseded_by == ids["new"]
     assert service.get("other", ids["new"]).content == "Lives in Lyon"
+
+
+def test_export_replaces_an_earlier_export_but_no_other_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = str(tmp_path / "data")
+    Path(d).mkdir()
+    assert main(["--data-dir", d, "store", "Exported fact"]) == 0
+    out = tmp_path / "e.jsonl"
+    assert main(["--data-dir", d, "export", str(out)]) == 0
+    assert main(["--data-dir", d, "store", "A later fact"]) == 0
+    assert main(["--data-dir", d, "export", str(out)]) == 0
+    assert "A later fact" in out.read_text()
+    notes = tmp_path / "notes.md"
+    notes.write_text("# My notes\n")
+    capsys.readouterr()
+    assert main(["--data-dir", d, "export", str(notes)]) == 1
+    assert "notes.md exists and is not an Ambry export; nothing was exported" in (
+        capsys.readouterr().err
+    )
+    assert notes.read_text() == "# My notes\n"
