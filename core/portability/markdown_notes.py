@@ -189,6 +189,12 @@ def _type_for(headings: list[tuple[int, str]], default: EntryType | None) -> Ent
     return default or EntryType.CONTEXT
 
 
+#: The line under each item of Ambry's own Markdown export: id, source, trust, tags.
+_EXPORT_NOTE = re.compile(
+    r"^\*(?:\*\*awaiting review\*\*; )?`mem-[0-9a-f-]{36}`; [^*]*?(?:; tags: (?P<tags>[^*]*))?\*$"
+)
+
+
 def _notes(
     block: _Block,
     headings: list[tuple[int, str]],
@@ -207,6 +213,12 @@ def _notes(
 
     text = _LINK.sub(label, text)
     tags = [*meta_tags, *([headings[-1][1]] if headings else []), *links]
+    body, _, last = text.rpartition("\n")
+    if body and (exported := _EXPORT_NOTE.match(last.strip())):
+        # An item of `ambry export --format markdown`: its text and tags as they were,
+        # so it comes back as the memory it was (and is found already present).
+        text = body.strip()
+        tags = [*meta_tags, *(exported["tags"] or "").split(", "), *links]
     tags += _HASHTAG.findall(text)
     seen: dict[str, str] = {}
     for tag in tags:

@@ -323,3 +323,20 @@ def test_cli_dry_run_counts_then_import_writes(
     assert main([*data, "export", "--format", "markdown", str(tmp_path / "md")]) == 0
     assert "2 threads (5 turns)" in capsys.readouterr().out
     assert main([*data, "import", str(CLAUDE), "--dry-run"]) == 2
+
+
+def test_markdown_export_read_back_gives_the_same_memories(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    service.store(operator, {"type": "preference", "content": "Likes tea 🍵", "tags": ["drinks"]})
+    service.store(operator, {"type": "fact", "content": "東京 office\nopens at 9", "tags": []})
+    out = tmp_path / "md"
+    export_markdown(service, operator, out)
+    notes = parse(out / "memories.md")
+    assert [(n.entry_type, n.content, n.tags) for n in notes] == [
+        (EntryType.PREFERENCE, "Likes tea 🍵", ("drinks",)),
+        (EntryType.FACT, "東京 office\nopens at 9", ()),
+    ]
+    # Imported again into the same group, they are already there.
+    counts = run(service, operator, SourceKind.MARKDOWN, out / "memories.md")
+    assert (counts.memories_new, counts.memories_present) == (0, 2)
