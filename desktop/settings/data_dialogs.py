@@ -31,11 +31,24 @@ ROW_WORDS = {
 
 
 def ask_save_path(parent: QWidget | None, suggested: Path) -> Path | None:
+    """Where to export; ``None`` when the person cancels.
+
+    A name typed without an extension gets ``.jsonl``. The file dialog asked about
+    replacing the name as typed, so a file of the completed name is asked about
+    here (the export itself replaces only an earlier export).
+    """
     path, _ = QFileDialog.getSaveFileName(parent, "Export memories", str(suggested), FILE_FILTER)
     if not path:
         return None
     chosen = Path(path)
-    return chosen if chosen.suffix else chosen.with_suffix(".jsonl")
+    if chosen.suffix:
+        return chosen
+    chosen = chosen.with_suffix(".jsonl")
+    if chosen.exists() and not messages.confirm(
+        parent, "Export memories", f"{chosen.name} already exists. Replace it?", "Replace"
+    ):
+        return None
+    return chosen
 
 
 def ask_open_path(parent: QWidget | None, start: Path) -> Path | None:

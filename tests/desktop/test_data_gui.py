@@ -18,7 +18,7 @@ from core.service import Caller, MemoryService
 from core.storage.workspace import SECRET_MASK
 from desktop.settings.data_view import DataPanel
 from desktop.shell.main_window import MainWindow, Nav
-from tests.desktop.conftest import add
+from tests.desktop.conftest import Dialogs, add
 from tests.desktop.test_browser import listed
 from tests.desktop.test_privacy_gui import store
 
@@ -264,3 +264,21 @@ def test_export_progress_reaches_the_total(
     assert ok
     qtbot.waitUntil(lambda: bool(reports) and reports[-1][0] == reports[-1][1])
     assert reports[-1][1] >= 250
+
+
+def test_a_name_completed_with_its_extension_is_asked_about_before_it_is_replaced(
+    tmp_path: Path, files: FileDialogs, dialogs: Dialogs
+) -> None:
+    from desktop.settings.data_dialogs import ask_save_path
+
+    (tmp_path / "backup.jsonl").write_text("")
+    files.save_path = tmp_path / "backup"  # typed without the extension
+    dialogs.answer = False
+    assert ask_save_path(None, tmp_path / "x.jsonl") is None
+    assert dialogs.asked == ["backup.jsonl already exists. Replace it?"]
+    dialogs.answer = True
+    assert ask_save_path(None, tmp_path / "x.jsonl") == tmp_path / "backup.jsonl"
+    # A new name, or one the dialog already asked about, is not asked again.
+    files.save_path = tmp_path / "fresh"
+    assert ask_save_path(None, tmp_path / "x.jsonl") == tmp_path / "fresh.jsonl"
+    assert len(dialogs.asked) == 2
