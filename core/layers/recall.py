@@ -10,7 +10,11 @@
 4. **Order and budget.** Flash, then Warm, then Recent (weeks 1-4), then Archive;
    best first within each. Each summary comes with its best matching source turns
    (verbatim) and the detail its layer shows (core.layers.ages). Results are added
-   while the estimated tokens (core.model.text.estimate_tokens) stay within ``budget``.
+   while the estimated tokens (core.model.text.estimate_tokens) of the result as
+   sent, as JSON, stay within ``budget``. A result too large for the room left
+   keeps as many of its best turns as fit (a summary, none), or is left out, and
+   the ones after it still get their turn: one long recent turn never empties
+   the answer.
 
 Words only, no embeddings: this is the cheap trigger that runs on every turn.
 """
@@ -18,7 +22,7 @@ Words only, no embeddings: this is the cheap trigger that runs on every turn.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
 
@@ -49,18 +53,35 @@ class RecallItem:
     score: float
 
     def tokens(self) -> int:
-        """Estimated tokens of the item as sent: its summary, each turn's text and fields."""
-        summary = estimate_tokens(json.dumps(self.summary or {}, ensure_ascii=False))
-        return summary + sum(estimate_tokens(t["text"]) + 10 for t in self.turns)
+        """Estimated tokens of the item as sent: all of its JSON, fields and all."""
+        # The widest count a budget allows stands in for the item's own.
+        return estimate_tokens(_json(self._fields(MAX_BUDGET)))
 
-    def to_dict(self) -> dict[str, Any]:
+    def _fields(self, tokens: int) -> dict[str, Any]:
         return {
             "layer": self.layer.value,
             "summary": self.summary,
             "turns": list(self.turns),
             "score": round(self.score, 4),
-            "tokens": self.tokens(),
+            "tokens": tokens,
         }
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._fields(self.tokens())
+
+    def fitted(self, room: int) -> RecallItem | None:
+        """This item with as many of its best turns as fit in ``room`` tokens, or None."""
+        least = 0 if self.summary is not None else 1
+        for kept in range(len(self.turns), least - 1, -1):
+            item = self if kept == len(self.turns) else replace(self, turns=self.turns[:kept])
+            if item.tokens() <= room:
+                return item
+        return None
+
+
+def _json(value: object) -> str:
+    # json.dumps's spaces after ":" and "," make this an upper bound of a compact reply.
+    return json.dumps(value, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -198,20 +219,18 @@ def recall(
     if flash is not None:
         found.insert(0, flash)
     items: list[RecallItem] = []
-    used = 0
+    # The reply's own fields count too, so that the whole of it keeps to the budget.
+    empty = RecallResult(tuple(words), (), MAX_BUDGET, False, MAX_BUDGET)
+    used = estimate_tokens(_json(empty.to_dict()))
     truncated = False
     for item in found:
         if item.summary is not None:
-            item = RecallItem(
-                item.layer,
-                item.summary,
-                _source_turns(store, match, item.summary["id"]),
-                item.score,
-            )
-        cost = item.tokens()
-        if used + cost > budget:
+            item = replace(item, turns=_source_turns(store, match, item.summary["id"]))
+        # A token more for the ", " that joins it to the results before it.
+        fitted = item.fitted(budget - used - 1)
+        if fitted is not item:
             truncated = True
-            break
-        items.append(item)
-        used += cost
+        if fitted is not None:
+            items.append(fitted)
+            used += fitted.tokens() + 1
     return RecallResult(tuple(words), tuple(items), budget, truncated, used)

@@ -261,6 +261,32 @@ def test_recall_stops_at_the_budget(history: GroupStore) -> None:
     assert [i.layer for i in small.items] == [i.layer for i in whole.items][: len(small.items)]
 
 
+def test_recall_keeps_the_whole_reply_within_the_budget(history: GroupStore) -> None:
+    for budget in (50, 80, 120, 200, 400, 1500):
+        result = recall(history, "pottery kiln sister class", NOW, budget=budget)
+        sent = json.dumps(result.to_dict(), ensure_ascii=False)
+        assert estimate_tokens(sent) <= result.tokens <= budget
+        for item in result.items:
+            assert estimate_tokens(json.dumps(item.to_dict(), ensure_ascii=False)) <= item.tokens()
+
+
+def test_one_long_recent_turn_does_not_empty_recall(service: MemoryService) -> None:
+    # Five recent turns in Chinese are about 2,000 tokens, more than the default budget.
+    turns = [("user", "陶艺课在周四晚上。" * 44 + f" pottery {i}") for i in range(5)]
+    log_session(service, 0.5, turns)
+    log_session(
+        service, 60, [("user", "Please remember that my sister's pottery class is on Thursdays.")]
+    )
+    store = service.store_for("g")
+    compress(store, NOW)
+    result = recall(store, "pottery", NOW)
+    assert result.truncated
+    assert [i.layer.value for i in result.items] == ["flash", "archive"]
+    assert 1 <= len(result.items[0].turns) < 5
+    assert "Thursdays" in result.items[1].summary["hook"]  # type: ignore[index]
+    assert estimate_tokens(json.dumps(result.to_dict(), ensure_ascii=False)) <= 1500
+
+
 def test_recall_refuses_bad_arguments(history: GroupStore) -> None:
     with pytest.raises(InvalidParams):
         recall(history, "  ", NOW)
