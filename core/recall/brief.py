@@ -22,10 +22,11 @@ and pass at most :func:`prefetch_limit` rows (never more than
     ORDER BY behavioral DESC, {EFFECTIVE_CONFIDENCE_SQL} DESC, updated_at DESC, id
     LIMIT :prefetch_limit
 
-An entry too long for the room left is skipped (counted in
-``MemoryBrief.skipped``) and a later one that fits takes its place, so when the
-brief skipped some, filled fewer than ``max_brief_entries`` and there may be
-more rows, pass up to :data:`BRIEF_CANDIDATES` and build it again.
+An entry too long for the room left, or whose statement is already shown, is
+skipped (counted in ``MemoryBrief.skipped``) and a later one that fits takes
+its place, so when the brief skipped some, filled fewer than
+``max_brief_entries`` and there may be more rows, pass up to
+:data:`BRIEF_CANDIDATES` and build it again.
 
 With :data:`core.memory.confidence.EFFECTIVE_CONFIDENCE_SQL` that order is the brief's
 own, so the limit loses nothing. Ordering by the stored ``confidence`` instead
@@ -52,6 +53,7 @@ from core.recall.brief_values import (
     MemoryBrief,
     prefetch_limit,
 )
+from core.storage.workspace import same_statement
 
 __all__ = [
     "BRIEF_CANDIDATES",
@@ -315,7 +317,8 @@ def build_brief(
     """Select, order and render the entries an agent sees at the start of a session.
 
     Entries are taken in brief order (behavioral first, then effective confidence,
-    then most recently updated, then id) while the markdown text stays within
+    then most recently updated, then id), each statement once
+    (:func:`core.storage.workspace.same_statement`), while the markdown text stays within
     ``config.max_brief_chars`` characters and ``config.brief_token_budget``
     estimated tokens (:func:`core.model.text.estimate_tokens`): an entry too long
     for the room left is skipped and the ones after it still get their turn, until
@@ -340,6 +343,9 @@ def build_brief(
     limits = _Limits.of(config)
     layout = _Layout(entry_count)
     chosen: list[BriefEntry] = []
+    # One line per statement: the same text stored as two types (or before
+    # duplicates were caught) is shown once, in the place of its first in order.
+    shown: set[str] = set()
     truncated_by: BriefLimit | None = None
     skipped = 0
 
@@ -357,6 +363,10 @@ def build_brief(
         if truncated_by is not None and limits.broken(layout.total(layout.count + 1, floor)):
             skipped += 1
             continue
+        statement = same_statement(entry.content)
+        if statement in shown:
+            skipped += 1
+            continue
         cost = _size(text)
         broken = limits.broken(layout.total(layout.count + 1, cost))
         if broken is not None:
@@ -366,6 +376,7 @@ def build_brief(
             continue
         layout.add_entry(key, title, line, item.behavioral, cost)
         chosen.append(item)
+        shown.add(statement)
 
     for raw_title, body in extra_sections:
         lines = body.strip("\n").splitlines()

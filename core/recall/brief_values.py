@@ -79,8 +79,9 @@ class MemoryBrief:
     #: :func:`core.model.text.estimate_tokens` of the markdown: tokenizer-free,
     #: characters / 4 for Latin text, more for other scripts and emoji.
     token_estimate: int
-    #: Candidates left out because they did not fit in the room left (not part of
-    #: the protocol): the caller may pass more candidates to fill that room.
+    #: Candidates left out because they did not fit in the room left or said what
+    #: a line above says (not part of the protocol): the caller may pass more
+    #: candidates to fill that room.
     skipped: int = field(default=0, compare=False)
 
     def to_dict(self, include_markdown: bool = True) -> dict[str, Any]:

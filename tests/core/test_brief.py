@@ -30,6 +30,7 @@ from core.recall.brief import (
     prefetch_limit,
 )
 from core.service import Caller, MemoryService
+from core.storage.workspace import same_statement
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 COUNT_LINE = re.compile(r"^(\d+) of (\d+) memories, ~(\d+) tokens$")
@@ -240,7 +241,7 @@ def test_char_limit_truncates_before_the_entry_that_would_break_it() -> None:
 
 def test_token_budget_truncates_when_tighter() -> None:
     config = Config(brief_token_budget=100)  # 400 chars, below max_brief_chars
-    result = brief([make(n, "y" * 80) for n in range(10)], config)
+    result = brief([make(n, "y" * 78 + f"{n:02d}") for n in range(10)], config)
     assert result.truncated_by is BriefLimit.TOKEN_BUDGET
     assert result.token_estimate <= 100
     check_consistent(result, config)
@@ -314,7 +315,7 @@ def test_limits_and_header_hold_for_any_sizes(
     entries = [
         make(
             n,
-            ("w" if n % 2 else script) * size,
+            ("w" if n % 2 else script) * size + f" {n}",
             type_=list(EntryType)[n % 5],
             tags=(f"service:s{n % 3}",) * (n % 2),
         )
@@ -459,7 +460,9 @@ def test_content_cannot_escape_its_line(contents: list[str], service: str | None
     services = [line for line in entry_lines if line.startswith("### Service: ")]
     entry_lines = [line for line in entry_lines if line not in services]
     assert all(line.startswith("- [") for line in entry_lines)
-    assert len(entry_lines) == result.brief_count == len(entries)
+    # The same statement twice is shown once.
+    statements = {same_statement(e.content) for e in entries}
+    assert len(entry_lines) == result.brief_count == len(statements)
     assert len(services) <= 1
 
 
@@ -570,3 +573,31 @@ def test_a_store_fills_the_room_left_by_skipped_entries_past_the_first_window(
     assert result.truncated_by is BriefLimit.MAX_CHARS
     assert result.entry_count == 70
     check_consistent(result, service.config)
+
+
+def test_a_statement_stored_under_two_types_is_shown_once(
+    service: MemoryService, operator: Caller, agent: Caller
+) -> None:
+    service.store(operator, {"type": "fact", "content": "User's dog is named Luna"})
+    service.store(agent, {"type": "preference", "content": "user’s dog is named  Luna."})
+    service.store(operator, {"type": "fact", "content": "Deploys happen on Tuesdays"})
+    result = service.brief(agent)
+    lines = [line for line in result.markdown.splitlines() if "named" in line]
+    # The behavioral copy ranks first and stands for both.
+    assert len(lines) == 1 and lines[0].startswith("- [preference]")
+    assert [e.type for e in result.entries] == ["preference", "fact"]
+    assert result.brief_count == 2 and result.entry_count == 3
+    check_consistent(result, service.config)
+
+
+def test_duplicates_do_not_keep_a_store_from_filling_the_brief(
+    service: MemoryService, operator: Caller
+) -> None:
+    config = Config(max_brief_entries=5)
+    service.set_config(config)
+    for n in range(prefetch_limit(config) + 2):
+        for kind in ("instruction", "fact"):
+            service.store(operator, {"type": kind, "content": f"Rule {n} holds"})
+    result = service.build_brief("main")
+    assert result.brief_count == 5 and result.truncated_by is BriefLimit.MAX_ENTRIES
+    assert len({e.content for e in result.entries}) == 5
