@@ -92,6 +92,15 @@ RETIRED = frozenset(
 )
 
 
+def _kind(default: object) -> str:
+    """What a setting's value must be, in the words of its default's type."""
+    if isinstance(default, bool):
+        return "true or false"
+    if isinstance(default, str):
+        return "a string"
+    return "a whole number" if isinstance(default, int) else "a number"
+
+
 def parse_config(raw: dict[str, Any]) -> Config:
     """Build a :class:`Config`, refusing unknown keys, wrong types and out-of-range values."""
     known = {f.name: f for f in fields(Config)}
@@ -114,7 +123,9 @@ def parse_config(raw: dict[str, Any]) -> Config:
             ok = isinstance(value, int | float) and not isinstance(value, bool)
         if not ok:
             raise InvalidParams(
-                f"setting {key!r} must be a {type(default).__name__}", field=key, rule="type"
+                f"setting {key!r} must be {_kind(default)}, not {json.dumps(value)}",
+                field=key,
+                rule="type",
             )
         if key in BOUNDS:
             low, high = BOUNDS[key]
@@ -137,7 +148,15 @@ def load_config(path: Path) -> Config:
         ) from exc
     if not isinstance(raw, dict):
         raise InvalidParams(f"{path}: settings must be a JSON object")
-    return parse_config(raw)
+    try:
+        return parse_config(raw)
+    except InvalidParams as exc:
+        # Say which file holds the value, so the person knows what to edit.
+        raise InvalidParams(
+            f"{path}: {exc}; fix it there, or delete it to use the default",
+            field=exc.field,
+            rule=exc.rule,
+        ) from exc
 
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:

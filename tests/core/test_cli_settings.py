@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.model.config import Config, load_config
+from core.model.errors import InvalidParams
 from core.semantic.embedding import default_files
 from core.service import MemoryService
 from core.storage.paths import DataDir
@@ -111,3 +112,23 @@ def test_a_refused_value_reaches_the_log_file_redacted(
     assert "embedding_model_dir" in text
     assert token not in text
     assert "[SECRET_REDACTED]" in text
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (1.5, "'brief_token_budget' must be a whole number, not 1.5"),
+        ("100", "'brief_token_budget' must be a whole number, not \"100\""),
+        (True, "'brief_token_budget' must be a whole number, not true"),
+        (None, "'brief_token_budget' must be a whole number, not null"),
+    ],
+)
+def test_a_hand_edited_setting_of_the_wrong_type_names_the_file_and_the_value(
+    tmp_path: Path, value: object, message: str
+) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"brief_token_budget": value}), encoding="utf-8")
+    with pytest.raises(InvalidParams) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}: setting {message}; fix it there")
+    assert caught.value.field == "brief_token_budget" and caught.value.rule == "type"
