@@ -217,3 +217,28 @@ class _Prefixed(io.RawIOBase):
         data = self._stream.read(len(view))
         view[: len(data)] = data
         return len(data)
+
+
+#: What marks each source's file within its first bytes.
+_MARKS: tuple[tuple[SourceKind, tuple[bytes, ...]], ...] = (
+    (SourceKind.MCP_MEMORY, (b'"entityType"', b'"relationType"')),
+    (SourceKind.CLAUDE, (b'"chat_messages"',)),
+    (SourceKind.CHATGPT, (b'"mapping"',)),
+)
+#: How much of a file is read to tell its source.
+_SNIFF_BYTES = 64 * 1024
+
+
+def looks_like(path: Path) -> SourceKind | None:
+    """The ``--from`` source that ``path`` (not an Ambry export) seems to come from, if any."""
+    try:
+        if path.is_dir() or path.suffix.lower() in (".md", ".markdown"):
+            return SourceKind.MARKDOWN
+        with open_export(path, "conversations.json") as (stream, _size):
+            head = stream.read(_SNIFF_BYTES)
+    except (InvalidParams, OSError, zipfile.BadZipFile):
+        return None
+    for kind, marks in _MARKS:
+        if any(mark in head for mark in marks):
+            return kind
+    return None

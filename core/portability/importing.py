@@ -29,6 +29,7 @@ from core.model.entries import (
 from core.model.errors import Conflict, InvalidParams
 from core.policy.import_screening import screen_entry, screen_row
 from core.policy.own_files import known_secrets
+from core.portability.history import SourceKind, looks_like
 from core.storage import audit
 from core.storage.audit import Action
 
@@ -68,6 +69,28 @@ class ImportReport:
         }
 
 
+#: How each ``--from`` source is named in a hint.
+_SOURCE_NAMES = {
+    SourceKind.CLAUDE: "a Claude export",
+    SourceKind.CHATGPT: "a ChatGPT export",
+    SourceKind.MCP_MEMORY: "an MCP memory server's file",
+    SourceKind.MARKDOWN: "Markdown notes",
+}
+
+
+def _with_source_hint(exc: InvalidParams, path: Path) -> InvalidParams:
+    """``exc``, saying which other app's import to use when ``path`` looks like its file."""
+    kind = looks_like(path)
+    if kind is None:
+        return exc
+    return InvalidParams(
+        f"{exc.message}. It looks like {_SOURCE_NAMES[kind]}, not an Ambry export: "
+        f"import it with `ambry import --from {kind.value}` "
+        "(in the app: Settings, Import from another app)",
+        field="file",
+    )
+
+
 def import_file(
     service: Workspace,
     caller: Caller,
@@ -83,11 +106,14 @@ def import_file(
     conflict stops the import before anything is written.
     """
     require_operator(caller, "import")
-    records = list(read_records(path))
-    if not records:
-        raise InvalidParams(f"{path.name} is empty")
-    number, header = records[0]
-    check_record("header", header, f"{path.name} line {number} (header)")
+    try:
+        records = list(read_records(path))
+        if not records:
+            raise InvalidParams(f"{path.name} is empty")
+        number, header = records[0]
+        check_record("header", header, f"{path.name} line {number} (header)")
+    except InvalidParams as exc:
+        raise _with_source_hint(exc, path) from exc
     if header["version"] > VERSION:
         raise InvalidParams(
             f"{path.name} was written by a newer Ambry (format v{header['version']}); "

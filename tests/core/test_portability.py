@@ -285,3 +285,35 @@ def test_export_replaces_an_earlier_export_but_no_other_file(
         capsys.readouterr().err
     )
     assert notes.read_text() == "# My notes\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "source"),
+    [
+        ("memory.jsonl", '{"type":"entity","name":"Al","entityType":"person"}\n', "mcp-memory"),
+        ("notes.md", "# Notes\n\n- likes tea\n", "markdown"),
+        ("conversations.json", '[{"uuid":"1","name":"c","chat_messages":[]}]', "claude"),
+        ("conversations.json", '[{"id":"1","title":"c","mapping":{}}]', "chatgpt"),
+    ],
+)
+def test_another_apps_file_imported_as_an_export_says_which_import_to_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, text: str, source: str
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    code = main(["--data-dir", str(tmp_path / "data"), "--create", "import", str(path)])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.startswith(f"error: {name} line 1")
+    assert f"not an Ambry export: import it with `ambry import --from {source}`" in err
+
+
+def test_a_broken_export_gets_no_other_apps_hint(tmp_path: Path) -> None:
+    service = MemoryService(DataDir(tmp_path / "data"))
+    path = tmp_path / "export.jsonl"
+    path.write_text('{"format": "ambry-export"}\n')
+    caller = service.open_session("main", Actor.OPERATOR)
+    with pytest.raises(InvalidParams) as refused:
+        import_file(service, caller, path)
+    assert "It looks like" not in refused.value.message
+    service.close()
