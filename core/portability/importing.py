@@ -86,7 +86,7 @@ def _with_source_hint(exc: InvalidParams, path: Path) -> InvalidParams:
     return InvalidParams(
         f"{exc.message}. It looks like {_SOURCE_NAMES[kind]}, not an Ambry export: "
         f"import it with `ambry import --from {kind.value}` "
-        "(in the app: Settings, Import from another app)",
+        "(in the app: Settings, Your data, Import from another app)",
         field="file",
     )
 
