@@ -113,7 +113,7 @@ def test_private_entries_export_only_encrypted(
     other = service.open_session("other", Actor.OPERATOR)
     with pytest.raises(InvalidParams, match="passphrase"):
         import_file(service, other, sealed)
-    with pytest.raises(InvalidParams, match="wrong passphrase"):
+    with pytest.raises(InvalidParams, match=r"sealed\.jsonl line \d+: wrong passphrase"):
         import_file(service, other, sealed, passphrase="wrong")
     import_file(service, other, sealed, passphrase="correct horse")
     assert service.get("other", p.id).content == text
