@@ -147,7 +147,9 @@ def import_file(
             if progress is not None and (done % PROGRESS_EVERY == 0 or done == total):
                 progress(done, total)
             if rec["kind"] == "entry":
-                _import_entry(service, store, rec, file_key, report, f"{path.name} line {number}", targets)
+                _import_entry(
+                    service, store, rec, file_key, report, f"{path.name} line {number}", targets
+                )
             else:
                 _import_row(store, rec, report, known_secrets(service.data_dir.root))
         if report.conflicts:

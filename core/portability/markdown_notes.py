@@ -52,8 +52,23 @@ _KINDS: tuple[tuple[EntryType, tuple[str, ...]], ...] = (
 )
 
 
+#: How a thread's file of Ambry's own Markdown export begins: it holds the
+#: thread's handoff and quoted turns, which are not notes to keep as memories.
+_THREAD_FILE = re.compile(r"# [^\n]*\n\nThread `[^`\n]+`, |# Turns filed under no thread\n")
+
+
+def _a_thread_file(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1024).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return bool(_THREAD_FILE.match(head.removeprefix("\ufeff")))
+
+
 def files_of(path: Path) -> list[Path]:
-    """The Markdown files ``path`` names: itself, or those in the folder."""
+    """The Markdown files ``path`` names: itself, or those in the folder (less the
+    thread files of an Ambry Markdown export in it)."""
     if path.is_dir():
         found = [
             p
@@ -61,6 +76,7 @@ def files_of(path: Path) -> list[Path]:
             if p.suffix.lower() in SUFFIXES
             and p.is_file()
             and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            and not _a_thread_file(p)
         ]
         if not found:
             raise InvalidParams(f"{path} holds no Markdown files (*.md)", field="file")

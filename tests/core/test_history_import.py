@@ -340,3 +340,22 @@ def test_markdown_export_read_back_gives_the_same_memories(
     # Imported again into the same group, they are already there.
     counts = run(service, operator, SourceKind.MARKDOWN, out / "memories.md")
     assert (counts.memories_new, counts.memories_present) == (0, 2)
+
+
+def test_a_markdown_export_folder_gives_back_its_memories_not_its_threads(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    from core.continuity.episodes import log_exchange
+    from core.continuity.threads import open_thread
+
+    service.store(operator, {"type": "preference", "content": "Likes green tea", "tags": []})
+    open_thread(service, operator, title="Trip planning")
+    log_exchange(service, operator, "user", "Book the night train to Vienna, please")
+    out = tmp_path / "md"
+    export_markdown(service, operator, out)
+    written = sorted(p.name for p in (out / "threads").iterdir())
+    assert "unfiled.md" in written and any("trip-planning" in name for name in written)
+    # The whole folder read back: the memory is already there, and neither the
+    # thread's file nor the quoted turn comes back as a memory.
+    counts = run(service, operator, SourceKind.MARKDOWN, out)
+    assert (counts.memories_new, counts.memories_present) == (0, 1)
