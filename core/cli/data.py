@@ -24,7 +24,7 @@ from core.memory.trash import list_trash
 from core.model.errors import InvalidParams
 from core.model.text import plural
 from core.portability.export import export
-from core.portability.importing import import_file
+from core.portability.importing import import_checked, read_export
 
 #: Why a deletion without ``--yes`` is refused when nobody can answer its question.
 NEEDS_YES = "this deletes memories and needs confirmation: run it in a terminal or pass --yes"
@@ -125,23 +125,20 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
         return history.import_history(ctx, args)
     if args.dry_run:
         return fail("--dry-run goes with --from", 2)
+    # The file is checked before the group is opened: a mistyped --group with a
+    # bad file must not leave a new, empty group behind.
     try:
-        report = import_file(
-            ctx.service, ctx.caller, args.file, progress=progress_line("importing", watching(ctx))
-        )
+        checked = read_export(args.file)
     except InvalidParams as exc:
         if exc.field != "passphrase":
             raise
         phrase = _passphrase(args, twice=False)
         if phrase is None:
             raise
-        report = import_file(
-            ctx.service,
-            ctx.caller,
-            args.file,
-            passphrase=phrase,
-            progress=progress_line("importing", watching(ctx)),
-        )
+        checked = read_export(args.file, phrase)
+    report = import_checked(
+        ctx.service, ctx.caller, checked, progress=progress_line("importing", watching(ctx))
+    )
     rows = sum(report.rows.values())
     text = (
         f"imported {report.entries} entries and {rows} other records; "

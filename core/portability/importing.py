@@ -91,21 +91,24 @@ def _with_source_hint(exc: InvalidParams, path: Path) -> InvalidParams:
     )
 
 
-def import_file(
-    service: Workspace,
-    caller: Caller,
-    path: Path,
-    *,
-    passphrase: str | None = None,
-    progress: Progress | None = None,
-) -> ImportReport:
-    """Validate every line, then import everything in one transaction, or nothing.
+@dataclass(frozen=True)
+class CheckedExport:
+    """An export file read and checked whole (:func:`read_export`), ready to import."""
 
-    Records already present unchanged are duplicates (skipped and reported);
-    a record whose id exists with different content is a conflict, and any
-    conflict stops the import before anything is written.
+    path: Path
+    #: Every record with its line number, the header first.
+    records: list[tuple[int, dict[str, Any]]]
+    #: The key of the file's sealed entries (None when it has none).
+    file_key: bytes | None
+
+
+def read_export(path: Path, passphrase: str | None = None) -> CheckedExport:
+    """Read ``path`` and check every line, touching no store.
+
+    Raises:
+        InvalidParams: the first line that is not right, and what is wrong with it
+            (``field="passphrase"`` when sealed entries need a passphrase).
     """
-    require_operator(caller, "import")
     try:
         records = list(read_records(path))
         if not records:
@@ -135,7 +138,37 @@ def import_file(
                 file_key = derive_key(passphrase, base64.b64decode(encryption["salt"]))
         else:
             check_record("row", rec, where)
+    return CheckedExport(path, records, file_key)
 
+
+def import_file(
+    service: Workspace,
+    caller: Caller,
+    path: Path,
+    *,
+    passphrase: str | None = None,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Validate every line, then import everything in one transaction, or nothing.
+
+    Records already present unchanged are duplicates (skipped and reported);
+    a record whose id exists with different content is a conflict, and any
+    conflict stops the import before anything is written.
+    """
+    require_operator(caller, "import")
+    return import_checked(service, caller, read_export(path, passphrase), progress=progress)
+
+
+def import_checked(
+    service: Workspace,
+    caller: Caller,
+    checked: CheckedExport,
+    *,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """:func:`import_file` of a file :func:`read_export` already checked."""
+    require_operator(caller, "import")
+    path, records, file_key = checked.path, checked.records, checked.file_key
     # An entry another one in the file supersedes keeps its id, so the chain holds.
     targets = {rec["superseded_by"] for _, rec in records[1:] if rec.get("superseded_by")}
     store = service.store_for(caller.group)

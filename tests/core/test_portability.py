@@ -317,3 +317,19 @@ def test_a_broken_export_gets_no_other_apps_hint(tmp_path: Path) -> None:
         import_file(service, caller, path)
     assert "It looks like" not in refused.value.message
     service.close()
+
+
+def test_a_refused_import_leaves_no_new_group_behind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert main(["--data-dir", str(data), "--create", "store", "Likes tea"]) == 0
+    assert main(["--data-dir", str(data), "--group", "tyop", "import", str(bad)]) == 1
+    assert "bad.jsonl line 1: not JSON" in capsys.readouterr().err
+    assert DataDir(data).groups() == ["main"]
+    good = tmp_path / "good.jsonl"
+    assert main(["--data-dir", str(data), "export", str(good)]) == 0
+    assert main(["--data-dir", str(data), "--group", "copy", "import", str(good)]) == 0
+    assert DataDir(data).groups() == ["copy", "main"]
