@@ -24,6 +24,7 @@ from core.policy.screening import CONTROLS, audit_redacted, screen
 from core.policy.secrets import redact
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.scrub import scrub
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -277,6 +278,8 @@ def delete_thread(service: Workspace, caller: Caller, thread_id: str) -> Changes
             count=versions,
             thread=thread_id,
         )
+    # The handoffs' text leaves the disk, and the claims' quotes of them.
+    scrub(store, ())
     return service.emit(Changes(group=store.group, threads=True, sessions=True, audit=True))
 
 

@@ -8,9 +8,13 @@ of deleted rows in the layers' index of summaries, which keeps its text). The
 write-ahead log keeps old page images until a checkpoint copies them back and
 the log is truncated. And ``ANALYZE`` (which ``PRAGMA optimize`` runs) keeps
 sample keys of indexes in ``sqlite_stat4``, tags and keywords among them.
+A claim keeps a quote of each source it cites (core.claims), a copy that
+would outlive the turn, memory, handoff or receipt it was taken from.
 
-:func:`scrub` runs after a forget, a rejection in review, a delete or a
-clear: it merges the affected indexes into fresh segments (FTS5
+:func:`scrub` runs after a forget, a rejection in review, a delete, a
+thread's deletion or a clear: it empties the quotes of sources that are gone
+(the claim keeps its handle and hash, and verifies as ``source_missing``),
+merges the affected indexes into fresh segments (FTS5
 ``optimize``, which drops deleted rows; ``rebuild`` is not available on a
 contentless index), analyses the word-keyed tables behind them again, and
 checkpoints the log with ``TRUNCATE``. Measured on 10,000 entries
@@ -56,6 +60,20 @@ _SAMPLED: dict[Index, tuple[str, ...]] = {
 }
 
 
+#: Empties the quote of every claim source whose turn, memory, handoff version or
+#: receipt no longer exists, whatever deleted it (a memory in the trash is gone
+#: too: its quote does not come back with it).
+_LOST_QUOTES = """
+    UPDATE claim_sources SET quote = '' WHERE quote != '' AND CASE kind
+        WHEN 'exchange' THEN NOT EXISTS (SELECT 1 FROM exchanges WHERE seq = CAST(ref AS INTEGER))
+        WHEN 'memory' THEN NOT EXISTS (SELECT 1 FROM memory_entries WHERE id = ref)
+        WHEN 'handoff' THEN NOT EXISTS (SELECT 1 FROM thread_handoffs
+            WHERE thread_id || '@' || version = ref)
+        WHEN 'attachment' THEN NOT EXISTS (SELECT 1 FROM attachment_receipts WHERE id = ref)
+        ELSE 0 END
+"""
+
+
 @dataclass(frozen=True)
 class ScrubReport:
     """What a scrub did, for logs and the benchmark."""
@@ -82,6 +100,7 @@ def scrub(store: GroupStore, indexes: tuple[Index, ...] = tuple(Index)) -> Scrub
     """
     started = time.perf_counter()
     with store.transaction():
+        store.execute(_LOST_QUOTES)
         for index in indexes:
             store.execute(f"INSERT INTO {index.value}({index.value}) VALUES ('optimize')")
         if store.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat4'").fetchone():

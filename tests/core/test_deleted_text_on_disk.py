@@ -8,7 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from core.continuity import episodes
+from core.claims import gate
+from core.claims.model import SourceState
+from core.claims.records import get_claim
+from core.claims.verify import verify_claim
+from core.continuity import episodes, handoffs, threads
 from core.memory import curation, forgetting
 from core.memory.curation import Decision
 from core.memory.forgetting import Scope
@@ -116,3 +120,58 @@ def test_deleted_text_leaves_every_file(
     assert not wal.exists() or wal.stat().st_size == 0
     if store.total():  # search still works on what is left
         assert service.list_ids("main", _ANY, "garden")
+
+
+def _cite(service: MemoryService, operator: Caller, where: str) -> str:
+    """A claim (its own words) citing a source that holds WORD; returns its id."""
+    text = f"The shed code word is {WORD} for now."
+    agent = service.open_session("main", Actor.AGENT, "bot")
+    if where == "entry":
+        stored = service.store(operator, {"type": "fact", "content": text})
+        source: dict[str, object] = {"kind": "memory", "id": stored.entry.id}
+    elif where == "handoff":
+        thread, _ = threads.open_thread(service, operator, title="Shed")
+        handoffs.write_handoff(service, operator, thread.id, f"- {text}")
+        source = {"kind": "handoff", "thread": thread.id}
+    else:
+        logged = episodes.log_exchange(service, agent, "user", text)
+        source = {"kind": "exchange", "id": logged.exchange.id}
+    args = {"text": "The shed has a code word", "kind": "fact", "sources": [source]}
+    return gate.propose(service, agent, args).claim.id
+
+
+def _delete_thread(service: MemoryService, operator: Caller) -> None:
+    (thread,) = service.store_for("main").execute("SELECT id FROM threads")
+    threads.delete_thread(service, operator, str(thread[0]))
+
+
+@pytest.mark.parametrize(
+    ("how", "where"),
+    [
+        (_delete, "entry"),
+        (_forget, "entry"),
+        (_clear(Scope.SEMANTIC), "entry"),
+        (_clear(Scope.EPISODIC), "exchange"),
+        (_delete_thread, "handoff"),
+    ],
+    ids=["delete", "forget-entry", "clear-semantic", "clear-episodic", "delete-thread"],
+)
+def test_a_claim_keeps_no_quote_of_a_deleted_source(
+    service: MemoryService,
+    operator: Caller,
+    how: Callable[[MemoryService, Caller], None],
+    where: str,
+) -> None:
+    claim_id = _cite(service, operator, where)
+    store = service.store_for("main")
+    assert WORD in get_claim(store, claim_id).sources[0].quote
+    store.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    assert _on_disk(service)
+
+    how(service, operator)
+
+    assert _on_disk(service) == []
+    # The claim stays, with its handle and hash, and says its source is gone.
+    [source] = get_claim(store, claim_id).sources
+    assert source.quote == "" and source.source_sha256
+    assert verify_claim(store, get_claim(store, claim_id)).state is SourceState.MISSING
