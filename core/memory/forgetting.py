@@ -190,6 +190,8 @@ CLEARED_NAMES: dict[str, tuple[str, str]] = {
     ),
     "attachment_receipts": ("attachment receipt", "attachment receipts"),
     "threads": ("thread", "threads"),
+    "claim_decisions": ("decision on a claim", "decisions on claims"),
+    "claims": ("claim", "claims"),
 }
 
 
@@ -206,6 +208,10 @@ _TABLES: dict[Scope, tuple[str, ...]] = {
         "attachment_receipt_turns",
         "attachment_receipts",
         "threads",
+        # A claim's text and its decisions' confirmed text are memory too (its
+        # sources go with it); the claims mode is a setting and stays.
+        "claim_decisions",
+        "claims",
     ),
 }
 
@@ -213,7 +219,7 @@ _TABLES: dict[Scope, tuple[str, ...]] = {
 _INDEXES: dict[Scope, tuple[Index, ...]] = {
     Scope.EPISODIC: (Index.EXCHANGES, Index.LAYERS),
     Scope.SEMANTIC: (Index.ENTRIES,),
-    Scope.ALL: (Index.ENTRIES, Index.EXCHANGES, Index.LAYERS),
+    Scope.ALL: (Index.ENTRIES, Index.EXCHANGES, Index.LAYERS, Index.CLAIMS),
 }
 
 
@@ -245,7 +251,13 @@ def clear(
     scrub(store, _INDEXES[scope])
     service.emit(
         Changes(
-            group=store.group, entries=True, review=True, audit=True, threads=True, attachments=True
+            group=store.group,
+            entries=True,
+            review=True,
+            audit=True,
+            threads=True,
+            attachments=True,
+            claims=scope is Scope.ALL,
         )
     )
     return counts

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from core.claims import gate, records
+from core.claims.model import Decision
 from core.cli.main import main
 from core.memory import forgetting
 from core.memory.forgetting import Scope
@@ -140,6 +142,27 @@ def test_clear_semantic(service: MemoryService, operator: Caller) -> None:
     counts = service.clear(operator, Scope.SEMANTIC)
     assert counts["memory_entries"] == 3
     assert service.store_for("main").total() == 0
+
+
+def test_clear_all_takes_the_claims_and_their_decisions(
+    service: MemoryService, operator: Caller
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "bot")
+    entry = service.store(operator, {"type": "fact", "content": "The shed code is 4711"}).entry
+    source = [{"kind": "memory", "id": entry.id}]
+    claim = gate.propose(
+        service, agent, {"text": "The shed has a code", "kind": "fact", "sources": source}
+    )
+    gate.decide(service, operator, claim.claim.id, Decision.REJECT)
+    store = service.store_for("main")
+    counts = service.clear(operator, Scope.ALL)
+    assert counts["claims"] == 1 and counts["claim_decisions"] == 1
+    assert records.list_claims(store) == []
+    for table in ("claims", "claim_sources", "claim_decisions"):
+        assert store.execute(f"SELECT count(*) FROM {table}").get == 0
+    assert not store.execute(
+        "SELECT rowid FROM claims_fts WHERE claims_fts MATCH 'shed'"
+    ).fetchall()
 
 
 def test_cli_clear_needs_confirmation_without_a_terminal(
