@@ -247,12 +247,14 @@ def state_line(receipt: Receipt) -> str:
         case SourceState.CHANGED:
             return (
                 f"verification gap: source changed since {_day(receipt.updated_at)} "
-                f"— {what} may be stale (checked {checked})"
+                f"— {what} may be stale (checked {checked}); read the file again and "
+                "attach it anew to record what it holds now"
             )
         case SourceState.MISSING:
             return (
                 f"verification gap: source missing since {_day(receipt.updated_at)} "
-                f"(moved or deleted) — {what} may be stale (checked {checked})"
+                f"(moved or deleted) — {what} may be stale (checked {checked}); if it "
+                "moved, attach it again from where it is now"
             )
         case SourceState.UNREADABLE:
             return (

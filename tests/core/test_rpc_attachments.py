@@ -90,6 +90,8 @@ def test_receipt_verify_list_round_trip(conn: Connection, doc: Path) -> None:
     changed = result(call(conn, "attachment_verify", {"id": receipt["id"]}))
     assert (changed["state"], changed["previous_state"]) == ("changed", "verified")
     assert "excerpt may be stale" in changed["state_line"]
+    # What to do about it, for an agent that never read the docs.
+    assert changed["state_line"].endswith("attach it anew to record what it holds now")
 
     listed = result(call(conn, "attachment_list"))["receipts"]
     assert [r["id"] for r in listed] == [receipt["id"]] and listed[0]["state"] == "changed"
