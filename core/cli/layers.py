@@ -13,6 +13,7 @@ from core.layers.summaries import clip
 from core.layers.timeline import Timeline, timeline
 from core.layers.tools import dig_tool, recall_tool
 from core.model.entries import utc_now
+from core.model.text import plural
 
 
 def _recall_args(p: argparse.ArgumentParser) -> None:
@@ -96,7 +97,8 @@ def _format_timeline(t: Timeline, now: datetime) -> str:
         lines += [f"    - {p}" for p in d["points"]]
     for r in t.rollups:
         lines.append(
-            f"[{r['level']}] {r['id']} {r['period']}: {r['hook']} ({len(r['children'])} parts)"
+            f"[{r['level']}] {r['id']} {r['period']}: {r['hook']} "
+            f"({plural(len(r['children']), 'part')})"
         )
     return "\n".join(lines)
 
@@ -115,6 +117,14 @@ def cmd_layers(ctx: Context, args: argparse.Namespace) -> int:
         ran = compress(store, now, rebuild=args.rebuild).to_dict()
     view = timeline(store, thread_id, now)
     text = _format_timeline(view, now)
+    if thread_id is None and not any(view.counts().values()):
+        # Without --thread only turns filed under no thread are shown: say where the rest are.
+        count = len(threads.list_threads(ctx.service, ctx.group))
+        if count:
+            text += (
+                "\nno turns outside threads; a thread's layers: `ambry layers --thread TITLE` "
+                f"({plural(count, 'thread')}, `ambry threads` lists them)"
+            )
     if ran is not None:
         text = (
             f"compressed: {ran['days']} days, {ran['rollups']} rollups, {ran['turns']} turns "

@@ -107,3 +107,18 @@ def test_cli_recall_dig_and_layers(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     assert "compressed: 0 days" in out and "[recent-1]" in out and "[archive]" in out
     assert main([*base, "dig", "mem-missing-000", "--depth", "1"]) != 0
+
+
+def test_layers_without_a_thread_points_to_the_threads_that_have_turns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["--data-dir", str(tmp_path), "--create"]
+    assert main([*base, "layers"]) == 0
+    assert "threads" not in capsys.readouterr().out.splitlines()[-1]  # none to point to
+    assert main([*base, "threads", "open", "Trip planning"]) == 0
+    capsys.readouterr()
+    assert main([*base, "layers"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "no turns outside threads; a thread's layers: `ambry layers --thread TITLE` "
+        "(1 thread, `ambry threads` lists them)"
+    )
