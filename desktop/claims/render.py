@@ -64,9 +64,15 @@ def report_html(report: ClaimReport, history: list[DecisionReceipt]) -> str:
     ]
     for s in report.sources:
         now = _text(s.matched_text) if s.matched_text else "<i>nothing that matches</i>"
+        # The quote goes with its source when the source is deleted (docs/claims.md).
+        then = (
+            _text(s.handle.quote[:1500])
+            if s.handle.quote
+            else "<i>not kept: the source was deleted</i>"
+        )
         parts.append(
             f"<tr><td valign='top'>{html.escape(s.handle.label)}<br/>{_badge(s.state)}</td>"
-            f"<td valign='top'>{_text(s.handle.quote[:1500])}</td>"
+            f"<td valign='top'>{then}</td>"
             f"<td valign='top'>{now}<br/><small>{html.escape(s.evidence)}</small></td></tr>"
         )
     parts.append("</table>")

@@ -354,3 +354,22 @@ def test_an_empty_list_says_what_belongs_there_and_how_claims_arrive(
     assert "Extract candidates" in page.detail.toPlainText()
     page.filter.setCurrentIndex(1)  # Verified
     qtbot.waitUntil(lambda: "No claim is verified yet" in page.detail.toPlainText())
+
+
+def test_a_source_deleted_since_says_its_quote_went_with_it(
+    qtbot: QtBot, service: MemoryService, window: MainWindow
+) -> None:
+    from core.memory.forgetting import Scope
+
+    agent = service.open_session("main", Actor.AGENT, "view-test")
+    _claim(service, agent, "The spare key hangs by the door.", "The spare key hangs by the door")
+    operator = service.open_session("main", Actor.OPERATOR)
+    service.clear(operator, Scope.EPISODIC)  # the cited turn goes, and its quote with it
+    window.resize(1280, 720)
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    qtbot.waitUntil(lambda: rows(window) == ["The spare key hangs by the door"])
+    page.table.selectRow(0)
+    detail = page.detail.toPlainText()
+    assert "not kept: the source was deleted" in detail
+    assert "hangs by the door." not in detail.split("Cited (then)")[1]
