@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTextBrowser,
     QTreeWidget,
@@ -34,6 +35,7 @@ from core.layers.links import describe, edges_from
 from core.layers.timeline import Timeline, timeline
 from core.model.changes import Changes
 from core.model.entries import utc_now
+from core.model.text import plural
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.times import short_time
 from desktop.widgets.watch import AppState
@@ -77,6 +79,8 @@ class LayersPage(LazyPage):
         self.status = QLabel(self)
         self.status.setObjectName("muted")
         self.status.setWordWrap(True)  # the counts take two lines in a narrow window
+        # Its height follows its width: all its lines, not one and a cut.
+        self.status.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("layersTree")
         self.tree.setHeaderLabels(["Layer", "When", "What"])
@@ -137,11 +141,23 @@ class LayersPage(LazyPage):
         self._fill_tree(view)
         counts = view.counts()
         last = short_time(view.last_pass) if view.last_pass else "never"
-        self.status.setText(
-            f"{counts['flash']} turns in Flash, {counts['warm']} summaries in Warm, "
-            f"{sum(counts[f'recent-{i}'] for i in range(1, 5))} in Recent, "
-            f"{counts['archive']} in Archive. Last compression: {last}."
-        )
+        if any(counts.values()):
+            self.status.setText(
+                f"{plural(counts['flash'], 'turn')} in Flash, "
+                f"{plural(counts['warm'], 'summary', 'summaries')} in Warm, "
+                f"{sum(counts[f'recent-{i}'] for i in range(1, 5))} in Recent, "
+                f"{counts['archive']} in Archive. Last compression: {last}."
+            )
+        else:
+            elsewhere = (
+                " Turns of a thread are under its name: pick it above."
+                if self._thread_id() is None and self.thread_box.count() > 1
+                else ""
+            )
+            self.status.setText(
+                "No turns here yet. An agent's turns show in Flash, then each day is "
+                f"summarised into the layers below as it ages.{elsewhere}"
+            )
         self.compress_button.setEnabled(self._state.service.layers is not None)
         if selected in self._items:
             self.tree.setCurrentItem(self._items[selected])
@@ -155,6 +171,8 @@ class LayersPage(LazyPage):
         for key, label in _GROUPS:
             groups[key] = QTreeWidgetItem(self.tree, [label])
             groups[key].setFlags(Qt.ItemFlag.ItemIsEnabled)
+            # A layer's name and what it keeps takes the row's whole width.
+            groups[key].setFirstColumnSpanned(True)
         for turn in view.flash_turns:
             who = turn["name"] or turn["speaker"]
             QTreeWidgetItem(

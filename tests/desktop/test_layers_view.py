@@ -98,3 +98,28 @@ def test_times_are_local_and_short_and_the_pane_says_what_it_is_for(
     assert "T" not in page.status.text().split("Last compression:")[1]
     page.tree.setCurrentItem(page.tree.topLevelItem(6).child(0))
     assert "Z" not in page.detail.toPlainText().split("turns,")[1].split("\n")[0]
+
+
+def test_an_empty_thread_says_what_will_be_here_and_layer_names_show_whole(
+    qtbot: QtBot, state: AppState, service: MemoryService
+) -> None:
+    from core.continuity.threads import open_thread
+
+    operator = service.open_session("main", Actor.OPERATOR)
+    open_thread(service, operator, title="Trip planning")
+    page = LayersPage(state)
+    qtbot.addWidget(page)
+    page.resize(1100, 700)
+    page.show()
+    qtbot.waitUntil(lambda: page.tree.topLevelItemCount() == 8)
+    # Nothing logged outside the thread: the status says what will be here, and where to look.
+    assert page.status.text().startswith("No turns here yet.")
+    assert "pick it above" in page.status.text()
+    # Each layer's row spans the tree, so "Archive · hook and a pointer to the turns" is whole.
+    for i in range(page.tree.topLevelItemCount()):
+        row = page.tree.topLevelItem(i)
+        assert row.isFirstColumnSpanned()
+        shown = page.tree.visualItemRect(row).width()
+        assert page.tree.fontMetrics().horizontalAdvance(row.text(0)) < shown
+    if SHOT:
+        page.grab().save(SHOT.replace(".png", "-empty.png"))
