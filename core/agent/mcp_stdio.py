@@ -13,9 +13,9 @@ them), and there the array gets a single -32600.
 
 A line over :data:`~core.agent.framing.MAX_FRAME_BYTES` gets one error and is
 skipped up to its newline (stdio cannot be reconnected, so the stream is
-resynchronised instead of closed). SIGTERM and SIGINT stop the server between
-two requests, never inside one, and the session ends gracefully, as it does
-when the client closes stdin.
+resynchronised instead of closed). SIGTERM, SIGINT and SIGHUP stop the server
+between two requests, never inside one, and the session ends gracefully, as it
+does when the client closes stdin.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from core.agent.framing import (
     too_large_frame,
 )
 from core.agent.mcp_bridge import BATCH_VERSIONS, McpSession
+from core.agent.signals import STOP_SIGNALS
 from core.model.errors import AmbryError
 
 if TYPE_CHECKING:
@@ -119,8 +120,7 @@ class StdioServer:
     def _install_signals(self) -> dict[int, Any]:
         if threading.current_thread() is not threading.main_thread():
             return {}
-        signums = [signal.SIGINT] + ([signal.SIGTERM] if os.name == "posix" else [])
-        return {s: signal.signal(s, self._on_signal) for s in signums}
+        return {s: signal.signal(s, self._on_signal) for s in STOP_SIGNALS}
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         log.info("received %s; closing the MCP session", signal.Signals(signum).name)

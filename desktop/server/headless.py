@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import signal
 import socket
 import sys
@@ -11,9 +12,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QSocketNotifier
 
+from core.agent.signals import STOP_SIGNALS
 from core.service import MemoryService
 from core.storage.paths import DataDir
 from desktop.server.agent_server import AgentServer
+
+log = logging.getLogger(__name__)
 
 
 def serve_headless(
@@ -21,8 +25,8 @@ def serve_headless(
 ) -> int:
     """``ambry serve``: run an :class:`AgentServer` under a QCoreApplication until a signal.
 
-    SIGINT and SIGTERM stop it cleanly: open sessions end ungracefully, the
-    socket file is removed.
+    SIGINT, SIGTERM and SIGHUP stop it cleanly: open sessions end ungracefully,
+    the audit rows of reads are written, the socket file is removed.
 
     Raises:
         StorageError: the socket is taken or cannot be created.
@@ -37,13 +41,14 @@ def serve_headless(
             app.exec()
     finally:
         server.stop()
+    log.info("stopped serving agents on %s", server.path)
     print("stopped", file=sys.stderr)
     return 0
 
 
 @contextlib.contextmanager
 def _quit_on_signals(app: QCoreApplication) -> Iterator[None]:
-    """Quit ``app`` on SIGINT/SIGTERM.
+    """Quit ``app`` on any of :data:`~core.agent.signals.STOP_SIGNALS`.
 
     Python runs signal handlers only between bytecodes, and Qt's event loop is
     C++, so the C-level handler also writes to a socket whose notifier wakes
@@ -60,10 +65,12 @@ def _quit_on_signals(app: QCoreApplication) -> Iterator[None]:
 
     notifier.activated.connect(drain)
     previous_fd = signal.set_wakeup_fd(writer.fileno())
-    previous = {
-        sig: signal.signal(sig, lambda _sig, _frame: app.quit())
-        for sig in (signal.SIGINT, signal.SIGTERM)
-    }
+
+    def stop(signum: int, _frame: object) -> None:
+        log.info("received %s; stopping", signal.Signals(signum).name)
+        app.quit()
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
     try:
         yield
     finally:

@@ -262,9 +262,14 @@ def test_a_missing_name_or_uri_is_named_as_missing(wire: Wire) -> None:
     assert wire.close() == 0
 
 
-def test_sigterm_ends_the_session_gracefully(wire: Wire, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_ends_the_session_gracefully(
+    wire: Wire, tmp_path: Path, signum: signal.Signals
+) -> None:
+    # SIGHUP (the terminal that started it closing) used to kill it on the spot,
+    # its session left open.
     assert wire.initialize()["serverInfo"]["name"] == "ambry"
-    wire.proc.send_signal(signal.SIGTERM)
+    wire.proc.send_signal(signum)
     assert wire.proc.wait(timeout=30) == 0
     svc = MemoryService(DataDir(tmp_path / "mcp-data"))
     try:

@@ -680,3 +680,34 @@ def test_ambry_serve_runs_headless_refuses_a_twin_and_stops_on_sigterm(
         assert [r.content for r in hits] == ["Served without a display"]
     finally:
         svc.close()
+
+
+@pytest.mark.slow
+def test_ambry_serve_stops_cleanly_when_its_terminal_hangs_up(
+    tmp_path: Path, sock_dir: Path
+) -> None:
+    # SIGHUP (the terminal or ssh login that started it going away) used to end it
+    # on the spot: exit status -1, the socket file left behind, sessions left open.
+    served = start_serve(tmp_path, sock_dir)
+    proc, data, sock = served.proc, served.data, served.sock
+    try:
+        with AmbryClient(sock, data_dir=data) as client:
+            session_id = client.hello("main", "hung-up")["session_id"]
+            client.store("fact", "Written before the hang-up")
+            client.search("hang-up")
+            proc.send_signal(signal.SIGHUP)
+            _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert stderr.rstrip().endswith("stopped")
+    assert not sock.exists()
+    svc = MemoryService(DataDir(data))
+    try:
+        assert session_states(svc)[session_id] == "abandoned"
+        actions = [a for (a,) in svc.store_for("main").execute("SELECT action FROM audit_log")]
+        assert {"store", "search"} <= set(actions)
+    finally:
+        svc.close()
