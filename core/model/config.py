@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from core.model.errors import InvalidParams
+from core.model.errors import InvalidParams, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -138,11 +138,26 @@ def parse_config(raw: dict[str, Any]) -> Config:
 
 
 def load_config(path: Path) -> Config:
-    if not path.exists():
-        return Config()
+    """The settings in ``path``, or the defaults when there is no such file.
+
+    Raises:
+        StorageError: the file or its folder cannot be read (permissions).
+        InvalidParams: the file is not valid settings; the message names the file.
+    """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):
+        # No file, or no data dir yet (the command that creates it says why it cannot).
+        return Config()
+    except OSError as exc:
+        # A folder that cannot be searched fails here first, for every command.
+        raise StorageError(
+            f"{path}: cannot read settings ({exc.strerror or exc}); check that you own "
+            f"the data dir and may read it (chmod 700 '{path.parent}')"
+        ) from exc
+    try:
+        raw = json.loads(text)
+    except ValueError as exc:
         raise InvalidParams(
             f"{path}: cannot read settings ({exc}); fix or delete the file"
         ) from exc

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -21,6 +22,22 @@ from core.storage.file_safety import tighten
 from core.storage.paths import DataDir, validate_group
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="POSIX file modes and signals")
+AMBRY = Path(sys.executable).with_name("ambry")
+#: Capabilities that let root read and change any file, whatever its mode.
+FILE_CAPS = "dac_override,dac_read_search,fowner"
+
+
+def ambry_bound_by_modes(*argv: str) -> subprocess.CompletedProcess[str]:
+    """Run ``ambry`` as one whom file modes stop: root drops the capabilities that
+    ignore them (setpriv); anyone else already is."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: file modes cannot stop it")
+        drop = ",".join(f"-{cap}" for cap in FILE_CAPS.split(","))
+        prefix = [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}", "--"]
+    return subprocess.run([*prefix, str(AMBRY), *argv], capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize(
@@ -152,3 +169,20 @@ def test_a_completed_export_leaves_no_note(tmp_path: Path) -> None:
     assert json.loads(target.read_text().splitlines()[0])["entries"] == 1
     assert _hidden(tmp_path) == []
     assert list(data.pending_dir.glob("*")) == []
+
+
+@posix_only
+def test_a_data_dir_that_cannot_be_read_is_one_clear_error(tmp_path: Path) -> None:
+    # Before, every command (doctor too) died with a traceback, "bug in ambry":
+    # the settings file could not even be looked for in a folder that cannot be searched.
+    data = tmp_path / "data"
+    assert main(["--data-dir", str(data), "--create", "store", "Likes tea"]) == 0
+    data.chmod(0)
+    try:
+        done = ambry_bound_by_modes("--data-dir", str(data), "list")
+    finally:
+        data.chmod(0o700)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith(f"error: {data / 'config.json'}: cannot read settings")
+    assert f"chmod 700 '{data}'" in line
