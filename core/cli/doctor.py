@@ -1,7 +1,9 @@
 """``ambry doctor``: is this installation healthy, and if not, what to do.
 
 Each check prints one line, ``ok``, ``warn`` or ``fail``, with what it found and,
-when it is not ok, the fix. Nothing here writes to the data dir: databases are
+when it is not ok, the fix. A settings file that stops every other command
+(a bad value, a file that cannot be read) is reported as one check, and the
+others still run. Nothing here writes to the data dir: databases are
 opened read-only, and the MCP start-up is timed on a temporary data dir. Exits 1
 if any check fails.
 """
@@ -28,7 +30,8 @@ from core import __version__
 from core.cli.context import Context, command
 from core.cli.logfile import log_file
 from core.cli.qtlibs import check_qt_libraries, report
-from core.model.errors import AmbryError, SchemaTooNew
+from core.model.config import load_config
+from core.model.errors import AmbryError, SchemaTooNew, StorageError
 from core.storage.crypto import (
     KeyUnavailable,
     describe_key_entry,
@@ -114,6 +117,28 @@ def check_data_dir(data_dir: DataDir, located: LocatedDataDir) -> Finding:
             f"chmod 700 '{root}'",
         )
     return Finding("data dir", Status.OK, f"{root} (mode {mode:04o})")
+
+
+def check_config(data_dir: DataDir) -> Finding:
+    """Whether ``config.json`` holds settings every command can use."""
+    path = data_dir.config_file
+    try:
+        load_config(path)
+    except StorageError as exc:
+        return Finding("config", Status.FAIL, exc.message, f"chmod 700 '{data_dir.root}'")
+    except AmbryError as exc:
+        # Every other command stops at this file, so it comes first in the report.
+        return Finding(
+            "config",
+            Status.FAIL,
+            exc.message,
+            f"edit {path}, or delete it to go back to the defaults; until then the app, "
+            "`ambry serve`, `ambry mcp` and every command that opens the store stop with "
+            "this error",
+        )
+    if not path.exists():
+        return Finding("config", Status.OK, f"{path}: none yet, the defaults apply")
+    return Finding("config", Status.OK, str(path))
 
 
 def _copies_of(data_dir: DataDir, group: str) -> str:
@@ -366,6 +391,7 @@ def run_checks(
 ) -> list[Finding]:
     findings = [check_install(), check_data_dir(data_dir, located)]
     if data_dir.root.is_dir():
+        findings.append(check_config(data_dir))
         findings += check_schemas(data_dir)
         key = check_data_key(data_dir)
         if key is not None:

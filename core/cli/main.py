@@ -35,7 +35,7 @@ from core.cli.context import (
     fail,
 )
 from core.cli.logfile import logging_to_file
-from core.model.config import load_config
+from core.model.config import Config, load_config
 from core.model.errors import AmbryError, InvalidParams
 from core.policy.manifest import load_manifest
 from core.service import MemoryService
@@ -245,7 +245,14 @@ def _run(args: argparse.Namespace) -> int:
             return run_gui(args)
         handler = COMMANDS[args.command][0]
         _known_group(args, data_dir, group)
-        config = load_config(data_dir.config_file)
+        try:
+            config = load_config(data_dir.config_file)
+        except AmbryError:
+            if args.command not in NO_STORE:
+                raise
+            # doctor reports the file as a failed check; setup and completion read no
+            # setting. Neither should stop at the first thing that is wrong.
+            config = Config()
         service = MemoryService(data_dir, config)
         ctx = Context(service=service, group=group, as_json=args.json)
         log.info("ambry %s on %s, group %s", args.command, data_dir.root, group)

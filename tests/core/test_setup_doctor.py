@@ -239,6 +239,27 @@ def test_doctor_warns_of_a_log_folder_it_cannot_create(
     assert fine.status is doctor.Status.OK and "created on first use" in fine.detail
 
 
+def test_doctor_reports_a_bad_settings_file_and_goes_on_checking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, doctor stopped at the file with the one error line every command
+    # gives, and checked nothing else.
+    data = tmp_path / "data"
+    assert run(capsys, "--data-dir", str(data), "--create", "store", "Likes tea")[0] == 0
+    (data / "config.json").write_text('{"rate_stores_per_hour": "lots"}')
+    code, out, err = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
+    findings = {f["check"]: f for f in json.loads(out)}
+    assert code == 1 and err == ""
+    config = findings["config"]
+    assert config["status"] == "fail" and "rate_stores_per_hour" in config["detail"]
+    assert str(data / "config.json") in config["fix"] and "delete it" in config["fix"]
+    assert findings["group main"]["status"] == "ok" and "model" in findings
+    (data / "config.json").unlink()
+    code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
+    config = {f["check"]: f for f in json.loads(out)}["config"]
+    assert config["status"] == "ok" and "defaults" in config["detail"]
+
+
 def test_doctor_names_the_newest_copy_of_a_damaged_group(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
