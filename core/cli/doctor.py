@@ -153,6 +153,19 @@ def _copies_of(data_dir: DataDir, group: str) -> str:
     return f"if the file is damaged, the newest copy of the group is {newest}"
 
 
+def _damage(conn: apsw.Connection) -> str:
+    """SQLite's first complaint about the file's pages, or "" when it finds none.
+
+    The header and schema can be fine while a table's pages are not: then the
+    database opens, and the first search or write that reaches them fails.
+    """
+    try:
+        first = str(conn.execute("PRAGMA quick_check(1)").get)
+    except apsw.Error as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return "" if first == "ok" else " ".join(first.replace("*** in database main ***", "").split())
+
+
 def check_schemas(data_dir: DataDir) -> list[Finding]:
     groups = data_dir.groups()
     if not groups:
@@ -170,9 +183,24 @@ def check_schemas(data_dir: DataDir) -> list[Finding]:
             continue
         try:
             version = int(conn.execute("PRAGMA user_version").get)
+            damage = _damage(conn)
         finally:
             conn.close()
-        if version < SCHEMA_VERSION:
+        if damage:
+            fix = _copies_of(data_dir, group) or (
+                "move the file aside (the group then starts empty); SQLite's `.recover` "
+                "command can save what is still readable in it"
+            )
+            findings.append(
+                Finding(
+                    name,
+                    Status.FAIL,
+                    f"{path} is damaged ({damage}); searches, exports and writes in this "
+                    "group may fail",
+                    fix,
+                )
+            )
+        elif version < SCHEMA_VERSION:
             findings.append(
                 Finding(
                     name,

@@ -292,6 +292,30 @@ def test_doctor_names_the_newest_copy_of_a_damaged_group(
     assert "newer Ambry" in found["detail"] and found["fix"] == ""
 
 
+def test_doctor_finds_a_group_damaged_past_its_header(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, a file whose header and schema were intact said "ok", while every
+    # export and write of the group failed with "database disk image is malformed".
+    data = tmp_path / "data"
+    assert run(capsys, "--data-dir", str(data), "--create", "store", "Likes tea")[0] == 0
+    db = DataDir(data).group_db("main")
+    conn = apsw.Connection(str(db))
+    try:
+        page_size = int(conn.execute("PRAGMA page_size").get)
+        root = conn.execute("SELECT rootpage FROM sqlite_schema WHERE name = 'memory_entries'").get
+    finally:
+        conn.close()
+    with db.open("r+b") as fh:
+        fh.seek((int(root) - 1) * page_size)
+        fh.write(b"\xff" * page_size)
+    code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
+    found = {f["check"]: f for f in json.loads(out)}["group main"]
+    assert code == 1 and found["status"] == "fail"
+    assert "is damaged" in found["detail"] and "move the file aside" in found["fix"]
+    assert run(capsys, "--data-dir", str(data), "export", str(tmp_path / "out.jsonl"))[0] == 1
+
+
 def test_doctor_fails_when_the_key_of_private_memories_is_not_in_the_keyring(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], memory_keyring: object
 ) -> None:
