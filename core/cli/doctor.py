@@ -102,6 +102,19 @@ def check_data_dir(data_dir: DataDir, located: LocatedDataDir) -> Finding:
     if not root.is_dir():
         return Finding("data dir", Status.FAIL, f"{root} is not a directory", "give a directory")
     mode = stat.S_IMODE(root.stat().st_mode)
+    for folder in (root, data_dir.memory_dir):
+        if folder.is_dir() and not _readable(folder):
+            # Without this, the groups in it looked like none at all ("no groups yet").
+            folder_mode = stat.S_IMODE(folder.stat().st_mode)
+            return Finding(
+                "data dir",
+                Status.FAIL,
+                f"{folder} cannot be read by you (mode {folder_mode:04o}), so neither can "
+                "the memories in it",
+                f"chmod 700 '{folder}'"
+                if folder.stat().st_uid == os.getuid()
+                else f"chown $USER '{folder}' or pick another --data-dir",
+            )
     if not os.access(root, os.W_OK | os.X_OK):
         return Finding(
             "data dir",
@@ -139,6 +152,11 @@ def check_config(data_dir: DataDir) -> Finding:
     if not path.exists():
         return Finding("config", Status.OK, f"{path}: none yet, the defaults apply")
     return Finding("config", Status.OK, str(path))
+
+
+def _readable(folder: Path) -> bool:
+    """Whether the files in ``folder`` can be listed and opened."""
+    return os.access(folder, os.R_OK | os.X_OK)
 
 
 def _copies_of(data_dir: DataDir, group: str) -> str:
@@ -418,12 +436,14 @@ def run_checks(
     data_dir: DataDir, located: LocatedDataDir, *, mcp: bool, model_dir: str = ""
 ) -> list[Finding]:
     findings = [check_install(), check_data_dir(data_dir, located)]
-    if data_dir.root.is_dir():
+    memory = data_dir.memory_dir
+    if data_dir.root.is_dir() and _readable(data_dir.root):
         findings.append(check_config(data_dir))
-        findings += check_schemas(data_dir)
-        key = check_data_key(data_dir)
-        if key is not None:
-            findings.append(key)
+        if not memory.is_dir() or _readable(memory):
+            findings += check_schemas(data_dir)
+            key = check_data_key(data_dir)
+            if key is not None:
+                findings.append(key)
     checks: list[Callable[[], Finding]] = [
         check_keyring,
         check_socket,

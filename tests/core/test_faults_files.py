@@ -186,3 +186,22 @@ def test_a_data_dir_that_cannot_be_read_is_one_clear_error(tmp_path: Path) -> No
     [line] = done.stderr.splitlines()
     assert line.startswith(f"error: {data / 'config.json'}: cannot read settings")
     assert f"chmod 700 '{data}'" in line
+
+
+@posix_only
+def test_doctor_says_a_memory_folder_that_cannot_be_read_is_not_empty(tmp_path: Path) -> None:
+    # Before, doctor listed no group in it and said "ok schema: no groups yet".
+    data = tmp_path / "data"
+    assert main(["--data-dir", str(data), "--create", "store", "Likes tea"]) == 0
+    memory = data / "memory"
+    memory.chmod(0)
+    try:
+        done = ambry_bound_by_modes("--data-dir", str(data), "doctor", "--no-mcp", "--json")
+    finally:
+        memory.chmod(0o700)
+    findings = {f["check"]: f for f in json.loads(done.stdout)}
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    found = findings["data dir"]
+    assert found["status"] == "fail" and "cannot be read by you" in found["detail"]
+    assert found["fix"] == f"chmod 700 '{memory}'"
+    assert "schema" not in findings and findings["config"]["status"] == "ok"
