@@ -4,13 +4,15 @@ Data directories made by an older Ambry, by hand or by a restore tool may be
 readable by other users; they are tightened when Ambry opens them. Only the
 group and other bits are removed, so a folder the person made read-only on
 purpose stays read-only. The socket path is another person's file when it is not
-a socket: Ambry refuses to start rather than delete it.
+a socket, or when it is a socket some other program is listening on: Ambry
+refuses to start rather than delete it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 import stat
 from pathlib import Path
 
@@ -95,4 +97,28 @@ def refuse_non_socket(path: Path) -> None:
     raise StorageError(
         f"the agent socket path {path} is {kind}, not a socket; Ambry will not delete it. "
         "Move it away, or set AMBRY_SOCKET to another path"
+    )
+
+
+def refuse_live_socket(path: Path) -> None:
+    """Refuse to replace a socket at ``path`` that a program is listening on.
+
+    The caller holds the lock every Ambry server takes on the path, so a
+    listener there is not an Ambry: deleting its socket would cut that program
+    off. A socket nobody listens on (left by a crash) may be replaced.
+
+    Raises:
+        StorageError: something answers a connection on ``path``.
+    """
+    if not is_socket(path) or not hasattr(socket, "AF_UNIX"):
+        return
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(0.5)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return  # refused or timed out: nobody serves it
+    raise StorageError(
+        f"another program, not an Ambry, is listening on the agent socket path {path}; "
+        "Ambry will not take it over. Stop that program, or set AMBRY_SOCKET to another path"
     )

@@ -36,7 +36,7 @@ from core.agent.protocol import agent_dispatcher
 from core.model.caller import Caller
 from core.model.errors import AmbryError, RateLimited, StorageError
 from core.service import MemoryService
-from core.storage.file_safety import is_socket, refuse_non_socket
+from core.storage.file_safety import is_socket, refuse_live_socket, refuse_non_socket
 from core.storage.paths import DataDir, default_socket_path
 from core.storage.worker import release_freed_memory
 
@@ -261,9 +261,11 @@ class AgentServer(QObject):
             )
 
     def _listen(self) -> None:
-        # We hold the lock, so a socket there was left by a crash; anything else is
-        # someone's file and is never deleted.
+        # We hold the lock, so a socket there was left by a crash, unless another
+        # program listens on it; anything else is someone's file and is never deleted.
         refuse_non_socket(self._path)
+        if os.name == "posix":
+            refuse_live_socket(self._path)
         QLocalServer.removeServer(str(self._path))
         server = QLocalServer(self)
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,3 +76,26 @@ def test_the_server_starts_again_after_a_refusal_once_the_file_is_moved(
     finally:
         srv.stop()
     assert not path.exists()
+
+
+def test_a_socket_another_program_listens_on_is_refused_and_kept(
+    qapp: Any, service: MemoryService, data_dir: DataDir, sock_dir: Path
+) -> None:
+    # Before, holding the lock was taken to mean the socket was left by a crash:
+    # the other program's socket was deleted and taken over.
+    path = sock_dir / "agent.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
+        other.bind(str(path))
+        other.listen()
+        srv = AgentServer(service, data_dir, path)
+        with pytest.raises(StorageError, match=r"another program, not an Ambry.*AMBRY_SOCKET"):
+            srv.start()
+        assert not srv.is_listening
+        srv.stop()
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+            client.connect(str(path))  # still the other program's
+    # Once it has gone, its socket is stale and replaced.
+    srv = AgentServer(service, data_dir, path)
+    srv.start()
+    assert srv.is_listening
+    srv.stop()
