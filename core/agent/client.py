@@ -33,6 +33,7 @@ from core.agent.auth import read_token
 from core.agent.framing import MAX_FRAME_BYTES, FrameBuffer, RequestId, decode_json, encode_frame
 from core.model import errors
 from core.model.errors import AmbryError, InvalidParams, TooLarge
+from core.storage.file_safety import peer_uid
 from core.storage.paths import DEFAULT_GROUP, DataDir, default_socket_path, resolve_data_dir
 
 #: Seconds to wait for the server before a call fails with ``Timeout``.
@@ -141,6 +142,16 @@ class AmbryClient:
         except OSError:
             sock.close()
             raise
+        # The token goes only to the person's own server: on a shared machine another
+        # user could listen on the path first (a socket folder under /tmp).
+        owner = peer_uid(sock, self.socket_path)
+        if os.name == "posix" and owner is not None and owner != os.geteuid():
+            sock.close()
+            raise ServerUnavailable(
+                f"the program listening on {self.socket_path} runs as another user "
+                f"(uid {owner}), so Ambry will not send it your token; set XDG_RUNTIME_DIR, "
+                "or AMBRY_SOCKET to a path in a folder of your own, and start Ambry again"
+            )
         self._sock = sock
         return self
 

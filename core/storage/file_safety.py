@@ -122,3 +122,51 @@ def refuse_live_socket(path: Path) -> None:
         f"another program, not an Ambry, is listening on the agent socket path {path}; "
         "Ambry will not take it over. Stop that program, or set AMBRY_SOCKET to another path"
     )
+
+
+def check_socket_folder(folder: Path) -> None:
+    """Serve only from a folder of this user's that nobody else can use.
+
+    Without ``XDG_RUNTIME_DIR`` (an ssh login, a container) the socket's folder
+    is under ``/tmp``, where another user could have made it first and would
+    then see every connection. Such a folder is refused; one of the user's own
+    that others may enter is tightened.
+
+    Raises:
+        StorageError: ``folder`` is not a folder, or belongs to another user.
+    """
+    if os.name != "posix":
+        return
+    try:
+        found = folder.lstat()
+    except OSError as exc:
+        raise StorageError(
+            f"cannot check the agent socket folder {folder}: {exc.strerror}"
+        ) from exc
+    if not stat.S_ISDIR(found.st_mode):
+        raise StorageError(
+            f"the agent socket folder {folder} is not a folder; set AMBRY_SOCKET to a path "
+            "in a folder of your own"
+        )
+    if found.st_uid != os.geteuid():
+        raise StorageError(
+            f"the agent socket folder {folder} belongs to another user (uid {found.st_uid}), "
+            "who could listen in on your agents; set XDG_RUNTIME_DIR, or AMBRY_SOCKET to a "
+            "path in a folder of your own"
+        )
+    tighten(folder)
+
+
+def peer_uid(sock: socket.socket, path: Path) -> int | None:
+    """The user id of the program at the other end of the connected Unix socket
+    ``sock`` (from the kernel where it says, else the owner of the socket file
+    ``path``); None where neither can be known."""
+    if hasattr(socket, "SO_PEERCRED"):
+        import struct
+
+        creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return int(struct.unpack("3i", creds)[1])
+    try:
+        return path.stat().st_uid
+    except OSError:
+        return None

@@ -36,7 +36,12 @@ from core.agent.protocol import agent_dispatcher
 from core.model.caller import Caller
 from core.model.errors import AmbryError, RateLimited, StorageError
 from core.service import MemoryService
-from core.storage.file_safety import is_socket, refuse_live_socket, refuse_non_socket
+from core.storage.file_safety import (
+    check_socket_folder,
+    is_socket,
+    refuse_live_socket,
+    refuse_non_socket,
+)
 from core.storage.paths import DataDir, default_socket_path
 from core.storage.worker import release_freed_memory
 
@@ -183,6 +188,7 @@ class AgentServer(QObject):
         try:
             if not path.parent.exists():
                 path.parent.mkdir(parents=True, mode=0o700)
+            check_socket_folder(path.parent)
             self._data_dir.ensure()
             load_or_create_token(self._data_dir.token_file)
         except OSError as exc:

@@ -99,3 +99,77 @@ def test_a_socket_another_program_listens_on_is_refused_and_kept(
     srv.start()
     assert srv.is_listening
     srv.stop()
+
+
+#: A user id that is not the tests' own (nobody, on most systems).
+OTHER_UID = 65534
+
+
+def _as_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("making a folder or a listener of another user needs root")
+
+
+def test_a_socket_folder_of_another_user_is_refused(
+    qapp: Any, service: MemoryService, data_dir: DataDir, sock_dir: Path
+) -> None:
+    _as_root()
+    # Without XDG_RUNTIME_DIR the folder is under /tmp: another user could make it first.
+    theirs = sock_dir / "runtime"
+    theirs.mkdir(mode=0o777)
+    os.chown(theirs, OTHER_UID, OTHER_UID)
+    srv = AgentServer(service, data_dir, theirs / "agent.sock")
+    with pytest.raises(StorageError, match=r"belongs to another user .*XDG_RUNTIME_DIR"):
+        srv.start()
+    assert not srv.is_listening and not (theirs / "agent.sock").exists()
+    srv.stop()
+    # The person's own folder, left open to others by an older version, is tightened.
+    mine = sock_dir / "mine"
+    mine.mkdir(mode=0o755)
+    srv = AgentServer(service, data_dir, mine / "agent.sock")
+    srv.start()
+    try:
+        assert srv.is_listening and (mine.stat().st_mode & 0o077) == 0
+    finally:
+        srv.stop()
+
+
+def test_the_client_sends_no_token_to_another_users_listener(sock_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    from core.agent.client import AmbryClient, ServerUnavailable
+
+    _as_root()
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("no setpriv to run a listener as another user")
+    sock_dir.chmod(0o777)
+    path = sock_dir / "agent.sock"
+    listen = (
+        "import socket, sys, time; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); "
+        "s.listen(); print('ready', flush=True); time.sleep(30)"
+    )
+    other = subprocess.Popen(
+        [
+            setpriv,
+            f"--reuid={OTHER_UID}",
+            f"--regid={OTHER_UID}",
+            "--clear-groups",
+            "--",
+            sys.executable,
+            "-c",
+            listen,
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout is not None and other.stdout.readline() == "ready\n"
+        client = AmbryClient(socket_path=path, token="secret-token")
+        with pytest.raises(ServerUnavailable, match=r"runs as another user .* not send it"):
+            client.connect()
+    finally:
+        other.kill()
+        other.communicate()
