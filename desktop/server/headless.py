@@ -37,7 +37,7 @@ def serve_headless(
     print(f"serving agents on {server.path}", file=sys.stderr)
     print(f"agent token in {server.token_file}", file=sys.stderr, flush=True)
     try:
-        with _quit_on_signals(app):
+        with quit_on_signals(app):
             app.exec()
     finally:
         server.stop()
@@ -47,7 +47,7 @@ def serve_headless(
 
 
 @contextlib.contextmanager
-def _quit_on_signals(app: QCoreApplication) -> Iterator[None]:
+def quit_on_signals(app: QCoreApplication) -> Iterator[None]:
     """Quit ``app`` on any of :data:`~core.agent.signals.STOP_SIGNALS`.
 
     Python runs signal handlers only between bytecodes, and Qt's event loop is

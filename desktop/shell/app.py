@@ -25,6 +25,7 @@ from core.model.errors import AmbryError
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir
 from desktop.server.agent_server import AgentServer
+from desktop.server.headless import quit_on_signals
 from desktop.settings.appearance import theme_choice
 from desktop.shell.main_window import MainWindow
 from desktop.shell.single_instance import InstanceServer, raise_running
@@ -236,7 +237,10 @@ def run(args: argparse.Namespace) -> int:
             return 1
         crash.parent = running.window
         try:
-            return app.exec()
+            # A logout or `kill` (SIGTERM, SIGHUP) closes the app as its Quit does: the
+            # agents' sessions end and the last reads are audited.
+            with quit_on_signals(app):
+                return app.exec()
         finally:
             running.close()
     finally:

@@ -711,3 +711,45 @@ def test_ambry_serve_stops_cleanly_when_its_terminal_hangs_up(
         assert {"store", "search"} <= set(actions)
     finally:
         svc.close()
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="POSIX stop signals")
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP"])
+def test_the_app_closes_cleanly_on_a_stop_signal(tmp_path: Path, sock_dir: Path, stop: str) -> None:
+    # A logout or `kill` used to end the app on the spot: its agents' sessions were
+    # left open, the socket file behind and the last reads unaudited.
+    data = tmp_path / "app-data"
+    data.mkdir()
+    sock = sock_dir / "app.sock"
+    env = {
+        **os.environ,
+        "AMBRY_SOCKET": str(sock),
+        "AMBRY_DATA_DIR": str(data),
+        "QT_QPA_PLATFORM": "offscreen",
+    }
+    proc = subprocess.Popen(
+        [str(AMBRY)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not sock.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with AmbryClient(sock, data_dir=data) as client:
+            session_id = client.hello("main", "logged-out")["session_id"]
+            client.store("fact", "Written before the logout")
+            client.search("logout")
+            proc.send_signal(getattr(signal, stop))
+            _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert not sock.exists()
+    svc = MemoryService(DataDir(data))
+    try:
+        assert session_states(svc)[session_id] == "abandoned"
+        actions = {a for (a,) in svc.store_for("main").execute("SELECT action FROM audit_log")}
+        assert {"store", "search"} <= actions
+    finally:
+        svc.close()
