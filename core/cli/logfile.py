@@ -4,13 +4,14 @@ The app has no terminal, and an MCP client usually hides a server's stderr, so
 every entry point writes what happened to ``<user log dir>/ambry.log``
 (``platformdirs.user_log_dir("Ambry")``, or ``AMBRY_LOG_DIR``): Ambry's own
 records from INFO up, other libraries' from WARNING up, and the traceback of
-any bug. The file rotates at 1 MiB and keeps three old ones. Only the
+any bug. The file is owner-only, rotates at 1 MiB and keeps three old ones. Only the
 composition root (:func:`core.cli.main.main`) installs the handlers, and it
 removes them again when the command returns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
@@ -18,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -84,6 +86,16 @@ class _LogFile(logging.handlers.RotatingFileHandler):
     """
 
     failed = False
+
+    def _open(self) -> Any:
+        # Owner-only, as the rest of Ambry's files: it names groups, paths and refusals.
+        # A file an older version made readable to others is tightened.
+        # (Not through file_safety.tighten: it logs, and this runs inside a log call.)
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        if os.name == "posix":
+            with contextlib.suppress(OSError):  # another owner's file: written as it is
+                os.fchmod(fd, 0o600)
+        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
 
     def handleError(self, record: logging.LogRecord) -> None:
         if self.failed:

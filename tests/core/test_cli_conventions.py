@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -278,6 +279,11 @@ def test_each_run_logs_to_the_log_file_and_leaves_no_handler(
     text = path.read_text()
     assert "ambry show on" in text and "refused: no entry mem-nope" in text
     assert logging.getLogger().handlers == before
+    # Owner-only, like the data dir; one an older version left readable is tightened.
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.chmod(0o644)
+    run(capsys, "--data-dir", str(tmp_path), "show", "mem-nope")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
 def test_a_warning_reads_as_the_commands_own_and_verbose_names_its_module(
