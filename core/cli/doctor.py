@@ -39,6 +39,7 @@ from core.storage.crypto import (
     remember_key_name,
 )
 from core.storage.db import open_database
+from core.storage.file_safety import peer_uid
 from core.storage.paths import (
     DATA_DIR_ENV,
     DataDir,
@@ -314,7 +315,45 @@ def check_socket() -> Finding:
                 f"{path} is left over from a server that stopped",
                 "the next `ambry serve` replaces it; or rm it",
             )
-    return Finding("socket", Status.OK, f"{path}: a server is listening")
+        owner = peer_uid(sock, path)
+    if os.name == "posix" and owner is not None and owner != os.geteuid():
+        return Finding(
+            "socket",
+            Status.FAIL,
+            f"{path}: a program of another user (uid {owner}) listens there; agents "
+            "will not send it their token",
+            "set XDG_RUNTIME_DIR, or AMBRY_SOCKET to a path in a folder of your own",
+        )
+    if not _ambry_holds(path):
+        return Finding(
+            "socket",
+            Status.WARN,
+            f"{path}: another program (not an Ambry) listens there, so Ambry cannot serve "
+            "agents on it",
+            "stop that program, or set AMBRY_SOCKET to another path",
+        )
+    return Finding("socket", Status.OK, f"{path}: an Ambry server is listening")
+
+
+def _ambry_holds(path: Path) -> bool:
+    """Whether an Ambry server holds the lock every one takes beside its socket."""
+    if os.name != "posix":
+        return True  # no lock file there: a listener is taken to be Ambry
+    import fcntl
+
+    try:
+        fd = os.open(path.with_name(path.name + ".lock"), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True  # held: a live Ambry serves here
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def check_qt() -> Finding:

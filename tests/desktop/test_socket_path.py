@@ -173,3 +173,29 @@ def test_the_client_sends_no_token_to_another_users_listener(sock_dir: Path) -> 
     finally:
         other.kill()
         other.communicate()
+
+
+def test_doctor_tells_an_ambry_server_from_another_listener(
+    qapp: Any,
+    service: MemoryService,
+    data_dir: DataDir,
+    sock_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from core.cli.doctor import Status, check_socket
+
+    path = sock_dir / "agent.sock"
+    monkeypatch.setenv("AMBRY_SOCKET", str(path))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as other:
+        other.bind(str(path))
+        other.listen()
+        found = check_socket()
+        assert found.status is Status.WARN and "another program (not an Ambry)" in found.detail
+    path.unlink()
+    srv = AgentServer(service, data_dir, path)
+    srv.start()
+    try:
+        found = check_socket()
+        assert found.status is Status.OK and found.detail.endswith("an Ambry server is listening")
+    finally:
+        srv.stop()
