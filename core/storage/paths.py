@@ -182,10 +182,22 @@ class DataDir:
         return self.root / "agent.token"
 
     def groups(self) -> list[str]:
-        """Names of the groups that have a database, sorted."""
+        """Names of the groups that have a database, sorted.
+
+        Raises:
+            StorageError: the ``memory`` folder cannot be listed (its mode, say):
+                its groups are not there to see, which is not "no groups".
+        """
         if not self.memory_dir.is_dir():
             return []
-        names = (p.stem for p in self.memory_dir.glob("*.sqlite"))
+        try:
+            with os.scandir(self.memory_dir) as found:
+                names = [e.name[: -len(".sqlite")] for e in found if e.name.endswith(".sqlite")]
+        except OSError as exc:
+            raise StorageError(
+                f"cannot list the groups in {self.memory_dir}: {exc.strerror or exc}; "
+                f"make it yours to read (chmod 700 '{self.memory_dir}')"
+            ) from exc
         return sorted(n for n in names if GROUP_PATTERN.fullmatch(n))
 
     def ensure(self) -> None:

@@ -205,3 +205,18 @@ def test_doctor_says_a_memory_folder_that_cannot_be_read_is_not_empty(tmp_path: 
     assert found["status"] == "fail" and "cannot be read by you" in found["detail"]
     assert found["fix"] == f"chmod 700 '{memory}'"
     assert "schema" not in findings and findings["config"]["status"] == "ok"
+
+
+def test_a_memory_folder_that_cannot_be_read_is_not_listed_as_no_groups(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    assert main(["--data-dir", str(data), "--create", "store", "Likes tea"]) == 0
+    memory = data / "memory"
+    memory.chmod(0)
+    try:
+        done = ambry_bound_by_modes("--data-dir", str(data), "--group", "work", "list")
+    finally:
+        memory.chmod(0o700)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "none yet" not in done.stdout
+    assert done.stderr.startswith(f"error: cannot list the groups in {memory}")
+    assert done.stderr.rstrip().endswith(f"(chmod 700 '{memory}')")
