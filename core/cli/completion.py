@@ -38,6 +38,11 @@ class Node:
     files: bool = False  # a positional takes a path
 
 
+#: A positional's words to complete where its command checks the word itself (and
+#: says more than argparse's "invalid choice" would): set on the argparse action.
+WORDS = "completion_words"
+
+
 def _short_help(text: str | None) -> str:
     if not text or text == argparse.SUPPRESS:
         return ""
@@ -79,6 +84,8 @@ def describe(parser: argparse.ArgumentParser, name: str = "ambry", help_text: st
             )
         elif action.choices:
             node.words.extend(str(c) for c in action.choices)
+        elif words := getattr(action, WORDS, None):
+            node.words.extend(words)
         elif _kind(action) in ("file", "dir"):
             node.files = True
     return node

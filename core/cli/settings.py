@@ -15,6 +15,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from core.cli.completion import WORDS
 from core.cli.context import Context, command
 from core.model.config import BOUNDS, Config, save_config
 from core.model.errors import InvalidParams
@@ -83,7 +84,8 @@ def _row(config: Config, name: str) -> dict[str, Any]:
 
 
 def _args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("name", nargs="?", help="a setting (all of them when left out)")
+    name = p.add_argument("name", nargs="?", help="a setting (all of them when left out)")
+    setattr(name, WORDS, _names())  # completed; checked by _known, which suggests the nearest
     p.add_argument("value", nargs="?", help="its new value (shown when left out)")
     p.add_argument("--reset", action="store_true", help="put the setting back to its default")
 

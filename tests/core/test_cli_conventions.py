@@ -346,6 +346,11 @@ def test_bash_completes_commands_subcommands_options_and_choices(
         "codex",
     ]
     assert "--no-mcp" in bash_complete(script, "ambry doctor --")
+    # A setting's name, although `settings` checks it itself (to suggest the nearest).
+    assert bash_complete(script, "ambry settings recency_") == [
+        "recency_weight",
+        "recency_half_life_days",
+    ]
 
 
 @pytest.mark.skipif(
