@@ -208,7 +208,7 @@ def decode_frame(line: bytes) -> Any:
         line.decode("utf-8")  # checked first, so the error can name the byte
     except UnicodeDecodeError as exc:
         raise RpcError(
-            ErrorCode.PARSE_ERROR, f"parse error: invalid UTF-8 at byte {exc.start}"
+            ErrorCode.PARSE_ERROR, f"parse error: invalid UTF-8 at byte {exc.start + 1}"
         ) from None
     try:
         obj = decode_json(line)

@@ -193,7 +193,7 @@ def read_stdin(field: str) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidParams(
-            f"standard input is not UTF-8 text (byte {exc.start})", field=field, rule="unicode"
+            f"standard input is not UTF-8 text (byte {exc.start + 1})", field=field, rule="unicode"
         ) from None
 
 
