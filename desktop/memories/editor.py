@@ -264,6 +264,19 @@ class EntryEditor(QWidget):
         self.pages.setCurrentIndex(Page.FORM)
         self._update_buttons()
 
+    def keep_deleted_edits(self) -> bool:
+        """The memory being edited is gone: keep unsaved edits as a new memory.
+
+        Returns whether there were edits to keep (text under a secret's mask
+        cannot be kept: it never reached the screen).
+        """
+        if self._new or self._entry is None or self._hidden() or not self.is_dirty():
+            return False
+        self._as_new()
+        self.notice.show_deleted()
+        self._update_buttons()
+        return True
+
     def show_revealed(self, entry: MemoryEntry) -> None:
         """Show the clear text of the secret on screen (``entry`` from the reveal)."""
         if self._entry is None or self._new or self._entry.id != entry.id:
@@ -273,18 +286,22 @@ class EntryEditor(QWidget):
         self._update_buttons()
 
     def show_new(self, entry_type: EntryType = EntryType.FACT) -> None:
-        self._entry, self._new, self._clear, self._orphaned = None, True, None, False
         self.bulk.clear()
         self._fill(entry_type, "", (), Privacy.PUBLIC)
+        self._as_new()
+        self.notice.hide()
+        self.pages.setCurrentIndex(Page.FORM)
+        self._update_buttons()
+        self.content.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def _as_new(self) -> None:
+        """What the form holds is a memory yet to be added."""
+        self._entry, self._new, self._clear, self._orphaned = None, True, None, False
         self.title.setText("New memory")
         self.status_chip.setText("new")
         self.status_chip.setProperty("status", "new")
         self.status_chip.style().polish(self.status_chip)
         self.info.setText("Memories you add are trusted (source: you) and need no review.")
-        self.notice.hide()
-        self.pages.setCurrentIndex(Page.FORM)
-        self._update_buttons()
-        self.content.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def show_bulk(self, ids: Sequence[str], candidates: int, listed: int) -> None:
         self._entry, self._new, self._clear, self._orphaned = None, False, None, False

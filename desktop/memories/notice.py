@@ -1,9 +1,10 @@
 """The line above the editor's form when the version shown is no longer current.
 
-Two cases: the person opened an old version (it links to the current one), or
-an agent replaced the memory while the person was editing it. In the second
-case the person's text must not be lost: the notice offers to save it as a new
-version on top of the agent's.
+Three cases: the person opened an old version (it links to the current one),
+an agent replaced the memory while the person was editing it, or an agent
+deleted it then. In the last two the person's text must not be lost: the
+notice offers to save it as a new version on top of the agent's, or says that
+it will be added as a new memory.
 """
 
 from __future__ import annotations
@@ -54,4 +55,13 @@ class VersionNotice(QFrame):
         else:
             self.text.setText(f"This version was replaced and is kept for history. {link}")
         self.save_on_top_button.setVisible(while_editing)
+        self.show()
+
+    def show_deleted(self) -> None:
+        """The memory being edited was deleted; the person's text is now a new memory."""
+        self.text.setText(
+            "An agent deleted this memory while you were editing it. Your text is still "
+            "here: Add memory (Ctrl+S) keeps it as a new memory, Cancel drops it."
+        )
+        self.save_on_top_button.hide()
         self.show()

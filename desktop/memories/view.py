@@ -401,7 +401,8 @@ class BrowserPage(QWidget):
             return
         fresh = self.commands.read(entry.id)
         if fresh is None:
-            self.editor.show_nothing("This memory was deleted.")
+            if not self.editor.keep_deleted_edits():
+                self.editor.show_nothing("This memory was deleted.")
         else:
             self.editor.show_entry(fresh)
 

@@ -145,6 +145,37 @@ def test_agent_supersede_during_an_edit_offers_to_save_on_top(
     assert not editor.notice.isVisible()
 
 
+def test_agent_delete_during_an_edit_keeps_the_text_as_a_new_memory(
+    qtbot: QtBot,
+    service: MemoryService,
+    filled: dict[str, str],
+    agent_caller: Caller,
+    window: MainWindow,
+    dialogs: Dialogs,
+) -> None:
+    a = filled["office"]
+    select(qtbot, window, a)
+    editor = window.browser.editor
+    editor.content.setPlainText("Works in the Lyon office on Tuesdays")
+    service.delete(agent_caller, a)
+    qtbot.waitUntil(lambda: a not in listed(window))
+    # Not dropped: the text stays, editable, and the pane says what happened.
+    assert editor.is_new and editor.is_dirty()
+    assert editor.content.toPlainText() == "Works in the Lyon office on Tuesdays"
+    assert editor.tags.text() == "work"
+    assert "deleted this memory while you were editing" in editor.notice.text.text()
+    assert not editor.notice.save_on_top_button.isVisible()
+    assert dialogs.asked == []
+
+    editor.content.setFocus()
+    qtbot.keyClick(editor.content, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: editor.entry is not None)
+    mine = editor.entry
+    assert mine is not None and mine.content == "Works in the Lyon office on Tuesdays"
+    assert mine.tags == ("work",) and mine.id != a
+    assert not editor.notice.isVisible()
+
+
 def test_new_memory_cancel_and_escape(
     qtbot: QtBot, filled: dict[str, str], window: MainWindow, dialogs: Dialogs
 ) -> None:
