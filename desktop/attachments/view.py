@@ -35,6 +35,7 @@ from core.attachments.verification import SourceCheck, Verification, pending_che
 from core.continuity import threads
 from core.model.changes import Changes
 from core.model.errors import AmbryError
+from core.model.text import plural
 from core.service import MemoryService
 from desktop.attachments.model import (
     DETAIL_CSS,
@@ -44,7 +45,6 @@ from desktop.attachments.model import (
     source_folder,
 )
 from desktop.attachments.verifier import Verifier
-from desktop.memories.actions import plural
 from desktop.widgets import messages
 from desktop.widgets.files import open_folder
 from desktop.widgets.flow import FlowLayout

@@ -22,6 +22,7 @@ from core.memory.curation import Decision
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
 from core.model.errors import AmbryError, NotFound
+from core.model.text import plural
 from core.storage.crypto import KeyUnavailable
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft, is_locked, is_masked
@@ -31,13 +32,9 @@ from desktop.widgets.watch import AppState
 log = logging.getLogger(__name__)
 
 
-def plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
-
-
 def memories(count: int) -> str:
     """``1 memory``, ``1,234 memories``."""
-    return f"{count:,} memory" if count == 1 else f"{count:,} memories"
+    return plural(count, "memory", "memories")
 
 
 #: Said when an encrypted entry's text is needed and the key cannot be read.
@@ -300,7 +297,7 @@ class MemoryActions(QObject):
         except AmbryError as exc:
             messages.report(exc)
             return 0
-        messages.info(f"Tagged {plural(len(requests), 'memory')} with {tag!r}.")
+        messages.info(f"Tagged {memories(len(requests))} with {tag!r}.")
         return len(requests)
 
     def review(self, ids: Sequence[str], decision: Decision) -> int:
@@ -323,5 +320,5 @@ class MemoryActions(QObject):
             self._undo.append((group, [found[i] for i in candidates]))
             self.undo_changed.emit(True)
             undo = " Ctrl+Z to undo."
-        messages.info(f"{past_tense(decision)} {plural(len(candidates), 'memory')}.{undo}")
+        messages.info(f"{past_tense(decision)} {memories(len(candidates))}.{undo}")
         return len(candidates)

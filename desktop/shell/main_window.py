@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (
 )
 
 from core.model.errors import AmbryError
-from desktop.memories.actions import MemoryActions, plural
+from core.model.text import plural
+from desktop.memories.actions import MemoryActions
 from desktop.memories.empty_state import EmptyState
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage

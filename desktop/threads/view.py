@@ -29,7 +29,7 @@ from core.continuity.episodes import thread_exchanges
 from core.continuity.threads import Thread, delete_thread, rename_thread
 from core.model.changes import Changes
 from core.model.errors import AmbryError
-from desktop.memories.actions import plural
+from core.model.text import plural
 from desktop.memories.values import local_time
 from desktop.threads.exchanges import ExchangesPane
 from desktop.threads.handoff_history import HistoryPane

@@ -62,7 +62,11 @@ def test_reject_deletes_and_defer_moves_to_the_end(
 
 
 def test_bulk_accept_from_the_inbox(
-    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
 ) -> None:
     ids = [add(service, operator, f"Web claim number {i}", low_trust=True) for i in range(3)]
     window.go(Nav.REVIEW)
@@ -71,6 +75,7 @@ def test_bulk_accept_from_the_inbox(
     window.review.accept_button.click()
     assert all(service.get("main", i).status is Status.ACTIVE for i in ids)
     assert window.review.stack.currentWidget() is window.review.nothing
+    assert ("info", "Accepted 3 memories.") in shown
 
 
 def test_agent_candidate_appears_while_the_inbox_is_open(
