@@ -21,7 +21,7 @@ from core.memory import curation
 from core.memory.curation import Decision
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
-from core.model.errors import AmbryError, NotFound
+from core.model.errors import AmbryError, Conflict, NotFound
 from core.model.text import plural
 from core.storage.crypto import KeyUnavailable
 from desktop.memories.state import BrowserQuery
@@ -119,6 +119,16 @@ class MemoryActions(QObject):
             outcome = self._state.service.store_entries(self._state.operator(), [request])[0]
         except KeyUnavailable as exc:
             messages.error(f"Not saved: {exc.message} Your text is still in the editor.")
+            return None
+        except Conflict as exc:
+            if original is None or "current" not in exc.data:
+                messages.report(exc)
+                return None
+            # The window has not heard of the agent's version yet; it will show it.
+            messages.warning(
+                "Not saved: an agent replaced this memory while you were editing it. Your "
+                "text is still in the editor; Save on top (Ctrl+S) keeps it after theirs."
+            )
             return None
         except AmbryError as exc:
             messages.report(exc)

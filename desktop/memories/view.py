@@ -461,6 +461,9 @@ class BrowserPage(QWidget):
         if saved is not None:
             self.editor.show_entry(saved)
             self._select_ids = [saved.id]
+        elif original is not None:
+            # Replaced or deleted by an agent before the window heard: say so now.
+            self._reload_editor([original.id])
 
     def _save_on_top(self, replaced: MemoryEntry, draft: Draft) -> None:
         """Save the person's edits of ``replaced`` as a version on top of its current one."""

@@ -145,6 +145,30 @@ def test_agent_supersede_during_an_edit_offers_to_save_on_top(
     assert not editor.notice.isVisible()
 
 
+def test_saving_over_a_version_an_agent_just_replaced_says_so(
+    qtbot: QtBot,
+    service: MemoryService,
+    filled: dict[str, str],
+    agent_caller: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    a = filled["office"]
+    select(qtbot, window, a)
+    editor = window.browser.editor
+    editor.content.setPlainText("Works in the Lyon office on Tuesdays")
+    editor.content.setFocus()
+    request = StoreRequest(EntryType.FACT, "Works in the Paris office", ("work",), supersedes=a)
+    service.store_entries(agent_caller, [request])
+    # Saved before the window has heard of the agent's version.
+    qtbot.keyClick(editor.content, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert shown and shown[-1][0] == "warning"
+    assert "an agent replaced this memory while you were editing" in shown[-1][1]
+    assert not any("cannot supersede" in text for _level, text in shown)
+    assert editor.orphaned and editor.notice.save_on_top_button.isVisible()
+    assert editor.content.toPlainText() == "Works in the Lyon office on Tuesdays"
+
+
 def test_agent_delete_during_an_edit_keeps_the_text_as_a_new_memory(
     qtbot: QtBot,
     service: MemoryService,
