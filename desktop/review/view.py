@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -250,7 +250,16 @@ class ReviewPage(LazyPage):
             self.refresh()
             rows = [r for r in (self.model.row_of(i) for i in restored) if r is not None]
             if rows:
+                # The whole batch, so a mistaken reject can be decided again at once.
                 self._select_row(min(rows))
+                selection = QItemSelection()
+                for row in rows:
+                    selection.select(self.model.index(row, 0), self.model.index(row, 0))
+                self.table.selectionModel().select(
+                    selection,
+                    QItemSelectionModel.SelectionFlag.Select
+                    | QItemSelectionModel.SelectionFlag.Rows,
+                )
 
     def _on_selection(self, *_args: object) -> None:
         rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())

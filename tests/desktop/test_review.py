@@ -89,3 +89,25 @@ def test_agent_candidate_appears_while_the_inbox_is_open(
     )
     qtbot.waitUntil(lambda: len(candidate_ids(window)) == 1)
     assert window.review.selected_ids() == candidate_ids(window)
+
+
+def test_undoing_a_batch_reject_selects_the_batch_again(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    ids = [add(service, operator, f"Web claim number {i}", low_trust=True) for i in range(5)]
+    window.go(Nav.REVIEW)
+    review = window.review
+    qtbot.waitUntil(lambda: len(candidate_ids(window)) == 5)
+    for _ in range(2):
+        qtbot.keyClick(review.table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    assert review.selected_ids() == ids[:3]
+    qtbot.keyClick(review.table, Qt.Key.Key_R)
+    assert candidate_ids(window) == ids[3:] and review.selected_ids() == [ids[3]]
+
+    qtbot.keyClick(review.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert candidate_ids(window) == ids
+    # The three come back selected: D defers them all, without selecting them again.
+    assert review.selected_ids() == ids[:3]
+    assert "3 candidates selected" in review.detail.toPlainText()
+    qtbot.keyClick(review.table, Qt.Key.Key_D)
+    assert candidate_ids(window) == [*ids[3:], *ids[:3]]
