@@ -209,11 +209,14 @@ class ReviewPage(LazyPage):
         if not self.model.rowCount():
             return
         row = max(0, min(row, self.model.rowCount() - 1))
+        index = self.model.index(row, 0)
         self.table.selectionModel().setCurrentIndex(
-            self.model.index(row, 0),
+            index,
             QItemSelectionModel.SelectionFlag.ClearAndSelect
             | QItemSelectionModel.SelectionFlag.Rows,
         )
+        # Rows removed above it leave the list scrolled past it otherwise.
+        self.table.scrollTo(index)
 
     def decide(self, decision: Decision) -> None:
         ids = self.selected_ids()

@@ -111,3 +111,23 @@ def test_undoing_a_batch_reject_selects_the_batch_again(
     assert "3 candidates selected" in review.detail.toPlainText()
     qtbot.keyClick(review.table, Qt.Key.Key_D)
     assert candidate_ids(window) == [*ids[3:], *ids[:3]]
+
+
+def test_the_next_candidate_is_scrolled_into_view_after_a_batch_reject(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    for i in range(80):
+        add(service, operator, f"Web page {i} says the API limit is {i}/min", low_trust=True)
+    window.go(Nav.REVIEW)
+    review, table = window.review, window.review.table
+    qtbot.waitUntil(lambda: len(candidate_ids(window)) == 80)
+    # From the first row down past the bottom of the list: it scrolls as it goes.
+    for _ in range(49):
+        qtbot.keyClick(table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    assert len(review.selected_ids()) == 50
+    assert table.verticalScrollBar().value() > 0
+    qtbot.keyClick(table, Qt.Key.Key_R)
+    assert len(candidate_ids(window)) == 30
+    index = table.selectionModel().currentIndex()
+    assert index.row() == 0 and review.selected_ids() == [review.model.id_at(0)]
+    assert table.viewport().rect().intersects(table.visualRect(index))
