@@ -166,7 +166,8 @@ def _read_text(name: str) -> str:
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidParams(f"{path} is not UTF-8 text (byte {exc.start + 1})", field="file") from exc
+        where = f"byte {exc.start + 1}"
+        raise InvalidParams(f"{path} is not UTF-8 text ({where})", field="file") from exc
     except OSError as exc:
         raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
 

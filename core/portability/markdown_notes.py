@@ -112,7 +112,8 @@ def parse(file: Path) -> list[Note]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InvalidParams(
-            f"{file.name}: not UTF-8 text (byte {exc.start + 1:,}); save it as UTF-8 and import again",
+            f"{file.name}: not UTF-8 text (byte {exc.start + 1:,}); "
+            "save it as UTF-8 and import again",
             field="file",
         ) from None
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
