@@ -37,6 +37,9 @@ def memories(count: int) -> str:
     return plural(count, "memory", "memories")
 
 
+#: How many candidates one accept takes without asking first.
+ACCEPT_WITHOUT_ASKING = 10
+
 #: Said when an encrypted entry's text is needed and the key cannot be read.
 LOCKED_TEXT = (
     "This memory is encrypted and Ambry's key is not available (no OS keyring, or the "
@@ -310,14 +313,31 @@ class MemoryActions(QObject):
         messages.info(f"Tagged {memories(len(requests))} with {tag!r}.")
         return len(requests)
 
-    def review(self, ids: Sequence[str], decision: Decision) -> int:
-        """Accept, reject or defer the candidates among ``ids``; Ctrl+Z undoes a reject."""
+    def review(self, ids: Sequence[str], decision: Decision, parent: QWidget | None = None) -> int:
+        """Accept, reject or defer the candidates among ``ids``; Ctrl+Z undoes a reject.
+
+        Accepting more than :data:`ACCEPT_WITHOUT_ASKING` at once asks first: an
+        accepted memory reaches the agent's brief, and only a reject can be undone.
+        """
         group = self._state.group
         store = self._state.service.store_for(group)
         found = store.get_many(ids)
         candidates = [i for i in ids if i in found and found[i].status is Status.CANDIDATE]
         if not candidates:
             messages.info("None of the selected memories is awaiting review.")
+            return 0
+        if (
+            decision is Decision.ACCEPT
+            and len(candidates) > ACCEPT_WITHOUT_ASKING
+            and not messages.confirm(
+                parent,
+                "Accept memories",
+                f"Accept {memories(len(candidates))}? Each becomes active and reaches the "
+                "agent's brief. Accepting cannot be undone with Ctrl+Z; an accepted memory "
+                "can still be edited or deleted.",
+                f"Accept {len(candidates):,}",
+            )
+        ):
             return 0
         try:
             curation.review(self._state.service, self._state.operator(), candidates, decision)

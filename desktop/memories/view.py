@@ -494,7 +494,7 @@ class BrowserPage(QWidget):
         self._select_ids = self.commands.undo()
 
     def _accept(self, ids: Sequence[str]) -> None:
-        self.commands.review(ids, Decision.ACCEPT)
+        self.commands.review(ids, Decision.ACCEPT, self)
 
     def show_history(self, entry_id: str) -> None:
         chain = self._state.service.history(self._state.group, entry_id)

@@ -223,7 +223,7 @@ class ReviewPage(LazyPage):
         if not ids:
             return
         first = min(self.model.row_of(i) or 0 for i in ids)
-        if self._commands.review(ids, decision):
+        if self._commands.review(ids, decision, self):
             self.refresh()
             # Deferred ones move to the end; the next fresh candidate takes the row.
             self._select_row(first)
