@@ -26,7 +26,14 @@ from PySide6.QtWidgets import (
 
 from core.model.entries import MemoryEntry
 from desktop.memories.actions import MemoryActions
-from desktop.memories.values import Draft, is_locked, is_masked, local_time, source_text
+from desktop.memories.values import (
+    Draft,
+    is_locked,
+    is_masked,
+    local_time,
+    source_name,
+    source_text,
+)
 from desktop.widgets import messages
 from desktop.widgets.version_diff import Compare, VersionDiffPane
 
@@ -138,7 +145,10 @@ class HistoryDialog(QDialog):
         for number, entry in reversed(list(enumerate(self._chain, start=1))):
             state = "current" if entry.superseded_by is None else "replaced"
             when = local_time(entry.provenance.created_at)
-            item = QListWidgetItem(f"Version {number} · {state}\n{entry.type.value} · {when}")
+            who = source_name(entry.source.type)  # who wrote it: you, an agent, the web…
+            item = QListWidgetItem(
+                f"Version {number} · {state}\n{entry.type.value} · {who} · {when}"
+            )
             item.setData(Qt.ItemDataRole.UserRole, number - 1)
             self.versions.addItem(item)
         self.pane = VersionDiffPane(

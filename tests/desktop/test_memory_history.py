@@ -44,6 +44,9 @@ def test_diff_between_versions_and_against_current(
     v3 = edit(service, operator, v2, "Has a cat named Luna Belle", ("pets", "family"))
     dialog = open_history(qtbot, window, v3)
     assert dialog.versions.count() == 3
+    # Each version says who wrote it, beside what and when.
+    newest = dialog.versions.item(0).text().splitlines()
+    assert newest[0] == "Version 3 · current" and newest[1].startswith("fact · you · ")
     assert dialog.chosen() is not None and dialog.chosen().id == v3  # type: ignore[union-attr]
     assert not dialog.restore_button.isEnabled()  # the current version
     text = dialog.view.toPlainText()
