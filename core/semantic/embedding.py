@@ -12,8 +12,9 @@ states); its vectors are then labelled with that model's own hash, so vectors of
 two models are never compared.
 
 Text is tokenized with the model's own ``tokenizers`` tokenizer, run through
-``onnxruntime``, mean-pooled over real tokens and normalised to unit length, so
-a dot product is the cosine similarity.
+``onnxruntime`` (its telemetry off: see :meth:`Embedder.load`), mean-pooled over
+real tokens and normalised to unit length, so a dot product is the cosine
+similarity.
 
 When the runtime or the model is missing or broken, :func:`shared_embedder`
 says why once in the log and returns an unavailable embedder: search falls back
@@ -26,6 +27,7 @@ import contextlib
 import hashlib
 import importlib.resources
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -194,6 +196,11 @@ class Embedder:
     def load(cls, files: ModelFiles, *, threads: int = 1) -> Embedder:
         """Verify and load ``files``; :class:`EmbeddingUnavailable` says what is wrong."""
         started = time.perf_counter()
+        # The official onnxruntime builds for Linux and macOS queue usage events (the
+        # program's path, the OS, the CPU) for upload to Microsoft and keep a device id
+        # in ~/.cache unless this is set before the runtime starts. Nothing of Ambry's
+        # leaves the machine, and the runtime's own reports are no exception.
+        os.environ["ORT_DISABLE_TELEMETRY"] = "1"
         try:
             import onnxruntime
             from tokenizers import Tokenizer

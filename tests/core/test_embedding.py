@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -116,3 +119,17 @@ def test_the_old_model_cache_is_removed_and_freed_memory_handed_back(tmp_path: P
     assert not old.exists()
     # glibc gives back what the test process freed; elsewhere the call is a no-op.
     assert isinstance(release_freed_memory(), bool)
+
+
+def test_loading_the_model_leaves_no_telemetry_or_device_id(tmp_path: Path) -> None:
+    # A bare environment: onnxruntime keeps quiet by itself when it sees CI variables.
+    root = Path(__file__).resolve().parents[2]
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "PYTHONPATH": str(root),
+    }
+    load = "from core.semantic.embedding import Embedder, default_files as d; Embedder.load(d())"
+    subprocess.run([sys.executable, "-c", load], env=env, cwd=tmp_path, check=True, timeout=60)
+    assert [p.relative_to(tmp_path) for p in tmp_path.rglob("*")] == []
