@@ -6,12 +6,14 @@ Part of ``make test``. It proves what the editable install of the Makefile
 cannot: that the distribution people get works.
 
 1. ``python -m build`` makes the sdist, then the wheel *from that sdist* (so a
-   file the sdist lacks is missing from the wheel too). A "package would be
-   ignored" warning from setuptools fails the check.
+   file the sdist lacks is missing from the wheel too), over a ``build/lib``
+   holding a module that is not in the source, as an earlier build of a checkout
+   leaves one. A "package would be ignored" warning from setuptools fails the
+   check.
 2. Both archives must hold the launcher (``ambry/``), every package under
    ``core/`` and ``desktop/`` and every file of ``resources/``; the wheel keeps
    the three in ``ambry/_app/``, the sdist as in the repository, with the
-   LICENSE, README and setup.py.
+   LICENSE, README and setup.py. The wheel must not hold the stale module.
 3. The wheel goes into a new venv, not editable. By default it is installed with
    ``--no-deps`` and the venv sees the dependencies of the development venv
    through one ``.pth`` line (a plain path: the development venv's own ``.pth``
@@ -64,6 +66,8 @@ STEP_TIMEOUT_S = 300
 APP_DIR = "ambry/_app"
 # Another distribution that installs top-level packages of the same names.
 OTHER = "othercore"
+# A module left in build/lib by an earlier build; the wheel must not ship it.
+STALE = f"{APP_DIR}/core/_deleted_since_the_last_build.py"
 
 
 class CheckFailed(Exception):
@@ -98,11 +102,25 @@ def expected_files() -> tuple[set[str], set[str], set[str]]:
 
 
 def build(out: Path) -> tuple[Path, Path, float]:
-    """The sdist, then the wheel built from it; refuses setuptools' discovery warnings."""
+    """The sdist, then the wheel built from it; refuses setuptools' discovery warnings.
+
+    The wheel is built in the unpacked sdist over a ``build/lib`` such as an earlier
+    ``pip install .`` of a checkout leaves, holding a module deleted since then
+    (:data:`STALE`): :func:`check_contents` fails if it reaches the wheel.
+    """
     start = time.perf_counter()
-    proc = run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)])
+    build = [sys.executable, "-m", "build", "--outdir", str(out)]
+    procs = [run([*build, "--sdist", str(ROOT)])]
+    [sdist] = out.glob("ambry-*.tar.gz")
+    with tarfile.open(sdist) as tf:
+        tf.extractall(out / "sdist", filter="data")
+    tree = out / "sdist" / sdist.name.removesuffix(".tar.gz")
+    stale = tree / "build" / "lib" / STALE
+    stale.parent.mkdir(parents=True)
+    stale.write_text('"""Deleted from the source since the last build."""\n')
+    procs.append(run([*build, "--wheel", str(tree)]))
     seconds = time.perf_counter() - start
-    log = proc.stdout + proc.stderr
+    log = "".join(proc.stdout + proc.stderr for proc in procs)
     for warning in ("would be ignored", "SetuptoolsDeprecationWarning", "is absent from the"):
         if warning in log:
             lines = [line for line in log.splitlines() if warning in line]
@@ -111,7 +129,6 @@ def build(out: Path) -> tuple[Path, Path, float]:
                 "[tool.setuptools] in pyproject.toml"
             )
     [wheel] = out.glob("ambry-*.whl")
-    [sdist] = out.glob("ambry-*.tar.gz")
     return sdist, wheel, seconds
 
 
@@ -131,13 +148,15 @@ def check_contents(sdist: Path, wheel: Path) -> str:
         missing = sorted(wanted - have)
         if missing:
             problems.append(f"the {name} lacks {len(missing)} files: {missing[:8]}")
+    if STALE in in_wheel:
+        problems.append(f"the wheel ships {STALE}, left in build/lib by an earlier build")
     if not any(n.endswith(".dist-info/licenses/LICENSE") for n in in_wheel):
         problems.append("the wheel lacks LICENSE (project.license-files in pyproject.toml)")
     if problems:
         raise CheckFailed("; ".join(problems))
     return (
         f"{len(modules)} modules and {len(data)} resource files in both "
-        f"(in {APP_DIR}/ in the wheel), and the launcher"
+        f"(in {APP_DIR}/ in the wheel), and the launcher; nothing stale from build/lib"
     )
 
 
