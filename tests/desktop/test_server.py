@@ -704,11 +704,16 @@ def test_ambry_serve_stops_cleanly_when_its_terminal_hangs_up(
     assert proc.returncode == 0, stderr
     assert stderr.rstrip().endswith("stopped")
     assert not sock.exists()
+    _ended_cleanly(data, session_id)
+
+
+def _ended_cleanly(data: Path, session_id: str) -> None:
+    """The stop ended the agent's session and wrote the audit rows of its last calls."""
     svc = MemoryService(DataDir(data))
     try:
         assert session_states(svc)[session_id] == "abandoned"
-        actions = [a for (a,) in svc.store_for("main").execute("SELECT action FROM audit_log")]
-        assert {"store", "search"} <= set(actions)
+        actions = {a for (a,) in svc.store_for("main").execute("SELECT action FROM audit_log")}
+        assert {"store", "search"} <= actions
     finally:
         svc.close()
 
@@ -746,10 +751,4 @@ def test_the_app_closes_cleanly_on_a_stop_signal(tmp_path: Path, sock_dir: Path,
             proc.communicate()
     assert proc.returncode == 0, stderr
     assert not sock.exists()
-    svc = MemoryService(DataDir(data))
-    try:
-        assert session_states(svc)[session_id] == "abandoned"
-        actions = {a for (a,) in svc.store_for("main").execute("SELECT action FROM audit_log")}
-        assert {"store", "search"} <= actions
-    finally:
-        svc.close()
+    _ended_cleanly(data, session_id)
