@@ -188,17 +188,25 @@ def test_a_data_dir_that_cannot_be_read_is_one_clear_error(tmp_path: Path) -> No
     assert f"chmod 700 '{data}'" in line
 
 
-@posix_only
-def test_doctor_says_a_memory_folder_that_cannot_be_read_is_not_empty(tmp_path: Path) -> None:
-    # Before, doctor listed no group in it and said "ok schema: no groups yet".
+def _with_memory_unreadable(
+    tmp_path: Path, *argv: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``ambry --data-dir DATA ARGV`` while DATA's ``memory`` folder (one group in it)
+    cannot be read; returns what it did and the folder."""
     data = tmp_path / "data"
     assert main(["--data-dir", str(data), "--create", "store", "Likes tea"]) == 0
     memory = data / "memory"
     memory.chmod(0)
     try:
-        done = ambry_bound_by_modes("--data-dir", str(data), "doctor", "--no-mcp", "--json")
+        return ambry_bound_by_modes("--data-dir", str(data), *argv), memory
     finally:
         memory.chmod(0o700)
+
+
+@posix_only
+def test_doctor_says_a_memory_folder_that_cannot_be_read_is_not_empty(tmp_path: Path) -> None:
+    # Before, doctor listed no group in it and said "ok schema: no groups yet".
+    done, memory = _with_memory_unreadable(tmp_path, "doctor", "--no-mcp", "--json")
     findings = {f["check"]: f for f in json.loads(done.stdout)}
     assert done.returncode == 1 and "Traceback" not in done.stderr
     found = findings["data dir"]
@@ -207,15 +215,9 @@ def test_doctor_says_a_memory_folder_that_cannot_be_read_is_not_empty(tmp_path: 
     assert "schema" not in findings and findings["config"]["status"] == "ok"
 
 
+@posix_only
 def test_a_memory_folder_that_cannot_be_read_is_not_listed_as_no_groups(tmp_path: Path) -> None:
-    data = tmp_path / "data"
-    assert main(["--data-dir", str(data), "--create", "store", "Likes tea"]) == 0
-    memory = data / "memory"
-    memory.chmod(0)
-    try:
-        done = ambry_bound_by_modes("--data-dir", str(data), "--group", "work", "list")
-    finally:
-        memory.chmod(0o700)
+    done, memory = _with_memory_unreadable(tmp_path, "--group", "work", "list")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "none yet" not in done.stdout
     assert done.stderr.startswith(f"error: cannot list the groups in {memory}")
