@@ -180,7 +180,12 @@ class McpSession:
             "instructions": INSTRUCTIONS,
         }
 
-    def _open_session(self, client: str, thread: str | None) -> None:
+    def _open_session(self, client: str, thread: str | None, *, take: bool = True) -> None:
+        """Open the connection's agent session; ``take``: enter ``thread`` and take its note.
+
+        The session that continues a connection after ``session_end`` takes nothing:
+        it would take the thread-less note just left, and no later session would get it.
+        """
         token = None
         # Without a usable token file, the client name alone keys this agent.
         with contextlib.suppress(AmbryError):
@@ -189,6 +194,10 @@ class McpSession:
         caller = self.service.open_session(
             self.group, Actor.AGENT, client[:200], agent_key=agent_key(token, client)
         )
+        if not take:
+            self.conn.session = caller
+            self._client = client
+            return
         try:
             entry = continuity.enter_thread(self.service, caller, thread)
         except AmbryError:
@@ -224,7 +233,7 @@ class McpSession:
             return self._tool_result(f"{exc.code}: {exc.message}", None, error=True)
         if name == "session_end":
             # A long-lived client cannot start a new process: the connection goes on.
-            self._open_session(self._client, None)
+            self._open_session(self._client, None, take=False)
             result["new_session_id"] = self.conn.caller.session_id
         text = result["markdown"] if name == "memory_brief" else _json(result)
         return self._tool_result(text, result)

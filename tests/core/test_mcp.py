@@ -222,6 +222,27 @@ def test_session_end_keeps_a_long_lived_client_working(tmp_path: Path) -> None:
     assert sessions(data)[-1][3] == "Launch"
 
 
+def test_session_end_without_a_thread_leaves_its_note_for_the_next_process(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "mcp-data"
+
+    async def first(session: ClientSession, init: Any) -> dict[str, Any]:
+        ended = await call(session, "session_end", {"handoff": "- [ ] rotate the logs"})
+        # The session that continues this connection has not taken the note.
+        read = await call(session, "memory_brief", {})
+        assert "rotate the logs" not in read["markdown"]
+        return ended
+
+    ended = run_session(data, first, "--client", "long-lived")
+    assert ended["handoff_stored"]
+
+    async def second(session: ClientSession, init: Any) -> str:
+        return text_of((await session.get_prompt("memory_brief")).messages[0].content)
+
+    assert "rotate the logs" in run_session(data, second, "--client", "next")
+
+
 def test_a_redacted_store_says_so(tmp_path: Path) -> None:
     async def body(session: ClientSession, init: Any) -> dict[str, Any]:
         return await call(
