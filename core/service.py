@@ -19,6 +19,7 @@ from core.claims.extract import Extraction, extract
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
+from core.continuity.threads import thread_by_id
 from core.layers.compression import drop_lost
 from core.layers.context import layer_brief_sections
 from core.layers.points import day_points
@@ -505,6 +506,9 @@ class MemoryService(Workspace):
     def brief_sections(self, caller: Caller) -> list[tuple[str, str]]:
         """What the brief adds after the memories: the caller's thread and its files."""
         store = self.store_for(caller.group)
+        if caller.thread_id is not None and thread_by_id(store, caller.thread_id) is None:
+            # The person deleted the session's thread: its brief is the thread-less one.
+            caller = replace(caller, thread_id=None)
         sections = continuity.session_brief_sections(self, caller)
         claims = claims_brief_section(store, iso(utc_now()))
         if claims is not None:

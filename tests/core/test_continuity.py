@@ -649,6 +649,21 @@ def test_brief_sections_for_a_session(service: MemoryService) -> None:
     assert continuity.session_brief_sections(service, arriving) == []
 
 
+def test_an_agent_whose_thread_is_deleted_still_gets_its_brief(
+    service: MemoryService, operator: Caller
+) -> None:
+    entry = continuity.enter_thread(service, new_agent(service), "Doomed plan")
+    assert entry.thread is not None
+    handoffs.write_handoff(service, entry.caller, entry.thread.id, "- [ ] zebra migration")
+    episodes.log_exchange(service, entry.caller, "user", "we talked about the quokka")
+    threads.delete_thread(service, operator, entry.thread.id)
+
+    # The session still believes it is in the thread; its brief is the thread-less one.
+    brief = service.brief(entry.caller).markdown
+    assert "zebra" not in brief and "Doomed plan" not in brief
+    assert "quokka" in brief  # the exchange stays, filed under no thread
+
+
 def test_fence_choice() -> None:
     assert fenced("plain").startswith("```markdown\n")
     assert fenced("has ``` inside").startswith("~~~markdown\n")
