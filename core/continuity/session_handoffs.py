@@ -78,6 +78,15 @@ def write_session_handoff(service: Workspace, caller: Caller, markdown: str) -> 
                 session_id=caller.session_id,
             )
         thread_id = row[0]
+        if thread_id is None and caller.thread_id is not None:
+            # The person deleted the session's thread: its note must not reach the
+            # next session of another scope.
+            raise NotFound(
+                f"thread {caller.thread_id} was deleted while this session worked in it, "
+                "so its handoff has nowhere to go; end without a handoff, or open a "
+                "thread (thread_open) and end again",
+                field="handoff",
+            )
         check_rate(store, caller, "handoffs", service.config)
         written = store.execute(
             "INSERT INTO session_handoffs (session_id, thread_id, markdown, created_at) "

@@ -664,6 +664,22 @@ def test_an_agent_whose_thread_is_deleted_still_gets_its_brief(
     assert "quokka" in brief  # the exchange stays, filed under no thread
 
 
+def test_a_note_left_in_a_deleted_thread_reaches_no_other_session(
+    service: MemoryService, operator: Caller
+) -> None:
+    entry = continuity.enter_thread(service, new_agent(service), "Doomed plan")
+    assert entry.thread is not None
+    threads.delete_thread(service, operator, entry.thread.id)
+
+    with pytest.raises(NotFound, match="was deleted while this session worked in it"):
+        session_handoffs.end_session_with_handoff(service, entry.caller, "- [ ] zebra step")
+    # Refused, so the session is still open and can end without a note.
+    assert session_handoffs.end_session_with_handoff(service, entry.caller, None) is None
+    assert session_handoffs.peek_session_handoff(service, "main", None) is None
+    later = continuity.enter_thread(service, new_agent(service), None)
+    assert later.session_handoff is None
+
+
 def test_fence_choice() -> None:
     assert fenced("plain").startswith("```markdown\n")
     assert fenced("has ``` inside").startswith("~~~markdown\n")
