@@ -219,14 +219,34 @@ def write_handoff(
 
 
 def restore_handoff(
-    service: Workspace, caller: Caller, thread_id: str, version: int
+    service: Workspace,
+    caller: Caller,
+    thread_id: str,
+    version: int,
+    *,
+    base_version: int | None = None,
 ) -> HandoffWrite:
-    """Make an earlier version current again, as a new version (so it can be undone too)."""
+    """Make an earlier version current again, as a new version (so it can be undone too).
+
+    Args:
+        base_version: the version that was current when the person chose to
+            restore. When given and no longer current, the restore is refused
+            with :class:`Conflict`, so it cannot replace a version nobody has seen.
+    """
     store = service.store_for(caller.group)
     with store.transaction():
         old = read_handoff(service, caller.group, thread_id, version)
         assert old is not None
         current = current_handoff(store, thread_id)
+        at = 0 if current is None else current.version
+        if base_version is not None and base_version != at:
+            raise Conflict(
+                f"the handoff of thread {thread_id} is at version {at}, not {base_version}: "
+                f"it was written after you chose to restore version {version}; look at "
+                "the newer version, then restore again if you still want to",
+                field="base_version",
+                current_version=at,
+            )
         if current is not None and current.markdown == old.markdown:
             return HandoffWrite(current, False)
         handoff = _insert_version(store, caller, thread_id, old.markdown, current, compaction=False)

@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.continuity.handoffs import ThreadHandoff, handoff_diff, restore_handoff
-from core.model.errors import AmbryError
+from core.model.errors import AmbryError, Conflict
 from desktop.threads.model import fetch_versions, versions_model
 from desktop.widgets import messages
 from desktop.widgets.record_model import record_table
@@ -148,10 +148,16 @@ class HistoryPane(QWidget):
             return
         try:
             written = restore_handoff(
-                self._state.service, self._state.operator(), self._thread_id, chosen.version
+                self._state.service,
+                self._state.operator(),
+                self._thread_id,
+                chosen.version,
+                base_version=current.version,
             )
         except AmbryError as exc:
             messages.report(exc)
+            if isinstance(exc, Conflict):  # show the version that came in meanwhile
+                self.show_thread(self._thread_id)
             return
         if written.created:
             messages.info(

@@ -14,6 +14,7 @@ from core.model.entries import Actor
 from core.service import Caller, MemoryService
 from desktop.shell.main_window import MainWindow, Nav
 from desktop.threads.view import LOOSE_TITLE, Tab, ThreadsPage
+from desktop.widgets import messages
 from tests.desktop.conftest import Dialogs
 
 HANDOFF = """# Website redesign
@@ -188,6 +189,34 @@ def test_restore_an_older_version(
     assert restored.version == 3 and restored.markdown == HANDOFF.rstrip()
     assert history.model.rowCount() == 3
     assert "header live on staging" in page.handoff.rendered.toPlainText()
+
+
+def test_restore_does_not_replace_a_version_written_while_the_person_chose(
+    qtbot: QtBot,
+    service: MemoryService,
+    agent_caller: Caller,
+    window: MainWindow,
+    thread_id: str,
+    shown: list[tuple[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    handoffs.write_handoff(service, agent_caller, thread_id, "# Website redesign\n\nRewritten.")
+    page = open_page(qtbot, window, thread_id)
+    page.tabs.setCurrentIndex(Tab.HISTORY)
+    history = page.history
+    history.table.selectRow(1)
+
+    def agent_writes_meanwhile(*args: object) -> bool:
+        handoffs.write_handoff(service, agent_caller, thread_id, "Agent's newest text.")
+        return True
+
+    monkeypatch.setattr(messages, "confirm", agent_writes_meanwhile)
+    history.restore_button.click()
+    # The agent's version 3 stays current; the person is told, and sees it listed.
+    assert current(service, thread_id).version == 3
+    assert current(service, thread_id).markdown == "Agent's newest text."
+    assert any("is at version 3, not 2" in text for _level, text in shown)
+    assert history.model.rowCount() == 3
 
 
 def test_rename_and_delete_ask_first(
