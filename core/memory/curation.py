@@ -1,4 +1,4 @@
-"""What only the person may do: review candidates, bulk delete, undo a delete, pin.
+"""What only the person may do: review candidates, bulk delete, undo a delete or an accept, pin.
 
 These functions back the GUI and the CLI. None of them is reachable from the
 agent protocol, and each refuses an agent caller as well (defence in depth).
@@ -7,7 +7,7 @@ agent protocol, and each refuses an agent caller as well (defence in depth).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -37,6 +37,41 @@ _ACTIONS = {
     Decision.REJECT: Action.REVIEW_REJECT,
     Decision.DEFER: Action.REVIEW_DEFER,
 }
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """What accepting one candidate changed, so :func:`return_to_review` can take it back.
+
+    Attributes:
+        entry_id: the accepted entry.
+        review_reason: why it awaited review.
+        deferred_at: when it was deferred, if it was.
+        pending_supersedes: the entry it was written to replace once accepted.
+        superseded: the entry the accept did replace (still current then), if any.
+    """
+
+    entry_id: str
+    review_reason: str | None
+    deferred_at: str | None
+    pending_supersedes: str | None
+    superseded: str | None
+
+
+@dataclass(frozen=True)
+class Returned:
+    """What :func:`return_to_review` did.
+
+    Attributes:
+        changes: the change record.
+        returned: the entries awaiting review again.
+        left: the accepted entries that changed since (deleted, replaced, or the entry
+            they replaced is no longer replaced by them) and were left as they are.
+    """
+
+    changes: Changes
+    returned: tuple[str, ...]
+    left: tuple[str, ...]
 
 
 def require_operator(caller: Caller, what: str) -> None:
@@ -70,9 +105,23 @@ def review(
     service: Workspace, caller: Caller, entry_ids: Sequence[str], decision: Decision
 ) -> Changes:
     """Accept (make active), reject (delete) or defer candidates, all or none."""
+    return _decide(service, caller, entry_ids, decision)[0]
+
+
+def accept(
+    service: Workspace, caller: Caller, entry_ids: Sequence[str]
+) -> tuple[Changes, list[Acceptance]]:
+    """Accept candidates, all or none; returns what each accept changed, to undo it."""
+    return _decide(service, caller, entry_ids, Decision.ACCEPT)
+
+
+def _decide(
+    service: Workspace, caller: Caller, entry_ids: Sequence[str], decision: Decision
+) -> tuple[Changes, list[Acceptance]]:
     require_operator(caller, "reviewing memories")
     store = service.store_for(caller.group)
     now = iso(utc_now())
+    accepted: list[Acceptance] = []
     with store.transaction():
         for entry_id in entry_ids:
             entry = store.get(entry_id)
@@ -82,6 +131,7 @@ def review(
                 raise Conflict(f"{entry_id} is not awaiting review (it is {entry.status})")
             match decision:
                 case Decision.ACCEPT:
+                    deferred_at, pending = _waiting_state(store, entry_id)
                     store.update_fields(
                         entry_id,
                         status=Status.ACTIVE.value,
@@ -89,7 +139,10 @@ def review(
                         deferred_at=None,
                         updated_at=now,
                     )
-                    _apply_pending_supersession(store, caller, entry_id, now)
+                    superseded = _apply_pending_supersession(store, caller, entry_id, pending, now)
+                    accepted.append(
+                        Acceptance(entry_id, entry.review_reason, deferred_at, pending, superseded)
+                    )
                 case Decision.REJECT:
                     store.delete(entry_id)
                 case Decision.DEFER:
@@ -104,24 +157,35 @@ def review(
             )
     if decision is Decision.REJECT:
         scrub(store, (Index.ENTRIES,))
-    return service.emit(
+    changes = service.emit(
         Changes(
             group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
         )
     )
+    return changes, accepted
 
 
-def _apply_pending_supersession(store: GroupStore, caller: Caller, entry_id: str, now: str) -> None:
-    """An accepted candidate now replaces the entry it meant to supersede, if still current."""
+def _waiting_state(store: GroupStore, entry_id: str) -> tuple[str | None, str | None]:
+    """A candidate's ``deferred_at`` and ``pending_supersedes`` (not on :class:`MemoryEntry`)."""
     row = store.execute(
-        "SELECT pending_supersedes FROM memory_entries WHERE id = ?", (entry_id,)
+        "SELECT deferred_at, pending_supersedes FROM memory_entries WHERE id = ?", (entry_id,)
     ).fetchone()
-    if row is None or row[0] is None:
-        return
-    target = store.get(row[0])
-    store.execute("UPDATE memory_entries SET pending_supersedes = NULL WHERE id = ?", (entry_id,))
+    return (row[0], row[1]) if row else (None, None)
+
+
+def _apply_pending_supersession(
+    store: GroupStore, caller: Caller, entry_id: str, pending: str | None, now: str
+) -> str | None:
+    """An accepted candidate now replaces the entry it meant to supersede, if still current.
+
+    Returns the id of the entry it replaced, if it did.
+    """
+    if pending is None:
+        return None
+    target = store.get(pending)
+    store.update_fields(entry_id, pending_supersedes=None)
     if target is None or target.superseded_by is not None:
-        return  # replaced or deleted meanwhile: the accepted entry simply stands
+        return None  # replaced or deleted meanwhile: the accepted entry simply stands
     store.mark_superseded(target.id, entry_id, now)
     audit.record(
         store,
@@ -130,6 +194,75 @@ def _apply_pending_supersession(store: GroupStore, caller: Caller, entry_id: str
         session_id=caller.session_id,
         entry_ids=[target.id, entry_id],
     )
+    return target.id
+
+
+def return_to_review(
+    service: Workspace, caller: Caller, accepted: Sequence[Acceptance]
+) -> Returned:
+    """Take accepts back (undo), in one transaction: each entry awaits review again.
+
+    An entry gets back its reason, deferral and pending supersession, and an entry
+    its accept replaced is current again. Only where nothing changed since: the
+    accepted entry still exists, is active and not replaced, and the entry it
+    replaced is still replaced by it. The others are left as they are and listed
+    in :attr:`Returned.left`.
+    """
+    require_operator(caller, "returning memories to review")
+    store = service.store_for(caller.group)
+    now = iso(utc_now())
+    returned: list[str] = []
+    left: list[str] = []
+    current: list[str] = []
+    with store.transaction():
+        found = store.get_many([a.entry_id for a in accepted])
+        replaced = store.get_many([a.superseded for a in accepted if a.superseded])
+        for a in accepted:
+            entry = found.get(a.entry_id)
+            old = replaced.get(a.superseded) if a.superseded else None
+            unchanged = (
+                entry is not None
+                and entry.status is Status.ACTIVE
+                and entry.superseded_by is None
+                and (a.superseded is None or (old is not None and old.superseded_by == a.entry_id))
+            )
+            if not unchanged:
+                left.append(a.entry_id)
+                continue
+            store.update_fields(
+                a.entry_id,
+                status=Status.CANDIDATE.value,
+                review_reason=a.review_reason,
+                deferred_at=a.deferred_at,
+                pending_supersedes=a.pending_supersedes,
+                updated_at=now,
+            )
+            if a.superseded:
+                store.unmark_superseded(a.superseded, now)
+                current.append(a.superseded)
+            returned.append(a.entry_id)
+        if returned:
+            audit.record(
+                store,
+                Action.REVIEW_UNDO,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[*returned, *current],
+                count=len(returned),
+                current_again=len(current) or None,
+            )
+    if not returned:
+        return Returned(Changes(group=store.group), (), tuple(left))
+    changes = service.emit(
+        Changes(
+            group=store.group,
+            entries=True,
+            review=True,
+            audit=True,
+            entry_ids=(*returned, *current),
+        )
+    )
+    return Returned(changes, tuple(returned), tuple(left))
 
 
 def delete_many(

@@ -38,6 +38,8 @@ class Action(StrEnum):
     REVIEW_ACCEPT = "review_accept"
     REVIEW_REJECT = "review_reject"
     REVIEW_DEFER = "review_defer"
+    #: Accepts taken back: the entries await review again.
+    REVIEW_UNDO = "review_undo"
     SESSION_START = "session_start"
     SESSION_END = "session_end"
     DECAY = "decay"

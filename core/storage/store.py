@@ -258,6 +258,7 @@ class GroupStore:
             "search_text",
             "content_key",
             "tags",
+            "pending_supersedes",
         }
         unknown = set(fields) - allowed
         if unknown:
@@ -270,6 +271,14 @@ class GroupStore:
             "UPDATE memory_entries SET superseded_by = ?, superseded_at = ?, updated_at = ? "
             "WHERE id = ?",
             (new_id, now, now, old_id),
+        )
+
+    def unmark_superseded(self, old_id: str, now: str) -> None:
+        """Make ``old_id`` current again (an accept that replaced it was taken back)."""
+        self.execute(
+            "UPDATE memory_entries SET superseded_by = NULL, superseded_at = NULL, updated_at = ? "
+            "WHERE id = ?",
+            (now, old_id),
         )
 
     def delete(self, entry_id: str) -> bool:

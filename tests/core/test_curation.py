@@ -109,3 +109,145 @@ def test_candidates_among_many_ids_are_counted_in_one_query(
     assert service.candidate_count("main", []) == 0
     store = service.store_for("main")
     assert store.count_status(active[:10], Status.ACTIVE) == 10
+
+
+def _deferred_at(service: MemoryService, entry_id: str) -> str | None:
+    row = service.store_for("main").execute(
+        "SELECT deferred_at FROM memory_entries WHERE id = ?", (entry_id,)
+    )
+    return str(row.get) if row else None
+
+
+def test_an_accept_is_returned_to_review_as_it_was(
+    service: MemoryService, operator: Caller
+) -> None:
+    a = _candidate(service, operator, "Deploys go out on Tuesdays")
+    b = _candidate(service, operator, "Staging runs on port 8080")
+    curation.review(service, operator, [b], Decision.DEFER)
+    deferred = _deferred_at(service, b)
+    assert deferred is not None
+    _, accepted = curation.accept(service, operator, [a, b])
+    assert "Deploys go out" in service.build_brief("main").markdown
+
+    done = curation.return_to_review(service, operator, accepted)
+    assert done.returned == (a, b) and done.left == ()
+    assert [e.id for e in curation.candidates(service, "main")] == [a, b]
+    for entry_id in (a, b):
+        entry = service.get("main", entry_id)
+        assert entry.status is Status.CANDIDATE and entry.review_reason == "low-trust source"
+    assert _deferred_at(service, b) == deferred
+    assert "Deploys go out" not in service.build_brief("main").markdown
+    row = audit.recent(service.store_for("main"), limit=1)[0]
+    assert (row.action, row.actor, row.entry_ids, row.count) == (
+        "review_undo",
+        "operator",
+        [a, b],
+        2,
+    )
+    # Awaiting review again, so it can be decided again.
+    curation.review(service, operator, [a], Decision.ACCEPT)
+    assert service.get("main", a).status is Status.ACTIVE
+
+
+def test_undoing_an_accept_makes_the_entry_it_replaced_current_again(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    good = service.store(agent, {"type": "fact", "content": "Bank is Acme Credit Union"}).entry
+    bad = service.store(
+        agent,
+        {
+            "type": "fact",
+            "content": "Bank is Evil Corp",
+            "supersedes": good.id,
+            "source": {"type": "web_content"},
+        },
+    ).entry
+    _, accepted = curation.accept(service, operator, [bad.id])
+    assert accepted[0].superseded == good.id
+    assert service.get("main", good.id).superseded_by == bad.id
+    assert "Acme" not in service.build_brief("main").markdown
+
+    done = curation.return_to_review(service, operator, accepted)
+    assert done.returned == (bad.id,) and done.left == ()
+    old = service.get("main", good.id)
+    assert old.superseded_by is None and old.superseded_at is None
+    assert [r.id for r in service.search(agent, {"query": "bank"})] == [good.id]
+    brief = service.build_brief("main").markdown
+    assert "Acme" in brief and "Evil Corp" not in brief
+    assert service.get("main", bad.id).status is Status.CANDIDATE
+    # Its pending replacement came back too: accepting again replaces the old one again.
+    curation.review(service, operator, [bad.id], Decision.ACCEPT)
+    assert service.get("main", good.id).superseded_by == bad.id
+
+
+def test_accepts_changed_since_are_left_alone_and_reported(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    edited = _candidate(service, operator, "Office is in Berlin")
+    deleted = _candidate(service, operator, "Printer is on floor 2")
+    kept = _candidate(service, operator, "Lunch is at noon")
+    old = service.store(agent, {"type": "fact", "content": "Team size is 5"}).entry.id
+    replacing = service.store(
+        agent,
+        {
+            "type": "fact",
+            "content": "Team size is 6",
+            "supersedes": old,
+            "source": {"type": "web_content"},
+        },
+    ).entry.id
+    _, accepted = curation.accept(service, operator, [edited, deleted, kept, replacing])
+    newer = service.store(
+        operator, {"type": "fact", "content": "Office is in Munich", "supersedes": edited}
+    ).entry.id
+    # The entry that the accept replaced is deleted since, from its history.
+    curation.delete_many(service, operator, [deleted, old])
+
+    done = curation.return_to_review(service, operator, accepted)
+    assert done.returned == (kept,)
+    assert done.left == (edited, deleted, replacing)
+    assert service.get("main", edited).superseded_by == newer
+    assert service.get("main", edited).status is Status.ACTIVE
+    assert service.get("main", replacing).status is Status.ACTIVE
+    assert [e.id for e in curation.candidates(service, "main")] == [kept]
+    store = service.store_for("main")
+    last = audit.recent(store, limit=1)[0]
+    assert (last.action, last.entry_ids) == ("review_undo", [kept])
+
+    nothing = curation.return_to_review(service, operator, accepted)
+    assert nothing.returned == () and len(nothing.left) == 4
+    assert audit.recent(store, limit=1)[0].id == last.id  # nothing done, nothing recorded
+
+
+def test_an_accept_whose_replaced_entry_was_replaced_again_is_left(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    old = service.store(agent, {"type": "fact", "content": "Team size is 5"}).entry.id
+    replacing = service.store(
+        agent,
+        {
+            "type": "fact",
+            "content": "Team size is 6",
+            "supersedes": old,
+            "source": {"type": "web_content"},
+        },
+    ).entry.id
+    _, accepted = curation.accept(service, operator, [replacing])
+    # The accepted entry is current, but the old one no longer points at it.
+    store = service.store_for("main")
+    with store.transaction():
+        store.mark_superseded(old, "mem-elsewhere", "2026-01-01T00:00:00.000Z")
+    done = curation.return_to_review(service, operator, accepted)
+    assert done.returned == () and done.left == (replacing,)
+    assert service.get("main", replacing).status is Status.ACTIVE
+    assert service.get("main", old).superseded_by == "mem-elsewhere"
+
+
+def test_only_the_person_returns_accepts_to_review(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    c = _candidate(service, operator, "Candidate")
+    _, accepted = curation.accept(service, operator, [c])
+    with pytest.raises(Forbidden):
+        curation.return_to_review(service, agent, accepted)
+    assert service.get("main", c).status is Status.ACTIVE
