@@ -77,6 +77,12 @@ def _restore(r: AuditRecord) -> str:
     return f"restored {plural(_n(r), 'memory', 'memories')}{where}"
 
 
+def _review_undo(r: AuditRecord) -> str:
+    again = int(r.detail.get("current_again", 0))
+    current = f" and made {plural(again, 'memory', 'memories')} it replaced current again"
+    return f"returned {plural(_n(r), 'memory', 'memories')} to review" + (current if again else "")
+
+
 def _purge(r: AuditRecord) -> str:
     why = r.detail.get("reason")
     return f"removed {plural(_n(r), 'memory', 'memories')} for good" + (f" ({why})" if why else "")
@@ -119,6 +125,7 @@ PREDICATES: dict[str, Predicate] = {
     Action.REVIEW_ACCEPT: lambda r: f"accepted {plural(_n(r), 'memory', 'memories')} in review",
     Action.REVIEW_REJECT: lambda r: f"rejected {plural(_n(r), 'memory', 'memories')} in review",
     Action.REVIEW_DEFER: lambda r: f"deferred {plural(_n(r), 'memory', 'memories')} in review",
+    Action.REVIEW_UNDO: _review_undo,
     Action.SESSION_START: lambda r: "started a session",
     Action.SESSION_END: _session_end,
     Action.DECAY: lambda r: (

@@ -39,6 +39,15 @@ def test_sentences_name_who_and_what() -> None:
     assert sentence(refused, {}) == "You were refused: credential"
     decay = AuditRecord(1, "", "decay", "system", None, [], 3, None, {})
     assert sentence(decay, {}) == "Ambry lowered the confidence of 3 unused memories"
+    undone = AuditRecord(1, "", "review_undo", "operator", None, [], 3, None, {})
+    assert sentence(undone, {}) == "You returned 3 memories to review"
+    replaced = AuditRecord(
+        1, "", "review_undo", "operator", None, [], 1, None, {"current_again": 1}
+    )
+    assert sentence(replaced, {}) == (
+        "You returned 1 memory to review and made 1 memory it replaced current again"
+    )
+    assert "review_undo" in actions_described_by("returned")
     odd = AuditRecord(1, "", "future_thing", "system", None, [], None, None, {})
     assert sentence(odd, {}) == "Ambry future thing"
     assert "store" in actions_described_by("stored") and "delete" not in actions_described_by(
