@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from core.memory import curation
-from core.memory.curation import Decision
+from core.memory.curation import Acceptance, Decision
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
 from core.model.errors import AmbryError, Conflict, NotFound
@@ -36,9 +38,6 @@ def memories(count: int) -> str:
     """``1 memory``, ``1,234 memories``."""
     return plural(count, "memory", "memories")
 
-
-#: How many candidates one accept takes without asking first.
-ACCEPT_WITHOUT_ASKING = 10
 
 #: Said when an encrypted entry's text is needed and the key cannot be read.
 LOCKED_TEXT = (
@@ -74,15 +73,42 @@ def past_tense(decision: Decision) -> str:
             return "Deferred"
 
 
+class Undoable(StrEnum):
+    """What Ctrl+Z can take back."""
+
+    DELETE = "delete"
+    REJECT = "reject"
+    ACCEPT = "accept"
+
+
+@dataclass(frozen=True)
+class UndoStep:
+    """One batch Ctrl+Z takes back, in the group it was done in.
+
+    Attributes:
+        kind: what was done.
+        group: where.
+        entries: the deleted (or rejected) entries, to put back.
+        accepted: what each accept changed, to return the entries to review.
+    """
+
+    kind: Undoable
+    group: str
+    entries: tuple[MemoryEntry, ...] = ()
+    accepted: tuple[Acceptance, ...] = ()
+
+
 class MemoryActions(QObject):
-    """The browser's commands, with an undo stack for deletions in this session.
+    """The browser's commands, with an undo stack for deletes, rejects and accepts.
+
+    The stack lasts as long as the app: a delete is not kept anywhere else.
 
     Args:
         state: the shared app state (service, current group, operator session).
         parent: the owning QObject.
 
     Signals:
-        undo_changed(bool): whether there is a deletion to undo.
+        undo_changed(bool): whether there is something to undo.
     """
 
     undo_changed = Signal(bool)
@@ -90,12 +116,21 @@ class MemoryActions(QObject):
     def __init__(self, state: AppState, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        #: Deleted batches, newest last, with the group they came from.
-        self._undo: list[tuple[str, list[MemoryEntry]]] = []
+        #: What can be taken back, newest last.
+        self._undo: list[UndoStep] = []
 
     @property
     def can_undo(self) -> bool:
         return bool(self._undo)
+
+    @property
+    def undo_text(self) -> str:
+        """``Undo accept``, ``Undo reject`` or ``Undo delete``; ``Undo`` with nothing to undo."""
+        return f"Undo {self._undo[-1].kind}" if self._undo else "Undo"
+
+    def _push(self, step: UndoStep) -> None:
+        self._undo.append(step)
+        self.undo_changed.emit(True)
 
     def save(self, original: MemoryEntry | None, draft: Draft) -> MemoryEntry | None:
         """Add a memory, or store a new version of ``original`` that supersedes it.
@@ -261,25 +296,34 @@ class MemoryActions(QObject):
             return False
         if not entries:
             return False
-        self._undo.append((group, entries))
-        self.undo_changed.emit(True)
+        self._push(UndoStep(Undoable.DELETE, group, tuple(entries)))
         messages.info(f"Deleted {memories(len(entries))}. Ctrl+Z to undo.")
         return True
 
     def undo(self) -> list[str]:
-        """Restore the most recent deletion; returns the restored ids."""
+        """Take back the most recent delete, reject or accept; returns the ids it brought back.
+
+        Deleted and rejected memories are restored; accepted ones await review again.
+        """
         if not self._undo:
             return []
-        group, entries = self._undo[-1]
+        step = self._undo[-1]
+        caller = self._state.operator(step.group)
         try:
-            curation.restore(self._state.service, self._state.operator(group), entries)
+            if step.kind is Undoable.ACCEPT:
+                done = curation.return_to_review(self._state.service, caller, step.accepted)
+                ids, said = list(done.returned), _returned(len(done.returned), len(done.left))
+            else:
+                curation.restore(self._state.service, caller, step.entries)
+                ids, said = [e.id for e in step.entries], f"Restored {memories(len(step.entries))}."
         except AmbryError as exc:
             messages.report(exc)
             return []
+        # Taken off even if some changed since: a second try would find them changed too.
         self._undo.pop()
         self.undo_changed.emit(bool(self._undo))
-        messages.info(f"Restored {memories(len(entries))}.")
-        return [e.id for e in entries]
+        messages.info(said)
+        return ids
 
     def add_tag(self, ids: Sequence[str], tag: str) -> int:
         """Tag current entries: each gets a new version, so history shows the change."""
@@ -313,42 +357,43 @@ class MemoryActions(QObject):
         messages.info(f"Tagged {memories(len(requests))} with {tag!r}.")
         return len(requests)
 
-    def review(self, ids: Sequence[str], decision: Decision, parent: QWidget | None = None) -> int:
-        """Accept, reject or defer the candidates among ``ids``; Ctrl+Z undoes a reject.
-
-        Accepting more than :data:`ACCEPT_WITHOUT_ASKING` at once asks first: an
-        accepted memory reaches the agent's brief, and only a reject can be undone.
-        """
+    def review(self, ids: Sequence[str], decision: Decision) -> int:
+        """Accept, reject or defer the candidates among ``ids``; Ctrl+Z undoes all but a defer."""
         group = self._state.group
-        store = self._state.service.store_for(group)
-        found = store.get_many(ids)
+        service = self._state.service
+        found = service.store_for(group).get_many(ids)
         candidates = [i for i in ids if i in found and found[i].status is Status.CANDIDATE]
         if not candidates:
             messages.info("None of the selected memories is awaiting review.")
             return 0
-        if (
-            decision is Decision.ACCEPT
-            and len(candidates) > ACCEPT_WITHOUT_ASKING
-            and not messages.confirm(
-                parent,
-                "Accept memories",
-                f"Accept {memories(len(candidates))}? Each becomes active and reaches the "
-                "agent's brief. Accepting cannot be undone with Ctrl+Z; an accepted memory "
-                "can still be edited or deleted.",
-                f"Accept {len(candidates):,}",
-            )
-        ):
-            return 0
         try:
-            curation.review(self._state.service, self._state.operator(), candidates, decision)
+            if decision is Decision.ACCEPT:
+                _, accepted = curation.accept(service, self._state.operator(), candidates)
+            else:
+                curation.review(service, self._state.operator(), candidates, decision)
         except AmbryError as exc:
             messages.report(exc)
             return 0
         undo = ""
-        if decision is Decision.REJECT:
-            # A reject deletes: keep the candidates, as a delete does, for Ctrl+Z.
-            self._undo.append((group, [found[i] for i in candidates]))
-            self.undo_changed.emit(True)
-            undo = " Ctrl+Z to undo."
+        match decision:
+            case Decision.ACCEPT:
+                self._push(UndoStep(Undoable.ACCEPT, group, accepted=tuple(accepted)))
+                undo = " Ctrl+Z to undo."
+            case Decision.REJECT:
+                # A reject deletes: keep the candidates, as a delete does, for Ctrl+Z.
+                self._push(UndoStep(Undoable.REJECT, group, tuple(found[i] for i in candidates)))
+                undo = " Ctrl+Z to undo."
+            case Decision.DEFER:
+                pass
         messages.info(f"{past_tense(decision)} {memories(len(candidates))}.{undo}")
         return len(candidates)
+
+
+def _returned(returned: int, left: int) -> str:
+    """What an undone accept did: ``Returned 3 memories to review.``, and what it could not."""
+    if not left:
+        return f"Returned {memories(returned)} to review."
+    since = "it changed since" if left == 1 else "they changed since"
+    if not returned:
+        return f"Could not return {memories(left)} to review: {since}."
+    return f"Returned {memories(returned)} to review; {left:,} could not be: {since}."

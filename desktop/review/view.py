@@ -42,7 +42,7 @@ from desktop.widgets.watch import AppState
 _INTRO = (
     "These memories came from a low-trust source (web pages, unverified tool output) "
     "or may contain a secret. They stay out of the agent's brief until you accept them. "
-    "Keys: A accept, R reject (delete; Ctrl+Z brings it back), D defer."
+    "Keys: A accept, R reject (delete), D defer; Ctrl+Z takes back an accept or a reject."
 )
 
 
@@ -131,12 +131,12 @@ class ReviewPage(LazyPage):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.stack, 1)
-        self.undo_action = QAction("Undo reject", self)
+        self.undo_action = QAction(commands.undo_text, self)
         self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
         self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         self.undo_action.setEnabled(commands.can_undo)
         self.undo_action.triggered.connect(self.undo)
-        commands.undo_changed.connect(self.undo_action.setEnabled)
+        commands.undo_changed.connect(self._on_undo_changed)
         self.addAction(self.undo_action)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         on_right_click(self.table, self.row_menu)
@@ -223,7 +223,7 @@ class ReviewPage(LazyPage):
         if not ids:
             return
         first = min(self.model.row_of(i) or 0 for i in ids)
-        if self._commands.review(ids, decision, self):
+        if self._commands.review(ids, decision):
             self.refresh()
             # Deferred ones move to the end; the next fresh candidate takes the row.
             self._select_row(first)
@@ -246,14 +246,18 @@ class ReviewPage(LazyPage):
             ],
         )
 
+    def _on_undo_changed(self, can_undo: bool) -> None:
+        self.undo_action.setEnabled(can_undo)
+        self.undo_action.setText(self._commands.undo_text)
+
     def undo(self) -> None:
-        """Bring back the last rejected (or deleted) memories; a candidate waits here again."""
+        """Take back the last reject, delete or accept: the candidates wait here again, selected."""
         restored = self._commands.undo()
         if restored:
             self.refresh()
             rows = [r for r in (self.model.row_of(i) for i in restored) if r is not None]
             if rows:
-                # The whole batch, so a mistaken reject can be decided again at once.
+                # The whole batch, so a mistaken decision can be made again at once.
                 self._select_row(min(rows))
                 selection = QItemSelection()
                 for row in rows:

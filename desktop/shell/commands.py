@@ -52,7 +52,7 @@ def window_commands(window: Window) -> list[Command]:
         Command("Open the selected memory to edit it", window.edit.open_selected, "Enter"),
         Command("Delete the selected memories (asks first)", window.edit.delete, "Del"),
         Command("Copy the selected memories' ids", window.edit.copy_ids),
-        Command("Undo the last delete or reject", window.edit.undo, "Ctrl+Z"),
+        Command("Undo the last delete, reject or accept", window.edit.undo, "Ctrl+Z"),
         Command("Accept / reject / defer in Review and Claims", None, "A / R / D"),
         Command("Memory list: default order", window.browser.clear_sort),
         Command(

@@ -4,8 +4,8 @@ The keys themselves stay with the pages that own them, so Ctrl+Z in a text
 box still undoes typing and Del in another list still acts on that list.
 These actions show the keys in the Edit menu, run the same commands from the
 menu and the command palette, and are enabled only when they would do
-something: Undo while a delete or reject can be taken back, Delete while
-memories are selected in the list on screen.
+something: Undo while a delete, reject or accept can be taken back (its text
+says which), Delete while memories are selected in the list on screen.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class EditActions(QObject):
     Args:
         window: the main window (the actions' owner).
         browser: the memory list.
-        review: the review inbox (its undo brings back rejected memories).
+        review: the review inbox (its undo brings back rejected or accepted candidates).
         commands: the memory commands with the shared undo stack.
         showing: which of ``browser`` and ``review`` is on screen, if either.
         show_memories: brings the memory list on screen.
@@ -73,11 +73,12 @@ class EditActions(QObject):
     def update(self) -> None:
         """Enable what applies now (call when the page on screen changes)."""
         self.undo_action.setEnabled(self._commands.can_undo)
+        self.undo_action.setText(self._commands.undo_text)
         on_list = self._showing() is self._browser
         self.delete_action.setEnabled(on_list and bool(self._browser.selected_ids()))
 
     def undo(self) -> None:
-        """Take back the last delete, or in Review the last reject."""
+        """Take back the last delete, reject or accept (shown in Review if on screen)."""
         if not self._commands.can_undo:
             messages.info("Nothing to undo.")
         elif self._showing() is self._review:

@@ -8,7 +8,7 @@ from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
 from core.memory.writing import StoreRequest
-from core.model.entries import MAX_CONTENT_CHARS, EntryType, MemoryEntry
+from core.model.entries import MAX_CONTENT_CHARS, EntryType, MemoryEntry, Status
 from core.service import Caller, MemoryService
 from desktop.memories.state import StatusFilter
 from desktop.shell.main_window import MainWindow
@@ -206,6 +206,28 @@ def test_bulk_accept_and_delete(
     qtbot.waitUntil(lambda: window.memories.currentWidget() is window.empty)
     window.browser.undo()
     qtbot.waitUntil(lambda: len(listed(window)) == 5)
+
+
+def test_an_accept_in_the_list_is_undone_with_ctrl_z(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    filled: dict[str, str],
+    window: MainWindow,
+) -> None:
+    web = add(service, operator, "A page says the API changes", low_trust=True)
+    qtbot.waitUntil(lambda: len(listed(window)) == 5)
+    browser = window.browser
+    select(qtbot, window, web)
+    browser.editor.accept_button.click()
+    qtbot.waitUntil(lambda: service.get("main", web).status is Status.ACTIVE)
+    assert browser.undo_action.isEnabled() and browser.undo_action.text() == "Undo accept"
+
+    browser.table.setFocus()
+    qtbot.keyClick(browser.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert service.get("main", web).status is Status.CANDIDATE
+    qtbot.waitUntil(lambda: browser.selected_ids() == [web])
+    assert not browser.undo_action.isEnabled()
 
 
 def test_a_selection_of_part_of_a_long_list_says_so(

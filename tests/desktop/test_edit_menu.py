@@ -97,6 +97,6 @@ def test_palette_finds_deleting_the_selected_memory(
     palette = CommandPalette(window.command_list(), window)
     qtbot.addWidget(palette)
     qtbot.keyClicks(palette.search, "undo")
-    assert palette.shown_names() == ["Undo the last delete or reject"]
+    assert palette.shown_names() == ["Undo the last delete, reject or accept"]
     palette.run_selected()
     qtbot.waitUntil(lambda: filled["office"] in listed(window))

@@ -75,34 +75,66 @@ def test_bulk_accept_from_the_inbox(
     window.review.accept_button.click()
     assert all(service.get("main", i).status is Status.ACTIVE for i in ids)
     assert window.review.stack.currentWidget() is window.review.nothing
-    assert ("info", "Accepted 3 memories.") in shown
+    assert ("info", "Accepted 3 memories. Ctrl+Z to undo.") in shown
 
 
-def test_accepting_many_at_once_asks_first(
+def test_undoing_a_batch_accept_returns_the_batch_to_the_inbox_selected(
     qtbot: QtBot,
     service: MemoryService,
     operator: Caller,
     window: MainWindow,
     dialogs: Dialogs,
+    shown: list[tuple[str, str]],
 ) -> None:
-    ids = [add(service, operator, f"Web claim number {i}", low_trust=True) for i in range(12)]
+    ids = [add(service, operator, f"Web claim number {i}", low_trust=True) for i in range(14)]
     window.go(Nav.REVIEW)
-    qtbot.waitUntil(lambda: len(candidate_ids(window)) == 12)
-    window.review.table.selectAll()
-    dialogs.answer = False
-    window.review.accept_button.click()
-    assert dialogs.asked and dialogs.asked[0].startswith("Accept 12 memories?")
+    review, undo = window.review, window.acts["undo"]
+    qtbot.waitUntil(lambda: len(candidate_ids(window)) == 14)
+    for _ in range(11):
+        qtbot.keyClick(review.table, Qt.Key.Key_Down, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClick(review.table, Qt.Key.Key_A)
+    # However many at once: an accept can be taken back, so it is not asked about.
+    assert dialogs.asked == []
+    assert all(service.get("main", i).status is Status.ACTIVE for i in ids[:12])
+    assert candidate_ids(window) == ids[12:]
+    assert ("info", "Accepted 12 memories. Ctrl+Z to undo.") in shown
+    assert undo.isEnabled() and undo.text() == "Undo accept"
+
+    qtbot.keyClick(review.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert all(service.get("main", i).status is Status.CANDIDATE for i in ids)
-    dialogs.answer = True
-    window.review.accept_button.click()
-    assert all(service.get("main", i).status is Status.ACTIVE for i in ids)
-    # A few at a time (the keyboard's pace) are not asked about.
-    few = [add(service, operator, f"Forum post {i}", low_trust=True) for i in range(3)]
+    assert sorted(candidate_ids(window)) == sorted(ids)
+    assert sorted(review.selected_ids()) == sorted(ids[:12])
+    assert "12 candidates selected" in review.detail.toPlainText()
+    assert shown[-1] == ("info", "Returned 12 memories to review.")
+    assert window.nav.item(Nav.REVIEW).text() == "Review (14)"
+    assert not undo.isEnabled() and undo.text() == "Undo"
+    window.go(Nav.BRIEF)
+    assert "Web claim" not in window.brief.raw_view.toPlainText()
+
+
+def test_undoing_an_accept_says_how_many_changed_since(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    dialogs: Dialogs,
+    shown: list[tuple[str, str]],
+) -> None:
+    ids = [add(service, operator, f"Forum post {i}", low_trust=True) for i in range(3)]
+    window.go(Nav.REVIEW)
+    review = window.review
     qtbot.waitUntil(lambda: len(candidate_ids(window)) == 3)
-    window.review.table.selectAll()
-    window.review.accept_button.click()
-    assert len(dialogs.asked) == 2
-    assert all(service.get("main", i).status is Status.ACTIVE for i in few)
+    review.table.selectAll()
+    review.accept_button.click()
+    # One of them is edited meanwhile: the new version stands, and so does the accept.
+    service.store(
+        operator, {"type": "fact", "content": "Forum post 0, edited", "supersedes": ids[0]}
+    )
+    window.edit.undo()
+    assert sorted(candidate_ids(window)) == sorted(ids[1:])
+    assert sorted(review.selected_ids()) == sorted(ids[1:])
+    assert service.get("main", ids[0]).status is Status.ACTIVE
+    assert shown[-1] == ("info", "Returned 2 memories to review; 1 could not be: it changed since.")
 
 
 def test_agent_candidate_appears_while_the_inbox_is_open(

@@ -130,9 +130,12 @@ def test_review_menu_decides_with_the_keys_shown(
     items(page.row_menu())["Accept"].trigger()
     assert service.get("main", first).status is Status.ACTIVE
 
-    # The reject is taken back as from its button: Ctrl+Z.
+    # Each is taken back as from its button, the last first: Ctrl+Z.
     page.undo()
     qtbot.waitUntil(lambda: page.model.rowCount() == 1)
+    assert service.get("main", first).status is Status.CANDIDATE
+    page.undo()
+    qtbot.waitUntil(lambda: page.model.rowCount() == 2)
     assert service.get("main", second).status is Status.CANDIDATE
 
 
