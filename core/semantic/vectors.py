@@ -353,6 +353,14 @@ class VectorIndex:
         sims = rows @ query
         return {seq: float(sim) for (seq, _), sim in zip(known, sims.tolist(), strict=True)}
 
+    def live(self) -> tuple[npt.NDArray[np.int64], Vectors]:
+        """The keys and vectors of every row loaded now (gone ones left out), for a
+        scan of all against all (:mod:`core.recall.duplicates`)."""
+        with self._lock:
+            matrix, keys = self._matrix, self._keys
+        kept = keys >= 0
+        return keys[kept], matrix[kept]
+
     def vector_of(self, seq: int) -> npt.NDArray[np.float32] | None:
         with self._lock:
             row = self._rows.get(seq)

@@ -1,0 +1,126 @@
+"""Keeping one of several near-duplicates: the others go, their tags stay.
+
+The person picks the memory to keep (see ``core.recall.duplicates`` for how the
+candidates are found). In one transaction:
+
+- the kept memory gets the tags of the others it lacks, as a new version that
+  supersedes it (the edit path: policy, limits, audit and history apply; its id
+  changes, as any edit's does). With no tag to add it is left as it is.
+- the others are deleted, as a bulk delete of the person's is, and returned so a
+  front end can offer undo (:func:`core.memory.curation.restore`).
+
+Undo brings the deleted memories back; the tags the kept memory took from them
+stay on it (its history holds the version before).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from core.memory.curation import require_operator
+from core.memory.writing import StoreRequest, prepare, write_entry, writing
+from core.model.changes import Changes
+from core.model.entries import MemoryEntry, Privacy, iso, utc_now
+from core.model.errors import Conflict, InvalidParams, NotFound
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.crypto import KeyMissing
+from core.storage.scrub import Index, scrub
+from core.storage.workspace import LOCKED_MASK, MISSING_KEY_MASK, missing_key_message
+
+if TYPE_CHECKING:
+    from core.model.caller import Caller
+    from core.storage.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class Kept:
+    """What :func:`keep_one` did.
+
+    Attributes:
+        changes: the change record.
+        kept: the memory kept, as stored now (a new version when tags were added).
+        deleted: the memories deleted, as they were (to restore on undo).
+        tags_added: the tags the kept memory took from them.
+    """
+
+    changes: Changes
+    kept: MemoryEntry
+    deleted: tuple[MemoryEntry, ...]
+    tags_added: tuple[str, ...]
+
+
+def keep_one(service: Workspace, caller: Caller, keep_id: str, others: Sequence[str]) -> Kept:
+    """Keep ``keep_id``, delete ``others`` and move their tags onto the kept one, all or none.
+
+    Raises:
+        NotFound: one of them no longer exists.
+        Conflict: one of them was replaced by a newer version meanwhile.
+        InvalidParams: the kept memory is among ``others``, or it is secret.
+    """
+    require_operator(caller, "resolving near-duplicates")
+    others = list(dict.fromkeys(others))
+    if keep_id in others:
+        raise InvalidParams(f"{keep_id} is both kept and deleted", field="id")
+    store = service.store_for(caller.group)
+    now = iso(utc_now())
+    with writing(service, store, caller):
+        found = store.get_many([keep_id, *others])
+        for entry_id in (keep_id, *others):
+            entry = found.get(entry_id)
+            if entry is None:
+                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
+            if entry.superseded_by is not None:
+                raise Conflict(
+                    f"{entry_id} was replaced by {entry.superseded_by} meanwhile; "
+                    "look for near-duplicates again",
+                    current=entry.superseded_by,
+                )
+        keep = found[keep_id]
+        if keep.privacy is Privacy.SECRET:
+            raise InvalidParams("secret entries are not compared with others", field="id")
+        deleted = tuple(found[i] for i in others)
+        have = {t.casefold() for t in keep.tags}
+        added: list[str] = []
+        for entry in deleted:
+            for tag in entry.tags:
+                if tag.casefold() not in have:
+                    have.add(tag.casefold())
+                    added.append(tag)
+        changes = Changes(
+            group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(others)
+        )
+        kept = keep
+        if added:
+            # The clear text goes into the new version and is sealed again on write.
+            clear = service.readable(keep, reveal=True)
+            if clear.content in (LOCKED_MASK, MISSING_KEY_MASK):
+                raise KeyMissing(missing_key_message(service.data_dir.root, [store.group]))
+            request = prepare(
+                service,
+                caller,
+                StoreRequest(
+                    keep.type,
+                    clear.content,
+                    (*keep.tags, *added),
+                    supersedes=keep.id,
+                    privacy=keep.privacy,
+                ),
+            )
+            outcome = write_entry(service, store, caller, request, now)
+            kept, changes = outcome.entry, changes | outcome.changes
+        for entry_id in others:
+            store.delete(entry_id)
+        audit.record(
+            store,
+            Action.DELETE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=list(others),
+            count=len(others),
+            kept=kept.id,
+        )
+    scrub(store, (Index.ENTRIES,))
+    return Kept(service.emit(changes), service.readable(kept), deleted, tuple(added))

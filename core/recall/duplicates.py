@@ -1,0 +1,263 @@
+"""Near-duplicates: current memories so close in meaning that one of them could go.
+
+An agent that rephrases stores "User prefers dark mode in the editor" and "The user
+prefers dark mode in editors" as two memories; both stay current and both reach
+the brief. This finds such pairs for the person to resolve (it is not an agent
+tool: what to keep is the person's call), and groups pairs that share a memory
+into one cluster.
+
+Two entries are near-duplicates when the cosine similarity of their stored
+vectors is at least :data:`DUPLICATE_COSINE` and their words do not tell them
+apart (:func:`told_apart`): a different name, number, weekday or month on each
+side, a negation or "used to" on one side only, or a comparison turned round.
+Cosine alone does not
+separate them: "Meeting on Monday" and "Meeting on Tuesday" score 0.937, above
+most paraphrases (docs/search.md, "Near-duplicates", has the measured pairs).
+
+Only entries with a vector are compared, all against all with one matrix
+product per block of rows of the in-memory index search uses. Public entries
+have vectors once embedded (those waiting are counted); private and secret ones
+never have one (docs/search.md, "Private and secret entries"), so they are
+counted and not compared. Secret entries are left out even if a vector were
+found for them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from core.model.entries import Privacy, Status
+from core.semantic import hybrid, vectors
+from core.semantic.embedding import shared_embedder
+
+if TYPE_CHECKING:
+    from core.storage.store import GroupStore
+
+#: Cosine similarity from which two entries may be near-duplicates (measured).
+DUPLICATE_COSINE: Final = 0.90
+#: The lowest threshold a person may ask for: below it nearly everything pairs up.
+MIN_THRESHOLD: Final = 0.5
+#: Rows of the index compared with all others per matrix product (4 MB of floats
+#: per 1,000 vectors of the other side).
+BLOCK: Final = 1024
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Memories close enough to be the same memory said twice.
+
+    Attributes:
+        ids: the entries, oldest first.
+        similarity: the highest cosine similarity of each entry to another of the
+            cluster, by id.
+        lowest: the lowest similarity of the pairs that joined the cluster.
+    """
+
+    ids: tuple[str, ...]
+    similarity: dict[str, float] = field(hash=False)
+    lowest: float
+
+
+@dataclass(frozen=True)
+class Survey:
+    """What :func:`near_duplicates` found and what it could not compare.
+
+    Attributes:
+        clusters: most similar first.
+        compared: current public entries compared.
+        waiting: current public entries without a vector yet (not compared).
+        sealed: current private and secret entries (never compared: no vector).
+        off: the model could not be loaded, so nothing was compared.
+    """
+
+    clusters: tuple[Cluster, ...]
+    compared: int
+    waiting: int
+    sealed: int
+    off: bool = False
+
+
+def near_duplicates(
+    store: GroupStore, *, threshold: float = DUPLICATE_COSINE, model_dir: str = ""
+) -> Survey:
+    """The clusters of near-duplicate current memories of ``store``."""
+    current = _current(store)
+    public = {seq: row for seq, row in current.items() if row[2] == Privacy.PUBLIC.value}
+    sealed = len(current) - len(public)
+    embedder = shared_embedder(model_dir)
+    if embedder is None:
+        return Survey((), 0, len(public), sealed, off=True)
+    index = hybrid.vector_index(store, vectors.MEMORIES, embedder)
+    keys, matrix = index.live()
+    import numpy as np
+
+    wanted = np.fromiter(public, dtype=np.int64, count=len(public))
+    mask = np.isin(keys, wanted)
+    keys, matrix = keys[mask], matrix[mask]
+    pairs = _close_pairs(keys, matrix, threshold)
+    kept: list[tuple[int, int, float]] = []
+    for a, b, cosine in pairs:
+        text_a, text_b = public[a][1], public[b][1]
+        if max(embedder.unknown_share(text_a), embedder.unknown_share(text_b)) > hybrid.UNREADABLE:
+            continue  # the model cannot read it: such texts all have nearly one vector
+        if not told_apart(text_a, text_b):
+            kept.append((a, b, cosine))
+    clusters = _clusters(kept, {seq: row[0] for seq, row in public.items()})
+    return Survey(tuple(clusters), len(keys), len(public) - len(keys), sealed)
+
+
+def _current(store: GroupStore) -> dict[int, tuple[str, str, str]]:
+    """Current active entries by seq: (id, search text, privacy), oldest first."""
+    return {
+        int(r[0]): (str(r[1]), str(r[2]), str(r[3]))
+        for r in store.execute(
+            "SELECT seq, id, search_text, privacy FROM memory_entries "
+            "WHERE superseded_by IS NULL AND status = ? ORDER BY seq",
+            (Status.ACTIVE.value,),
+        )
+    }
+
+
+def _close_pairs(keys: object, matrix: object, threshold: float) -> list[tuple[int, int, float]]:
+    """Every pair (seq, seq, cosine) at or above ``threshold``, each once, best first.
+
+    One matrix product per block of rows, against the rows after the block's
+    first: 10,000 vectors are 50 million similarities, never a Python loop.
+    """
+    import numpy as np
+    import numpy.typing as npt
+
+    k: npt.NDArray[np.int64] = np.asarray(keys)
+    m: npt.NDArray[np.float32] = np.asarray(matrix)
+    found: list[tuple[int, int, float]] = []
+    for start in range(0, len(k), BLOCK):
+        block = m[start : start + BLOCK]
+        sims = block @ m[start:].T
+        # Only each pair's upper half (j > i), not an entry with itself.
+        sims = np.triu(sims, k=1)
+        rows, cols = np.nonzero(sims >= threshold)
+        for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+            found.append((int(k[start + i]), int(k[start + j]), float(sims[i, j])))
+    found.sort(key=lambda p: -p[2])
+    return found
+
+
+def _clusters(pairs: list[tuple[int, int, float]], ids: dict[int, str]) -> list[Cluster]:
+    """Pairs joined into clusters in which every entry is a near-duplicate of every other.
+
+    Best pairs first; two clusters join only when each entry of one pairs with each
+    of the other, so a chain (a like b, b like c, a not like c) never puts a and c
+    together: "Leah edits text in Neovim" and "Leah C. ..." may join, but never with
+    "Chloe D. ..." through a third.
+    """
+    close = {(min(a, b), max(a, b)): cosine for a, b, cosine in pairs}
+    of: dict[int, list[int]] = {}
+    for a, b, _ in pairs:  # best first
+        ca, cb = of.setdefault(a, [a]), of.setdefault(b, [b])
+        if ca is cb or not all((min(x, y), max(x, y)) in close for x in ca for y in cb):
+            continue
+        ca.extend(cb)
+        for seq in cb:
+            of[seq] = ca
+    out: list[Cluster] = []
+    for members in {id(c): c for c in of.values() if len(c) > 1}.values():
+        seqs = sorted(members)
+        within = [close[(x, y)] for n, x in enumerate(seqs) for y in seqs[n + 1 :]]
+        best = {s: max(close[(min(s, t), max(s, t))] for t in seqs if t != s) for s in seqs}
+        out.append(
+            Cluster(
+                tuple(ids[s] for s in seqs),
+                {ids[s]: hybrid.rounded(best[s]) for s in seqs},
+                hybrid.rounded(min(within)),
+            )
+        )
+    out.sort(key=lambda c: (-max(c.similarity.values()), c.ids))
+    return out
+
+
+# -- telling close sentences apart by their words ----------------------------------
+
+_WORD = re.compile(r"\d+(?:[.:,/-]\d+)*|[^\W\d_][\w'’-]*")
+#: Words that tell two facts apart when each side names a different one.
+_NAMED = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march "
+    "april may june july august september october november december one two three "
+    "four five six seven eight nine ten eleven twelve first second third fourth fifth "
+    "zero none".split()
+)
+#: A fact said not to hold (or no longer to) is not the same fact.
+_NOT_NOW = frozenset(
+    "not no never without nor cannot neither used formerly former previously anymore "
+    "longer stopped quit".split()
+)
+_COMPARING = frozenset("over than instead versus vs before after".split())
+#: Words whose presence or absence never makes two sentences different facts.
+_FILLER = frozenset(
+    "a an the is are was were be been am this that these those to of in on at it its "
+    "rather s".split()
+)
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def _fold(word: str) -> str:
+    """A word without case, possessive or plural ending."""
+    w = word.casefold().replace("’", "'")
+    w = w.removesuffix("'s").removesuffix("'")
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss") and not w[-2].isdigit():
+        w = w[:-1]
+    return w
+
+
+def _named(words: list[str]) -> set[str]:
+    """Names, numbers, weekdays and months: a capitalised word past the first counts."""
+    out = set()
+    for i, w in enumerate(words):
+        folded = _fold(w)
+        if any(c.isdigit() for c in w) or folded in _NAMED or (i and w[:1].isupper() and w != "I"):
+            out.add(folded)
+    return out
+
+
+def _around(words: list[str]) -> tuple[str, str] | None:
+    """The words either side of the first comparing word ("tabs over spaces")."""
+    for i, w in enumerate(words):
+        if w in _COMPARING:
+            before = [x for x in words[:i] if x not in _FILLER and x not in _COMPARING]
+            after = [x for x in words[i + 1 :] if x not in _FILLER and x not in _COMPARING]
+            if before and after:
+                return before[-1], after[0]
+    return None
+
+
+def told_apart(a: str, b: str) -> bool:
+    """Whether the words of two close sentences say they are different facts.
+
+    True when each names something the other does not (a name, number, weekday
+    or month), when one says "not", "no longer" or "used to" and the other does
+    not, or when a comparison is turned round ("tabs over spaces", "spaces over
+    tabs"). One common word swapped for another ("dog", "cat") is not looked for:
+    it cannot be told from a synonym ("lives", "is based") by the words alone,
+    and such pairs score below :data:`DUPLICATE_COSINE`.
+    """
+    raw_a, raw_b = _words(a), _words(b)
+    named_a, named_b = _named(raw_a), _named(raw_b)
+    if named_a - named_b and named_b - named_a:
+        return True
+    fa = [_fold(w) for w in raw_a]
+    fb = [_fold(w) for w in raw_b]
+
+    def turned(words: list[str]) -> bool:
+        return any(w in _NOT_NOW or w.endswith("n't") for w in words)
+
+    if turned(fa) != turned(fb):
+        return True
+    around_a, around_b = _around(fa), _around(fb)
+    # "tabs over spaces" against "spaces over tabs": the same words, the other way round.
+    return (
+        around_a is not None and around_a[0] != around_a[1] and around_a == (around_b or ())[::-1]
+    )

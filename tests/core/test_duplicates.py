@@ -1,0 +1,148 @@
+"""Near-duplicates with the real model and store: what pairs up, what does not, and keeping one."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.memory import curation
+from core.memory.merging import keep_one
+from core.model.entries import Privacy
+from core.model.errors import Forbidden
+from core.recall.duplicates import DUPLICATE_COSINE, near_duplicates, told_apart
+from core.semantic.embedding import shared_embedder
+from core.service import Caller, MemoryService
+
+#: Said twice in other words: each pair scores at least the threshold (measured).
+PARAPHRASES = (
+    ("User prefers dark mode in the editor", "The user prefers dark mode in editors"),
+    ("User's favourite editor is Neovim", "The user's favorite editor is Neovim"),
+    ("The API uses snake_case field names", "Field names in the API are snake_case"),
+    ("Use Python 3.12 for this project", "This project uses Python 3.12"),
+    ("Deploys happen on Thursday afternoons", "We deploy on Thursday afternoons"),
+)
+#: Different facts that read alike: none may pair up.
+DIFFERENT = (
+    ("User's dog is named Luna", "User's cat is named Luna"),
+    ("Meeting on Monday", "Meeting on Tuesday"),
+    ("The team meeting is on Monday at 10", "The team meeting is on Tuesday at 10"),
+    ("Use Python 3.12 for this project", "Use Python 3.11 for this project"),
+    ("User prefers tabs over spaces", "User prefers spaces over tabs"),
+    ("User works at Stripe", "User used to work at Stripe"),
+    ("User has two kids", "User has three kids"),
+    ("Standup is at 9:30", "Standup is at 10:00"),
+)
+
+
+def _cosine(a: str, b: str) -> float:
+    model = shared_embedder()
+    assert model is not None
+    v = model.encode([a, b])
+    return float(v[0] @ v[1])
+
+
+def _embed(service: MemoryService) -> None:
+    service.start_embedding()
+    assert service.embedding is not None
+    assert service.embedding.wait_idle(60)
+
+
+def _store(service: MemoryService, who: Caller, content: str, **extra: object) -> str:
+    return service.store(who, {"type": "fact", "content": content, **extra}).entry.id
+
+
+@pytest.mark.parametrize(("a", "b"), PARAPHRASES)
+def test_a_paraphrase_scores_above_the_threshold_and_is_not_told_apart(a: str, b: str) -> None:
+    assert _cosine(a, b) >= DUPLICATE_COSINE
+    assert not told_apart(a, b)
+
+
+@pytest.mark.parametrize(("a", "b"), DIFFERENT)
+def test_different_facts_score_below_the_threshold_or_are_told_apart(a: str, b: str) -> None:
+    assert _cosine(a, b) < DUPLICATE_COSINE or told_apart(a, b)
+
+
+def test_finds_the_paraphrase_and_leaves_the_dog_and_the_cat(
+    service: MemoryService, operator: Caller
+) -> None:
+    dark = _store(service, operator, "User prefers dark mode in the editor", type="preference")
+    dark2 = _store(service, operator, "The user prefers dark mode in editors")
+    for a, b in DIFFERENT:
+        _store(service, operator, a)
+        _store(service, operator, b)
+    _embed(service)
+    survey = near_duplicates(service.store_for("main"))
+    assert [c.ids for c in survey.clusters] == [(dark, dark2)]
+    assert survey.clusters[0].lowest >= DUPLICATE_COSINE
+    assert survey.waiting == survey.sealed == 0
+    assert survey.compared == 2 + 2 * len(DIFFERENT)
+
+
+def test_a_chain_does_not_join_what_is_told_apart(service: MemoryService, operator: Caller) -> None:
+    # Each is close to the plain one; the two named ones are different people.
+    plain = _store(service, operator, "Leah edits text in Neovim")
+    _store(service, operator, "Leah C. edits text in Neovim")
+    _store(service, operator, "Leah D. edits text in Neovim")
+    _embed(service)
+    clusters = near_duplicates(service.store_for("main")).clusters
+    assert len(clusters) == 1 and len(clusters[0].ids) == 2 and plain in clusters[0].ids
+
+
+def test_secrets_and_entries_without_vectors_are_counted_not_compared(
+    service: MemoryService, operator: Caller, memory_keyring: object
+) -> None:
+    text = "User prefers dark mode in the editor"
+    _store(service, operator, text)
+    _store(service, operator, "The user prefers dark mode in editors", privacy="secret")
+    _store(service, operator, "User prefers a dark theme in the editor", privacy="private")
+    store = service.store_for("main")
+    before = near_duplicates(store)  # no worker ran: no vectors yet
+    assert (before.clusters, before.compared, before.waiting, before.sealed) == ((), 0, 1, 2)
+    _embed(service)
+    after = near_duplicates(store)
+    assert (after.clusters, after.compared, after.waiting, after.sealed) == ((), 1, 0, 2)
+
+
+def test_keep_deletes_the_others_moves_their_tags_and_can_be_undone(
+    service: MemoryService, operator: Caller, agent: Caller
+) -> None:
+    keep = _store(service, operator, "User prefers dark mode in the editor", tags=["ui"])
+    other = _store(service, agent, "The user prefers dark mode in editors", tags=["UI", "editor"])
+    _embed(service)
+    store = service.store_for("main")
+    [cluster] = near_duplicates(store).clusters
+    assert set(cluster.ids) == {keep, other}
+    with pytest.raises(Forbidden):
+        keep_one(service, agent, keep, [other])
+
+    done = keep_one(service, operator, keep, [other])
+    assert done.tags_added == ("editor",)
+    assert done.kept.id != keep and done.kept.tags == ("ui", "editor")
+    assert [e.id for e in done.deleted] == [other]
+    assert store.get(other) is None
+    assert store.get(keep).superseded_by == done.kept.id  # type: ignore[union-attr]
+    assert [e.id for e in service.history("main", done.kept.id)] == [keep, done.kept.id]
+    assert near_duplicates(store).clusters == ()
+
+    curation.restore(service, operator, done.deleted)
+    back = store.get(other)
+    assert back is not None and back.tags == ("UI", "editor")
+
+
+def test_keep_without_tags_to_move_leaves_the_kept_one_as_it_is(
+    service: MemoryService, operator: Caller
+) -> None:
+    keep = _store(service, operator, "User prefers dark mode in the editor", tags=["ui"])
+    other = _store(service, operator, "The user prefers dark mode in editors")
+    done = keep_one(service, operator, keep, [other])
+    assert done.kept.id == keep and done.tags_added == ()
+    assert service.store_for("main").get(other) is None
+
+
+def test_a_private_kept_memory_keeps_its_privacy(
+    service: MemoryService, operator: Caller, memory_keyring: object
+) -> None:
+    keep = _store(service, operator, "User prefers dark mode", privacy="private")
+    other = _store(service, operator, "The user prefers dark mode", tags=["ui"])
+    done = keep_one(service, operator, keep, [other])
+    assert done.kept.privacy is Privacy.PRIVATE
+    assert done.kept.content == "User prefers dark mode" and done.kept.tags == ("ui",)
