@@ -153,3 +153,37 @@ def test_search_reads_on_with_offset(tmp_path: Path, capsys: pytest.CaptureFixtu
     # --json stays a list of results.
     code, out, _ = run(capsys, *d, "--json", "search", "week", "--limit", "2")
     assert code == 0 and len(json.loads(out)) == 2
+
+
+def test_duplicates_lists_a_paraphrase_and_keeps_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    _, keep, _ = run(capsys, *d, "store", "--tags", "ui", "User prefers dark mode in the editor")
+    _, other, _ = run(
+        capsys, *d, "store", "--tags", "editor", "The user prefers dark mode in editors"
+    )
+    run(capsys, *d, "store", "User's dog is named Luna")
+    run(capsys, *d, "store", "User's cat is named Luna")
+    keep, other = keep.strip(), other.strip()
+
+    code, out, _ = run(capsys, *d, "duplicates")  # embeds the new rows first
+    assert code == 0
+    assert out.startswith("1 cluster of near-duplicates among 4 memories compared")
+    assert keep in out and other in out and "Luna" not in out
+    code, out, _ = run(capsys, *d, "duplicates", "--json", "--threshold", "0.95")
+    [cluster] = json.loads(out)["clusters"]
+    assert [e["id"] for e in cluster["entries"]] == [keep, other]
+    assert cluster["similarity"] >= 0.95
+
+    # Without a terminal to ask on, nothing is deleted without --yes.
+    code, _, err = run(capsys, *d, "duplicates", "keep", keep)
+    assert code == 1 and "--yes" in err
+    code, out, _ = run(capsys, *d, "duplicates", "keep", keep, "--yes", "--json")
+    done = json.loads(out)
+    assert code == 0 and done["deleted"] == [other] and done["tags_added"] == ["editor"]
+    assert done["kept"]["tags"] == ["ui", "editor"]
+    code, out, _ = run(capsys, *d, "duplicates")
+    assert out.startswith("0 clusters of near-duplicates among 3 memories compared")
+    code, _, err = run(capsys, *d, "duplicates", "keep", done["kept"]["id"], "--yes")
+    assert code == 1 and "no near-duplicate" in err
