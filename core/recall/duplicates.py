@@ -180,12 +180,16 @@ def _clusters(pairs: list[tuple[int, int, float]], ids: dict[int, str]) -> list[
 # -- telling close sentences apart by their words ----------------------------------
 
 _WORD = re.compile(r"\d+(?:[.:,/-]\d+)*|[^\W\d_][\w'’-]*")
-#: Words that tell two facts apart when each side names a different one.
+#: Words that tell two facts apart when each side names a different one: when, how
+#: many, and who or what a fact is about ("Zara's cousin", "Zara's aunt").
 _NAMED = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday january february march "
     "april may june july august september october november december one two three "
     "four five six seven eight nine ten eleven twelve first second third fourth fifth "
-    "zero none".split()
+    "zero none mother father mom dad sister brother son daughter aunt uncle cousin niece "
+    "nephew grandmother grandfather grandma grandpa wife husband partner girlfriend "
+    "boyfriend fiancee fiance manager boss colleague coworker neighbour neighbor roommate "
+    "dog cat puppy kitten rabbit hamster parrot bird fish horse tortoise turtle".split()
 )
 #: A fact said not to hold (or no longer to) is not the same fact.
 _NOT_NOW = frozenset(
@@ -214,11 +218,11 @@ def _fold(word: str) -> str:
 
 
 def _named(words: list[str]) -> set[str]:
-    """Names, numbers, weekdays and months: a capitalised word past the first counts."""
+    """Names (capitalised words), numbers and the words of :data:`_NAMED`."""
     out = set()
-    for i, w in enumerate(words):
+    for w in words:
         folded = _fold(w)
-        if any(c.isdigit() for c in w) or folded in _NAMED or (i and w[:1].isupper() and w != "I"):
+        if any(c.isdigit() for c in w) or folded in _NAMED or (w[:1].isupper() and w != "I"):
             out.add(folded)
     return out
 
@@ -237,19 +241,21 @@ def _around(words: list[str]) -> tuple[str, str] | None:
 def told_apart(a: str, b: str) -> bool:
     """Whether the words of two close sentences say they are different facts.
 
-    True when each names something the other does not (a name, number, weekday
-    or month), when one says "not", "no longer" or "used to" and the other does
+    True when each names something the other does not (a name, number, weekday,
+    month, relative or pet), when one says "not", "no longer" or "used to" and the other does
     not, or when a comparison is turned round ("tabs over spaces", "spaces over
     tabs"). One common word swapped for another ("dog", "cat") is not looked for:
     it cannot be told from a synonym ("lives", "is based") by the words alone,
     and such pairs score below :data:`DUPLICATE_COSINE`.
     """
     raw_a, raw_b = _words(a), _words(b)
-    named_a, named_b = _named(raw_a), _named(raw_b)
-    if named_a - named_b and named_b - named_a:
-        return True
     fa = [_fold(w) for w in raw_a]
     fb = [_fold(w) for w in raw_b]
+    # A capitalised word the other sentence has in any case is not a difference: the
+    # first word of a sentence ("User", "The") is capitalised on one side only.
+    named_a, named_b = _named(raw_a) - set(fb), _named(raw_b) - set(fa)
+    if named_a and named_b:
+        return True
 
     def turned(words: list[str]) -> bool:
         return any(w in _NOT_NOW or w.endswith("n't") for w in words)

@@ -30,6 +30,8 @@ DIFFERENT = (
     ("User works at Stripe", "User used to work at Stripe"),
     ("User has two kids", "User has three kids"),
     ("Standup is at 9:30", "Standup is at 10:00"),
+    ("Zara's cousin lives in Tallinn", "Zara's aunt lives in Tallinn"),
+    ("Diego B. writes most of their code in Swift", "Pablo B. writes most of their code in Swift"),
 )
 
 
