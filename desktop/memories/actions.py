@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QWidget
 
 from core.memory import curation
 from core.memory.curation import Acceptance, Decision
+from core.memory.merging import Kept, keep_one
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
 from core.model.errors import AmbryError, Conflict, NotFound
@@ -300,6 +301,22 @@ class MemoryActions(QObject):
         messages.info(f"Deleted {memories(len(entries))}. Ctrl+Z to undo.")
         return True
 
+    def keep(self, keep_id: str, others: Sequence[str]) -> Kept | None:
+        """Keep ``keep_id`` of near-duplicates, delete ``others``; Ctrl+Z brings them back.
+
+        The tags of the others move onto the kept memory (a new version), and stay
+        there after an undo: its history holds the version before.
+        """
+        group = self._state.group
+        try:
+            kept = keep_one(self._state.service, self._state.operator(group), keep_id, others)
+        except AmbryError as exc:
+            messages.report(exc)
+            return None
+        self._push(UndoStep(Undoable.DELETE, group, kept.deleted))
+        messages.info(kept_text(kept))
+        return kept
+
     def undo(self) -> list[str]:
         """Take back the most recent delete, reject or accept; returns the ids it brought back.
 
@@ -387,6 +404,13 @@ class MemoryActions(QObject):
                 pass
         messages.info(f"{past_tense(decision)} {memories(len(candidates))}.{undo}")
         return len(candidates)
+
+
+def kept_text(kept: Kept) -> str:
+    """``Kept 1, deleted 2; Ctrl+Z to undo.``, and which tags moved."""
+    tags = ", ".join(repr(t) for t in kept.tags_added)
+    moved = f" (it took the tag{'s' if len(kept.tags_added) > 1 else ''} {tags})" if tags else ""
+    return f"Kept 1{moved}, deleted {len(kept.deleted):,}; Ctrl+Z to undo."
 
 
 def _returned(returned: int, left: int) -> str:
