@@ -28,6 +28,7 @@ from core.model.changes import Changes
 from core.model.entries import EntryType, MemoryEntry
 from core.recall.ordering import SortKey, current_tag_counts
 from desktop.memories.actions import MemoryActions
+from desktop.memories.duplicates import DuplicatesDialog
 from desktop.memories.editor import EntryEditor
 from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
@@ -496,6 +497,14 @@ class BrowserPage(QWidget):
 
     def undo(self) -> None:
         self._select_ids = self.commands.undo()
+
+    def find_duplicates(self) -> DuplicatesDialog:
+        """Open the near-duplicates of the current group; a keep is undone here too."""
+        self.duplicates_dialog = DuplicatesDialog(
+            self._state, self._executor, self.commands, self.undo, self
+        )
+        self.duplicates_dialog.open()
+        return self.duplicates_dialog
 
     def _accept(self, ids: Sequence[str]) -> None:
         self.commands.review(ids, Decision.ACCEPT)

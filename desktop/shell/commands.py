@@ -53,6 +53,7 @@ def window_commands(window: Window) -> list[Command]:
         Command("Delete the selected memories (asks first)", window.edit.delete, "Del"),
         Command("Copy the selected memories' ids", window.edit.copy_ids),
         Command("Undo the last delete, reject or accept", window.edit.undo, "Ctrl+Z"),
+        Command("Find near-duplicates…", window.edit.find_duplicates),
         Command("Accept / reject / defer in Review and Claims", None, "A / R / D"),
         Command("Memory list: default order", window.browser.clear_sort),
         Command(

@@ -1,4 +1,4 @@
-"""Edit → Undo and Delete: the memory list's Ctrl+Z and Del, where people look first.
+"""Edit → Undo, Delete and Find near-duplicates: the memory list's commands in the menu.
 
 The keys themselves stay with the pages that own them, so Ctrl+Z in a text
 box still undoes typing and Del in another list still acts on that list.
@@ -6,6 +6,7 @@ These actions show the keys in the Edit menu, run the same commands from the
 menu and the command palette, and are enabled only when they would do
 something: Undo while a delete, reject or accept can be taken back (its text
 says which), Delete while memories are selected in the list on screen.
+Find near-duplicates… opens the memory page's dialog of memories said twice.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class EditActions(QObject):
         self.delete_action = self._action(
             window, "Delete…", QKeySequence.StandardKey.Delete, self.delete
         )
+        self.duplicates_action = QAction("Find near-duplicates…", window)
+        self.duplicates_action.triggered.connect(self.find_duplicates)
         commands.undo_changed.connect(lambda _can: self.update())
         browser.table.selectionModel().selectionChanged.connect(lambda *_a: self.update())
         self.update()
@@ -92,6 +95,11 @@ class EditActions(QObject):
         if ids := self._selected():
             self._show_memories()
             self._browser.delete_ids(ids)
+
+    def find_duplicates(self) -> None:
+        """Show the memory list and the near-duplicates of its group, to keep one of each."""
+        self._show_memories()
+        self._browser.find_duplicates()
 
     def copy_ids(self) -> None:
         """Copy the selected memories' ids."""

@@ -268,6 +268,7 @@ class MainWindow(QMainWindow):
             self.show_memory_list,
         )
         self.acts["undo"], self.acts["delete"] = self.edit.undo_action, self.edit.delete_action
+        self.acts["duplicates"] = self.edit.duplicates_action
         self.nav.currentRowChanged.connect(lambda _row: self.edit.update())
         self.memories.currentChanged.connect(lambda _index: self.edit.update())
         self.find_action, self.new_action = self.acts["find"], self.acts["new"]

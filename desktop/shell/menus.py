@@ -49,6 +49,7 @@ def build_menus(
     edit = bar.addMenu("&Edit")
     edit.addAction(acts["undo"])
     edit.addAction(acts["delete"])
+    edit.addAction(acts["duplicates"])
     edit.addSeparator()
     edit.addAction(acts["find"])
     edit.addAction(acts["palette"])

@@ -1,0 +1,129 @@
+"""Finding near-duplicates from the memory page, keeping one, and taking the keep back."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenu
+from pytestqt.qtbot import QtBot
+
+from core.model.entries import EntryType
+from core.service import Caller, MemoryService
+from desktop.memories.duplicates import DuplicatesDialog
+from desktop.shell.main_window import MainWindow
+from desktop.shell.palette import CommandPalette
+from tests.desktop.conftest import add, embed_all
+
+DARK = "User prefers dark mode in the editor"
+DARK2 = "The user prefers dark mode in editors"
+
+
+def opened(qtbot: QtBot, window: MainWindow) -> DuplicatesDialog:
+    menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
+    edit = menus["Edit"]
+    assert isinstance(edit, QMenu)
+    [find] = [a for a in edit.actions() if a.text() == "Find near-duplicates…"]
+    find.trigger()
+    dialog = window.browser.duplicates_dialog
+    qtbot.waitUntil(lambda: not dialog.busy.isVisible(), timeout=20_000)
+    return dialog
+
+
+def test_lists_a_paraphrase_and_not_a_dog_and_a_cat(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    dark = add(service, operator, DARK, EntryType.PREFERENCE, ("ui",))
+    dark2 = add(service, operator, DARK2)
+    add(service, operator, "User's dog is named Luna")
+    add(service, operator, "User's cat is named Luna")
+    embed_all(service)
+    dialog = opened(qtbot, window)
+    assert dialog.ids_listed() == [(dark, dark2)]
+    assert dialog.tree.isVisible() and not dialog.empty.isVisible()
+    assert dialog.status.text() == "1 group of near-duplicates among 4 memories."
+    row = dialog.tree.topLevelItem(0).child(0)  # type: ignore[union-attr]
+    assert [row.text(c) for c in range(3)] == ["preference", DARK, "ui"]
+    assert row.toolTip(1) == DARK and float(row.text(3)) >= 0.9
+
+
+def test_keep_this_one_deletes_the_other_moves_its_tags_and_ctrl_z_brings_it_back(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    dark = add(service, operator, DARK, tags=("ui",))
+    dark2 = add(service, operator, DARK2, tags=("editor",))
+    embed_all(service)
+    dialog = opened(qtbot, window)
+    assert dialog.selected_id() == dark  # the first memory is selected: Enter keeps it
+    qtbot.keyClick(dialog.tree, Qt.Key.Key_Down)
+    assert dialog.selected_id() == dark2
+    qtbot.keyClick(dialog.tree, Qt.Key.Key_Up)
+    qtbot.keyClick(dialog.tree, Qt.Key.Key_Return)
+
+    store = service.store_for("main")
+    assert store.get(dark2) is None
+    kept = service.get("main", store.get(dark).superseded_by)  # type: ignore[union-attr, arg-type]
+    assert kept.tags == ("ui", "editor")
+    assert dialog.ids_listed() == [] and dialog.empty.isVisible()
+    said = "Kept 1 (it took the tag 'editor'), deleted 1; Ctrl+Z to undo."
+    assert dialog.status.text() == said and ("info", said) in shown
+    assert window.acts["undo"].text() == "Undo delete"
+
+    qtbot.keyClick(dialog.tree, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    back = store.get(dark2)
+    assert back is not None and back.tags == ("editor",)
+    assert ("info", "Restored 1 memory.") in shown
+    qtbot.waitUntil(lambda: not dialog.busy.isVisible(), timeout=20_000)
+
+
+def test_the_keep_button_keeps_its_memory_and_deletes_the_other(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    a = add(service, operator, "User's favourite editor is Neovim")
+    b = add(service, operator, "The user's favorite editor is Neovim")
+    embed_all(service)
+    dialog = opened(qtbot, window)
+    assert dialog.ids_listed() == [(a, b)]
+    head = dialog.tree.topLevelItem(0)
+    assert head is not None
+    button = dialog.tree.itemWidget(head.child(1), 4)
+    assert button is not None and button.text() == "Keep this one"  # type: ignore[attr-defined]
+    qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+    assert service.store_for("main").get(a) is None
+    assert service.store_for("main").get(b) is not None
+
+
+def test_empty_state_and_what_was_not_compared(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    memory_keyring: object,
+) -> None:
+    add(service, operator, "User's dog is named Luna")
+    add(service, operator, "Prefers green tea")
+    service.store(operator, {"type": "fact", "content": "A private note", "privacy": "private"})
+    dialog = opened(qtbot, window)  # no worker ran in this test: no vectors yet
+    assert dialog.ids_listed() == []
+    assert dialog.empty.isVisible() and not dialog.tree.isVisible()
+    assert "No near-duplicates." in dialog.empty.text()
+    assert dialog.left_out.text().startswith(
+        "2 memories are not compared yet: they are still being embedded. "
+        "1 private or secret memory is never compared"
+    )
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    assert not dialog.isVisible()
+
+
+def test_palette_opens_the_finder(qtbot: QtBot, window: MainWindow) -> None:
+    palette = CommandPalette(window.command_list(), window)
+    qtbot.addWidget(palette)
+    qtbot.keyClicks(palette.search, "near-dup")
+    assert palette.shown_names() == ["Find near-duplicates…"]
+    palette.run_selected()
+    qtbot.waitUntil(lambda: getattr(window.browser, "duplicates_dialog", None) is not None)
+    dialog = window.browser.duplicates_dialog
+    qtbot.waitUntil(lambda: not dialog.busy.isVisible(), timeout=20_000)
+    assert dialog.empty.isVisible()
