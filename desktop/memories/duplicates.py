@@ -167,7 +167,6 @@ class DuplicatesDialog(QDialog):
         tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         tree.setRootIsDecorated(False)
         tree.setItemsExpandable(False)
-        tree.setUniformRowHeights(True)
         tree.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = tree.header()
         header.setStretchLastSection(False)
@@ -240,6 +239,9 @@ class DuplicatesDialog(QDialog):
         head.setText(0, f"{len(shown)} memories, {cluster.lowest:.2f} or more alike")
         head.setFirstColumnSpanned(True)
         head.setFlags(Qt.ItemFlag.ItemIsEnabled)
+        bold = head.font(0)
+        bold.setBold(True)
+        head.setFont(0, bold)
         for entry_id in shown:
             entry = self._entries[entry_id]
             item = QTreeWidgetItem(head)
@@ -254,6 +256,8 @@ class DuplicatesDialog(QDialog):
             button.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # the list keeps the keys
             button.setToolTip("Keep this memory and delete the others of its group")
             button.clicked.connect(lambda _c=False, i=entry_id: self.keep(i))
+            # A row as tall as its button, so the button's text is not cut off.
+            item.setSizeHint(_KEEP, button.sizeHint())
             self.tree.setItemWidget(item, _KEEP, button)
         head.setExpanded(True)
 
