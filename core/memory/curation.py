@@ -265,6 +265,24 @@ def return_to_review(
     return Returned(changes, tuple(returned), tuple(left))
 
 
+def delete_recorded(
+    store: GroupStore, caller: Caller, entry_ids: Sequence[str], **details: str
+) -> None:
+    """Delete ``entry_ids`` inside the caller's transaction, with one audit row
+    (``details`` added to it); the caller scrubs once the transaction is over."""
+    for entry_id in entry_ids:
+        store.delete(entry_id)
+    audit.record(
+        store,
+        Action.DELETE,
+        caller.actor,
+        session_id=caller.session_id,
+        entry_ids=list(entry_ids),
+        count=len(entry_ids),
+        **details,
+    )
+
+
 def delete_many(
     service: Workspace, caller: Caller, entry_ids: Sequence[str]
 ) -> tuple[Changes, list[MemoryEntry]]:
@@ -276,16 +294,7 @@ def delete_many(
     if missing:
         raise NotFound(f"no entry {missing[0]} in group {store.group}", field="id")
     with store.transaction():
-        for entry_id in entry_ids:
-            store.delete(entry_id)
-        audit.record(
-            store,
-            Action.DELETE,
-            caller.actor,
-            session_id=caller.session_id,
-            entry_ids=list(entry_ids),
-            count=len(entry_ids),
-        )
+        delete_recorded(store, caller, entry_ids)
     scrub(store, (Index.ENTRIES,))
     changes = service.emit(
         Changes(

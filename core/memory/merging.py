@@ -19,13 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.memory.curation import require_operator
+from core.memory.curation import delete_recorded, require_operator
 from core.memory.writing import StoreRequest, prepare, write_entry, writing
 from core.model.changes import Changes
 from core.model.entries import MemoryEntry, Privacy, iso, utc_now
 from core.model.errors import Conflict, InvalidParams, NotFound
-from core.storage import audit
-from core.storage.audit import Action
 from core.storage.crypto import KeyMissing
 from core.storage.scrub import Index, scrub
 from core.storage.workspace import LOCKED_MASK, MISSING_KEY_MASK, missing_key_message
@@ -111,16 +109,6 @@ def keep_one(service: Workspace, caller: Caller, keep_id: str, others: Sequence[
             )
             outcome = write_entry(service, store, caller, request, now)
             kept, changes = outcome.entry, changes | outcome.changes
-        for entry_id in others:
-            store.delete(entry_id)
-        audit.record(
-            store,
-            Action.DELETE,
-            caller.actor,
-            session_id=caller.session_id,
-            entry_ids=list(others),
-            count=len(others),
-            kept=kept.id,
-        )
+        delete_recorded(store, caller, others, kept=kept.id)
     scrub(store, (Index.ENTRIES,))
     return Kept(service.emit(changes), service.readable(kept), deleted, tuple(added))
