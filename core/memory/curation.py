@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from core.memory.confidence import effective_confidence
 from core.model.changes import Changes
@@ -266,7 +266,7 @@ def return_to_review(
 
 
 def delete_recorded(
-    store: GroupStore, caller: Caller, entry_ids: Sequence[str], **details: str
+    store: GroupStore, caller: Caller, entry_ids: Sequence[str], **details: Any
 ) -> None:
     """Delete ``entry_ids`` inside the caller's transaction, with one audit row
     (``details`` added to it); the caller scrubs once the transaction is over."""
