@@ -8,8 +8,8 @@ CLI's operator session, start-up upkeep such as decay and purging) go through
 at warning level, and the read goes on. Writes the person or an agent asked
 for are never best-effort: they fail with the storage error.
 
-Once a bookkeeping write of a group has failed, the next ones wait only a
-moment for another program's lock (until one succeeds again), and start-up
+Once a bookkeeping write of a group has failed, the next ones for a minute wait
+only a moment for another program's lock (a warning is given once), and start-up
 upkeep waits seconds rather than the full :data:`core.storage.db.BUSY_TIMEOUT_MS`:
 a command run while another program holds the group waits for its own write,
 not four times over.
@@ -19,23 +19,29 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import apsw
 
 from core.model.entries import Actor
 from core.model.errors import StorageError
-from core.storage.db import wait_for_writers
+from core.storage.db import waiting_at_most
 
 log = logging.getLogger(__name__)
 
 
 #: How long start-up upkeep waits for another program's lock, in ms.
 UPKEEP_WAIT_MS = 3_000
-#: How long a bookkeeping write waits once one in its group has failed, in ms.
+#: How long a bookkeeping write waits once one in its group has failed, in ms ...
 AFTER_FAILURE_WAIT_MS = 500
+#: ... for this long after that failure (then the full wait again).
+_SHORT_AFTER_FAILURE_S = 60.0
+#: When each store's last bookkeeping write failed (monotonic seconds).
+_failed_at: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
 
 class _Store(Protocol):
@@ -55,16 +61,22 @@ def best_effort(store: _Store, what: str, *, wait_ms: int | None = None) -> Iter
     Args:
         store: the group store the block writes to.
         what: what is not recorded if the write fails, for the warning.
-        wait_ms: how long to wait for another program's lock (default: as
-            long as any write, or :data:`AFTER_FAILURE_WAIT_MS` after a failure).
+        wait_ms: how long to wait at most for another program's lock (default: as
+            long as the work around it, or :data:`AFTER_FAILURE_WAIT_MS` in the
+            minute after a failure).
     """
-    if store.write_failure is not None:
+    if time.monotonic() - _failed_at.get(store, -_SHORT_AFTER_FAILURE_S) < _SHORT_AFTER_FAILURE_S:
         wait_ms = AFTER_FAILURE_WAIT_MS
-    wait_for_writers(store.conn, store.path, wait_ms)
+    waiting = (
+        contextlib.nullcontext()
+        if wait_ms is None
+        else waiting_at_most(store.conn, store.path, wait_ms)
+    )
     try:
-        yield
-        store.write_failure = None
+        with waiting:
+            yield
     except StorageError as exc:
+        _failed_at[store] = time.monotonic()
         busy = isinstance(exc.__cause__, (apsw.BusyError, apsw.LockedError))
         if busy and store.write_failure is None:
             log.warning(
@@ -83,8 +95,6 @@ def best_effort(store: _Store, what: str, *, wait_ms: int | None = None) -> Iter
         else:
             log.info("group %s: %s not recorded: %s", store.group, what, exc.message)
         store.write_failure = exc.message
-    finally:
-        wait_for_writers(store.conn, store.path)
 
 
 @contextlib.contextmanager

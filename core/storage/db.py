@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import time
 import urllib.parse
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,9 +68,34 @@ class BusyWait:
         return True
 
 
+#: The wait each connection was last given (None: :data:`BUSY_TIMEOUT_MS`), so a
+#: shorter wait for a block can put back the one before it.
+_waits: weakref.WeakKeyDictionary[apsw.Connection, int | None] = weakref.WeakKeyDictionary()
+_waits_lock = threading.Lock()
+
+
 def wait_for_writers(conn: apsw.Connection, path: Path, timeout_ms: int | None = None) -> None:
     """Make ``conn`` wait up to ``timeout_ms`` (default :data:`BUSY_TIMEOUT_MS`) for a lock."""
+    with _waits_lock:
+        _waits[conn] = timeout_ms
     conn.set_busy_handler(BusyWait(path, BUSY_TIMEOUT_MS if timeout_ms is None else timeout_ms))
+
+
+@contextlib.contextmanager
+def waiting_at_most(conn: apsw.Connection, path: Path, timeout_ms: int) -> Iterator[None]:
+    """Inside the block ``conn`` waits at most ``timeout_ms`` for a lock, then as before.
+
+    A shorter wait already in force is kept, so work nested in a short wait (the
+    scrub inside start-up upkeep) never waits longer than the work around it.
+    """
+    with _waits_lock:
+        before = _waits.get(conn)
+    current = BUSY_TIMEOUT_MS if before is None else before
+    wait_for_writers(conn, path, min(timeout_ms, current))
+    try:
+        yield
+    finally:
+        wait_for_writers(conn, path, before)
 
 
 _ENVIRONMENT_ERRORS: tuple[type[BaseException], ...] = (

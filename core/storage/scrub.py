@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from core.storage.db import wait_for_writers
+from core.storage.db import waiting_at_most
 from core.storage.store import GroupStore
 
 log = logging.getLogger(__name__)
@@ -118,11 +118,8 @@ def checkpoint(store: GroupStore) -> bool:
         Whether the log was fully checkpointed and truncated.
     """
     conn = store.conn
-    wait_for_writers(conn, store.path, CHECKPOINT_WAIT_MS)
-    try:
+    with waiting_at_most(conn, store.path, CHECKPOINT_WAIT_MS):
         busy, _frames, _done = store.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()[0]
-    finally:
-        wait_for_writers(conn, store.path)
     if busy:
         log.warning(
             "the write-ahead log of group %s is still in use by a reader; deleted text "

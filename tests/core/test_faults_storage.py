@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
@@ -282,14 +283,14 @@ def test_a_command_waiting_on_another_programs_lock_says_so_and_waits_once(
     monkeypatch.setattr(db, "_ANNOUNCED_FROM_S", 1.0)
     monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 1500)
     monkeypatch.setattr(workspace, "UPKEEP_WAIT_MS", 100)
-    waits: list[int | None] = []
-    real_wait = db.wait_for_writers
+    waits: list[int] = []
+    real_wait = db.waiting_at_most
 
-    def recorded(conn: apsw.Connection, path: Path, timeout_ms: int | None = None) -> None:
+    def recorded(conn: apsw.Connection, path: Path, timeout_ms: int) -> Any:
         waits.append(timeout_ms)
-        real_wait(conn, path, timeout_ms)
+        return real_wait(conn, path, timeout_ms)
 
-    monkeypatch.setattr(best_effort, "wait_for_writers", recorded)
+    monkeypatch.setattr(best_effort, "waiting_at_most", recorded)
     capsys.readouterr()
     holder, release = _hold_write_lock(DataDir(data).group_db("main"), 30.0)
     try:
@@ -328,3 +329,17 @@ def test_a_write_waits_out_a_lock_released_in_time(tmp_path: Path) -> None:
     hits = service.search(caller, {"query": "green tea", "mode": "keyword"})
     assert [h.id for h in hits][:1] == [stored.entry.id]
     service.close()
+
+
+def test_a_short_wait_holds_for_work_nested_in_it(tmp_path: Path) -> None:
+    # Start-up upkeep waits 3 s for another program's lock; the scrub inside it used
+    # to put back the full 15 s when it was done with its own 2 s.
+    path = tmp_path / "x.sqlite"
+    conn = apsw.Connection(str(path))
+    db.wait_for_writers(conn, path)
+    with db.waiting_at_most(conn, path, 100):
+        with db.waiting_at_most(conn, path, 2000):
+            assert db._waits[conn] == 100
+        assert db._waits[conn] == 100
+    assert db._waits[conn] is None  # the default again
+    conn.close()
