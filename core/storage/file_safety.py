@@ -124,13 +124,16 @@ def refuse_live_socket(path: Path) -> None:
     )
 
 
-def check_socket_folder(folder: Path) -> None:
-    """Serve only from a folder of this user's that nobody else can use.
+def check_socket_folder(folder: Path, *, own: bool) -> None:
+    """Serve only from a folder no other user controls.
 
     Without ``XDG_RUNTIME_DIR`` (an ssh login, a container) the socket's folder
     is under ``/tmp``, where another user could have made it first and would
-    then see every connection. Such a folder is refused; one of the user's own
-    that others may enter is tightened.
+    then see every connection. A folder of another user is refused, unless it
+    is a shared one with the sticky bit (``/tmp`` itself: nobody can replace
+    another's file there). ``own`` says the folder is Ambry's (the runtime
+    folder, or one it just made): only then are others' permissions taken off
+    it; a folder the person named (``AMBRY_SOCKET`` in their home) is left as it is.
 
     Raises:
         StorageError: ``folder`` is not a folder, or belongs to another user.
@@ -148,13 +151,14 @@ def check_socket_folder(folder: Path) -> None:
             f"the agent socket folder {folder} is not a folder; set AMBRY_SOCKET to a path "
             "in a folder of your own"
         )
-    if found.st_uid != os.geteuid():
+    if found.st_uid != os.geteuid() and not found.st_mode & stat.S_ISVTX:
         raise StorageError(
             f"the agent socket folder {folder} belongs to another user (uid {found.st_uid}), "
             "who could listen in on your agents; set XDG_RUNTIME_DIR, or AMBRY_SOCKET to a "
             "path in a folder of your own"
         )
-    tighten(folder)
+    if own and found.st_uid == os.geteuid():
+        tighten(folder)
 
 
 def peer_uid(sock: socket.socket, path: Path) -> int | None:

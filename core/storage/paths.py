@@ -225,6 +225,11 @@ def default_socket_path() -> Path:
     env = os.environ.get(SOCKET_ENV)
     if env:
         return Path(env).expanduser().absolute()
+    return runtime_socket_path()
+
+
+def runtime_socket_path() -> Path:
+    """``<user runtime dir>/ambry/agent.sock``: the socket in a folder that is Ambry's own."""
     with warnings.catch_warnings(record=True) as said:
         # Without XDG_RUNTIME_DIR (an ssh login, a container) platformdirs picks a
         # folder under /tmp and warns on stderr, file path and all; the log has it.

@@ -42,7 +42,7 @@ from core.storage.file_safety import (
     refuse_live_socket,
     refuse_non_socket,
 )
-from core.storage.paths import DataDir, default_socket_path
+from core.storage.paths import DataDir, default_socket_path, runtime_socket_path
 from core.storage.worker import release_freed_memory
 
 log = logging.getLogger(__name__)
@@ -186,9 +186,10 @@ class AgentServer(QObject):
                 "set AMBRY_SOCKET to a shorter path"
             )
         try:
-            if not path.parent.exists():
+            made = not path.parent.exists()
+            if made:
                 path.parent.mkdir(parents=True, mode=0o700)
-            check_socket_folder(path.parent)
+            check_socket_folder(path.parent, own=made or path == runtime_socket_path())
             self._data_dir.ensure()
             load_or_create_token(self._data_dir.token_file)
         except OSError as exc:

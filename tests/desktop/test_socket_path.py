@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,15 +124,32 @@ def test_a_socket_folder_of_another_user_is_refused(
         srv.start()
     assert not srv.is_listening and not (theirs / "agent.sock").exists()
     srv.stop()
-    # The person's own folder, left open to others by an older version, is tightened.
-    mine = sock_dir / "mine"
-    mine.mkdir(mode=0o755)
-    srv = AgentServer(service, data_dir, mine / "agent.sock")
+    # A shared folder with the sticky bit (/tmp itself) is fine: nobody can replace
+    # another's file there.
+    shared = sock_dir / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    os.chown(shared, OTHER_UID, OTHER_UID)
+    srv = AgentServer(service, data_dir, shared / "agent.sock")
     srv.start()
     try:
-        assert srv.is_listening and (mine.stat().st_mode & 0o077) == 0
+        assert srv.is_listening
     finally:
         srv.stop()
+    # A folder the person named (their home, say) is used as it is, never chmodded;
+    # one Ambry makes is its own and private.
+    home = sock_dir / "home"
+    home.mkdir()
+    home.chmod(0o755)
+    made = home / "made"
+    for path, mode in ((home / "agent.sock", 0o755), (made / "agent.sock", 0o700)):
+        srv = AgentServer(service, data_dir, path)
+        srv.start()
+        try:
+            assert srv.is_listening and stat.S_IMODE(path.parent.stat().st_mode) == mode
+        finally:
+            srv.stop()
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
 
 
 def test_the_client_sends_no_token_to_another_users_listener(sock_dir: Path) -> None:
