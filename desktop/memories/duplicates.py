@@ -112,6 +112,8 @@ class DuplicatesDialog(QDialog):
         self.setWindowTitle("Near-duplicates")
         self._state, self._executor, self._commands, self._undo = state, executor, commands, undo
         self._looking = False
+        #: A refresh asked for while a look was under way.
+        self._again = False
         self._entries: dict[str, MemoryEntry] = {}
 
         intro = QLabel(
@@ -156,7 +158,8 @@ class DuplicatesDialog(QDialog):
         self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
         self.undo_action.triggered.connect(self.undo)
         self.addAction(self.undo_action)
-        state.group_changed.connect(lambda _group: self.refresh())
+        # A bound method: the connection goes with the dialog.
+        state.group_changed.connect(self._group_changed)
         self.resize(900, 520)
         self.refresh()
 
@@ -179,10 +182,19 @@ class DuplicatesDialog(QDialog):
 
     # -- finding -----------------------------------------------------------------
 
+    def _group_changed(self, _group: str) -> None:
+        if self.isVisible():
+            self.refresh()
+
     def refresh(self) -> None:
         """Look for near-duplicates again, in the background."""
-        if self._looking or self._executor.closed:
+        if self._executor.closed:
             return
+        if self._looking:
+            # Another group's, or an older state's, look is under way: look again after it.
+            self._again = True
+            return
+        self._again = False
         self._looking = True
         self._set_busy(True)
         model_dir = self._state.service.config.embedding_model_dir
@@ -210,6 +222,9 @@ class DuplicatesDialog(QDialog):
     def _show(self, found: Found | None) -> None:
         self._looking = False
         self._set_busy(False)
+        if self._again:
+            self.refresh()  # what was found is for a group or a state already left
+            return
         self.tree.clear()
         if found is None:
             self.status.setText("The search was stopped; Look again to start it again.")

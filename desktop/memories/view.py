@@ -85,6 +85,8 @@ class BrowserPage(QWidget):
         self._empty: bool | None = None
         #: Ids to select once a list has them (a saved or restored entry).
         self._select_ids: list[str] = []
+        #: The near-duplicates dialog, made when first asked for (Edit → Find near-duplicates…).
+        self.duplicates_dialog: DuplicatesDialog | None = None
         #: A row to select once a list no longer has these ids (after a delete).
         self._select_row: tuple[int, set[str]] | None = None
 
@@ -500,9 +502,14 @@ class BrowserPage(QWidget):
 
     def find_duplicates(self) -> DuplicatesDialog:
         """Open the near-duplicates of the current group; a keep is undone here too."""
-        self.duplicates_dialog = DuplicatesDialog(
-            self._state, self._executor, self.commands, self.undo, self
-        )
+        # One dialog, shown again: each new one would stay connected and look again
+        # at every group switch.
+        if self.duplicates_dialog is None:
+            self.duplicates_dialog = DuplicatesDialog(
+                self._state, self._executor, self.commands, self.undo, self
+            )
+        else:
+            self.duplicates_dialog.refresh()
         self.duplicates_dialog.open()
         return self.duplicates_dialog
 

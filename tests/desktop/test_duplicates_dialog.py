@@ -127,3 +127,19 @@ def test_palette_opens_the_finder(qtbot: QtBot, window: MainWindow) -> None:
     dialog = window.browser.duplicates_dialog
     qtbot.waitUntil(lambda: not dialog.busy.isVisible(), timeout=20_000)
     assert dialog.empty.isVisible()
+
+
+def test_one_dialog_serves_every_opening_and_looks_again(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    first = opened(qtbot, window)
+    assert first.ids_listed() == []
+    qtbot.keyClick(first, Qt.Key.Key_Escape)
+    dark = add(service, operator, DARK, EntryType.PREFERENCE)
+    dark2 = add(service, operator, DARK2)
+    embed_all(service)
+    # Opened again: the same dialog (a new one each time stayed connected and looked
+    # again at every group switch), looking at the store as it is now.
+    again = opened(qtbot, window)
+    assert again is first
+    qtbot.waitUntil(lambda: again.ids_listed() == [(dark, dark2)], timeout=20_000)
