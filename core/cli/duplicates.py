@@ -130,7 +130,9 @@ def cmd_duplicates(ctx: Context, args: argparse.Namespace) -> int:
                     "(see `ambry duplicates`)"
                 )
             others = [i for i in cluster.ids if i != args.id]
-            listing = "\n".join(_line(entries[i], cluster.similarity[i]) for i in others)
+            listing = "\n".join(
+                _line(entries[i], cluster.similarity[i]) for i in others if i in entries
+            )
             question = (
                 f"Keep {args.id} and delete {plural(len(others), 'memory', 'memories')}?\n"
                 f"{listing}\nTheir tags move onto the kept one."
