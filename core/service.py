@@ -528,15 +528,23 @@ class MemoryService(Workspace):
         return sections + layer_brief_sections(store, caller.thread_id, utc_now(), **budgets)
 
     def build_brief(
-        self, group: str, *, extra_sections: Sequence[tuple[str, str]] = ()
+        self,
+        group: str,
+        *,
+        extra_sections: Sequence[tuple[str, str]] = (),
+        list_left_out: bool = False,
     ) -> MemoryBrief:
-        """The brief of ``group`` without auditing (previews, self-test)."""
+        """The brief of ``group`` without auditing (previews, self-test).
+
+        ``list_left_out`` fills ``left_out`` further, for a person's preview.
+        """
         return build_group_brief(
             self.store_for(group),
             self.config,
             utc_now(),
             extra_sections=extra_sections,
             readable=self.readable,
+            list_left_out=list_left_out,
         )
 
     def ingest_text(self, caller: Caller, text: str) -> IngestResult:

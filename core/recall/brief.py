@@ -48,8 +48,11 @@ from core.model.text import estimate_tokens, quarters_to_tokens, single_line, to
 from core.recall.brief_values import (
     BRIEF_CANDIDATES,
     BRIEF_PREFETCH,
+    LEFT_OUT_LISTED,
     BriefEntry,
     BriefLimit,
+    LeftOut,
+    LeftOutReason,
     MemoryBrief,
     prefetch_limit,
 )
@@ -58,8 +61,11 @@ from core.storage.workspace import same_statement
 __all__ = [
     "BRIEF_CANDIDATES",
     "BRIEF_PREFETCH",
+    "LEFT_OUT_LISTED",
     "BriefEntry",
     "BriefLimit",
+    "LeftOut",
+    "LeftOutReason",
     "MemoryBrief",
     "build_brief",
     "estimate_tokens",
@@ -223,6 +229,8 @@ class _Layout:
         self.entry_count = entry_count
         self.count = 0
         self.groups: dict[str, _Section] = {}
+        #: The ids of each section's lines, in order, by section key.
+        self.ids: dict[str, list[str]] = {}
         self.extras: list[_Section] = []
         # Every block after the count line, each with its two-character separator.
         self.body: _Size = (0, 0)
@@ -250,13 +258,14 @@ class _Layout:
         # separator, heading, blank line, [preamble, blank line,] the line
         return f"\n\n### {title}\n\n" + ("\n".join(preamble) + "\n\n" if preamble else "") + line
 
-    def add_entry(self, key: str, title: str, line: str, behavioral: bool, cost: _Size) -> None:
+    def add_entry(self, key: str, title: str, entry: BriefEntry, line: str, cost: _Size) -> None:
         # Behavioral entries rank first, so a service section's first entry
         # already tells whether it needs the warning.
         section = self.groups.get(key)
         if section is None:
-            section = self.groups[key] = _Section(title, _preamble(key, behavioral))
+            section = self.groups[key] = _Section(title, _preamble(key, entry.behavioral))
         section.lines.append(line)
+        self.ids.setdefault(key, []).append(entry.id)
         self.count += 1
         self.body = (self.body[0] + cost[0], self.body[1] + cost[1])
 
@@ -276,13 +285,19 @@ class _Layout:
         blocks.extend(section.render() for section in self.extras)
         return "\n\n".join(blocks) + "\n"
 
+    def line_order(self) -> tuple[str, ...]:
+        """The ids of the entries in the order :meth:`render` writes their lines."""
+        return tuple(i for key in self._keys() for i in self.ids[key])
+
     def _ordered(self) -> Iterator[_Section]:
+        for key in self._keys():
+            yield self.groups[key]
+
+    def _keys(self) -> Iterator[str]:
         for key in (_BEHAVIORAL, _FACTS):
             if key in self.groups:
-                yield self.groups[key]
-        services = sorted(key for key in self.groups if key.startswith(_SERVICE_PREFIX))
-        for key in services:
-            yield self.groups[key]
+                yield key
+        yield from sorted(key for key in self.groups if key.startswith(_SERVICE_PREFIX))
 
 
 def _preamble(key: str, behavioral: bool) -> tuple[str, ...]:
@@ -348,10 +363,19 @@ def build_brief(
     shown: set[str] = set()
     truncated_by: BriefLimit | None = None
     skipped = 0
+    left_out: list[LeftOut] = []
 
-    for entry in sorted(entries, key=_sort_key(now, config)):
+    def leave_out(item: BriefEntry, reason: LeftOutReason) -> None:
+        if len(left_out) < LEFT_OUT_LISTED:
+            left_out.append(LeftOut(item, reason))
+
+    ranked = sorted(entries, key=_sort_key(now, config))
+    for position, entry in enumerate(ranked):
         if layout.count == config.max_brief_entries:
             truncated_by = truncated_by or BriefLimit.MAX_ENTRIES
+            # Name the first few past the limit for front ends; the text is done.
+            for later in ranked[position : position + LEFT_OUT_LISTED - len(left_out)]:
+                leave_out(_brief_entry(later, now, config), LeftOutReason.MAX_ENTRIES)
             break
         item = _brief_entry(entry, now, config)
         key, title = _group(item)
@@ -360,12 +384,16 @@ def build_brief(
         # A text costs at least a quarter token a character: when that is already
         # too much, skip estimating it (most of the time on a long CJK entry).
         floor = (len(text), len(text))
-        if truncated_by is not None and limits.broken(layout.total(layout.count + 1, floor)):
+        if truncated_by is not None and (
+            floored := limits.broken(layout.total(layout.count + 1, floor))
+        ):
             skipped += 1
+            leave_out(item, LeftOutReason(floored.value))
             continue
         statement = same_statement(entry.content)
         if statement in shown:
             skipped += 1
+            leave_out(item, LeftOutReason.DUPLICATE)
             continue
         cost = _size(text)
         broken = limits.broken(layout.total(layout.count + 1, cost))
@@ -373,8 +401,9 @@ def build_brief(
             # Too long for the room left; a shorter entry further down may still fit.
             truncated_by = truncated_by or broken
             skipped += 1
+            leave_out(item, LeftOutReason(broken.value))
             continue
-        layout.add_entry(key, title, line, item.behavioral, cost)
+        layout.add_entry(key, title, item, line, cost)
         chosen.append(item)
         shown.add(statement)
 
@@ -400,6 +429,8 @@ def build_brief(
         char_count=len(markdown),
         token_estimate=estimate_tokens(markdown),
         skipped=skipped,
+        line_order=layout.line_order(),
+        left_out=tuple(left_out),
     )
 
 

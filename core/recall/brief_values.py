@@ -66,6 +66,31 @@ class BriefEntry:
         }
 
 
+class LeftOutReason(StrEnum):
+    """Why a memory that could appear is not in the brief."""
+
+    #: ``max_brief_entries`` were already shown.
+    MAX_ENTRIES = "max_brief_entries"
+    #: Its line did not fit in the characters left.
+    MAX_CHARS = "max_brief_chars"
+    #: Its line did not fit in the estimated tokens left.
+    TOKEN_BUDGET = "brief_token_budget"
+    #: A line above already says the same.
+    DUPLICATE = "duplicate"
+
+
+#: The most left-out memories a brief lists (in brief order).
+LEFT_OUT_LISTED = 100
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A memory that qualified for the brief but is not in it, and why."""
+
+    entry: BriefEntry
+    reason: LeftOutReason
+
+
 @dataclass(frozen=True)
 class MemoryBrief:
     entries: tuple[BriefEntry, ...]
@@ -83,6 +108,14 @@ class MemoryBrief:
     #: a line above says (not part of the protocol): the caller may pass more
     #: candidates to fill that room.
     skipped: int = field(default=0, compare=False)
+    #: The ids of :attr:`entries` in the order their lines appear in the markdown
+    #: (sections regroup them), for front ends that point from a line to its
+    #: memory. Not part of the protocol.
+    line_order: tuple[str, ...] = field(default=(), compare=False)
+    #: The first :data:`LEFT_OUT_LISTED` candidates left out, in brief order, each
+    #: with its reason (not part of the protocol). Only candidates the builder was
+    #: given are known: past the entry limit that is usually only the first.
+    left_out: tuple[LeftOut, ...] = field(default=(), compare=False)
 
     def to_dict(self, include_markdown: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import apsw
@@ -20,7 +21,13 @@ from core.memory.confidence import EFFECTIVE_CONFIDENCE_SQL
 from core.model.config import Config
 from core.model.entries import MemoryEntry, Privacy, iso, parse_iso
 from core.model.errors import Timeout
-from core.recall.brief import BRIEF_CANDIDATES, MemoryBrief, build_brief, prefetch_limit
+from core.recall.brief import (
+    BRIEF_CANDIDATES,
+    LEFT_OUT_LISTED,
+    MemoryBrief,
+    build_brief,
+    prefetch_limit,
+)
 from core.storage.rows import ENTRY_COLUMNS, entry_from_row
 from core.storage.store import GroupStore
 
@@ -110,11 +117,15 @@ def build_group_brief(
     extra_sections: Sequence[tuple[str, str]] = (),
     budget_seconds: float = BRIEF_BUDGET_SECONDS,
     readable: Callable[[MemoryEntry], MemoryEntry] | None = None,
+    list_left_out: bool = False,
 ) -> MemoryBrief:
     """The brief of one group: active, current, non-stale entries, within the limits.
 
     ``readable`` turns a stored entry into one whose content can be shown (the
     service decrypts private entries with it when the person allows them).
+    ``list_left_out`` looks at more candidates than the text needs, so that
+    ``left_out`` names up to :data:`LEFT_OUT_LISTED` of them (for a person; an
+    agent is not told), and costs a second query when the entry limit cut the brief.
     """
     privacy = brief_privacy(config)
     marks = ", ".join("?" * len(privacy))
@@ -149,6 +160,12 @@ def build_group_brief(
     # Entries too long for the room left were skipped: shorter ones further down
     # may fill it, so look at more candidates, once.
     if brief.skipped and len(entries) == limit and brief.brief_count < config.max_brief_entries:
-        entries, entry_count = candidates(BRIEF_CANDIDATES)
+        limit = BRIEF_CANDIDATES
+        entries, entry_count = candidates(limit)
         brief = build(entries, entry_count)
+    if list_left_out and len(entries) == limit and len(brief.left_out) < LEFT_OUT_LISTED:
+        wider = build(*candidates(limit + LEFT_OUT_LISTED))
+        # The same text from more candidates: its list of what was left out is longer.
+        if wider.markdown == brief.markdown:
+            brief = replace(brief, left_out=wider.left_out)
     return brief

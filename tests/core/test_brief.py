@@ -24,7 +24,9 @@ from core.model.entries import (
 from core.model.text import estimate_tokens, single_line, token_quarters
 from core.recall.brief import (
     BRIEF_PREFETCH,
+    LEFT_OUT_LISTED,
     BriefLimit,
+    LeftOutReason,
     MemoryBrief,
     build_brief,
     prefetch_limit,
@@ -601,3 +603,63 @@ def test_duplicates_do_not_keep_a_store_from_filling_the_brief(
     result = service.build_brief("main")
     assert result.brief_count == 5 and result.truncated_by is BriefLimit.MAX_ENTRIES
     assert len({e.content for e in result.entries}) == 5
+
+
+def test_line_order_names_each_line_of_the_markdown() -> None:
+    entries = [
+        make(1, "slow start", tags=("service:jellyfin",)),
+        make(2, "plain fact"),
+        make(3, "restart twice", type_=EntryType.INSTRUCTION, tags=("service:caddy",)),
+        make(4, "short answers", type_=EntryType.PREFERENCE),
+    ]
+    result = brief(entries)
+    lines = [line for line in result.markdown.splitlines() if line.startswith("- [")]
+    by_id = {e.id: e for e in result.entries}
+    assert sorted(result.line_order) == sorted(by_id)
+    for line, entry_id in zip(lines, result.line_order, strict=True):
+        assert by_id[entry_id].content in line
+    # Sections regroup: the caddy instruction ranks first but is written after the facts.
+    assert result.entries[0].id == "mem-0003"
+    assert result.line_order == ("mem-0004", "mem-0002", "mem-0003", "mem-0001")
+
+
+def test_left_out_names_each_candidate_with_its_reason() -> None:
+    entries = [
+        make(1, "short preference", type_=EntryType.PREFERENCE),
+        make(2, "long preference " + "y" * 400, type_=EntryType.PREFERENCE, confidence=0.8),
+        make(3, "Short preference.", confidence=0.95),
+        make(4, "fact b", confidence=0.9),
+        make(5, "fact c", confidence=0.7),
+        make(6, "fact d", confidence=0.6),
+    ]
+    result = brief(entries, Config(max_brief_chars=420, max_brief_entries=2))
+    assert [e.id for e in result.entries] == ["mem-0001", "mem-0004"]
+    assert [(o.entry.id, o.reason) for o in result.left_out] == [
+        ("mem-0002", LeftOutReason.MAX_CHARS),
+        ("mem-0003", LeftOutReason.DUPLICATE),
+        ("mem-0005", LeftOutReason.MAX_ENTRIES),
+        ("mem-0006", LeftOutReason.MAX_ENTRIES),
+    ]
+    assert "left_out" not in result.to_dict() and "line_order" not in result.to_dict()
+    assert brief(entries[:1]).left_out == ()
+
+
+def test_left_out_is_listed_up_to_its_limit() -> None:
+    result = brief([make(n) for n in range(LEFT_OUT_LISTED + 20)], Config(max_brief_entries=5))
+    assert len(result.left_out) == LEFT_OUT_LISTED
+    assert result.left_out[0].entry.id == "mem-0005"
+
+
+def test_a_preview_lists_more_left_out_than_the_agent_needs(
+    service: MemoryService, operator: Caller
+) -> None:
+    service.set_config(Config(max_brief_entries=3))
+    for n in range(30):
+        service.store(operator, {"type": "fact", "content": f"Fact number {n}"})
+    agents = service.build_brief("main")
+    preview = service.build_brief("main", list_left_out=True)
+    assert preview.markdown == agents.markdown
+    assert replace(preview, generated_at="") == replace(agents, generated_at="")
+    assert len(agents.left_out) == 1
+    assert len(preview.left_out) == 27
+    assert {o.reason for o in preview.left_out} == {LeftOutReason.MAX_ENTRIES}
