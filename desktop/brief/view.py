@@ -1,4 +1,5 @@
-"""The brief preview: exactly the markdown an agent receives, rendered or raw.
+"""The brief preview: exactly the markdown an agent receives, rendered or raw,
+beside the memories behind its lines and the ones its limits left out.
 
 The brief is built by the same service call the agent protocol uses (without
 the audit row), so what is shown here is what an agent gets. Its limits are
@@ -8,7 +9,7 @@ agent socket at once.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QSplitter,
     QStackedWidget,
     QTextBrowser,
     QVBoxLayout,
@@ -27,6 +29,8 @@ from core.model.changes import Changes
 from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
 from core.recall.brief import BriefLimit, MemoryBrief
+from desktop.brief.memory_list import BriefMemories
+from desktop.memories.actions import MemoryActions
 from desktop.widgets import messages
 from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
@@ -78,15 +82,20 @@ class BriefPage(LazyPage):
 
     Args:
         state: the shared app state.
+        commands: the memory list's commands (pin, delete and their undo).
         parent: the parent widget.
 
     Signals:
         rendered(object): the :class:`MemoryBrief` now shown.
+        open_requested(str, str): show an item on its page: ``("memory", id)``.
     """
 
     rendered = Signal(object)
+    open_requested = Signal(str, str)
 
-    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, state: AppState, commands: MemoryActions, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self._state = state
         self.brief: MemoryBrief | None = None
@@ -136,10 +145,19 @@ class BriefPage(LazyPage):
         self.stack.addWidget(self.rendered_view)
         self.stack.addWidget(self.raw_view)
 
+        self.memory_list = BriefMemories(commands, self)
+        self.memory_list.open_requested.connect(lambda i: self.open_requested.emit("memory", i))
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.stack)
+        self.splitter.addWidget(self.memory_list)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
+
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(limits)
-        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.splitter, 1)
 
         self._save_timer = QTimer(self)
         self._save_timer.setSingleShot(True)
@@ -181,7 +199,7 @@ class BriefPage(LazyPage):
 
     def refresh(self) -> None:
         self._begin_refresh()
-        brief = self._state.service.build_brief(self._state.group)
+        brief = self._state.service.build_brief(self._state.group, list_left_out=True)
         self.brief = brief
         self.counts.setText(counts_text(brief))
         self.raw_view.setPlainText(brief.markdown)
@@ -189,6 +207,7 @@ class BriefPage(LazyPage):
         position = bar.value()
         self.rendered_view.setHtml(render_markdown(brief.markdown))
         bar.setValue(position)
+        self.memory_list.show_brief(brief)
         self.rendered.emit(brief)
 
     def copy(self) -> None:

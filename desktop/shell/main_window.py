@@ -167,10 +167,12 @@ class MainWindow(QMainWindow):
         built = self._built.get(item)
         if built is not None:
             return built
-        page = build_page(item, self.state, self.executor, self.server, self._socket_path)
+        page = build_page(
+            item, self.state, self.executor, self.server, self._socket_path, self.commands
+        )
         self._built[item] = page
         put_in_place(self.pages, item, page)
-        if item is Nav.AUDIT:
+        if item in (Nav.AUDIT, Nav.BRIEF):
             page.open_requested.connect(self.open_item)  # type: ignore[attr-defined]
         self._claim_ctrl_k(page)
         return page

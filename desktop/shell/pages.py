@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from PySide6.QtWidgets import QStackedWidget, QWidget
 
+from desktop.memories.actions import MemoryActions
 from desktop.shell.nav import Nav
 from desktop.widgets.ops import Executor
 from desktop.widgets.watch import AppState
@@ -39,13 +40,14 @@ def build_page(
     executor: Executor,
     server: AgentServer | None,
     socket_path: Path,
+    commands: MemoryActions,
 ) -> QWidget:
     """A new page for ``item`` (not the memory list or review: the window builds those)."""
     match item:
         case Nav.BRIEF:
             from desktop.brief.view import BriefPage
 
-            return BriefPage(state)
+            return BriefPage(state, commands)
         case Nav.ATTACHMENTS:
             from desktop.attachments.view import AttachmentsPage
 
