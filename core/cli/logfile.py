@@ -92,10 +92,14 @@ class _LogFile(logging.handlers.RotatingFileHandler):
         # A file an older version made readable to others is tightened.
         # (Not through file_safety.tighten: it logs, and this runs inside a log call.)
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        if os.name == "posix":
-            with contextlib.suppress(OSError):  # another owner's file: written as it is
-                os.fchmod(fd, 0o600)
-        return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+        try:
+            if os.name == "posix":
+                with contextlib.suppress(OSError):  # another owner's file: written as it is
+                    os.fchmod(fd, 0o600)
+            return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
+        except BaseException:
+            os.close(fd)
+            raise
 
     def handleError(self, record: logging.LogRecord) -> None:
         if self.failed:
