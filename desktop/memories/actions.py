@@ -119,6 +119,7 @@ class MemoryActions(QObject):
         self._state = state
         #: What can be taken back, newest last.
         self._undo: list[UndoStep] = []
+        state.forgotten.connect(self._forget_undo)
 
     @property
     def can_undo(self) -> bool:
@@ -128,6 +129,14 @@ class MemoryActions(QObject):
     def undo_text(self) -> str:
         """``Undo accept``, ``Undo reject`` or ``Undo delete``; ``Undo`` with nothing to undo."""
         return f"Undo {self._undo[-1].kind}" if self._undo else "Undo"
+
+    def _forget_undo(self, group: str) -> None:
+        """Drop what could be taken back in ``group``: another process forgot or cleared
+        memories there, and an undo must not bring a forgotten memory back."""
+        kept = [step for step in self._undo if step.group != group]
+        if len(kept) != len(self._undo):
+            self._undo = kept
+            self.undo_changed.emit(bool(kept))
 
     def _push(self, step: UndoStep) -> None:
         self._undo.append(step)

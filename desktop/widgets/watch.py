@@ -26,6 +26,7 @@ from core.model.config import Config, load_config, save_config
 from core.model.entries import Actor
 from core.model.errors import AmbryError
 from core.service import Caller, MemoryService
+from core.storage.audit import Action
 from core.storage.paths import DataDir, validate_group
 from core.storage.store import GroupStore
 
@@ -51,6 +52,16 @@ def audit_mark(store: GroupStore) -> tuple[Any, ...]:
         "(SELECT count(*) FROM layer_summaries), (SELECT max(built_at) FROM layer_summaries)"
     ).fetchone()
     return tuple(row)
+
+
+def _forgot_since(store: GroupStore, mark: tuple[Any, ...] | None) -> bool:
+    """Whether a forget or a clear was recorded after the audit row ``mark`` names."""
+    after = int(mark[0]) if mark else 0
+    row = store.execute(
+        "SELECT 1 FROM audit_log WHERE id > ? AND action IN (?, ?) LIMIT 1",
+        (after, Action.FORGET.value, Action.CLEAR.value),
+    ).fetchone()
+    return row is not None
 
 
 def everything(group: str) -> Changes:
@@ -86,6 +97,9 @@ class AppState(QObject):
     changed = Signal(object)
     config_changed = Signal(object)
     group_changed = Signal(str)
+    #: Another process forgot a topic or cleared memories in this group (``ambry
+    #: forget``, ``ambry clear``): what the app keeps to undo must not bring them back.
+    forgotten = Signal(str)
 
     def __init__(
         self, service: MemoryService, data_dir: DataDir, group: str, parent: QObject | None = None
@@ -207,6 +221,8 @@ class AppState(QObject):
             mark = audit_mark(store)
             if mark != self._audited:
                 log.info("group %s changed on disk", self._group)
+                if _forgot_since(store, self._audited):
+                    self.forgotten.emit(self._group)
                 self._on_changes(everything(self._group))
             self._audited = mark
         self._version = version

@@ -7,9 +7,11 @@ from PySide6.QtCore import QItemSelectionModel, Qt
 from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
+from core.cli.main import main
 from core.memory.writing import StoreRequest
 from core.model.entries import MAX_CONTENT_CHARS, EntryType, MemoryEntry, Status
 from core.service import Caller, MemoryService
+from core.storage.paths import DataDir
 from desktop.memories.state import StatusFilter
 from desktop.shell.main_window import MainWindow
 from tests.desktop.conftest import Dialogs, add
@@ -385,3 +387,29 @@ def test_text_over_the_limit_says_how_much_to_cut_in_red(qtbot: QtBot, window: M
     assert editor.save_button.isEnabled()
     assert editor.counter.text() == "2,000 / 2,000 characters"
     assert editor.counter.palette().color(QPalette.ColorRole.WindowText) != red
+
+
+def test_a_forget_in_another_process_takes_away_the_undo_of_what_it_forgot(
+    qtbot: QtBot,
+    service: MemoryService,
+    data_dir: DataDir,
+    filled: dict[str, str],
+    window: MainWindow,
+    dialogs: Dialogs,
+) -> None:
+    # One memory about tea deleted in the app (Ctrl+Z could bring it back), then
+    # everything about tea forgotten with `ambry forget` in a terminal: an undo must
+    # not bring back a memory about a forgotten topic.
+    other = add(service, window.state.operator(), "Drinks tea before noon")
+    target = filled["tea"]
+    select(qtbot, window, target)
+    window.browser.table.setFocus()
+    qtbot.keyClick(window.browser.table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: target not in listed(window))
+    assert window.browser.undo_action.isEnabled()
+    assert main(["--data-dir", str(data_dir.root), "forget", "tea", "--yes"]) == 0
+    assert service.store_for("main").get(other) is None
+    window.state.poll()
+    assert not window.browser.undo_action.isEnabled()
+    qtbot.keyClick(window.browser.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert service.store_for("main").get(target) is None
