@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -30,7 +31,7 @@ from core.storage.crypto import KeyUnavailable
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft, is_locked, is_masked
 from desktop.widgets import messages
-from desktop.widgets.watch import AppState
+from desktop.widgets.watch import AppState, audit_mark, forgot_since
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,9 @@ class UndoStep:
     group: str
     entries: tuple[MemoryEntry, ...] = ()
     accepted: tuple[Acceptance, ...] = ()
+    #: The group's audit log when it was done: a forget recorded after it means the
+    #: step may hold a forgotten memory, and is not taken back.
+    audit_at: tuple[Any, ...] = ()
 
 
 class MemoryActions(QObject):
@@ -139,7 +143,8 @@ class MemoryActions(QObject):
             self.undo_changed.emit(bool(kept))
 
     def _push(self, step: UndoStep) -> None:
-        self._undo.append(step)
+        store = self._state.service.store_for(step.group)
+        self._undo.append(replace(step, audit_at=audit_mark(store)))
         self.undo_changed.emit(True)
 
     def save(self, original: MemoryEntry | None, draft: Draft) -> MemoryEntry | None:
@@ -334,6 +339,14 @@ class MemoryActions(QObject):
         if not self._undo:
             return []
         step = self._undo[-1]
+        if forgot_since(self._state.service.store_for(step.group), step.audit_at):
+            # Forgotten meanwhile (another process, or a group not shown then).
+            self._forget_undo(step.group)
+            messages.info(
+                f"Nothing to undo in {step.group!r}: memories were forgotten or cleared "
+                "there since, and an undo does not bring them back."
+            )
+            return []
         caller = self._state.operator(step.group)
         try:
             if step.kind is Undoable.ACCEPT:

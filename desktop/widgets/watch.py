@@ -54,7 +54,7 @@ def audit_mark(store: GroupStore) -> tuple[Any, ...]:
     return tuple(row)
 
 
-def _forgot_since(store: GroupStore, mark: tuple[Any, ...] | None) -> bool:
+def forgot_since(store: GroupStore, mark: tuple[Any, ...] | None) -> bool:
     """Whether a forget or a clear was recorded after the audit row ``mark`` names."""
     after = int(mark[0]) if mark else 0
     row = store.execute(
@@ -221,7 +221,7 @@ class AppState(QObject):
             mark = audit_mark(store)
             if mark != self._audited:
                 log.info("group %s changed on disk", self._group)
-                if _forgot_since(store, self._audited):
+                if forgot_since(store, self._audited):
                     self.forgotten.emit(self._group)
                 self._on_changes(everything(self._group))
             self._audited = mark

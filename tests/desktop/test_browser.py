@@ -413,3 +413,27 @@ def test_a_forget_in_another_process_takes_away_the_undo_of_what_it_forgot(
     assert not window.browser.undo_action.isEnabled()
     qtbot.keyClick(window.browser.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert service.store_for("main").get(target) is None
+
+
+def test_an_undo_after_a_forget_in_a_group_not_shown_brings_nothing_back(
+    qtbot: QtBot,
+    service: MemoryService,
+    data_dir: DataDir,
+    filled: dict[str, str],
+    window: MainWindow,
+    dialogs: Dialogs,
+    shown: list[tuple[str, str]],
+) -> None:
+    other = add(service, window.state.operator(), "Drinks tea before noon")
+    target = filled["tea"]
+    select(qtbot, window, target)
+    window.browser.table.setFocus()
+    qtbot.keyClick(window.browser.table, Qt.Key.Key_Delete)
+    qtbot.waitUntil(lambda: target not in listed(window))
+    window.state.set_group("work")  # the forget below happens where the app is not looking
+    assert main(["--data-dir", str(data_dir.root), "forget", "tea", "--yes"]) == 0
+    assert service.store_for("main").get(other) is None
+    assert window.browser.commands.undo() == []
+    assert service.store_for("main").get(target) is None
+    assert shown[-1][1].startswith("Nothing to undo in 'main': memories were forgotten")
+    assert not window.browser.undo_action.isEnabled()
