@@ -24,6 +24,7 @@ found for them.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -97,12 +98,17 @@ def near_duplicates(
     mask = np.isin(keys, wanted)
     keys, matrix = keys[mask], matrix[mask]
     pairs = _close_pairs(keys, matrix, threshold)
+
+    @functools.cache
+    def unreadable(seq: int) -> bool:
+        # Once per entry, not per pair: an entry can be in hundreds of close pairs.
+        return embedder.unknown_share(public[seq][1]) > hybrid.UNREADABLE
+
     kept: list[tuple[int, int, float]] = []
     for a, b, cosine in pairs:
-        text_a, text_b = public[a][1], public[b][1]
-        if max(embedder.unknown_share(text_a), embedder.unknown_share(text_b)) > hybrid.UNREADABLE:
+        if unreadable(a) or unreadable(b):
             continue  # the model cannot read it: such texts all have nearly one vector
-        if not told_apart(text_a, text_b):
+        if not told_apart(public[a][1], public[b][1]):
             kept.append((a, b, cosine))
     clusters = _clusters(kept, {seq: row[0] for seq, row in public.items()})
     return Survey(tuple(clusters), len(keys), len(public) - len(keys), sealed)
