@@ -131,7 +131,10 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     page = ctx.service.search_page(ctx.caller, tool_args)
     results = page.results
     ranked = bool(str(tool_args["query"]).strip())
-    text = "\n".join(format_result(r, ranked=ranked) for r in results) or "no matching memories"
+    none = "no matching memories"
+    if args.offset:
+        none = f"no more matching memories past the first {args.offset:,}"
+    text = "\n".join(format_result(r, ranked=ranked) for r in results) or none
     if page.next_offset is not None:
         text += f"\n(more follow: add --offset {page.next_offset})"
     claims = ctx.service.claims_matching(ctx.group, str(tool_args["query"]))

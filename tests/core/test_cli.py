@@ -149,6 +149,9 @@ def test_search_reads_on_with_offset(tmp_path: Path, capsys: pytest.CaptureFixtu
     )
     rest = [line.split()[0] for line in out.splitlines()]
     assert code == 0 and len(rest) == 1 and "more follow" not in out
+    # Past the last page: said as such, not as if nothing matched.
+    code, out, _ = run(capsys, *d, "search", "week", "--offset", "3", "--mode", "keyword")
+    assert (code, out) == (0, "no more matching memories past the first 3\n")
     assert len(set(first + rest)) == 3
     # --json stays a list of results.
     code, out, _ = run(capsys, *d, "--json", "search", "week", "--limit", "2")
