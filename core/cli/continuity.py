@@ -206,6 +206,13 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
             note = "" if outcome.created else " (unchanged)"
             if outcome.redacted:
                 note += f" ({len(outcome.redacted)} secrets redacted)"
+            if outcome.replaced is not None:
+                replaced = outcome.replaced.version
+                note += (
+                    f"\nnote: {handoffs.replaced_note(outcome.replaced)}"
+                    f" (ambry handoff show {thread.id} --version {replaced}; "
+                    f"ambry handoff write --base-version N to be refused instead)"
+                )
             ctx.emit(outcome.to_dict(), f"{thread.id} handoff v{outcome.handoff.version}{note}")
         case "export":
             path = Path(args.path).expanduser()

@@ -71,9 +71,12 @@ class HandoffWrite:
     created: bool
     #: Pattern names of the secrets replaced by ``[SECRET_REDACTED]``.
     redacted: tuple[str, ...] = ()
+    #: The version this write replaced unseen: another session wrote it and the
+    #: writer gave no ``base_version``, so nothing showed it had been read.
+    replaced: ThreadHandoff | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "thread_id": self.handoff.thread_id,
             "version": self.handoff.version,
             "compaction_count": self.handoff.compaction_count,
@@ -81,6 +84,29 @@ class HandoffWrite:
             "redacted": len(self.redacted),
             "redacted_kinds": dict(sorted(Counter(self.redacted).items())),
         }
+        if self.replaced is not None:
+            old = self.replaced
+            out["replaced"] = {
+                "version": old.version,
+                "author": old.author,
+                "session_id": old.session_id,
+                "created_at": old.created_at,
+            }
+            out["note"] = replaced_note(old)
+        return out
+
+
+def replaced_note(old: ThreadHandoff) -> str:
+    """Tells a writer without ``base_version`` whose text it replaced, and where it is."""
+    who = {"operator": "the person", "agent": "another agent session"}.get(
+        old.author or "", "another session"
+    )
+    return (
+        f"this replaced version {old.version}, written by {who} at {old.created_at}, "
+        "without a base_version to show it had been read; it is kept as an earlier "
+        f"version (handoff_read with version {old.version}): merge anything it had "
+        "that this lacks, and pass base_version next time"
+    )
 
 
 # -- thread handoffs --------------------------------------------------------------------
@@ -181,6 +207,8 @@ def write_handoff(
         base_version: the version the writer started from (0: none yet). When
             given and no longer current, the write is refused with
             :class:`Conflict` instead of silently discarding the other edit.
+            Left out, the write goes ahead; if it replaces a version another
+            session wrote, the outcome names that version (``replaced``).
     """
     store = service.store_for(caller.group)
     text, redacted = screen(service, store, caller, clean_markdown(markdown), "markdown")
@@ -198,6 +226,16 @@ def write_handoff(
             )
         if current is not None and current.markdown == text:
             return HandoffWrite(current, False, redacted)
+        # Another session's text replaced without a base_version to show it was
+        # read; the person replacing their own earlier text needs no word of it.
+        unseen = (
+            current
+            if base_version is None
+            and current is not None
+            and current.session_id != caller.session_id
+            and not (caller.actor is Actor.OPERATOR and current.author == Actor.OPERATOR)
+            else None
+        )
         check_rate(store, caller, "handoffs", service.config)
         handoff = _insert_version(
             store, caller, thread_id, text, current, compaction=caller.actor is Actor.AGENT
@@ -215,7 +253,7 @@ def write_handoff(
         audit_redacted(store, caller, redacted, thread=thread_id)
         audit_neutralized(store, caller, markers, thread=thread_id)
     service.emit(Changes(group=store.group, threads=True, audit=True))
-    return HandoffWrite(handoff, True, redacted)
+    return HandoffWrite(handoff, True, redacted, unseen)
 
 
 def restore_handoff(

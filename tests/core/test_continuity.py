@@ -765,3 +765,27 @@ def test_cli_exchanges(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert [e["speaker"] for e in json.loads(out)] == ["assistant", "user"]
     code, _, err = run(capsys, *d, "exchanges", "x", "--limit", "51")
     assert code == 1 and "limit" in err
+
+
+def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path / "data"), "--create"]
+    source = tmp_path / "plan.md"
+    source.write_text("- [ ] my plan\n", encoding="utf-8")
+    code, out, _ = run(capsys, *d, "handoff", "write", "Project X", str(source), "--create")
+    tid = out.split()[0]
+    # The person replacing their own text without --base-version is not told of it.
+    source.write_text("- [ ] my plan, revised\n", encoding="utf-8")
+    assert run(capsys, *d, "handoff", "write", tid, str(source))[1].strip() == f"{tid} handoff v2"
+
+    service = MemoryService(DataDir(tmp_path / "data"))
+    try:
+        handoffs.write_handoff(service, new_agent(service), tid, "- [ ] the agent's plan")
+    finally:
+        service.close()
+    code, out, _ = run(capsys, *d, "handoff", "write", tid, str(source))
+    assert code == 0 and out.startswith(f"{tid} handoff v4\nnote: this replaced version 3")
+    assert "another agent session" in out and "--version 3" in out
+    code, out, _ = run(capsys, *d, "handoff", "show", tid, "--version", "3")
+    assert out.strip() == "- [ ] the agent's plan"

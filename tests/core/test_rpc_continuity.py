@@ -189,6 +189,28 @@ def test_handoff_write_read_and_conflict(conn: Connection) -> None:
     assert ok(conn, "handoff_read")["handoff"]["markdown"] == "second"
 
 
+def test_a_write_without_base_version_names_the_other_sessions_version_it_replaced(
+    dispatcher: Dispatcher, token: str
+) -> None:
+    first, second = connect(dispatcher, token), connect(dispatcher, token)
+    tid = ok(first, "thread_open", {"title": "Project X"})["thread"]["id"]
+    ok(first, "handoff_write", {"markdown": "- [ ] first plan"})
+    # The same session rewriting its own text is not told about itself.
+    assert "replaced" not in ok(first, "handoff_write", {"markdown": "- [ ] first plan, v2"})
+    ok(second, "thread_open", {"id": tid})
+    blind = ok(second, "handoff_write", {"markdown": "- [ ] second plan"})
+    assert blind["version"] == 3
+    assert blind["replaced"]["version"] == 2 and blind["replaced"]["author"] == "agent"
+    assert "version 2" in blind["note"] and "base_version" in blind["note"]
+    # The replaced text is still there to merge.
+    assert ok(second, "handoff_read", {"version": 2})["handoff"]["markdown"] == (
+        "- [ ] first plan, v2"
+    )
+    # Given a base_version, the writer has read what it replaces: no note.
+    read = ok(first, "handoff_write", {"markdown": "- [ ] merged", "base_version": 3})
+    assert "replaced" not in read and "note" not in read
+
+
 def test_session_handoff_reaches_the_next_session_once(dispatcher: Dispatcher, token: str) -> None:
     first = connect(dispatcher, token)
     ok(first, "thread_open", {"title": "Project X"})
