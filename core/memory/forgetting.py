@@ -108,7 +108,8 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
 def _in_the_trash(store: GroupStore, terms: list[str]) -> tuple[str, ...]:
     """The trashed memories holding every one of ``terms``, matched as the search index
     would match them (the same tokenizer: "allergies" finds "allergy"); a private or
-    secret one by its tags only, as in the index."""
+    secret one by its tags only, as in the index. A term the tokenizer keeps nothing
+    of ("_") matches nothing, as in the index."""
     tokenize = vocab.tokenizer(store.conn)
     wanted = [set(vocab.terms(tokenize, term)) for term in terms]
     matched: list[str] = []
@@ -116,7 +117,7 @@ def _in_the_trash(store: GroupStore, terms: list[str]) -> tuple[str, ...]:
         entry = json.loads(raw)
         words = [str(entry.get("search_text") or ""), *json.loads(entry.get("tags") or "[]")]
         held = set(vocab.terms(tokenize, " ".join(words), apsw.FTS5_TOKENIZE_DOCUMENT))
-        if all(w <= held for w in wanted if w):
+        if all(w and w <= held for w in wanted):
             matched.append(str(entry_id))
     return tuple(matched)
 

@@ -204,6 +204,17 @@ def test_forget_empties_the_trash_of_the_topic_too(
     assert _files_with_word(service) == []
 
 
+def test_a_topic_of_no_indexed_word_leaves_the_trash_alone(
+    service: MemoryService, operator: Caller
+) -> None:
+    # "_" is a word to the topic's parser and nothing to the index's tokenizer: it
+    # matches no memory or turn, and took every trashed memory.
+    agent = service.open_session("main", Actor.AGENT, "tests")
+    trashed = service.store(agent, {"type": "fact", "content": f"User is allergic to {WORD}"})
+    service.delete_tool(agent, {"id": trashed.entry.id})
+    assert forgetting.plan_forget(service, "main", "_").empty
+
+
 def test_the_cli_names_the_trashed_memories_it_will_forget(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
