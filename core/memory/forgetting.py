@@ -10,7 +10,7 @@ quote them), from a package above this one.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -49,10 +49,26 @@ class ForgetPlan:
     claim_ids: tuple[str, ...] = ()
     #: Memories an agent deleted that wait in the trash (core.memory.trash).
     trash_ids: tuple[str, ...] = ()
+    #: Versions of thread handoffs, as (thread id, version), newest first per thread.
+    handoff_versions: tuple[tuple[str, int], ...] = ()
+    #: Session handoffs (core.continuity.session_handoffs), by id.
+    session_handoff_ids: tuple[int, ...] = ()
 
     @property
     def empty(self) -> bool:
-        return not (self.entries or self.exchange_ids or self.claim_ids or self.trash_ids)
+        return not (
+            self.entries
+            or self.exchange_ids
+            or self.claim_ids
+            or self.trash_ids
+            or self.handoff_versions
+            or self.session_handoff_ids
+        )
+
+    @property
+    def handoff_refs(self) -> list[str]:
+        """The handoff versions as claims cite them: ``thr-…@version``."""
+        return [f"{thread}@{version}" for thread, version in self.handoff_versions]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +77,8 @@ class ForgetPlan:
             "exchanges": len(self.exchange_ids),
             "claims": len(self.claim_ids),
             "trash": len(self.trash_ids),
+            "handoff_versions": len(self.handoff_versions),
+            "session_handoffs": len(self.session_handoff_ids),
         }
 
 
@@ -68,8 +86,9 @@ _EVERY_ENTRY = EntryFilter(statuses=(Status.ACTIVE, Status.CANDIDATE), include_s
 
 
 def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
-    """Entries (any status, superseded too) and conversation turns that mention ``topic``,
-    and the claims that state it or quote one of those turns.
+    """Entries (any status, superseded too), conversation turns and handoffs (every kept
+    version of a thread's, and the sessions') that mention ``topic``, and the claims
+    that state it or quote one of those turns or handoff versions.
 
     Every word of the topic must appear (a narrower match than search, because
     this deletes). Private entries match on their tags only.
@@ -87,39 +106,72 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
             "SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?", (match,)
         )
     )
-    claims = tuple(
-        str(r[0])
-        for r in store.execute(
-            "SELECT id FROM claims WHERE seq IN (SELECT rowid FROM claims_fts WHERE claims_fts "
-            "MATCH :match) OR seq IN (SELECT claim_seq FROM claim_sources WHERE kind = 'exchange' "
-            "AND ref IN (SELECT CAST(value AS TEXT) FROM json_each(:turns))) ORDER BY seq",
-            {"match": match, "turns": json.dumps(exchanges)},
-        )
-    )
-    return ForgetPlan(
+    holds = _holds(store, terms)
+    plan = ForgetPlan(
         topic,
         tuple(found[i] for i in ids if i in found),
         exchanges,
-        claims,
-        _in_the_trash(store, terms),
+        trash_ids=tuple(
+            str(entry_id)
+            for entry_id, raw in store.execute("SELECT id, entry FROM trash ORDER BY id")
+            if holds(_trashed_words(raw))
+        ),
+        handoff_versions=tuple(
+            (str(thread), int(version))
+            for thread, version, text in store.execute(
+                "SELECT thread_id, version, markdown FROM thread_handoffs "
+                "ORDER BY thread_id, version DESC"
+            )
+            if holds(text)
+        ),
+        session_handoff_ids=tuple(
+            int(handoff_id)
+            for handoff_id, text in store.execute(
+                "SELECT id, markdown FROM session_handoffs ORDER BY id"
+            )
+            if holds(text)
+        ),
     )
+    return replace(plan, claim_ids=_claims(store, match, plan))
 
 
-def _in_the_trash(store: GroupStore, terms: list[str]) -> tuple[str, ...]:
-    """The trashed memories holding every one of ``terms``, matched as the search index
-    would match them (the same tokenizer: "allergies" finds "allergy"); a private or
-    secret one by its tags only, as in the index. A term the tokenizer keeps nothing
-    of ("_") matches nothing, as in the index."""
+def _holds(store: GroupStore, terms: list[str]) -> Callable[[str], bool]:
+    """Whether a text with no index of its own (a trashed memory, a handoff) holds every
+    one of ``terms``, matched as the search index would match it: by the same
+    tokenizer, so case, accents and markdown aside, and stemmed ("allergies" finds
+    "allergy"). A term the tokenizer keeps nothing of ("_") matches nothing, as in
+    the index."""
     tokenize = vocab.tokenizer(store.conn)
     wanted = [set(vocab.terms(tokenize, term)) for term in terms]
-    matched: list[str] = []
-    for entry_id, raw in store.execute("SELECT id, entry FROM trash ORDER BY id"):
-        entry = json.loads(raw)
-        words = [str(entry.get("search_text") or ""), *json.loads(entry.get("tags") or "[]")]
-        held = set(vocab.terms(tokenize, " ".join(words), apsw.FTS5_TOKENIZE_DOCUMENT))
-        if all(w and w <= held for w in wanted):
-            matched.append(str(entry_id))
-    return tuple(matched)
+
+    def holds(text: str) -> bool:
+        held = set(vocab.terms(tokenize, text, apsw.FTS5_TOKENIZE_DOCUMENT))
+        return all(w and w <= held for w in wanted)
+
+    return holds
+
+
+def _trashed_words(raw: str) -> str:
+    """What the index held of a trashed memory: a private or secret one's tags only."""
+    entry = json.loads(raw)
+    return " ".join([str(entry.get("search_text") or ""), *json.loads(entry.get("tags") or "[]")])
+
+
+def _claims(store: GroupStore, match: str, plan: ForgetPlan) -> tuple[str, ...]:
+    """The claims that state the topic, or quote a turn or handoff version ``plan`` takes."""
+    rows = store.execute(
+        "SELECT id FROM claims WHERE seq IN (SELECT rowid FROM claims_fts WHERE claims_fts "
+        "MATCH :match) OR seq IN (SELECT claim_seq FROM claim_sources WHERE "
+        "(kind = 'exchange' AND ref IN (SELECT CAST(value AS TEXT) FROM json_each(:turns))) "
+        "OR (kind = 'handoff' AND ref IN (SELECT value FROM json_each(:handoffs)))) "
+        "ORDER BY seq",
+        {
+            "match": match,
+            "turns": json.dumps(plan.exchange_ids),
+            "handoffs": json.dumps(plan.handoff_refs),
+        },
+    )
+    return tuple(str(r[0]) for r in rows)
 
 
 def forget(
@@ -140,6 +192,15 @@ def forget(
             store.execute("DELETE FROM exchanges WHERE seq = ?", (seq,))
         for trashed in plan.trash_ids:
             store.execute("DELETE FROM trash WHERE id = ?", (trashed,))
+        # A thread whose current version goes has its newest earlier one left
+        # current, or no handoff: none of them mentions the topic either.
+        for thread, version in plan.handoff_versions:
+            store.execute(
+                "DELETE FROM thread_handoffs WHERE thread_id = ? AND version = ?",
+                (thread, version),
+            )
+        for handoff_id in plan.session_handoff_ids:
+            store.execute("DELETE FROM session_handoffs WHERE id = ?", (handoff_id,))
         for claim_id in plan.claim_ids:
             # A decision records the text the person confirmed.
             store.execute("DELETE FROM claim_decisions WHERE claim_id = ?", (claim_id,))
@@ -156,6 +217,10 @@ def forget(
             claims=len(plan.claim_ids),
             trash=len(plan.trash_ids),
             trash_ids=list(plan.trash_ids),
+            handoff_versions=len(plan.handoff_versions),
+            handoff_refs=plan.handoff_refs,
+            session_handoffs=len(plan.session_handoff_ids),
+            session_handoff_ids=list(plan.session_handoff_ids),
         )
     scrub(store)
     return service.emit(

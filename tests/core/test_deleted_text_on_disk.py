@@ -12,7 +12,8 @@ from core.claims import gate
 from core.claims.model import SourceState
 from core.claims.records import get_claim
 from core.claims.verify import verify_claim
-from core.continuity import episodes, handoffs, threads
+from core.continuity import episodes, handoffs, session_handoffs, threads
+from core.continuity.context import enter_thread
 from core.memory import curation, forgetting
 from core.memory.curation import Decision
 from core.memory.forgetting import Scope
@@ -72,6 +73,8 @@ def _clear(scope: Scope) -> Callable[[MemoryService, Caller], None]:
     [
         (_forget, "entry"),
         (_forget, "exchange"),
+        (_forget, "handoff"),
+        (_forget, "session handoff"),
         (_delete, "entry"),
         (_delete_many, "entry"),
         (_reject, "candidate"),
@@ -83,6 +86,8 @@ def _clear(scope: Scope) -> Callable[[MemoryService, Caller], None]:
     ids=[
         "forget-entry",
         "forget-exchange",
+        "forget-handoff",
+        "forget-session-handoff",
         "delete",
         "delete-many",
         "reject",
@@ -105,6 +110,14 @@ def test_deleted_text_leaves_every_file(
     elif where == "candidate":
         agent = service.open_session("main", Actor.AGENT, "bot")
         service.store(agent, {"type": "fact", "content": text, "source": {"type": "web_content"}})
+    elif where == "handoff":
+        # Current and earlier: every version that holds it goes.
+        thread, _ = threads.open_thread(service, operator, title="Shed")
+        handoffs.write_handoff(service, operator, thread.id, f"- {text}")
+        handoffs.write_handoff(service, operator, thread.id, f"- {text}\n- Oil the hinges")
+    elif where == "session handoff":
+        agent = enter_thread(service, service.open_session("main", Actor.AGENT, "bot"), "Shed")
+        session_handoffs.end_session_with_handoff(service, agent.caller, text)
     else:
         agent = service.open_session("main", Actor.AGENT, "bot")
         episodes.log_exchange(service, agent, "user", text)

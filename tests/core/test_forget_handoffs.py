@@ -1,0 +1,161 @@
+"""Forgetting a topic takes the handoffs that mention it: every kept version of a
+thread's handoff and every session's, so no handoff_read, brief or history shows
+it again; a handoff that does not mention it stays."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from core.agent.auth import load_or_create_token
+from core.agent.dispatch import Connection
+from core.agent.protocol import agent_dispatcher
+from core.continuity import handoffs, session_handoffs
+from core.continuity.context import enter_thread
+from core.memory import forgetting
+from core.model.caller import Caller
+from core.model.entries import Actor
+from core.service import MemoryService
+from core.storage.paths import DataDir
+
+TOPIC = "divorce"
+
+
+def _ok(conn: Connection, method: str, params: dict[str, Any] | None = None) -> Any:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": method}
+    if params is not None:
+        message["params"] = params
+    reply = conn.handle_line(json.dumps(message).encode())
+    assert reply.frame is not None
+    decoded = json.loads(reply.frame)
+    assert "result" in decoded, decoded
+    return decoded["result"]
+
+
+@pytest.fixture
+def conn(service: MemoryService, data_dir: DataDir) -> Connection:
+    """An agent connected over the protocol (no socket)."""
+    conn = agent_dispatcher(service).connect()
+    token = load_or_create_token(data_dir.token_file)
+    _ok(conn, "hello", {"token": token, "group": "main", "client": "unit"})
+    return conn
+
+
+def _thread(conn: Connection, title: str, *versions: str) -> str:
+    """A thread whose handoff was written as ``versions``, oldest first; its id."""
+    thread_id = str(_ok(conn, "thread_open", {"title": title})["thread"]["id"])
+    for markdown in versions:
+        _ok(conn, "handoff_write", {"thread": thread_id, "markdown": markdown})
+    return thread_id
+
+
+def _versions(service: MemoryService, thread_id: str) -> list[int]:
+    return [h.version for h in handoffs.handoff_history(service, "main", thread_id)]
+
+
+def test_forget_takes_every_handoff_version_that_mentions_the_topic(
+    service: MemoryService, operator: Caller, conn: Connection
+) -> None:
+    alice = _thread(
+        conn,
+        "Alice",
+        "- Planning the garden",
+        "- Alice's divorce is final\n- Planning the garden",
+        "- Alice talked about the divorces again\n- Planning the garden",  # stemmed
+        "- Planning the garden\n- Lawyer: see the **Divorce** file",  # any case, in markdown
+    )
+    bob = _thread(conn, "Bob", "- Bob asked about Alice's divorce")
+    carol = _thread(conn, "Carol", "- Carol's birthday", "- Carol's birthday is in May")
+
+    plan = forgetting.plan_forget(service, "main", TOPIC)
+    assert set(plan.handoff_versions) == {(alice, 2), (alice, 3), (alice, 4), (bob, 1)}
+    assert plan.to_dict()["handoff_versions"] == 4
+    assert not plan.empty and not plan.entries and not plan.exchange_ids
+    service.forget(operator, plan)
+
+    # The earlier version that does not mention it is current again; nothing else is left.
+    read = _ok(conn, "handoff_read", {"thread": alice})
+    assert read["handoff"]["version"] == 1
+    assert read["handoff"]["markdown"] == "- Planning the garden"
+    assert _versions(service, alice) == [1]
+    assert _ok(conn, "handoff_read", {"thread": bob})["handoff"] is None
+    assert _versions(service, bob) == []
+    assert _versions(service, carol) == [2, 1]
+    assert (
+        "birthday is in May" in _ok(conn, "handoff_read", {"thread": carol})["handoff"]["markdown"]
+    )
+    for thread in (alice, bob, carol):
+        shown = _ok(conn, "handoff_read", {"thread": thread})
+        assert TOPIC not in json.dumps(shown).lower()
+    _ok(conn, "thread_open", {"id": alice})
+    assert TOPIC not in service.brief(conn.caller).markdown.lower()
+    assert TOPIC not in str(service.store_for("main").execute("SELECT * FROM audit_log").fetchall())
+    # Forgotten versions cannot be read by number either.
+    message = {"jsonrpc": "2.0", "id": 2, "method": "handoff_read", "params": {"version": 4}}
+    reply = json.loads(conn.handle_line(json.dumps(message).encode()).frame or b"{}")
+    assert "error" in reply
+
+
+def _ended(service: MemoryService, thread: str, markdown: str) -> Caller:
+    """An agent session in ``thread`` that ended leaving ``markdown``."""
+    agent = service.open_session("main", Actor.AGENT, "tests")
+    agent = enter_thread(service, agent, thread).caller
+    session_handoffs.end_session_with_handoff(service, agent, markdown)
+    return agent
+
+
+def test_forget_takes_the_session_handoffs_that_mention_the_topic(
+    service: MemoryService, operator: Caller
+) -> None:
+    _ended(service, "Alice", "Alice told me about her divorce.")
+    # The next session took that one; it left one about the garden.
+    taker = enter_thread(service, service.open_session("main", Actor.AGENT, "tests"), "Alice")
+    assert taker.session_handoff is not None
+    session_handoffs.end_session_with_handoff(service, taker.caller, "The garden needs water.")
+    _ended(service, "Bob", "Bob's DIVORCE lawyer called back.")
+    store = service.store_for("main")
+    mentioning = [
+        int(r[0])
+        for r in store.execute("SELECT id FROM session_handoffs WHERE markdown LIKE '%ivorce%'")
+    ]
+
+    plan = forgetting.plan_forget(service, "main", TOPIC)
+    assert sorted(plan.session_handoff_ids) == sorted(mentioning) and len(mentioning) == 2
+    assert plan.to_dict()["session_handoffs"] == 2 and not plan.empty
+    service.forget(operator, plan)
+
+    left = [r[0] for r in store.execute("SELECT markdown FROM session_handoffs")]
+    assert left == ["The garden needs water."]
+    thread_of = {str(r[1]): str(r[0]) for r in store.execute("SELECT id, title FROM threads")}
+    assert session_handoffs.peek_session_handoff(service, "main", thread_of["Bob"]) is None
+    # The session that took the forgotten one cannot read it again.
+    assert session_handoffs.delivered_session_handoff(service, taker.caller) is None
+    nxt = enter_thread(service, service.open_session("main", Actor.AGENT, "tests"), "Alice")
+    assert nxt.session_handoff is not None
+    assert nxt.session_handoff.markdown == "The garden needs water."
+
+
+def test_claims_drawn_from_a_forgotten_handoff_version_go_with_it(
+    service: MemoryService, operator: Caller, conn: Connection
+) -> None:
+    thread = _thread(conn, "Alice", "- Alice's divorce is final\n- Alice moved to Berlin")
+    extracted = service.extract_claims(operator)
+    assert len(extracted.claim_ids) == 2
+    plan = forgetting.plan_forget(service, "main", TOPIC)
+    # The one about Berlin does not state the topic, but it quotes the version.
+    assert sorted(plan.claim_ids) == sorted(extracted.claim_ids)
+    assert plan.handoff_versions == ((thread, 1),)
+    service.forget(operator, plan)
+    assert service.store_for("main").execute("SELECT count(*) FROM claims").get == 0
+
+
+def test_a_topic_of_no_indexed_word_leaves_handoffs_alone(
+    service: MemoryService, conn: Connection
+) -> None:
+    # "_" is a word to the topic's parser and nothing to the index's tokenizer: it
+    # matches no memory or turn, and must not match every handoff.
+    _thread(conn, "Alice", "- Planning the garden")
+    _ended(service, "Bob", "Bob called.")
+    assert forgetting.plan_forget(service, "main", "_").empty
