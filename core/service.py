@@ -19,6 +19,7 @@ from core.claims.extract import Extraction, extract
 from core.continuity import context as continuity
 from core.continuity import sessions
 from core.continuity.episodes import expire_exchanges
+from core.continuity.handoffs import forget_versions
 from core.continuity.threads import thread_by_id
 from core.layers.compression import drop_lost
 from core.layers.context import layer_brief_sections
@@ -227,13 +228,17 @@ class MemoryService(Workspace):
     # -- forgetting ------------------------------------------------------------
 
     def forget(self, caller: Caller, plan: ForgetPlan) -> Changes:
-        """``ambry forget``: the plan's memories and turns, and every summary of those turns.
+        """``ambry forget``: the plan's memories, turns and handoffs, and every summary
+        of those turns.
 
         Every front end forgets through here, so that nothing derived from a
         forgotten turn (a layer summary's hook, points, quotes or keywords) is left
-        in a table, an index or the write-ahead log (docs/privacy.md).
+        in a table, an index or the write-ahead log (docs/privacy.md), and no
+        forgotten handoff version's number is given to another text.
         """
-        changes = forgetting.forget(self, caller, plan, with_turns=drop_lost)
+        changes = forgetting.forget(
+            self, caller, plan, with_turns=drop_lost, drop_handoffs=forget_versions
+        )
         self._turns_deleted(self.store_for(caller.group))
         return changes
 

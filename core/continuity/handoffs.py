@@ -3,14 +3,16 @@
 Each write adds a version (the highest is current) and nothing consumes it on
 read, so an overwrite can be undone by restoring an earlier version, which
 itself becomes a new version. The last :data:`MAX_HANDOFF_VERSIONS` versions
-are kept. Session handoffs, delivered once, are in :mod:`core.continuity.session_handoffs`.
+are kept. A forget of a topic deletes the versions that mention it
+(:func:`forget_versions`); a version's number is never given to other text.
+Session handoffs, delivered once, are in :mod:`core.continuity.session_handoffs`.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -163,6 +165,42 @@ def handoff_history(service: Workspace, group: str, thread_id: str) -> list[Thre
     return [_handoff(r) for r in rows]
 
 
+def _forgotten_key(thread_id: str) -> str:
+    return f"handoff_forgotten:{thread_id}"
+
+
+def _forgotten_number(store: GroupStore, thread_id: str) -> int:
+    """The number of the thread's newest forgotten version (0: none since the last write)."""
+    row = store.execute(
+        "SELECT value FROM meta WHERE key = ?", (_forgotten_key(thread_id),)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def forget_versions(store: GroupStore, versions: Iterable[tuple[str, int]]) -> None:
+    """Delete handoff versions, as ``(thread id, version)``, in the caller's transaction.
+
+    A thread left with earlier versions has the newest of them current again; one
+    left with none has no handoff. When a thread's newest version goes, its number
+    is kept in ``meta`` and the next write continues after it: a number names one
+    text for good, so a claim citing a version never finds other text there, and
+    a writer whose ``base_version`` was forgotten is refused, not taken as current.
+    """
+    for thread_id, version in versions:
+        newest = store.execute(
+            "SELECT max(version) FROM thread_handoffs WHERE thread_id = ?", (thread_id,)
+        ).get
+        if newest == version:
+            store.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (_forgotten_key(thread_id), str(max(version, _forgotten_number(store, thread_id)))),
+            )
+        store.execute(
+            "DELETE FROM thread_handoffs WHERE thread_id = ? AND version = ?", (thread_id, version)
+        )
+
+
 def _insert_version(
     store: GroupStore,
     caller: Caller,
@@ -172,7 +210,8 @@ def _insert_version(
     *,
     compaction: bool,
 ) -> ThreadHandoff:
-    version = 1 if current is None else current.version + 1
+    at = 0 if current is None else current.version
+    version = max(at, _forgotten_number(store, thread_id)) + 1
     count = (0 if current is None else current.compaction_count) + int(compaction)
     now = iso(utc_now())
     store.execute(
@@ -184,6 +223,8 @@ def _insert_version(
         "DELETE FROM thread_handoffs WHERE thread_id = ? AND version <= ?",
         (thread_id, version - MAX_HANDOFF_VERSIONS),
     )
+    # The highest number is in the table again.
+    store.execute("DELETE FROM meta WHERE key = ?", (_forgotten_key(thread_id),))
     store.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (now, thread_id))
     written = current_handoff(store, thread_id)
     assert written is not None and written.version == version

@@ -2,9 +2,11 @@
 
 Every deletion is audited as counts and ids only. The CLI and the app show what
 will go and ask for confirmation before calling these, through the service
-(``MemoryService.forget`` and ``clear``), which passes in ``with_turns``: what
-must go with deleted turns in the same transaction (the layers' summaries that
-quote them), from a package above this one.
+(``MemoryService.forget`` and ``clear``), which passes in, from packages above
+this one, ``with_turns``: what must go with deleted turns in the same
+transaction (the layers' summaries that quote them), and ``drop_handoffs``: how
+thread-handoff versions are deleted (core.continuity.handoffs keeps their
+numbering).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from core.storage.fts import match_expression, query_terms
 from core.storage.scrub import Index, scrub
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from core.model.caller import Caller
     from core.storage.store import GroupStore
@@ -180,9 +182,11 @@ def forget(
     plan: ForgetPlan,
     *,
     with_turns: Callable[[GroupStore], object],
+    drop_handoffs: Callable[[GroupStore, Sequence[tuple[str, int]]], object],
 ) -> Changes:
-    """Delete what ``plan`` lists, and ``with_turns`` what came from its turns, in one
-    transaction; then scrub every index and the write-ahead log of their text."""
+    """Delete what ``plan`` lists (its handoff versions by ``drop_handoffs``), and
+    ``with_turns`` what came from its turns, in one transaction; then scrub every
+    index and the write-ahead log of their text."""
     require_operator(caller, "forgetting")
     store = service.store_for(caller.group)
     with store.transaction():
@@ -192,13 +196,7 @@ def forget(
             store.execute("DELETE FROM exchanges WHERE seq = ?", (seq,))
         for trashed in plan.trash_ids:
             store.execute("DELETE FROM trash WHERE id = ?", (trashed,))
-        # A thread whose current version goes has its newest earlier one left
-        # current, or no handoff: none of them mentions the topic either.
-        for thread, version in plan.handoff_versions:
-            store.execute(
-                "DELETE FROM thread_handoffs WHERE thread_id = ? AND version = ?",
-                (thread, version),
-            )
+        drop_handoffs(store, plan.handoff_versions)
         for handoff_id in plan.session_handoff_ids:
             store.execute("DELETE FROM session_handoffs WHERE id = ?", (handoff_id,))
         for claim_id in plan.claim_ids:

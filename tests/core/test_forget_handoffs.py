@@ -34,6 +34,14 @@ def _ok(conn: Connection, method: str, params: dict[str, Any] | None = None) -> 
     return decoded["result"]
 
 
+def _fails(conn: Connection, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    message = {"jsonrpc": "2.0", "id": 3, "method": method, "params": params}
+    reply = json.loads(conn.handle_line(json.dumps(message).encode()).frame or b"{}")
+    assert "error" in reply, reply
+    error: dict[str, Any] = reply["error"]
+    return error
+
+
 @pytest.fixture
 def conn(service: MemoryService, data_dir: DataDir) -> Connection:
     """An agent connected over the protocol (no socket)."""
@@ -93,9 +101,9 @@ def test_forget_takes_every_handoff_version_that_mentions_the_topic(
     assert TOPIC not in service.brief(conn.caller).markdown.lower()
     assert TOPIC not in str(service.store_for("main").execute("SELECT * FROM audit_log").fetchall())
     # Forgotten versions cannot be read by number either.
-    message = {"jsonrpc": "2.0", "id": 2, "method": "handoff_read", "params": {"version": 4}}
-    reply = json.loads(conn.handle_line(json.dumps(message).encode()).frame or b"{}")
-    assert "error" in reply
+    assert _fails(conn, "handoff_read", {"thread": alice, "version": 4})["data"]["code"] == (
+        "not_found"
+    )
 
 
 def _ended(service: MemoryService, thread: str, markdown: str) -> Caller:
@@ -159,3 +167,24 @@ def test_a_topic_of_no_indexed_word_leaves_handoffs_alone(
     _thread(conn, "Alice", "- Planning the garden")
     _ended(service, "Bob", "Bob called.")
     assert forgetting.plan_forget(service, "main", "_").empty
+
+
+def test_a_forgotten_version_number_is_not_given_to_other_text(
+    service: MemoryService, operator: Caller, conn: Connection
+) -> None:
+    alice = _thread(conn, "Alice", "- Planning the garden", "- Alice's divorce is final")
+    bob = _thread(conn, "Bob", "- Bob asked about the divorce")
+    service.forget(operator, forgetting.plan_forget(service, "main", TOPIC))
+    assert _ok(conn, "handoff_read", {"thread": alice})["handoff"]["version"] == 1
+
+    # A writer that started from the forgotten version is refused, even after
+    # someone else wrote: numbering goes on after it.
+    written = _ok(conn, "handoff_write", {"thread": alice, "markdown": "- Seeds ordered"})
+    assert written["version"] == 3
+    stale = {"thread": alice, "markdown": "- Alice's divorce is final!", "base_version": 2}
+    assert _fails(conn, "handoff_write", stale)["data"]["current_version"] == 3
+    assert _versions(service, alice) == [3, 1]
+    # A thread left with no handoff starts after its forgotten versions too.
+    fresh = {"thread": bob, "markdown": "- Bob's bike", "base_version": 0}
+    assert _ok(conn, "handoff_write", fresh)["version"] == 2
+    assert _versions(service, bob) == [2]
