@@ -8,7 +8,8 @@ only look (:func:`peek_session_handoff`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -188,6 +189,18 @@ def delivered_to(
 ) -> SessionHandoff | None:
     """The newest handoff ``session_id`` took for ``thread_id``."""
     return _newest(store, thread_id, "consumed_by = ?", session_id)
+
+
+def session_handoffs_by_id(
+    service: Workspace, group: str, ids: Iterable[int]
+) -> list[SessionHandoff]:
+    """The session handoffs of ``ids`` that exist, oldest first (to show what a forget takes)."""
+    rows = service.store_for(group).execute(
+        f"SELECT {_SH_COLUMNS} FROM session_handoffs "
+        "WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+        (json.dumps(list(ids)),),
+    )
+    return [_session_handoff(r) for r in rows]
 
 
 def latest_session_handoff(

@@ -5,6 +5,7 @@ it again; a handoff that does not mention it stays."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from core.agent.auth import load_or_create_token
 from core.agent.dispatch import Connection
 from core.agent.protocol import agent_dispatcher
-from core.continuity import handoffs, session_handoffs
+from core.cli.main import main
+from core.continuity import handoffs, session_handoffs, threads
 from core.continuity.context import enter_thread
 from core.memory import forgetting
 from core.model.caller import Caller
@@ -188,3 +190,36 @@ def test_a_forgotten_version_number_is_not_given_to_other_text(
     fresh = {"thread": bob, "markdown": "- Bob's bike", "base_version": 0}
     assert _ok(conn, "handoff_write", fresh)["version"] == 2
     assert _versions(service, bob) == [2]
+
+
+def test_the_cli_says_which_handoffs_it_will_forget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = DataDir(tmp_path / "data")
+    data.ensure()
+    service = MemoryService(data)
+    try:
+        operator = service.open_session("main", Actor.OPERATOR, "tests")
+        alice, _ = threads.open_thread(service, operator, title="Alice")
+        for text in ("- Planning the garden", "- Alice's divorce is final"):
+            handoffs.write_handoff(service, operator, alice.id, text)
+        bob, _ = threads.open_thread(service, operator, title="Bob")
+        handoffs.write_handoff(service, operator, bob.id, "- Bob's divorce lawyer")
+        left = _ended(service, "Alice", "We talked about the divorce.")
+    finally:
+        service.close()
+    assert main(["--data-dir", str(data.root), "forget", TOPIC, "--yes"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "This will delete 0 memories, 0 turns, 2 versions of thread handoffs and 1 session handoff:"
+    )
+    assert f"{alice.id}  (handoff of 'Alice') v2 (current); v1 becomes current" in out
+    assert f"{bob.id}  (handoff of 'Bob') v1 (current); the thread has no handoff left" in out
+    [session_line] = [line for line in out if line.startswith("session handoff ")]
+    assert f"('Alice', left by {left.session_id} at " in session_line
+    assert session_line.endswith(") We talked about the divorce.")
+    assert out[-1] == (
+        "forgot 0 memories, 0 turns, 2 versions of thread handoffs and 1 session handoff"
+    )
+    assert main(["--data-dir", str(data.root), "--json", "forget", TOPIC, "--yes"]) == 0
+    assert json.loads(capsys.readouterr().out)["handoff_versions"] == 0
