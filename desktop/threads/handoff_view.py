@@ -202,6 +202,14 @@ class HandoffPane(QWidget):
         else:
             self.rendered.setHtml(render_markdown(self.handoff.markdown))
         self.rendered.verticalScrollBar().setValue(position)
+        self.show_notes(thread_id)
+
+    def show_notes(self, thread_id: str | None) -> None:
+        """The open threads and the last session's note of ``thread_id`` as they are now.
+
+        Shown beside an open edit too: a forget takes what they quote from the
+        handoffs at once, not when the edit ends.
+        """
         self._show_open_threads(thread_id)
         self._show_last_session(thread_id)
 
@@ -297,8 +305,19 @@ class HandoffPane(QWidget):
     def _show_conflict(self) -> None:
         assert self._thread_id is not None
         newer = read_handoff(self._state.service, self._state.group, self._thread_id)
-        if newer is None:  # every version was deleted meanwhile: start over from nothing
-            what = "The handoff was removed while you were editing."
+        assert self.base_version is not None
+        # Versions go only when a topic they mention is forgotten (`ambry forget`).
+        if newer is None:
+            what = (
+                "Every version of the handoff mentioned a topic that was forgotten while "
+                "you were editing, and was deleted with it; the thread has no handoff now."
+            )
+        elif newer.version < self.base_version:
+            what = (
+                f"Version {self.base_version}, which you started from, mentioned a topic "
+                "that was forgotten while you were editing, and was deleted with it; "
+                f"version {newer.version} is current again."
+            )
         else:
             what = (
                 f"While you were editing, {author_text(newer.author)} saved version "

@@ -296,7 +296,9 @@ class ThreadsPage(LazyPage):
         if same and not force:
             return
         self._shown_id = thread_id
-        if not self.handoff.editing:
+        if self.handoff.editing:
+            self.handoff.show_notes(thread_id)
+        else:
             self.handoff.show_thread(thread_id)
         self.history.show_thread(thread_id)
         self.exchange_pane.show_thread(thread_id, reload=not same)

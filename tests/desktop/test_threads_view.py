@@ -10,6 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from core.continuity import context as continuity
 from core.continuity import episodes, handoffs, session_handoffs, threads
+from core.memory import forgetting
 from core.model.entries import Actor
 from core.service import Caller, MemoryService
 from desktop.shell.main_window import MainWindow, Nav
@@ -152,6 +153,60 @@ def test_conflict_on_a_stale_base_version(
     pane.save_button.click()
     assert current(service, thread_id).version == 3
     assert current(service, thread_id).markdown.endswith("- merged by hand")
+
+
+def test_a_forgotten_handoff_leaves_the_page_and_an_edit_from_it_is_refused(
+    qtbot: QtBot,
+    service: MemoryService,
+    agent_caller: Caller,
+    operator: Caller,
+    window: MainWindow,
+    thread_id: str,
+) -> None:
+    handoffs.write_handoff(service, agent_caller, thread_id, HANDOFF + "- call Dana re divorce\n")
+    ending = continuity.enter_thread(service, agent_caller, thread_id).caller
+    session_handoffs.end_session_with_handoff(service, ending, "Dana's divorce came up.")
+    page = open_page(qtbot, window, thread_id)
+    pane = page.handoff
+    qtbot.waitUntil(lambda: "divorce" in pane.rendered.toPlainText())
+    assert "divorce" in pane.session_view.toPlainText()
+    pane.edit_button.click()
+    assert pane.base_version == 2
+    mine = pane.editor.toPlainText() + "\n- my own note"
+    pane.editor.setPlainText(mine)
+
+    # `ambry forget divorce` while the person edits.
+    service.forget(operator, forgetting.plan_forget(service, "main", "divorce"))
+    qtbot.waitUntil(lambda: page.model.index(0, 2).data() == "v1")
+    assert page.history.model.rowCount() == 1
+    assert page.tabs.tabText(Tab.HISTORY) == "History (1)"
+    assert "divorce" not in page.history.diff_view.toPlainText()
+    for beside in (pane.open_view, pane.session_view):  # beside the editor too
+        assert "divorce" not in beside.toPlainText()
+    assert pane.editor.toPlainText() == mine  # the person's text is left alone
+
+    # Saving it would bring the forgotten version back as current: refused, even
+    # once an agent has written again since.
+    handoffs.write_handoff(service, agent_caller, thread_id, "# Website redesign\n\nLater.")
+    pane.save_button.click()
+    assert pane.conflict.isVisible()
+    assert current(service, thread_id).markdown.endswith("Later.")
+    assert all(
+        "divorce" not in h.markdown for h in handoffs.handoff_history(service, "main", thread_id)
+    )
+    pane.reload_button.click()
+    pane.cancel()
+
+    # Started from a version that was then forgotten, with nothing written since.
+    handoffs.write_handoff(service, agent_caller, thread_id, "- the divorce, again")
+    qtbot.waitUntil(lambda: page.model.index(0, 2).data() == "v4")
+    pane.edit_button.click()
+    service.forget(operator, forgetting.plan_forget(service, "main", "divorce"))
+    pane.save_button.click()
+    text = pane.conflict_text.text()
+    assert "Version 4, which you started from, mentioned a topic that was forgotten" in text
+    assert "version 3 is current again" in text
+    assert current(service, thread_id).version == 3
 
 
 def test_restore_an_older_version(
