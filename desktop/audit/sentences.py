@@ -56,6 +56,18 @@ def _update(r: AuditRecord) -> str:
     return f"changed the {r.detail.get('field', 'settings')} of a memory"
 
 
+def _forget(r: AuditRecord) -> str:
+    parts = [
+        plural(_n(r), "memory", "memories"),
+        plural(int(r.detail.get("exchanges", 0)), "exchange"),
+    ]
+    if versions := int(r.detail.get("handoff_versions", 0)):
+        parts.append(plural(versions, "handoff version"))
+    if notes := int(r.detail.get("session_handoffs", 0)):
+        parts.append(plural(notes, "session handoff"))
+    return "forgot " + ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 def _search(r: AuditRecord) -> str:
     what = "exchanges" if r.detail.get("scope") == "exchanges" else "memories"
     return f"searched {what} ({plural(_n(r), 'result')})"
@@ -101,10 +113,7 @@ PREDICATES: dict[str, Predicate] = {
     Action.DELETE: lambda r: f"deleted {plural(_n(r), 'memory', 'memories')}",
     Action.RESTORE: _restore,
     Action.REVEAL: lambda r: "revealed a secret memory",
-    Action.FORGET: lambda r: (
-        f"forgot {plural(_n(r), 'memory', 'memories')} and "
-        f"{plural(int(r.detail.get('exchanges', 0)), 'exchange')}"
-    ),
+    Action.FORGET: _forget,
     Action.CLEAR: lambda r: f"cleared {r.detail.get('scope', 'all')} memory ({_n(r):,} rows)",
     Action.EXPORT: lambda r: f"exported {plural(_n(r), 'memory', 'memories')}",
     Action.IMPORT: lambda r: f"imported {plural(_n(r), 'memory', 'memories')}",

@@ -48,6 +48,13 @@ def test_sentences_name_who_and_what() -> None:
         "You returned 1 memory to review and made 1 memory it replaced current again"
     )
     assert "review_undo" in actions_described_by("returned")
+    forgot = AuditRecord(1, "", "forget", "operator", None, [], 1, None, {"exchanges": 2})
+    assert sentence(forgot, {}) == "You forgot 1 memory and 2 exchanges"
+    handoffs = {"exchanges": 2, "handoff_versions": 3, "session_handoffs": 1}
+    forgot = AuditRecord(1, "", "forget", "operator", None, [], 1, None, handoffs)
+    assert sentence(forgot, {}) == (
+        "You forgot 1 memory, 2 exchanges, 3 handoff versions and 1 session handoff"
+    )
     odd = AuditRecord(1, "", "future_thing", "system", None, [], None, None, {})
     assert sentence(odd, {}) == "Ambry future thing"
     assert "store" in actions_described_by("stored") and "delete" not in actions_described_by(
