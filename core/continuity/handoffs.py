@@ -219,9 +219,12 @@ def _insert_version(
         "compaction_count, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         (thread_id, version, markdown, caller.session_id, count, now),
     )
+    # The last versions by count: forgotten ones leave gaps in the numbers.
     store.execute(
-        "DELETE FROM thread_handoffs WHERE thread_id = ? AND version <= ?",
-        (thread_id, version - MAX_HANDOFF_VERSIONS),
+        "DELETE FROM thread_handoffs WHERE thread_id = :thread AND version <= (SELECT version "
+        "FROM thread_handoffs WHERE thread_id = :thread ORDER BY version DESC LIMIT 1 "
+        "OFFSET :kept)",
+        {"thread": thread_id, "kept": MAX_HANDOFF_VERSIONS},
     )
     # The highest number is in the table again.
     store.execute("DELETE FROM meta WHERE key = ?", (_forgotten_key(thread_id),))

@@ -223,3 +223,17 @@ def test_the_cli_says_which_handoffs_it_will_forget(
     )
     assert main(["--data-dir", str(data.root), "--json", "forget", TOPIC, "--yes"]) == 0
     assert json.loads(capsys.readouterr().out)["handoff_versions"] == 0
+
+
+def test_the_last_versions_are_kept_by_count_across_forgotten_numbers(
+    service: MemoryService,
+    operator: Caller,
+    conn: Connection,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(handoffs, "MAX_HANDOFF_VERSIONS", 3)
+    alice = _thread(conn, "Alice", "- one", "- two", "- the divorce")
+    service.forget(operator, forgetting.plan_forget(service, "main", TOPIC))
+    for text in ("- four", "- five"):
+        _ok(conn, "handoff_write", {"thread": alice, "markdown": text})
+    assert _versions(service, alice) == [5, 4, 2]
