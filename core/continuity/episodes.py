@@ -50,6 +50,9 @@ MAX_EXCHANGE_CHARS: Final = 20_000
 MAX_TURN_CHARS: Final = 100
 MAX_NAME_CHARS: Final = 100
 MAX_EXCHANGE_RESULTS: Final = 50
+#: How far a search can be paged (``offset``), as for memories: no pool ranked for a
+#: page is deeper than 1,050 turns.
+MAX_EXCHANGE_OFFSET: Final = 1000
 DEFAULT_EXCHANGE_RESULTS: Final = 10
 
 
@@ -107,6 +110,18 @@ class ExchangeHit:
             "signals": list(self.signals),
             "same_thread": self.same_thread,
         }
+
+
+@dataclass(frozen=True)
+class ExchangePage:
+    """One page of an exchange search, and where the next one starts (``None``: no more)."""
+
+    hits: list[ExchangeHit]
+    next_offset: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        more = {} if self.next_offset is None else {"next_offset": self.next_offset}
+        return {"results": [h.to_dict() for h in self.hits], **more}
 
 
 @dataclass(frozen=True)
@@ -352,16 +367,45 @@ def find_exchanges(
     Every word is quoted (core.storage.fts), so FTS syntax in ``query`` is searched as
     words and can never raise.
     """
+    return find_exchanges_page(
+        store, query, thread_id=thread_id, speaker=speaker, limit=limit, mode=mode, config=config
+    ).hits
+
+
+def find_exchanges_page(
+    store: GroupStore,
+    query: str,
+    *,
+    thread_id: str | None = None,
+    speaker: Speaker | None = None,
+    limit: int = DEFAULT_EXCHANGE_RESULTS,
+    offset: int = 0,
+    mode: Mode = Mode.AUTO,
+    config: Config | None = None,
+) -> ExchangePage:
+    """:func:`find_exchanges` from the ``offset``-th turn on, and where the next page starts.
+
+    The pages of a search with one ``limit`` are cuts of one list
+    (:func:`~core.continuity.exchange_recall.rank_page`), the first of them the
+    ranking of the ``limit`` best alone; a listing (no query) is read ``offset``
+    turns in.
+    """
     if not 1 <= limit <= MAX_EXCHANGE_RESULTS:
         raise InvalidParams(
             f"limit must be between 1 and {MAX_EXCHANGE_RESULTS}", field="limit", rule="range"
         )
+    if not 0 <= offset <= MAX_EXCHANGE_OFFSET:
+        raise InvalidParams(
+            f"offset must be between 0 and {MAX_EXCHANGE_OFFSET}", field="offset", rule="range"
+        )
     same = "coalesce(e.thread_id = :thread, 0)"
     if query_terms(query) or unspaced_grams(query):
-        ranked = exchange_recall.rank(
+        ranked, more = exchange_recall.rank_page(
             store,
             query,
             limit=limit,
+            offset=offset,
+            deepest=MAX_EXCHANGE_OFFSET + limit,
             mode=mode,
             config=config or Config(),
             now=utc_now(),
@@ -369,7 +413,7 @@ def find_exchanges(
             speaker=None if speaker is None else speaker.value,
         )
         rows = _rows_by_seq(store, [r.seq for r in ranked])
-        return [
+        hits = [
             ExchangeHit(
                 _exchange(rows[r.seq]),
                 r.score,
@@ -379,20 +423,24 @@ def find_exchanges(
             for r in ranked
             if r.seq in rows
         ]
+        return ExchangePage(hits, offset + limit if more else None)
     where = "1" if speaker is None else "e.speaker = :speaker"
     params: dict[str, Any] = {
         "thread": thread_id,
         "speaker": None if speaker is None else speaker.value,
-        "limit": limit,
+        "limit": limit + 1,
+        "offset": offset,
     }
     sql = (
         f"SELECT {_COLUMNS}, {same} FROM exchanges e "
         f"LEFT JOIN threads t ON t.id = e.thread_id WHERE {where} "
         # Newest by when it was said: imported history keeps its own dates.
-        f"ORDER BY {same} DESC, coalesce(e.said_at, e.created_at) DESC, e.seq DESC LIMIT :limit"
+        f"ORDER BY {same} DESC, coalesce(e.said_at, e.created_at) DESC, e.seq DESC "
+        "LIMIT :limit OFFSET :offset"
     )
     rows = store.execute(sql, params).fetchall()
-    return [ExchangeHit(_exchange(r), 1.0, bool(r[10])) for r in rows]
+    hits = [ExchangeHit(_exchange(r), 1.0, bool(r[10])) for r in rows[:limit]]
+    return ExchangePage(hits, offset + limit if len(rows) > limit else None)
 
 
 def _rows_by_seq(store: GroupStore, seqs: list[int]) -> dict[int, Any]:
@@ -418,16 +466,34 @@ def search_exchanges(
     limit: int = DEFAULT_EXCHANGE_RESULTS,
     mode: Mode = Mode.AUTO,
 ) -> list[ExchangeHit]:
-    """``exchange_search``: :func:`find_exchanges` favouring ``thread_id`` (default:
+    """``exchange_search``'s first page (:func:`search_exchanges_page`)."""
+    return search_exchanges_page(
+        service, caller, query, thread_id=thread_id, speaker=speaker, limit=limit, mode=mode
+    ).hits
+
+
+def search_exchanges_page(
+    service: Workspace,
+    caller: Caller,
+    query: str,
+    *,
+    thread_id: str | None = None,
+    speaker: Speaker | None = None,
+    limit: int = DEFAULT_EXCHANGE_RESULTS,
+    offset: int = 0,
+    mode: Mode = Mode.AUTO,
+) -> ExchangePage:
+    """``exchange_search``: :func:`find_exchanges_page` favouring ``thread_id`` (default:
     the caller's current thread), audited as a count."""
     store = service.store_for(caller.group)
     favoured = thread_id if thread_id is not None else session_thread(service, caller)
-    hits = find_exchanges(
+    page = find_exchanges_page(
         store,
         query,
         thread_id=favoured,
         speaker=speaker,
         limit=limit,
+        offset=offset,
         mode=mode,
         config=service.config,
     )
@@ -437,10 +503,10 @@ def search_exchanges(
             Action.SEARCH,
             caller.actor,
             session_id=caller.session_id,
-            count=len(hits),
+            count=len(page.hits),
             scope="exchanges",
         )
-    return hits
+    return page
 
 
 def thread_exchanges(

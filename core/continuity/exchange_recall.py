@@ -268,8 +268,15 @@ def rank(
     now: datetime,
     thread_id: str | None = None,
     speaker: str | None = None,
+    beyond: int = 0,
 ) -> list[RankedTurn]:
-    """The ``limit`` best turns for ``query`` (``speaker``: that role only)."""
+    """The ``limit`` best turns for ``query`` (``speaker``: that role only).
+
+    Args:
+        beyond: this many more after them, from the same candidates: whether
+            another page follows. The candidates are chosen for ``limit`` alone,
+            so the ``limit`` best are the same whatever ``beyond`` is.
+    """
     want = max(2 * hybrid.CANDIDATES, 3 * limit)
     found = None
     logged_names = speakers_named(store, query)
@@ -362,4 +369,51 @@ def rank(
         score = hybrid.adjusted(score, recent, config.recency_weight)
         ranked.append((score, RankedTurn(seq, hybrid.rounded(score), tuple(signals))))
     ranked.sort(key=lambda r: (-r[0], -r[1].seq))
-    return [r for _, r in ranked[:limit]]
+    return [r for _, r in ranked[: limit + beyond]]
+
+
+def rank_page(
+    store: GroupStore,
+    query: str,
+    *,
+    limit: int,
+    offset: int,
+    deepest: int,
+    mode: Mode,
+    config: Config,
+    now: datetime,
+    thread_id: str | None = None,
+    speaker: str | None = None,
+) -> tuple[list[RankedTurn], bool]:
+    """Turns ``offset`` to ``offset + limit`` of one ranked list for ``query``, and
+    whether more follow.
+
+    The list's first ``limit`` turns are :func:`rank`'s ``limit`` best. Each stretch
+    after them ranks a pool twice as deep as the last, up to ``deepest``, and lists
+    its best turns not listed yet. The pages of one search (one ``limit``) are cuts
+    of that list, so reading on neither repeats nor skips a turn. A page ranked from
+    a pool sized for it alone would: a deeper pool brings in candidates (a turn by a
+    speaker the question names, or said on its date) that rank above turns an
+    earlier page showed.
+    """
+    listed: list[RankedTurn] = []
+    depth = limit
+    while True:
+        ranked = rank(
+            store,
+            query,
+            limit=depth,
+            mode=mode,
+            config=config,
+            now=now,
+            thread_id=thread_id,
+            speaker=speaker,
+            beyond=1,
+        )
+        shown = {r.seq for r in listed}
+        listed += [r for r in ranked if r.seq not in shown][: depth - len(listed)]
+        more = len(ranked) > depth
+        if not more or len(listed) >= offset + limit or depth >= deepest:
+            break
+        depth = min(2 * depth, deepest)
+    return listed[offset : offset + limit], more or len(listed) > offset + limit

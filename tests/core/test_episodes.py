@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.continuity import context as continuity
-from core.continuity import episodes, threads
+from core.continuity import episodes, exchange_recall, threads
 from core.continuity.episodes import MAX_EXCHANGE_CHARS, Speaker
 from core.layers.compression import drop_lost
 from core.model.config import Config
@@ -204,6 +204,101 @@ def test_search_limit_bounds(service: MemoryService, agent: Caller) -> None:
     for n in range(60):
         episodes.log_exchange(service, agent, "user", f"note number {n}")
     assert len(episodes.search_exchanges(service, agent, "note", limit=50)) == 50
+
+
+@pytest.mark.parametrize("query", ["move", ""])
+def test_a_search_reads_on_a_page_at_a_time(service: MemoryService, query: str) -> None:
+    here = in_thread(service, "Moving house")
+    office = in_thread(service, "Office")
+    for n in range(25):
+        caller = office if n % 3 == 0 else here
+        speaker = "user" if n % 2 else "assistant"
+        episodes.log_exchange(service, caller, speaker, f"The move, step {n}: box {n * 7}")
+
+    def page(offset: int, limit: int = 10, **only: Speaker) -> episodes.ExchangePage:
+        # By words: the ranking by meaning would move as the turns are embedded.
+        return episodes.search_exchanges_page(
+            service, here, query, limit=limit, offset=offset, mode=Mode.KEYWORD, **only
+        )
+
+    pages = [page(0)]
+    while (more := pages[-1].next_offset) is not None:
+        pages.append(page(more))
+    assert [len(p.hits) for p in pages] == [10, 10, 5]
+    assert [p.next_offset for p in pages] == [10, 20, None]
+    # The pages are one ranking cut in three: nothing twice, nothing left out.
+    read = [h for p in pages for h in p.hits]
+    whole = episodes.search_exchanges(service, here, query, limit=25, mode=Mode.KEYWORD)
+    assert [h.exchange.id for h in read] == [h.exchange.id for h in whole]
+    assert len({h.exchange.id for h in read}) == 25
+    # The session's thread is lifted across the pages, not only on the first.
+    assert [h.same_thread for h in read] == [True] * 16 + [False] * 9
+    past = page(25)
+    assert (past.hits, past.next_offset) == ([], None)
+    # A speaker filter applies before the page is cut: where the pages end too.
+    users = [page(0, 4, speaker=Speaker.USER), page(4, 4, speaker=Speaker.USER)]
+    users.append(page(8, 4, speaker=Speaker.USER))
+    assert [p.next_offset for p in users] == [4, 8, None]
+    said = [h.exchange for p in users for h in p.hits]
+    assert len({e.id for e in said}) == 12 and {e.speaker for e in said} == {Speaker.USER}
+    for bad in (-1, episodes.MAX_EXCHANGE_OFFSET + 1):
+        with pytest.raises(InvalidParams) as err:
+            page(bad)
+        assert err.value.field == "offset"
+
+
+def test_the_first_page_is_the_ranking_of_its_own_length(
+    service: MemoryService, agent: Caller
+) -> None:
+    # The turn looked at past a page only says whether more follow: the candidates
+    # are chosen for the page, so the first page ranks as a search did without paging.
+    for n in range(30):
+        episodes.log_exchange(service, agent, "user", f"Where does crate {n} of the move go?")
+        episodes.log_exchange(service, agent, "assistant", f"Into room {n % 4}, by the stairs")
+    store = service.store_for("main")
+    for limit in (1, 3, 10, episodes.MAX_EXCHANGE_RESULTS):
+        ranked = exchange_recall.rank(
+            store, "move crate", limit=limit, mode=Mode.KEYWORD, config=Config(), now=utc_now()
+        )
+        first = episodes.find_exchanges_page(store, "move crate", limit=limit, mode=Mode.KEYWORD)
+        assert [h.exchange.id for h in first.hits] == [r.seq for r in ranked]
+        assert first.next_offset == limit
+
+
+def test_turns_a_deeper_pool_brings_in_are_listed_once(service: MemoryService) -> None:
+    office = in_thread(service, "Office")
+    for n in range(110):  # more than the 100 best a shallow pool takes by words
+        episodes.log_exchange(service, office, "user", f"move move {n}", at="2020-01-01")
+    home = in_thread(service, "Home")
+    for n in range(20):  # fewer words in common, but lifted: this thread's, and recent
+        episodes.log_exchange(service, home, "user", f"move crate {n}")
+    store = service.store_for("main")
+    tid = threads.session_thread(service, home)
+    read: list[int] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = episodes.find_exchanges_page(
+            store, "move", thread_id=tid, limit=10, offset=offset, mode=Mode.KEYWORD
+        )
+        read += [h.exchange.id for h in page.hits]
+        offset = page.next_offset
+    assert len(read) == len(set(read)) == 130
+
+    def alone(offset: int) -> set[int]:
+        ranked = exchange_recall.rank(
+            store,
+            "move",
+            limit=offset + 10,
+            mode=Mode.KEYWORD,
+            config=Config(),
+            now=utc_now(),
+            thread_id=tid,
+        )
+        return {r.seq for r in ranked[offset:]}
+
+    # Were each page ranked from a pool sized for it alone, the crates would come in
+    # on the fourth page ranked first, and push turns of the third onto it again.
+    assert alone(30) & alone(20)
 
 
 @settings(
