@@ -59,19 +59,17 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
     speaker = episodes.parse_speaker(args["speaker"]) if "speaker" in args else None
     mode = parse_mode(args.get("mode"))
     conn.service.look_for_vectors(conn.caller.group, mode)
-    hits = episodes.search_exchanges(
+    page = episodes.search_exchanges_page(
         conn.service,
         conn.caller,
         args.get("query", ""),
         thread_id=_thread_id(conn, args.get("thread")),
         speaker=speaker,
         limit=args["limit"],
+        offset=int(args.get("offset") or 0),
         mode=mode,
     )
-    return {
-        "results": [h.to_dict() for h in hits],
-        **conn.service.vectors_note(conn.caller.group, mode),
-    }
+    return {**page.to_dict(), **conn.service.vectors_note(conn.caller.group, mode)}
 
 
 def _thread_list(conn: Connection, params: dict[str, Any]) -> Any:

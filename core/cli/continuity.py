@@ -268,6 +268,14 @@ def _exchanges_args(p: argparse.ArgumentParser) -> None:
         f"at most {episodes.MAX_EXCHANGE_RESULTS})",
     )
     p.add_argument(
+        "--offset",
+        type=whole,
+        default=0,
+        metavar="N",
+        help="skip the N best turns, to read on "
+        f"(default 0, at most {episodes.MAX_EXCHANGE_OFFSET})",
+    )
+    p.add_argument(
         "--mode",
         choices=("auto", "keyword", "semantic"),
         default="auto",
@@ -284,18 +292,27 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
         from core.cli.semantic import catch_up
 
         catch_up(ctx)
-    # The tool's own checks, so a query or limit out of range reads as it does for agents.
-    limit = at_least(args.limit, "--limit")
-    query = validate_args("exchange_search", {"query": " ".join(args.query), "limit": limit})
-    hits = episodes.search_exchanges(
+    # The tool's own checks, so a query, limit or offset out of range reads as it does
+    # for agents.
+    query = validate_args(
+        "exchange_search",
+        {
+            "query": " ".join(args.query),
+            "limit": at_least(args.limit, "--limit"),
+            "offset": at_least(args.offset, "--offset", 0),
+        },
+    )
+    page = episodes.search_exchanges_page(
         ctx.service,
         ctx.caller,
         query["query"],
         thread_id=thread_id,
         speaker=episodes.Speaker(args.speaker) if args.speaker else None,
         limit=query["limit"],
+        offset=query["offset"],
         mode=Mode(args.mode),
     )
+    hits = page.hits
 
     ranked = bool(query["query"].strip())
 
@@ -308,5 +325,11 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
         )
         return f"{head}\n  {one_line(e.text)}"
 
-    ctx.emit([h.to_dict() for h in hits], "\n".join(map(line, hits)) or "no matching exchanges")
+    none = "no matching exchanges"
+    if args.offset:
+        none = f"no more matching exchanges past the first {args.offset:,}"
+    text = "\n".join(map(line, hits)) or none
+    if page.next_offset is not None:
+        text += f"\n(more follow: add --offset {page.next_offset})"
+    ctx.emit([h.to_dict() for h in hits], text)
     return 0

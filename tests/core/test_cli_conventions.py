@@ -74,6 +74,7 @@ def test_a_number_too_large_for_the_store_is_a_usage_error_not_a_crash(
         ["list", "--limit", "1" + "0" * 20],
         ["list", "--offset", "9" * 30],
         ["audit", "--limit", "1e3"],
+        ["exchanges", "--offset", "1.5"],
     ):
         code, out, err = run(capsys, *d, *argv)
         assert (code, out) == (2, ""), argv
@@ -118,6 +119,8 @@ def test_errors_name_options_not_agent_tools(
     for command in ("search", "exchanges"):
         code, _, err = run(capsys, *d, command, "--limit", "0", "dog")
         assert (code, err) == (1, "error: --limit must be at least 1\n"), command
+        code, _, err = run(capsys, *d, command, "--offset", "1001", "dog")
+        assert (code, err) == (1, "error: offset must be at most 1000\n"), command
     code, _, err = run(capsys, *d, "exchanges", "x" * 501)
     assert (code, err) == (1, "error: query must be at most 500 characters\n")
 
@@ -564,6 +567,7 @@ def test_an_unknown_command_is_not_guessed_when_nothing_is_close(
         (["search", "--limit", "0", "tea"], "--limit must be at least 1"),
         (["search", "--offset", "-1", "tea"], "--offset must be at least 0"),
         (["exchanges", "--limit", "0", "tea"], "--limit must be at least 1"),
+        (["exchanges", "--offset", "-1", "tea"], "--offset must be at least 0"),
     ],
 )
 def test_a_limit_below_one_is_refused_not_raised_to_one(

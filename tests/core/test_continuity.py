@@ -789,3 +789,33 @@ def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
     assert "another agent session" in out and "--version 3" in out
     code, out, _ = run(capsys, *d, "handoff", "show", tid, "--version", "3")
     assert out.strip() == "- [ ] the agent's plan"
+
+
+@pytest.mark.parametrize("words", [["week"], []])
+def test_cli_exchanges_reads_on_with_offset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], words: list[str]
+) -> None:
+    data = DataDir(tmp_path / "data")
+    svc = MemoryService(data)
+    try:
+        me = new_agent(svc)
+        for fruit in ("apples", "pears", "plums"):
+            episodes.log_exchange(svc, me, "user", f"Sam buys {fruit} every week")
+    finally:
+        svc.close()
+    d = ["--data-dir", str(data.root), "exchanges", *words, "--mode", "keyword"]
+    code, out, _ = run(capsys, *d, "--limit", "2")
+    assert code == 0 and out.splitlines()[-1] == "(more follow: add --offset 2)"
+    first = out.splitlines()[1:4:2]  # each turn is a heading line, then its text
+    code, out, _ = run(capsys, *d, "--limit", "2", "--offset", "2")
+    rest = out.splitlines()[1:2]
+    assert code == 0 and len(out.splitlines()) == 2 and "more follow" not in out
+    said = [f"  Sam buys {fruit} every week" for fruit in ("apples", "pears", "plums")]
+    assert sorted(first + rest) == said
+    # Past the last page: said as such, not as if nothing matched.
+    code, out, _ = run(capsys, *d, "--offset", "3")
+    assert (code, out) == (0, "no more matching exchanges past the first 3\n")
+    # --json stays a list of turns.
+    code, out, _ = run(capsys, "--json", *d, "--limit", "2", "--offset", "1")
+    turns = json.loads(out)
+    assert code == 0 and len(turns) == 2 and all(t["text"].startswith("Sam buys") for t in turns)

@@ -342,3 +342,20 @@ def test_memory_search_says_where_the_next_page_starts(tmp_path: Path) -> None:
     assert len(rest["results"]) == 1 and "next_offset" not in rest
     ids = [r["id"] for r in first["results"] + rest["results"]]
     assert len(set(ids)) == 3
+
+
+def test_exchange_search_says_where_the_next_page_starts(tmp_path: Path) -> None:
+    async def body(session: ClientSession, init: Any) -> list[dict[str, Any]]:
+        for n in range(3):
+            await call(session, "exchange_log", {"speaker": "user", "text": f"Box {n} is packed"})
+        # By words: the ranking by meaning moves while the new turns are embedded.
+        asked = {"query": "packed", "limit": 2, "mode": "keyword"}
+        first = await call(session, "exchange_search", asked)
+        rest = await call(session, "exchange_search", {**asked, "offset": first["next_offset"]})
+        return [first, rest]
+
+    first, rest = run_session(tmp_path / "mcp-data", body)
+    assert (len(first["results"]), first["next_offset"]) == (2, 2)
+    assert len(rest["results"]) == 1 and "next_offset" not in rest
+    ids = [r["id"] for r in first["results"] + rest["results"]]
+    assert len(set(ids)) == 3

@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from core.agent.auth import load_or_create_token
 from core.agent.dispatch import Connection, Dispatcher
 from core.agent.protocol import agent_dispatcher
 from core.continuity import session_handoffs
 from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
+from core.policy.manifest import load_manifest
 from core.service import MemoryService
 from core.storage.paths import DataDir
 
@@ -158,6 +160,50 @@ def test_bad_params_name_the_field(
     conn: Connection, method: str, params: dict[str, Any], code: int, field: str
 ) -> None:
     assert fails(conn, method, params, code)["field"] == field
+
+
+@pytest.mark.parametrize(
+    ("offset", "says"),
+    [
+        (-1, "exchange_search: offset must be at least 0"),
+        (1001, "exchange_search: offset must be at most 1000"),
+        (2.5, "exchange_search: offset must be of type integer"),
+        (True, "exchange_search: offset must be of type integer"),
+        ("2", "exchange_search: offset must be of type integer"),
+    ],
+)
+def test_a_bad_offset_is_refused_as_memory_search_refuses_it(
+    conn: Connection, offset: object, says: str
+) -> None:
+    for method in ("exchange_search", "memory_search"):
+        reply = call(conn, method, {"query": "move", "offset": offset})
+        assert reply["error"]["message"] == says.replace("exchange_search", method)
+        assert reply["error"]["data"]["field"] == "offset"
+
+
+def test_exchange_search_says_where_the_next_page_starts(conn: Connection) -> None:
+    ok(conn, "thread_open", {"title": "Moving house"})
+    for n in range(5):
+        speaker = "user" if n % 2 else "assistant"
+        ok(conn, "exchange_log", {"speaker": speaker, "text": f"Box {n} goes in the move van"})
+    schema = Draft202012Validator(load_manifest()["exchange_search"].result_schema)
+    for asked in ({"query": "move van", "mode": "keyword"}, {}, {"speaker": "user"}):
+        pages = [ok(conn, "exchange_search", {**asked, "limit": 2})]
+        while "next_offset" in pages[-1]:
+            more = {**asked, "limit": 2, "offset": pages[-1]["next_offset"]}
+            pages.append(ok(conn, "exchange_search", more))
+        for page in pages:
+            schema.validate(page)
+        ids = [r["id"] for page in pages for r in page["results"]]
+        if "speaker" in asked:
+            assert [len(p["results"]) for p in pages] == [2]
+            assert {r["speaker"] for p in pages for r in p["results"]} == {"user"}
+        else:
+            assert [len(p["results"]) for p in pages] == [2, 2, 1]
+            assert [p.get("next_offset") for p in pages] == [2, 4, None]
+        assert len(set(ids)) == len(ids)
+    past = ok(conn, "exchange_search", {"query": "move van", "offset": 5, "mode": "keyword"})
+    assert past == {"results": []}
 
 
 def test_handoff_write_read_and_conflict(conn: Connection) -> None:
