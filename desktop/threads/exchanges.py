@@ -5,7 +5,8 @@ first. Typed words search all conversation turns of the group by words and
 meaning (:func:`core.continuity.episodes.find_exchanges`, what ``exchange_search``
 and ``ambry exchanges`` answer with): the selected thread's turns are lifted,
 a clearly better match from another thread still comes first, and each result
-says what found it. The search runs on the query thread once typing pauses.
+says what found it. The search runs on the query thread once typing pauses, a
+page of turns at a time: when more follow, **Show more** reads the next page.
 """
 
 from __future__ import annotations
@@ -13,24 +14,32 @@ from __future__ import annotations
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QHBoxLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QStackedWidget,
     QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-from core.continuity.episodes import DEFAULT_EXCHANGE_RESULTS, ExchangeHit, find_exchanges
+from core.continuity.episodes import (
+    DEFAULT_EXCHANGE_RESULTS,
+    MAX_EXCHANGE_OFFSET,
+    ExchangeHit,
+    ExchangePage,
+    find_exchanges_page,
+)
 from core.model.text import single_line
 from core.semantic.hybrid import matched
 from core.service import MemoryService
 from desktop.threads.model import exchanges_model, fetch_exchanges, hits_model
-from desktop.widgets.ops import Executor
+from desktop.widgets.ops import Executor, default_failure
 from desktop.widgets.record_model import record_table
 from desktop.widgets.watch import AppState
 
-#: Turns a search lists.
+#: Turns a search lists a page at a time.
 SEARCH_RESULTS = 2 * DEFAULT_EXCHANGE_RESULTS
 #: The typing pause before a search runs.
 PAUSE_MS = 250
@@ -52,6 +61,11 @@ class ExchangesPane(QWidget):
         self._thread_id: str | None = None
         #: Whether any turns were listed yet (None is a thread id here: no thread).
         self._listed = False
+        #: The turns the search found so far, where its next page starts (None: no
+        #: more), and which search they belong to (a new one drops a late page).
+        self._found: list[ExchangeHit] = []
+        self._next_offset: int | None = None
+        self._search_id = 0
         self.search = QLineEdit(self)
         self.search.setObjectName("exchangeSearch")
         self.search.setPlaceholderText("Search every conversation turn by words and meaning")
@@ -66,11 +80,19 @@ class ExchangesPane(QWidget):
         self.stack.addWidget(self.hits_table)
         self.status = QLabel(self)
         self.status.setObjectName("hint")
+        self.more = QPushButton("Show more", self)
+        self.more.setObjectName("exchangeSearchMore")
+        self.more.setToolTip(f"Read the next {SEARCH_RESULTS} turns the search ranks")
+        self.more.setVisible(False)
+        self.more.clicked.connect(self._read_on)
+        footer = QHBoxLayout()
+        footer.addWidget(self.status, 1)
+        footer.addWidget(self.more)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 4, 0, 0)
         layout.addWidget(self.search)
         layout.addWidget(self.stack, 1)
-        layout.addWidget(self.status)
+        layout.addLayout(footer)
         self._timer = QTimer(self, singleShot=True, interval=PAUSE_MS)
         self._timer.timeout.connect(self._run)
         self.search.textChanged.connect(self._on_text)
@@ -117,6 +139,9 @@ class ExchangesPane(QWidget):
         self._show_status()
 
     def _on_text(self, _text: str) -> None:
+        # The pages of the search typed past are no longer wanted.
+        self._search_id += 1
+        self.more.setVisible(False)
         if self.query:
             self._timer.start()
             return
@@ -126,27 +151,57 @@ class ExchangesPane(QWidget):
         self._show_status()
 
     def _run(self) -> None:
+        self._search_id += 1
+        self.more.setVisible(False)
+        self._search(0)
+
+    def _read_on(self) -> None:
+        if self._next_offset is not None:
+            self.more.setEnabled(False)  # one page at a time
+            self._search(self._next_offset)
+
+    def _search(self, offset: int) -> None:
         query, thread_id, group = self.query, self._thread_id, self._state.group
+        search_id = self._search_id
         if not query:
             return
 
-        def task(service: MemoryService) -> list[ExchangeHit]:
+        def task(service: MemoryService) -> ExchangePage:
             store = service.store_for(group)
-            return find_exchanges(
-                store, query, thread_id=thread_id, limit=SEARCH_RESULTS, config=service.config
+            return find_exchanges_page(
+                store,
+                query,
+                thread_id=thread_id,
+                limit=SEARCH_RESULTS,
+                offset=offset,
+                config=service.config,
             )
 
-        def done(hits: list[ExchangeHit]) -> None:
-            if query != self.query or group != self._state.group:
-                return  # typed past, or another group
+        def done(page: ExchangePage) -> None:
+            if search_id != self._search_id or group != self._state.group:
+                return  # typed past, searched again, or another group
             # The weak matches an agent's short list is filled with (no signal found
             # them) are not shown: a person reads an empty list as "nothing matches".
-            found = [h for h in hits if matched(h.signals)]
-            self.hits.load(lambda loaded, _limit: [] if loaded else found)
+            found = [h for h in page.hits if matched(h.signals)]
+            if offset:
+                self._found.extend(found)
+                self.hits.extend(found)
+            else:
+                shown = self._found = found
+                self.hits.load(lambda loaded, limit: shown[len(loaded) : len(loaded) + limit])
+            # A page of weak matches alone ends the list: what they hide ranks lower still.
+            more = page.next_offset if found else None
+            self._next_offset = more
             self.stack.setCurrentWidget(self.hits_table)
-            self._show_status(len(found), any(h.same_thread for h in found))
+            self.more.setEnabled(True)
+            self.more.setVisible(more is not None and more <= MAX_EXCHANGE_OFFSET)
+            self._show_status(len(self._found), any(h.same_thread for h in self._found))
 
-        self._executor.submit(group, task, done)
+        def failed(exc: BaseException) -> None:
+            self.more.setEnabled(True)
+            default_failure(exc)
+
+        self._executor.submit(group, task, done, failed)
 
     def _show_status(self, found: int | None = None, lifted: bool = False) -> None:
         if not self.query:
@@ -157,8 +212,15 @@ class ExchangesPane(QWidget):
             )
         elif found is not None:
             lift = "; this thread's turns are lifted" if lifted else ""
-            self.status.setText(
-                f"{found} turn{'s' if found != 1 else ''} found, best first{lift}."
-                if found
-                else "No turn shares these words or comes close in meaning."
-            )
+            if not found:
+                self.status.setText("No turn shares these words or comes close in meaning.")
+                return
+            text = f"{found:,} turn{'s' if found != 1 else ''} found, best first{lift}."
+            if self._next_offset is not None:
+                # Past the deepest page a search reads, the rest are reached by narrowing it.
+                text += (
+                    " More may follow."
+                    if self._next_offset <= MAX_EXCHANGE_OFFSET
+                    else " More match: add words to narrow the search."
+                )
+            self.status.setText(text)

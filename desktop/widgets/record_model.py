@@ -132,6 +132,15 @@ class RecordModel(FlatTableModel, Generic[T]):
             self._more = len(self._rows) == self.page
         self.endResetModel()
 
+    def extend(self, rows: Sequence[T]) -> None:
+        """Show ``rows`` after those shown, read in the background (a search's next
+        page); ``fetch`` must read them too, for :meth:`refresh`."""
+        if rows:
+            have = len(self._rows)
+            self.beginInsertRows(QModelIndex(), have, have + len(rows) - 1)
+            self._rows.extend(rows)
+            self.endInsertRows()
+
     def refresh(self) -> None:
         """Read again as many rows as are shown (at least a page)."""
         if self._fetch is None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from core.continuity import context as continuity
 from core.continuity import episodes
 from core.service import Caller, MemoryService
 from desktop.shell.main_window import MainWindow
+from desktop.threads.exchanges import SEARCH_RESULTS
 from desktop.threads.view import Tab, ThreadsPage
 from tests.desktop.conftest import embed_all
 from tests.desktop.test_threads_view import open_page
@@ -101,3 +103,35 @@ def test_ctrl_f_on_threads_searches_turns_and_down_moves_into_them(
     qtbot.keyClick(pane.search, Qt.Key.Key_Down)
     assert window.focusWidget() is pane.hits_table
     assert pane.hits_table.selectionModel().selectedRows()[0].row() == 0
+
+
+def test_a_search_past_its_first_page_says_so_and_reads_on(
+    qtbot: QtBot,
+    qtmodeltester: ModelTester,
+    service: MemoryService,
+    agent_caller: Caller,
+    window: MainWindow,
+) -> None:
+    notes = [f"Blog post {n} needs a new header image" for n in range(SEARCH_RESULTS + 10)]
+    site = _thread(service, agent_caller, "Website", notes)
+    embed_all(service)  # a ranking that moves while turns are embedded would move the pages
+    page = _page(qtbot, window, site)
+    pane = page.exchange_pane
+    qtbot.keyClicks(pane.search, "blog post")
+    qtbot.waitUntil(lambda: len(_texts(page)) == SEARCH_RESULTS, timeout=20_000)
+    assert pane.status.text() == (
+        f"{SEARCH_RESULTS} turns found, best first; this thread's turns are lifted. "
+        "More may follow."
+    )
+    assert pane.more.isVisibleTo(pane) and pane.more.isEnabled()
+    qtbot.mouseClick(pane.more, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(_texts(page)) == len(notes), timeout=20_000)
+    assert sorted(_texts(page)) == sorted(notes)  # each once, none left out
+    assert pane.status.text().startswith(f"{len(notes)} turns found, best first")
+    assert not pane.more.isVisibleTo(pane) and "More" not in pane.status.text()
+    qtmodeltester.check(pane.hits)
+    # A new search starts from its first page.
+    pane.search.setText("header image")
+    assert not pane.more.isVisibleTo(pane)
+    qtbot.waitUntil(lambda: pane.more.isVisibleTo(pane), timeout=20_000)
+    assert len(_texts(page)) == SEARCH_RESULTS
