@@ -407,7 +407,7 @@ class MemoryService(Workspace):
             read=True,
         )
         self.emit(Changes(group=store.group, audit=True))
-        return SearchPage(results, page.next_offset)
+        return SearchPage(results, page.next_offset, page.truncated)
 
     def claims_matching(self, group: str, query: str, limit: int = 5) -> list[dict[str, Any]]:
         """Claims matching ``query``, each labelled verified or unverified (search results)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from core.agent.dispatch import Connection, Dispatcher, Handler
+from core.model.entries import page_fields
 from core.model.errors import NotFound
 from core.policy.manifest import validate_args
 from core.semantic.hybrid import parse_mode
@@ -35,7 +36,7 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_search":
             page = service.search_page(caller, args)
             results = [r.to_dict() for r in page.results]
-            more = {} if page.next_offset is None else {"next_offset": page.next_offset}
+            more = page_fields(page.next_offset, page.truncated)
             claims = service.claims_matching(caller.group, str(args.get("query") or ""))
             note = service.vectors_note(caller.group, parse_mode(args.get("mode")))
             return {"results": results, **more, "claims": claims, **note}

@@ -331,5 +331,10 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     text = "\n".join(map(line, hits)) or none
     if page.next_offset is not None:
         text += f"\n(more follow: add --offset {page.next_offset})"
+    elif page.truncated:
+        text += (
+            "\n(more match than paging reaches: narrow the search with more words, "
+            "--thread or --speaker)"
+        )
     ctx.emit([h.to_dict() for h in hits], text)
     return 0

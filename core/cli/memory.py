@@ -137,6 +137,10 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     text = "\n".join(format_result(r, ranked=ranked) for r in results) or none
     if page.next_offset is not None:
         text += f"\n(more follow: add --offset {page.next_offset})"
+    elif page.truncated:
+        text += (
+            "\n(more match than paging reaches: narrow the search with more words, --type or --tag)"
+        )
     claims = ctx.service.claims_matching(ctx.group, str(tool_args["query"]))
     if claims:
         # Labelled, so an unverified claim is never read as one of the memories above.

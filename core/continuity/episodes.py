@@ -31,7 +31,7 @@ from core.continuity.threads import session_thread
 from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
 from core.model.config import Config
-from core.model.entries import Actor, iso, utc_now
+from core.model.entries import Actor, iso, next_page, page_fields, utc_now
 from core.model.errors import InvalidParams, TooLarge
 from core.policy.field_screening import Statements, screen_field
 from core.policy.own_files import known_secrets
@@ -118,9 +118,11 @@ class ExchangePage:
 
     hits: list[ExchangeHit]
     next_offset: int | None
+    #: More turns match than paging reaches (past :data:`MAX_EXCHANGE_OFFSET`).
+    truncated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        more = {} if self.next_offset is None else {"next_offset": self.next_offset}
+        more = page_fields(self.next_offset, self.truncated)
         return {"results": [h.to_dict() for h in self.hits], **more}
 
 
@@ -423,7 +425,7 @@ def find_exchanges_page(
             for r in ranked
             if r.seq in rows
         ]
-        return ExchangePage(hits, offset + limit if more else None)
+        return ExchangePage(hits, *next_page(offset, limit, more, MAX_EXCHANGE_OFFSET))
     where = "1" if speaker is None else "e.speaker = :speaker"
     params: dict[str, Any] = {
         "thread": thread_id,
@@ -440,7 +442,7 @@ def find_exchanges_page(
     )
     rows = store.execute(sql, params).fetchall()
     hits = [ExchangeHit(_exchange(r), 1.0, bool(r[10])) for r in rows[:limit]]
-    return ExchangePage(hits, offset + limit if len(rows) > limit else None)
+    return ExchangePage(hits, *next_page(offset, limit, len(rows) > limit, MAX_EXCHANGE_OFFSET))
 
 
 def _rows_by_seq(store: GroupStore, seqs: list[int]) -> dict[int, Any]:

@@ -11,6 +11,7 @@ from core.model.entries import (
     EntryFilter,
     EntryType,
     SearchResult,
+    next_page,
     utc_now,
 )
 from core.recall import memory_recall
@@ -61,6 +62,8 @@ class SearchPage:
 
     results: list[SearchResult]
     next_offset: int | None
+    #: More results match than paging reaches (past ``MAX_SEARCH_OFFSET``).
+    truncated: bool = False
 
 
 def search_page(
@@ -90,8 +93,8 @@ def search_page(
         # exchange_search says too), newest first.
         hits = store.recent_hits(flt, limit + 1, offset)
         ranked = [memory_recall.RankedHit(h, 1.0, ()) for h in hits]
-    more = len(ranked) > limit
-    return SearchPage(to_results(ws, ranked[:limit]), offset + limit if more else None)
+    after, truncated = next_page(offset, limit, len(ranked) > limit, MAX_SEARCH_OFFSET)
+    return SearchPage(to_results(ws, ranked[:limit]), after, truncated)
 
 
 def to_results(ws: Workspace, ranked: Iterable[memory_recall.RankedHit]) -> list[SearchResult]:

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
 
 from core.continuity.episodes import (
     DEFAULT_EXCHANGE_RESULTS,
-    MAX_EXCHANGE_OFFSET,
     ExchangeHit,
     ExchangePage,
     find_exchanges_page,
@@ -65,6 +64,8 @@ class ExchangesPane(QWidget):
         #: more), and which search they belong to (a new one drops a late page).
         self._found: list[ExchangeHit] = []
         self._next_offset: int | None = None
+        #: More turns match than paging reaches.
+        self._truncated = False
         self._search_id = 0
         self.search = QLineEdit(self)
         self.search.setObjectName("exchangeSearch")
@@ -192,9 +193,10 @@ class ExchangesPane(QWidget):
             # A page of weak matches alone ends the list: what they hide ranks lower still.
             more = page.next_offset if found else None
             self._next_offset = more
+            self._truncated = bool(found) and page.truncated
             self.stack.setCurrentWidget(self.hits_table)
             self.more.setEnabled(True)
-            self.more.setVisible(more is not None and more <= MAX_EXCHANGE_OFFSET)
+            self.more.setVisible(more is not None)
             self._show_status(len(self._found), any(h.same_thread for h in self._found))
 
         def failed(exc: BaseException) -> None:
@@ -217,10 +219,8 @@ class ExchangesPane(QWidget):
                 return
             text = f"{found:,} turn{'s' if found != 1 else ''} found, best first{lift}."
             if self._next_offset is not None:
+                text += " More may follow."
+            elif self._truncated:
                 # Past the deepest page a search reads, the rest are reached by narrowing it.
-                text += (
-                    " More may follow."
-                    if self._next_offset <= MAX_EXCHANGE_OFFSET
-                    else " More match: add words to narrow the search."
-                )
+                text += " More match: add words to narrow the search."
             self.status.setText(text)

@@ -357,3 +357,24 @@ def test_a_thread_reads_back_page_by_page(service: MemoryService) -> None:
     rest = episodes.thread_exchanges(service, "main", tid, limit=3, before=first[-1].id)
     assert [e.text for e in rest] == ["line 1", "line 0"]
     assert episodes.thread_exchanges(service, "main", None) == []
+
+
+def test_the_deepest_page_says_more_match_instead_of_an_offset_it_would_refuse(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    me = in_thread(service, "Project X")
+    for n in range(5):
+        episodes.log_exchange(service, me, "user", f"line {n}")
+    monkeypatch.setattr(episodes, "MAX_EXCHANGE_OFFSET", 2)
+    for query in ("", "line"):
+        first = episodes.search_exchanges_page(service, me, query, limit=2, mode=Mode.KEYWORD)
+        assert first.next_offset == 2 and not first.truncated
+        deepest = episodes.search_exchanges_page(
+            service, me, query, limit=2, offset=2, mode=Mode.KEYWORD
+        )
+        # Offset 4 would be refused: not offered, and the result says more match.
+        assert deepest.next_offset is None and deepest.truncated
+        assert deepest.to_dict()["truncated"] is True and "next_offset" not in deepest.to_dict()
+    last = episodes.search_exchanges_page(service, me, "", limit=3, offset=2)
+    assert last.next_offset is None and not last.truncated
+    assert "truncated" not in last.to_dict()

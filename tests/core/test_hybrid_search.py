@@ -11,7 +11,7 @@ import pytest
 from core.model.config import Config
 from core.model.entries import Actor, EntryFilter, iso, utc_now
 from core.model.errors import InvalidParams
-from core.recall import memory_recall
+from core.recall import memory_recall, search
 from core.semantic import backfill, embedding, hybrid, vectors
 from core.semantic.embedding import shared_embedder
 from core.semantic.hybrid import Mode, names_in, names_written, without_names
@@ -463,3 +463,19 @@ def test_a_search_reads_on_a_page_at_a_time(
     assert (past.results, past.next_offset) == ([], None)
     with pytest.raises(InvalidParams, match="offset"):
         service.search_page(operator, {"query": query, "offset": -1})
+
+
+@pytest.mark.parametrize("query", ["tea", ""])
+def test_the_deepest_page_says_more_match_instead_of_an_offset_it_would_refuse(
+    service: MemoryService, operator: Caller, query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for i in range(5):
+        _store(service, operator, f"Tea tin {i} holds leaves from shop {i * 7}")
+    monkeypatch.setattr(search, "MAX_SEARCH_OFFSET", 2)
+    first = service.search_page(operator, {"query": query, "limit": 2})
+    assert first.next_offset == 2 and not first.truncated
+    deepest = service.search_page(operator, {"query": query, "limit": 2, "offset": 2})
+    # Offset 4 would be refused: not offered, and the page says more match.
+    assert (len(deepest.results), deepest.next_offset, deepest.truncated) == (2, None, True)
+    last = service.search_page(operator, {"query": query, "limit": 3, "offset": 2})
+    assert (last.next_offset, last.truncated) == (None, False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -135,3 +136,25 @@ def test_a_search_past_its_first_page_says_so_and_reads_on(
     assert not pane.more.isVisibleTo(pane)
     qtbot.waitUntil(lambda: pane.more.isVisibleTo(pane), timeout=20_000)
     assert len(_texts(page)) == SEARCH_RESULTS
+
+
+def test_the_deepest_page_asks_for_more_words(
+    qtbot: QtBot,
+    service: MemoryService,
+    agent_caller: Caller,
+    window: MainWindow,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    notes = [f"Blog post {n} needs a new header image" for n in range(3 * SEARCH_RESULTS)]
+    site = _thread(service, agent_caller, "Website", notes)
+    embed_all(service)
+    # Paging reaches one page past the first here: the next offset would be refused.
+    monkeypatch.setattr(episodes, "MAX_EXCHANGE_OFFSET", SEARCH_RESULTS)
+    page = _page(qtbot, window, site)
+    pane = page.exchange_pane
+    qtbot.keyClicks(pane.search, "blog post")
+    qtbot.waitUntil(lambda: len(_texts(page)) == SEARCH_RESULTS, timeout=20_000)
+    qtbot.mouseClick(pane.more, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(_texts(page)) == 2 * SEARCH_RESULTS, timeout=20_000)
+    assert pane.status.text().endswith("More match: add words to narrow the search.")
+    assert not pane.more.isVisibleTo(pane)
