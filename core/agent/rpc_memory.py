@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from core.agent.dispatch import Connection, Dispatcher, Handler
-from core.model.entries import page_fields
 from core.model.errors import NotFound
+from core.model.paging import page_fields
 from core.policy.manifest import validate_args
 from core.semantic.hybrid import parse_mode
 

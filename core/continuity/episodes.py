@@ -31,8 +31,9 @@ from core.continuity.threads import session_thread
 from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
 from core.model.config import Config
-from core.model.entries import Actor, iso, next_page, page_fields, utc_now
+from core.model.entries import Actor, iso, utc_now
 from core.model.errors import InvalidParams, TooLarge
+from core.model.paging import next_page, page_fields
 from core.policy.field_screening import Statements, screen_field
 from core.policy.own_files import known_secrets
 from core.policy.screening import audit_redacted, screen, strip_controls

@@ -25,6 +25,7 @@ from typing import Final
 
 from core.model.config import Config
 from core.model.entries import iso, parse_iso
+from core.model.paging import tiered_page
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import Span, asks_when, says_when, time_spans
@@ -388,18 +389,15 @@ def rank_page(
     """Turns ``offset`` to ``offset + limit`` of one ranked list for ``query``, and
     whether more follow.
 
-    The list's first ``limit`` turns are :func:`rank`'s ``limit`` best. Each stretch
-    after them ranks a pool twice as deep as the last, up to ``deepest``, and lists
-    its best turns not listed yet. The pages of one search (one ``limit``) are cuts
-    of that list, so reading on neither repeats nor skips a turn. A page ranked from
-    a pool sized for it alone would: a deeper pool brings in candidates (a turn by a
-    speaker the question names, or said on its date) that rank above turns an
-    earlier page showed.
+    The list is :func:`~core.model.paging.tiered_page`'s, its first ``limit``
+    turns :func:`rank`'s ``limit`` best. A page ranked from a pool sized for it
+    alone would repeat and skip turns: a deeper pool brings in candidates (a turn
+    by a speaker the question names, or said on its date) that rank above turns
+    an earlier page showed.
     """
-    listed: list[RankedTurn] = []
-    depth = limit
-    while True:
-        ranked = rank(
+
+    def ranked(depth: int) -> list[RankedTurn]:
+        return rank(
             store,
             query,
             limit=depth,
@@ -410,10 +408,5 @@ def rank_page(
             speaker=speaker,
             beyond=1,
         )
-        shown = {r.seq for r in listed}
-        listed += [r for r in ranked if r.seq not in shown][: depth - len(listed)]
-        more = len(ranked) > depth
-        if not more or len(listed) >= offset + limit or depth >= deepest:
-            break
-        depth = min(2 * depth, deepest)
-    return listed[offset : offset + limit], more or len(listed) > offset + limit
+
+    return tiered_page(ranked, lambda r: r.seq, limit=limit, offset=offset, deepest=deepest)

@@ -71,25 +71,6 @@ MAX_SEARCH_LIMIT = 100
 MAX_SEARCH_OFFSET = 1000
 
 
-def next_page(offset: int, limit: int, more: bool, deepest: int) -> tuple[int | None, bool]:
-    """Where the page after ``offset``/``limit`` starts, and whether more results
-    match than paging reaches: a next offset past ``deepest`` (the highest offset
-    accepted) is not given, so a client is never handed one it would be refused."""
-    if not more:
-        return None, False
-    if offset + limit > deepest:
-        return None, True
-    return offset + limit, False
-
-
-def page_fields(next_offset: int | None, truncated: bool) -> dict[str, Any]:
-    """A page's paging as a search result carries it: ``next_offset`` when another
-    page follows, ``truncated`` when more match than paging reaches."""
-    if next_offset is not None:
-        return {"next_offset": next_offset}
-    return {"truncated": True} if truncated else {}
-
-
 def utc_now() -> datetime:
     return datetime.now(UTC)
 

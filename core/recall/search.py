@@ -11,9 +11,9 @@ from core.model.entries import (
     EntryFilter,
     EntryType,
     SearchResult,
-    next_page,
     utc_now,
 )
+from core.model.paging import next_page, tiered_page
 from core.recall import memory_recall
 from core.semantic.hybrid import Mode
 from core.storage.fts import typed_terms, unspaced_grams
@@ -78,21 +78,34 @@ def search_page(
 ) -> SearchPage:
     """:func:`search_entries` from the ``offset``-th result on.
 
-    A page is a slice of the one ranking of the first ``offset + limit + 1``
-    results, the one past the page telling whether another follows.
+    The pages of one search (one ``limit``) are cuts of one list
+    (:func:`~core.model.paging.tiered_page`), the first of them the ranking of the
+    ``limit`` best alone, so reading on neither repeats nor skips a memory.
     """
     limit = max(1, min(limit, MAX_SEARCH_LIMIT))
     offset = max(0, min(offset, MAX_SEARCH_OFFSET))
     store = ws.store_for(group)
     if query.strip():
-        ranked = memory_recall.search(
-            store, query, flt, offset + limit + 1, mode=mode, config=ws.config, now=utc_now()
-        )[offset:]
-    else:
-        # A listing, not a ranking: every entry matches an empty query fully (as
-        # exchange_search says too), newest first.
-        hits = store.recent_hits(flt, limit + 1, offset)
-        ranked = [memory_recall.RankedHit(h, 1.0, ()) for h in hits]
+        now = utc_now()
+
+        def rank(depth: int) -> list[memory_recall.RankedHit]:
+            return memory_recall.search(
+                store, query, flt, depth + 1, mode=mode, config=ws.config, now=now
+            )
+
+        page, more = tiered_page(
+            rank,
+            lambda r: r.hit.id,
+            limit=limit,
+            offset=offset,
+            deepest=MAX_SEARCH_OFFSET + limit,
+        )
+        after, truncated = next_page(offset, limit, more, MAX_SEARCH_OFFSET)
+        return SearchPage(to_results(ws, page), after, truncated)
+    # A listing, not a ranking: every entry matches an empty query fully (as
+    # exchange_search says too), newest first.
+    hits = store.recent_hits(flt, limit + 1, offset)
+    ranked = [memory_recall.RankedHit(h, 1.0, ()) for h in hits]
     after, truncated = next_page(offset, limit, len(ranked) > limit, MAX_SEARCH_OFFSET)
     return SearchPage(to_results(ws, ranked[:limit]), after, truncated)
 

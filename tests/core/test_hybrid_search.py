@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 from pathlib import Path
 
@@ -463,6 +464,36 @@ def test_a_search_reads_on_a_page_at_a_time(
     assert (past.results, past.next_offset) == ([], None)
     with pytest.raises(InvalidParams, match="offset"):
         service.search_page(operator, {"query": query, "offset": -1})
+
+
+def test_reading_on_neither_repeats_nor_skips_a_memory(
+    service: MemoryService, operator: Caller
+) -> None:
+    # Many memories near each question by words and by meaning: a page ranked
+    # from a pool sized for its own depth listed some of an earlier page's again.
+    rng = random.Random(1)
+    places = ("garden", "kitchen", "garage", "office", "bike", "car", "boat", "cabin")
+    doings = ("needs", "got", "wants", "lost", "found", "fixed", "painted", "sold")
+    things = ("paint", "tools", "lights", "plants", "shelves", "tires", "windows", "locks")
+    facts = {
+        f"The {rng.choice(places)} {rng.choice(doings)} new {rng.choice(things)} "
+        f"and {rng.choice(things)} from shop {n}"
+        for n in range(300)
+    }
+    for fact in facts:
+        _store(service, operator, fact)
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(120)
+    for query in ("bike lights", "new tools for the car"):
+        read: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = service.search_page(operator, {"query": query, "limit": 30, "offset": offset})
+            read += [r.id for r in page.results]
+            offset = page.next_offset
+        assert len(read) == len(set(read)) > 60
+        first = service.search(operator, {"query": query, "limit": 30})
+        assert read[:30] == [r.id for r in first]
 
 
 @pytest.mark.parametrize("query", ["tea", ""])
