@@ -4,6 +4,10 @@ Usage: python bench/store_search.py [--sizes 1000,10000,100000] [--queries 200]
 
 Each size runs in a fresh subprocess (so peak RSS is per size) on a fresh
 temporary data dir, through the real service and the real apsw store.
+
+With ``--semantic`` each size is then embedded by the background worker (the
+backfill rate is reported) and searched again in ``auto`` mode, bm25 and the
+vector scan fused, each query embedded afresh (none is asked twice).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import ms, pct, per_size, setup_path
@@ -23,7 +28,7 @@ from _util import ms, pct, per_size, setup_path
 setup_path()
 
 
-def run_size(n: int, query_count: int) -> dict[str, object]:
+def run_size(n: int, query_count: int, semantic: bool = False) -> dict[str, object]:
     from _corpus import memories, queries
 
     from core.model.entries import Actor, EntryFilter
@@ -89,6 +94,10 @@ def run_size(n: int, query_count: int) -> dict[str, object]:
             svc.list_ids("bench", flt)
             listing.append(time.perf_counter() - t)
 
+        hybrid: dict[str, object] = {}
+        if semantic:
+            hybrid = _hybrid_figures(svc, n, qs)
+
         store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         db_path = store.path
         size = db_path.stat().st_size
@@ -110,6 +119,33 @@ def run_size(n: int, query_count: int) -> dict[str, object]:
         "db_bytes": size,
         "db_mb": round(size / 1e6, 2),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        **hybrid,
+    }
+
+
+def _hybrid_figures(svc: Any, n: int, qs: list[str]) -> dict[str, object]:
+    """Backfill every entry's vector, then time ``auto`` searches over them."""
+    from core.model.entries import EntryFilter
+    from core.semantic import hybrid
+    from core.semantic.hybrid import Mode
+
+    t0 = time.perf_counter()
+    svc.start_embedding()
+    if not svc.embedding.wait_idle(4 * 3600):
+        raise SystemExit("the backfill did not finish")
+    backfill_s = time.perf_counter() - t0
+    flt = EntryFilter()
+    svc.search_entries("bench", "warm the vector copy", flt, 20, mode=Mode.AUTO)
+    timed = []
+    for q in dict.fromkeys(qs):  # each query once
+        hybrid._query_vectors.clear()  # its vector computed, not taken from the cache
+        t = time.perf_counter()
+        svc.search_entries("bench", q, flt, 20, mode=Mode.AUTO)
+        timed.append(time.perf_counter() - t)
+    return {
+        "backfill_entries_per_s": round((n + 50) / backfill_s),
+        "search_auto_embedded": ms(timed),
+        "peak_rss_mb_embedded": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 
 
@@ -117,13 +153,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--semantic", action="store_true", help="also embed every entry and time auto searches"
+    )
     parser.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(run_size(args.one, args.queries)))
+        print(json.dumps(run_size(args.one, args.queries, args.semantic)))
         return
     sizes = [int(s) for s in args.sizes.split(",")]
-    per_size(__file__, sizes, ["--queries", str(args.queries)], "store_search")
+    extra = ["--queries", str(args.queries), *(["--semantic"] if args.semantic else [])]
+    per_size(__file__, sizes, extra, "store_search")
 
 
 if __name__ == "__main__":
