@@ -133,7 +133,10 @@ def facts(n: int, seed: int = 7) -> list[Fact]:
     rng = random.Random(seed)
     out: list[Fact] = []
     used: set[tuple[int, str, str, str]] = set()
+    misses = 0
     while len(out) < n:
+        if misses > 200_000:
+            raise SystemExit(f"the templates hold about {len(out):,} distinct facts, not {n:,}")
         t = rng.randrange(len(TEMPLATES))
         fact, questions = TEMPLATES[t]
         slots = {
@@ -159,7 +162,9 @@ def facts(n: int, seed: int = 7) -> list[Fact]:
         uses_pet = "{pet}" in fact
         key = (t, slots["p"], slots["r"] if uses_r else "", slots["pet"] if uses_pet else "")
         if key in used:
+            misses += 1
             continue
+        misses = 0
         used.add(key)
         out.append(Fact(_fill(fact, slots), tuple(_fill(q, slots) for q in questions)))
     return out

@@ -1,6 +1,7 @@
 """Recall of paraphrased questions over a fact corpus, at 2K and 10K memories, as JSON.
 
-Usage: python bench/recall.py [--sizes 2000,10000] [--questions 300]
+Usage: python bench/recall.py [--sizes 2000,10000] [--questions 300]  (sizes up to about 30,000:
+the fact templates hold no more distinct facts)
 
 Each size runs in a fresh process on a fresh data dir through the real service:
 the facts (bench/_facts.py) are stored, embedded by the backfill (timed), and
