@@ -82,7 +82,7 @@ _PLACEHOLDER = re.compile(
 _NON_VALUES = frozenset(
     "none null nil true false undefined str string bytes int bool any value optional "
     "required empty hidden masked env password passwd pwd pass secret token key apikey "
-    "api_key secretstr".split()
+    "api_key secretstr boolean number".split()
 )
 # A bare (unquoted) value shaped like a reference in code, not a literal secret.
 _CODE_REF = re.compile(
@@ -99,11 +99,15 @@ def _plausible(value: str) -> bool:
     return not _PLACEHOLDER.search(value) and value.lower() not in _NON_VALUES
 
 
-def _password_like(value: str) -> bool:
+def password_like(value: str) -> bool:
+    """Whether ``value``, found where a password goes, can be one: not a
+    placeholder, a type or a word such as ``none``."""
     return len(value) >= 4 and _plausible(value)
 
 
-def _token_like(value: str) -> bool:
+def token_like(value: str) -> bool:
+    """Whether ``value``, found where a token or key goes, can be one: generated
+    rather than a word."""
     if len(value) < 8 or not _plausible(value):
         return False
     has_digit = any(c.isdigit() for c in value)
@@ -153,7 +157,9 @@ def _sentence_end(value: str, text: str, end: int) -> str:
     return value
 
 
-def _group_span(group: str, judge: Callable[[str], bool]) -> Extract:
+def judged_group(group: str, judge: Callable[[str], bool]) -> Extract:
+    """Report the quoted value (groups ``dq``/``sq``) or ``group``, if ``judge`` accepts it."""
+
     def extract(m: re.Match[str]) -> Span | None:
         for quoted in ("dq", "sq"):
             if quoted in m.re.groupindex and m.group(quoted) is not None:
@@ -232,7 +238,7 @@ def _basic_auth(m: re.Match[str]) -> Span | None:
 def _auth_value(value: str) -> bool:
     # "auth: required", "AUTH=oauth2" and "auth: OAuth2Bearer" name a method; a
     # Docker or npm "auth" holds base64 of "user:password", a service's a long token.
-    return _basic_pair(value) or (len(value) >= 16 and _token_like(value))
+    return _basic_pair(value) or (len(value) >= 16 and token_like(value))
 
 
 # --- rules ---------------------------------------------------------------------
@@ -258,6 +264,19 @@ def _assign_re(keyword: str, edge: str = "(?<![A-Za-z0-9])") -> re.Pattern[str]:
     return re.compile(
         rf"{edge}(?:{keyword})(?![A-Za-z0-9])[\"']?{_ANNOTATION}[ \t]*{_VALUE}",
         re.IGNORECASE,
+    )
+
+
+def _name_edge(*words: str) -> str:
+    """Where one of ``words`` may begin: at the start of a name, or inside a name
+    that spells it in capitals (an environment variable: ``PGPASSWORD``,
+    ``GITHUBTOKEN``, sshpass's ``SSHPASS``; not sudo's ``NOPASSWD``) or in camel
+    case (``dbPassword``, ``clientSecret``)."""
+    caps = "|".join(w.upper() for w in words) + ("|(?<=SSH)PASS" if "password" in words else "")
+    camel = "|".join(w.capitalize() for w in words)
+    return (
+        rf"(?-i:(?<![A-Za-z0-9])|(?<=[A-Z0-9])(?<!NO)(?={caps})"
+        rf"|(?<=[A-Za-z0-9])(?={camel}))"
     )
 
 
@@ -379,39 +398,43 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "password_assignment",
         _P,
-        _assign_re(r"password|passwd|passphrase|passcode|pwd|(?<=_)pass"),
+        _assign_re(
+            r"password|passwd|passphrase|passcode|pwd|(?<=_)pass|(?-i:(?<=SSH)PASS)",
+            edge=_name_edge("password", "passwd", "passphrase"),
+        ),
         ("pass", "pwd"),
         needs="=:",
         caseless=True,
-        extract=_assignment(_password_like),
+        extract=_assignment(password_like),
     ),
     Rule(
         "api_key_assignment",
         _P,
         # No edge: "apiKey" is camel case; the prefix check bounds the key instead.
-        _assign_re("key", edge=""),
+        # Rails names its secret SECRET_KEY_BASE.
+        _assign_re("key(?:_base)?", edge=""),
         ("key",),
         needs="=:",
         caseless=True,
-        extract=_prefixed(_KEY_PREFIX, _assignment(_token_like)),
+        extract=_prefixed(_KEY_PREFIX, _assignment(token_like)),
     ),
     Rule(
         "secret_assignment",
         _P,
-        _assign_re("secret"),
+        _assign_re("secret", edge=_name_edge("secret")),
         ("secret",),
         needs="=:",
         caseless=True,
-        extract=_assignment(_token_like),
+        extract=_assignment(token_like),
     ),
     Rule(
         "token_assignment",
         _P,
-        _assign_re("token"),
+        _assign_re("token", edge=_name_edge("token")),
         ("token",),
         needs="=:",
         caseless=True,
-        extract=_assignment(_token_like),
+        extract=_assignment(token_like),
     ),
     Rule(
         "credentials_assignment",
@@ -420,7 +443,7 @@ RULES: tuple[Rule, ...] = (
         ("cred",),
         needs="=:",
         caseless=True,
-        extract=_assignment(_token_like),
+        extract=_assignment(token_like),
     ),
     Rule(
         "credentials_assignment",
@@ -443,7 +466,7 @@ RULES: tuple[Rule, ...] = (
         ("pass", "token", "secret", "api-key"),
         needs="-",
         caseless=True,
-        extract=_prefixed(_CLI_PREFIX, _group_span("v", _password_like)),
+        extract=_prefixed(_CLI_PREFIX, judged_group("v", password_like)),
     ),
     Rule(
         "signed_url_signature",
@@ -474,7 +497,7 @@ RULES: tuple[Rule, ...] = (
         ),
         ("curl",),
         needs="-",
-        extract=_group_span("v", _password_like),
+        extract=judged_group("v", password_like),
     ),
     Rule(
         "bearer_token",
@@ -482,7 +505,7 @@ RULES: tuple[Rule, ...] = (
         re.compile(r"(?<![A-Za-z0-9])bearer[ \t]+(?P<v>[A-Za-z0-9._~+/-]+=*)", re.IGNORECASE),
         ("bearer",),
         caseless=True,
-        extract=_group_span("v", _token_like),
+        extract=judged_group("v", token_like),
     ),
     Rule(
         "basic_auth",
@@ -502,7 +525,7 @@ RULES: tuple[Rule, ...] = (
         re.compile(r"(?<=[A-Za-z0-9])://[^\s:/@?#\[\]]{0,128}:(?P<v>[^\s/?#]{1,256})@"),
         ("://",),
         needs=":",
-        extract=_group_span("v", _password_like),
+        extract=judged_group("v", password_like),
     ),
 )
 

@@ -35,9 +35,20 @@ def all_rules() -> tuple[tuple[Rule, ...], frozenset[str]]:
     character some rule needs. Built on first use: compiling about a hundred
     provider patterns is most of what loading the policy costs, and a window
     can open before anything is screened."""
-    from core.policy import personal_numbers, provider_rules_dev, provider_rules_saas
+    from core.policy import (
+        command_rules,
+        personal_numbers,
+        provider_rules_dev,
+        provider_rules_saas,
+    )
 
-    rules = RULES + personal_numbers.RULES + provider_rules_dev.RULES + provider_rules_saas.RULES
+    rules = (
+        RULES
+        + command_rules.RULES
+        + personal_numbers.RULES
+        + provider_rules_dev.RULES
+        + provider_rules_saas.RULES
+    )
     return rules, frozenset("".join(r.needs for r in rules))
 
 

@@ -352,7 +352,7 @@ def _secret_cases() -> list[Case]:
         ],
         [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
     )
-    return cases + _number_cases() + _wrapped_cases()
+    return cases + _number_cases() + _wrapped_cases() + _command_cases()
 
 
 def _with_check_digit(body: str) -> str:
@@ -532,6 +532,73 @@ def _number_cases() -> list[Case]:
     )
 
 
+# Cases added later draw from their own generator, so the ones above stay as drawn.
+_later = random.Random(0x7E57)
+
+
+def _later_safe(n: int) -> str:
+    """Like :func:`_safe`, from the later cases' generator."""
+    return (
+        _later.choice("bcdfghjk")
+        + "".join(_later.choice(SAFE) for _ in range(n - 2))
+        + _later.choice("23456789")
+    )
+
+
+def _command_cases() -> list[Case]:
+    """Credentials in shell commands and in variables named for them."""
+    cases: list[Case] = []
+    cases += _cases(
+        "password_assignment",
+        [
+            "PGPASSWORD={v} psql -h db -U app",
+            "export PGPASSWORD='{v}'",
+            '$env:PGPASSWORD = "{v}"',
+            "SSHPASS={v} sshpass -e ssh root@10.0.0.5",
+            'datasource: {{ dbPassword: "{v}" }}',
+            "keystore.properties: storePassword={v}",
+        ],
+        [_later_safe(n) for n in (8, 10, 12, 9, 14, 11)],
+    )
+    cases += _cases(
+        "token_assignment",
+        ["GITHUBTOKEN={v}", 'new Client({{ accessToken: "{v}" }})'],
+        [_later_safe(n) for n in (36, 24)],
+    )
+    cases += _cases(
+        "secret_assignment",
+        ['clientSecret = "{v}"', "CLIENTSECRET={v}"],
+        [_later_safe(n) for n in (32, 28)],
+    )
+    cases += _cases("api_key_assignment", ["SECRET_KEY_BASE={v}"], [_later_safe(64)])
+    cases += _cases(
+        "env_credential",
+        [
+            "set DJANGO_SECRET_KEY to '{v}'",
+            "setx PGPASSWORD {v}",
+            "setenv MYSQL_PWD {v}",
+            "set -x OPENAI_API_KEY {v}",
+            'set -gx HF_TOKEN "{v}"',
+            "Set the DB_PASSWORD to {v} before running the migrations.",
+        ],
+        ["x8#k2!m9@p4$q7&w1^z6"] + [_later_safe(n) for n in (10, 12, 40, 34, 14)],
+    )
+    cases += _cases(
+        "cli_credential_flag",
+        [
+            "mysql -u root -p{v} db",
+            "mysqldump -uroot -p'{v}' app > dump.sql",
+            "mariadb -h db -u app -p{v} -e 'show tables'",
+            "sshpass -p {v} ssh root@10.0.0.5",
+            "sshpass -p '{v}' scp backup.tgz nas:/volume1/",
+            "redis-cli -h cache -a {v} ping",
+            "mongosh -u admin -p {v} --authenticationDatabase admin",
+        ],
+        ["S3cretPass"] + [_later_safe(n) for n in (12, 10, 8, 14, 16, 12)],
+    )
+    return cases
+
+
 CASES: list[Case] = _secret_cases()
 SECRETS: list[tuple[str, str]] = [(c.text, c.pattern) for c in CASES]
 
@@ -617,6 +684,28 @@ def _benign() -> list[str]:
         'ANTHROPIC_API_KEY="$ANTHROPIC_API_KEY"',
         "PWD=/home/alice/src/ambry OLDPWD=/var/log",
         "by-pass: enabled",
+        # Shell commands and variables that hold no credential: a prompt, a flag
+        # of another tool, a value computed when the command runs.
+        "Reset the PGPASSWORD variable after the migration",
+        "PGPASSWORD is read by psql",
+        "mysql -u root -p db",
+        "mysql -h db -P 3306 -p app",
+        'mysql -u root -p"$MYSQL_PWD" app',
+        "mysql -e 'select 1' && tar -pczf build.tgz build",
+        "`git log -p`",
+        "pip install -p",
+        "mkdir -p build",
+        "sshpass -f ~/.config/nas.pw ssh admin@nas",
+        'redis-cli -a "$REDIS_PASSWORD" ping',
+        "mongosh -u admin -p --authenticationDatabase admin",
+        "set -e PGPASSWORD",
+        "set DB_PASSWORD to whatever the vault says",
+        "set PGPASSWORD to $(pass show db/prod)",
+        "%admin ALL=(ALL) NOPASSWD:SETENV: /usr/bin/apt",
+        "BYPASS=enabled",
+        "isPassword: boolean;",
+        "nextToken: string",
+        "export SECRET_KEY_BASE=$(bin/rails secret)",
         # Look-alikes of vendor prefixes.
         "See task-sk-1234567890abcdefghijklmnopqrstuvwxyzAB for the subtask.",
         "We switched from sk-learn's old API to the new estimator interface.",

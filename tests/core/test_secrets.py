@@ -114,6 +114,7 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
     "secret_assignment": (Tier.PROBABLE, "client_secret: 'Zq81kLm29QpR'", "Zq81kLm29QpR"),
     "token_assignment": (Tier.PROBABLE, "access_token=Zq81kLm29QpR", "Zq81kLm29QpR"),
     "cli_credential_flag": (Tier.PROBABLE, "tool --db-password Zq81kLm2 run", "Zq81kLm2"),
+    "env_credential": (Tier.PROBABLE, "setx PGPASSWORD Zq81kLm2", "Zq81kLm2"),
     "credentials_assignment": (Tier.PROBABLE, "SMTP_CREDENTIALS=Zq81kLm29QpR", "Zq81kLm29QpR"),
     "signed_url_signature": (
         Tier.DEFINITE,
@@ -154,6 +155,13 @@ def test_findings_never_carry_the_value() -> None:
         ("Authorization: Bearer Zq81kLm29QpR7v", "Authorization: Bearer [SECRET_REDACTED]"),
         ("postgres://app:Xk9mP2q@db:5432/prod", "postgres://app:[SECRET_REDACTED]@db:5432/prod"),
         ("The DB_PASSWORD=hunter22.", "The DB_PASSWORD=[SECRET_REDACTED]."),
+        ("PGPASSWORD=s3cr3t psql -h db", "PGPASSWORD=[SECRET_REDACTED] psql -h db"),
+        ("mysql -u root -pS3cretPass db", "mysql -u root -p[SECRET_REDACTED] db"),
+        (
+            "set DJANGO_SECRET_KEY to 'x8#k2!m9@p4$q7&w1^z6'",
+            "set DJANGO_SECRET_KEY to '[SECRET_REDACTED]'",
+        ),
+        ("sshpass -p toor ssh root@10.0.0.5", "sshpass -p [SECRET_REDACTED] ssh root@10.0.0.5"),
     ],
 )
 def test_probable_findings_redact_the_value_only(text: str, expected: str) -> None:
