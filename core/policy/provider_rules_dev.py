@@ -155,7 +155,9 @@ OBSERVABILITY: tuple[Rule, ...] = (
 )
 
 AI: tuple[Rule, ...] = (
-    prefixed("huggingface_token", ("hf_", "api_org_"), f"[{ALNUM}]{{34}}"),
+    # Hugging Face publishes no length; its tokens have 34 characters after the
+    # prefix, and a few more are allowed for a longer format to come.
+    prefixed("huggingface_token", ("hf_", "api_org_"), f"[{ALNUM}]{{34,40}}"),
     prefixed("replicate_token", "r8_", f"[{ALNUM}]{{37}}"),
     prefixed("groq_key", "gsk_", f"[{ALNUM}]{{52}}"),
     prefixed("perplexity_key", "pplx-", f"[{ALNUM}]{{48}}"),
@@ -164,6 +166,12 @@ AI: tuple[Rule, ...] = (
     prefixed("fireworks_key", "fw_", f"[{ALNUM}]{{24,}}"),
     prefixed("cerebras_key", "csk-", f"[{LOWER_DIGITS}]{{48}}"),
     prefixed("anyscale_key", "esecret_", f"[{ALNUM}]{{20,}}"),
+    prefixed("openrouter_key", "sk-or-v1-", f"[{HEX}]{{64}}"),
+    prefixed("together_key", "tgp_v1_", f"[{URLSAFE}]{{43}}", tail=r"(?![A-Za-z0-9_-])"),
+    # Older Tavily keys have 32 characters after "tvly-"; newer ones start "tvly-dev-".
+    prefixed("tavily_key", "tvly-", f"[{ALNUM}-]{{32,80}}"),
+    prefixed("elevenlabs_key", "sk_", f"[{HEX}]{{48}}"),
+    prefixed("firecrawl_key", "fc-", f"[{HEX}]{{32}}"),
 )
 
 RULES: tuple[Rule, ...] = CODE_HOSTS + REGISTRIES + DELIVERY + CLOUD + OBSERVABILITY + AI

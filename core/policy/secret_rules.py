@@ -331,7 +331,11 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "openai_key",
         _D,
-        re.compile(_EDGE + r"sk-(?!ant-)(?:proj-|svcacct-|admin-)?(?P<body>[A-Za-z0-9_-]{32,})"),
+        # An OpenRouter key (sk-or-v1- and 64 hex digits) is named by its own rule.
+        re.compile(
+            _EDGE + r"sk-(?!ant-|or-v1-[0-9a-f]{64}(?![A-Za-z0-9_-]))"
+            r"(?:proj-|svcacct-|admin-)?(?P<body>[A-Za-z0-9_-]{32,})"
+        ),
         ("sk-",),
         needs="-",
         extract=_openai_body,

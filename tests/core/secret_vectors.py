@@ -352,7 +352,7 @@ def _secret_cases() -> list[Case]:
         ],
         [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
     )
-    return cases + _number_cases() + _wrapped_cases() + _command_cases()
+    return cases + _number_cases() + _wrapped_cases() + _command_cases() + _huggingface_cases()
 
 
 def _with_check_digit(body: str) -> str:
@@ -599,6 +599,25 @@ def _command_cases() -> list[Case]:
     return cases
 
 
+def _huggingface_cases() -> list[Case]:
+    """Hugging Face tokens longer than the 34 characters after "hf_" it issues
+    (typed by hand, or a longer format): the provider corpus has the usual ones."""
+    tokens = ["hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"] + [
+        "hf_" + "".join(_later.choice(ALNUM) for _ in range(n)) for n in (35, 37, 38, 40)
+    ]
+    return _cases(
+        "huggingface_token",
+        [
+            "HF token {v}",
+            "HUGGING_FACE_HUB_TOKEN={v}",
+            "huggingface-cli login --token {v}",
+            'AutoModel.from_pretrained("meta-llama/Llama-3.1-8B", token="{v}")',
+            "git clone https://alice:{v}@huggingface.co/datasets/acme/evals",
+        ],
+        tokens,
+    )
+
+
 CASES: list[Case] = _secret_cases()
 SECRETS: list[tuple[str, str]] = [(c.text, c.pattern) for c in CASES]
 
@@ -707,6 +726,10 @@ def _benign() -> list[str]:
         "nextToken: string",
         "export SECRET_KEY_BASE=$(bin/rails secret)",
         # Look-alikes of vendor prefixes.
+        "hf_hub_download fetches files",
+        "TAVILY_API_KEY=tvly-YOUR_API_KEY",
+        "OpenRouter keys start with sk-or-v1- and Together keys with tgp_v1_.",
+        "The calendar cell has class fc-daygrid-day-frame.",
         "See task-sk-1234567890abcdefghijklmnopqrstuvwxyzAB for the subtask.",
         "We switched from sk-learn's old API to the new estimator interface.",
         "OpenAI keys start with sk- and Anthropic keys with sk-ant-.",

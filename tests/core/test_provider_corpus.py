@@ -58,6 +58,26 @@ def test_issue_formats_are_redacted_not_just_possible(pattern: str, template: st
     assert all(f.tier is not Tier.POSSIBLE for f in scan(text) if f.pattern == pattern)
 
 
+# Keys of the services a local agent is set up with, each named by its own rule.
+_AGENT_SERVICE_KEYS = {
+    # Longer than the 34 characters Hugging Face issues: typed by hand, still a token.
+    "huggingface_token": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "openrouter_key": "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",
+    "together_key": "tgp_v1_jORS-6ilI8ihN5KXSc7Tvo-hBKqFYY-kv5ZJr3J1TWD",
+    "tavily_key": "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",
+    "elevenlabs_key": "sk_c1626e53a13043b026c48bbf33feff9243a8f506b40928b5",
+    "firecrawl_key": "fc-b7a767c76fb008f86bebb2737f6a6f0f",
+}
+
+
+@pytest.mark.parametrize("pattern", sorted(_AGENT_SERVICE_KEYS))
+def test_agent_service_keys_are_redacted_under_their_own_name(pattern: str) -> None:
+    value = _AGENT_SERVICE_KEYS[pattern]
+    result = redact(f"The MCP server config has {value} in its env block.")
+    assert value not in result.text
+    assert result.redacted == (pattern,)
+
+
 @pytest.mark.parametrize(
     "text",
     [

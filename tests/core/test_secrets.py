@@ -129,6 +129,7 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
     "payment_card": (Tier.DEFINITE, "card 4111 1111 1111 1111 exp 12/29", "4111 1111 1111 1111"),
     "us_ssn": (Tier.PROBABLE, "SSN is 078-05-1121", "078-05-1121"),
     "aws_secret_key": (Tier.DEFINITE, f"aws secret {_B36}", _B36),
+    "huggingface_token": (Tier.DEFINITE, f"HF token hf_{_B36[:36]}", f"hf_{_B36[:36]}"),
 }
 
 
