@@ -47,6 +47,7 @@ _NOT_A_VALUE = frozenset(
     generally typically only just probably please must should will can may might
     does did str bytes int bool optional""".split()
 )
+_AROUND = re.compile(r"\A[\"'`(\[]+|[^\w]+\Z")
 # "os.environ['TOKEN']", "getpass.getpass(...)", "Field(...)": code computing a value.
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w.]*[(\[]")
 # "apiKey = process.env.API_KEY", "token: config.auth.token": code naming where a value is.
@@ -55,6 +56,67 @@ _UNITS = frozenset(
     "characters chars character digits digit letters letter symbols long days hours minutes "
     "weeks months years times attempts".split()
 )
+# Words that follow "with password" as one noun ("log in with password authentication").
+_COMPOUNDS = frozenset(
+    "authentication auth login logins logon signin sign-in protection prompt prompts reset "
+    "resets manager managers policy policies field fields hash hashes hashing change changes "
+    "expiry expiration rotation recovery rules requirements access entry input hint hints "
+    "strength length complexity support fallback entries file files store vault list".split()
+)
+# "ssh root@10.0.0.5 with password toor", "log in using the password hunter2".
+_WITH = re.compile(
+    r"(?<![\w-])(?:with|using)[ \t]+(?:(?:the|my|our|a)[ \t]+)?"
+    r"(?P<noun>password|passwd|passcode|passphrase|pw|pin)(?:[ \t]+of)?(?P<sep>[ \t]*:)?[ \t]+"
+    r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
+    re.IGNORECASE,
+)
+# "I set the wifi password to hunter2", "changed my PIN to 4821".
+_SET_TO = re.compile(
+    r"(?<![\w-])(?:set|changed?|reset|updated?)[ \t]+(?:(?:the|my|our|his|her|their)[ \t]+)?"
+    r"(?:[\w.-]+[ \t]+){0,2}?"
+    r"(?P<noun>password|passwd|passcode|passphrase|pw|pin(?:[ \t]+code)?)[ \t]+to[ \t]+"
+    r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
+    re.IGNORECASE,
+)
+# "ssh root@10.0.0.5 password toor", "user admin, password hunter2": a user, then its password.
+_USER_THEN_PASSWORD = re.compile(
+    r"(?:(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*"
+    r"|(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*"
+    r"(?!(?:and|or|with|to|for|the|a|an|your|my|no|of|in|name)(?![\w.@+-]))[\w.@+-]+)"
+    r"[ \t]*[,;]?[ \t]+(?P<noun>password|passwd|pw)(?P<sep>[ \t]*[:=]|[ \t]+is)?[ \t]+"
+    r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
+    re.IGNORECASE,
+)
+
+# --- values of more than one word ------------------------------------------------
+
+# Function words: a phrase that has one after its first word is a sentence, not a
+# passphrase ("the passphrase is asked for on every push").
+_FUNCTION_WORDS = frozenset(
+    """a an the and or but nor so yet for of to in on at by with from into onto over under
+    about as than then that this these those it its is are was were be been being has have
+    had do does did will would can could should may might must shall not no your my our
+    their his her them they we you he she i me us which who whom whose what when where why
+    how if unless because while until some any each every all both either neither such same
+    other another there here also too very just only even still already again enough via
+    per""".split()
+)
+# Verbs that open an instruction ("passphrase: ask Bob tomorrow"), not a passphrase.
+_INSTRUCTIONS = frozenset(
+    "ask see check use pick choose contact call talk look find get try read type enter "
+    "create make write keep store put send share generate copy paste follow".split()
+)
+_PROSE_WORDS = _FUNCTION_WORDS | _NOT_A_VALUE | _UNITS
+# Google's app password: four groups of four lower-case letters, after "app password".
+_APP_PASSWORD = re.compile(r"[a-z]{4}(?:[ \t][a-z]{4}){3}(?![\w-])")
+_APP_BEFORE = re.compile(
+    r"(?<![\w-])(?:app(?:[ \t-]+specific)?|application[ \t-]+specific)[ \t-]+\Z", re.IGNORECASE
+)
+_QUOTED = re.compile(
+    r"[\"'\u201c\u2018](?P<inner>[^\"'\u201c\u201d\u2018\u2019\r\n]{1,80})[\"'\u201d\u2019]"
+)
+# A passphrase said plainly: words up to the end of the clause.
+_WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+){2,8}(?=[.,;:!?)\"']?(?:\s|\Z))")
 
 
 # "Login for the NAS: admin / hunter2", "creds for staging: root:Pa55word".
@@ -146,28 +208,103 @@ def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
     if not any(noun in lowered for noun in _STATEMENT_NOUNS):
         return  # the regex costs ~50x more than these look-ups
     for m in _STATEMENT.finditer(text):
-        value = m.group("value").strip("\"'.,;:!?()[]")
-        if not value or value.lower() in _NOT_A_VALUE or value == REPLACEMENT.strip("[]"):
-            continue
-        if _CODE_VALUE.match(m.group("value")):
-            continue
-        noun = m.group("noun").lower()
-        if (
-            m.group("sep").strip() in ("=", ":")
-            and _CODE_REF.fullmatch(value)
-            and not noun.startswith(("pass", "pw"))  # "correct.horse.battery" is a password
-        ):
-            continue
-        rest = (m.group("rest") or "").strip().lower()
-        if value.isalpha():
-            # A lone word closing the clause is the value; one that runs on is prose.
-            if rest and rest not in ("and", "but", "so", "btw"):
-                continue
-        elif value.isdigit() and rest in _UNITS:
-            continue  # "the PIN is 4 digits"
-        if not _fits(m.group("noun").lower(), value):
-            continue
-        yield _statement_reason(m.group("noun")), m.span("value")
+        span = _value_span(m, assigned=m.group("sep").strip() in ("=", ":"))
+        if span is not None:
+            yield _statement_reason(m.group("noun")), span
+    if "with" in lowered or "using" in lowered:
+        for m in _WITH.finditer(text):
+            span = _value_span(m)
+            if span is not None:
+                yield _statement_reason(m.group("noun")), span
+    if " to " in lowered:
+        for m in _SET_TO.finditer(text):
+            span = _value_span(m)
+            if span is not None:
+                yield _statement_reason(m.group("noun")), span
+    if "@" in text or "user" in lowered or "login" in lowered:
+        for m in _USER_THEN_PASSWORD.finditer(text):
+            span = _value_span(m)
+            if span is not None:
+                yield "looks like a login (user and password)", span
+
+
+def _value_span(m: re.Match[str], *, assigned: bool = False) -> tuple[int, int] | None:
+    """The span of the credential a statement discloses, or None if what follows
+    the noun is talk about it ("the password is required").
+
+    Args:
+        m: A match with the groups ``noun``, ``value`` (the first word after the
+            noun and its verb) and ``rest`` (the word after that, if any).
+        assigned: The noun was followed by ``=`` or ``:`` rather than a verb.
+    """
+    noun = m.group("noun").lower()
+    if noun.startswith(("pass", "pw")):
+        phrase = _phrase(m, noun)
+        if phrase is not None:
+            return phrase
+    # Judged without the punctuation around it ("swordfish.", "`qwerty`:", a
+    # manual page's "authentication\\&."); the span keeps it.
+    value = _AROUND.sub("", m.group("value"))
+    if not any(c.isalnum() for c in value):
+        return None  # "with a passphrase |" in a table, "the password is …"
+    if value.lower() in _NOT_A_VALUE or value == REPLACEMENT.strip("[]"):
+        return None
+    if _CODE_VALUE.match(m.group("value")):
+        return None
+    if (
+        assigned
+        and _CODE_REF.fullmatch(value)
+        and not noun.startswith(("pass", "pw"))  # "correct.horse.battery" is a password
+    ):
+        return None
+    rest = (m.group("rest") or "").strip().lower()
+    if value.isalpha():
+        # A lone word closing the clause is the value; one that runs on is prose.
+        if rest and rest not in ("and", "but", "so", "btw"):
+            return None
+        if value.lower() in _COMPOUNDS:
+            return None  # "log in with password authentication."
+    elif value.isdigit() and rest in _UNITS:
+        return None  # "the PIN is 4 digits"
+    if not _fits(noun, value):
+        return None
+    return m.span("value")
+
+
+def _phrase(m: re.Match[str], noun: str) -> tuple[int, int] | None:
+    """The span of a password of several words, or None: Google's app password
+    ("abcd efgh ijkl mnop"), a quoted phrase ("Summer 2024 rocks"), or a
+    passphrase said plainly ("correct horse battery staple")."""
+    text, start = m.string, m.start("value")
+    if _APP_BEFORE.search(text, max(0, m.start("noun") - 24), m.start("noun")):
+        app = _APP_PASSWORD.match(text, start)
+        if app is not None:
+            return app.span()
+    quoted = _QUOTED.match(text, start)
+    if quoted is not None:
+        words = [w.strip(".,;:!?()").lower() for w in quoted.group("inner").split()]
+        if len(words) >= 2 and _reads_as_one(words, min_words=2):
+            return quoted.span("inner")
+        return None
+    if "phrase" in noun:
+        plain = _WORDS.match(text, start)
+        if plain is not None:
+            words = plain.group().lower().split()
+            if len(words) <= 8 and _reads_as_one(words, min_words=3):
+                return plain.span()
+    return None
+
+
+def _reads_as_one(words: list[str], *, min_words: int) -> bool:
+    """Whether ``words`` read as one made-up password rather than a sentence: no
+    function word, no word of talk about passwords after the first, and a first
+    word that opens no instruction. A first word such as "correct" can open a
+    phrase ("correct horse battery staple") or a judgement ("correct as typed"),
+    so a phrase that starts with one needs a word more."""
+    first, others = words[0], words[1:]
+    if first in _FUNCTION_WORDS or first in _INSTRUCTIONS or any(w in _PROSE_WORDS for w in others):
+        return False
+    return len(words) >= min_words + (first in _PROSE_WORDS)
 
 
 # "Servo pw is 1500us", "timeout: 30s": a measurement, not a password.

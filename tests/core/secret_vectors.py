@@ -352,7 +352,8 @@ def _secret_cases() -> list[Case]:
         ],
         [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
     )
-    return cases + _number_cases() + _wrapped_cases() + _command_cases() + _huggingface_cases()
+    later = _command_cases() + _huggingface_cases()
+    return cases + _number_cases() + _wrapped_cases() + later
 
 
 def _with_check_digit(body: str) -> str:
@@ -725,6 +726,7 @@ def _benign() -> list[str]:
         "isPassword: boolean;",
         "nextToken: string",
         "export SECRET_KEY_BASE=$(bin/rails secret)",
+        "use a passphrase for the SSH key",
         # Look-alikes of vendor prefixes.
         "hf_hub_download fetches files",
         "TAVILY_API_KEY=tvly-YOUR_API_KEY",

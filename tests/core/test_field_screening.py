@@ -33,6 +33,20 @@ def test_file_text_loses_only_the_stated_values() -> None:
     assert out.redacted.count("credential_statement") == 2
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("app password: abcd efgh ijkl mnop.", "abcd efgh ijkl mnop"),
+        ("my passphrase is correct horse battery staple", "correct horse battery staple"),
+        ('my password is "Summer 2024 rocks" now', "Summer 2024 rocks"),
+    ],
+)
+def test_file_text_loses_all_of_a_value_of_several_words(text: str, value: str) -> None:
+    out = screen_field(text, "text", statements=Statements.REDACT)
+    assert out.text == text.replace(value, REPLACEMENT)
+    assert out.redacted == ("credential_statement",)
+
+
 def test_the_agent_token_is_cut_out_wherever_it_appears() -> None:
     out = screen_field(f"socket token {TOKEN}, again:{TOKEN}.", "text", known=(TOKEN,))
     assert TOKEN not in out.text

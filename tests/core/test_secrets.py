@@ -227,6 +227,39 @@ def test_credential_statement_positives(text: str, reason: str) -> None:
     assert credential_statement(text) == reason
 
 
+_PASSWORD = "looks like a password statement"
+_PASSPHRASE = "looks like a passphrase statement"
+_LOGIN = "looks like a login (user and password)"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        # A password said with "with", "using" or "set ... to", or after its user.
+        ("ssh root@10.0.0.5 with password toor", _PASSWORD),
+        ("connect to the NAS using the password Tr0ub4dor", _PASSWORD),
+        ("The zip is encrypted with password infected", _PASSWORD),
+        ("encrypted with a password of hunter22", _PASSWORD),
+        ("`daniel`, using the password `qwerty`:", _PASSWORD),
+        ("I set the wifi password to hunter2", _PASSWORD),
+        ("set password to hunter2", _PASSWORD),
+        ("changed my PIN to 4821", "looks like a PIN statement"),
+        ("ssh root@10.0.0.5 password toor", _LOGIN),
+        ("user admin password hunter2", _LOGIN),
+        # Passwords of several words: Google's app password, a quoted phrase, a passphrase.
+        ("user's gmail app password is abcd efgh ijkl mnop", _PASSWORD),
+        ("app password: abcd efgh ijkl mnop", _PASSWORD),
+        ("Google app-specific password for Thunderbird: wxyz abcd efgh ijkl", _PASSWORD),
+        ('my password is "Summer 2024 rocks"', _PASSWORD),
+        ("my passphrase is correct horse battery staple", _PASSPHRASE),
+        ("my ssh passphrase: purple monkey dishwasher lamp", _PASSPHRASE),
+        ('the GPG passphrase is "correct horse battery staple"', _PASSPHRASE),
+    ],
+)  # fmt: skip
+def test_more_credential_statements(text: str, reason: str) -> None:
+    assert credential_statement(text) == reason
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -254,6 +287,30 @@ def test_credential_statement_positives(text: str, reason: str) -> None:
         "The secret is patience",
         "The secret to good bread is time",
         "",
+        # Where a password, code or phrase lives, or how it is used, is no disclosure.
+        "the password is in 1Password",
+        "the password is stored in the keychain",
+        "log in with password authentication.",
+        "sign in with password or passkey",
+        "protected with a password",
+        "with the password you set during install",
+        "private entries only with a passphrase |",
+        "Email alice@example.com password reset link",
+        "git@github.com password prompt appears",
+        "the config has username and password entries",
+        "set the password to expire after 90 days",
+        "reset the password to the default",
+        "Set PIN to 4 digits",
+        "updated the password to meet the new policy",
+        "app password for this user will show once",
+        'the password is "too short"',
+        'the password is "not set"',
+        "use a passphrase for the SSH key",
+        "the passphrase is stored in the keychain",
+        "The passphrase is long enough now",
+        "the passphrase is hashed server side",
+        "passphrase: ask Bob tomorrow",
+        "the passphrase is asked for on every push",
     ],
 )
 def test_credential_statement_negatives(text: str) -> None:
