@@ -36,6 +36,7 @@ def all_rules() -> tuple[tuple[Rule, ...], frozenset[str]]:
     provider patterns is most of what loading the policy costs, and a window
     can open before anything is screened."""
     from core.policy import (
+        access_codes,
         command_rules,
         personal_numbers,
         provider_rules_dev,
@@ -45,6 +46,7 @@ def all_rules() -> tuple[tuple[Rule, ...], frozenset[str]]:
     rules = (
         RULES
         + command_rules.RULES
+        + access_codes.RULES
         + personal_numbers.RULES
         + provider_rules_dev.RULES
         + provider_rules_saas.RULES

@@ -352,7 +352,7 @@ def _secret_cases() -> list[Case]:
         ],
         [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
     )
-    later = _command_cases() + _huggingface_cases()
+    later = _command_cases() + _huggingface_cases() + _otp_cases()
     return cases + _number_cases() + _wrapped_cases() + later
 
 
@@ -600,6 +600,24 @@ def _command_cases() -> list[Case]:
     return cases
 
 
+def _otp_cases() -> list[Case]:
+    """The secret of an otpauth:// link (a QR code's text) and of an authenticator export."""
+    base32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+    secrets = ["".join(_later.choice(base32) for _ in range(n)) for n in (16, 26, 32, 20)]
+    export = "".join(_later.choice(ALNUM) for _ in range(120))
+    return _cases(
+        "otp_secret",
+        [
+            "otpauth://totp/ACME:alice@acme.test?secret={v}&issuer=ACME",
+            "The QR code says otpauth://totp/GitHub:bob?issuer=GitHub&secret={v}&digits=6",
+            "otpauth://hotp/VPN?secret={v}&counter=0",
+            "2FA backup: otpauth://totp/AWS%20root?secret={v}&period=30",
+            "Authenticator export: otpauth-migration://offline?data={v}%3D%3D",
+        ],
+        [*secrets, export],
+    )
+
+
 def _huggingface_cases() -> list[Case]:
     """Hugging Face tokens longer than the 34 characters after "hf_" it issues
     (typed by hand, or a longer format): the provider corpus has the usual ones."""
@@ -726,6 +744,12 @@ def _benign() -> list[str]:
         "isPassword: boolean;",
         "nextToken: string",
         "export SECRET_KEY_BASE=$(bin/rails secret)",
+        # Talk about two-factor secrets and where codes are kept.
+        "TOTP uses a shared secret",
+        "Scan the otpauth://totp/ QR code with the authenticator app.",
+        "store recovery codes in the password manager",
+        "the seed phrase is written on paper in the safe",
+        "the door code is on the fridge note",
         "use a passphrase for the SSH key",
         # Look-alikes of vendor prefixes.
         "hf_hub_download fetches files",

@@ -27,7 +27,7 @@ from tests.core.claims_helpers import ok
 VERIFIED = "The staging database runs Postgres 16"
 CANDIDATE = "The production database runs Oracle 9"
 STALE = "The build server is named hopper"
-DRIFTED = "The office door code is 4411"
+DRIFTED = "The office is at 44 Elm Street"
 RETRACTED = "The team standup is at nine"
 
 

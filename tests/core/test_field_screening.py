@@ -39,6 +39,13 @@ def test_file_text_loses_only_the_stated_values() -> None:
         ("app password: abcd efgh ijkl mnop.", "abcd efgh ijkl mnop"),
         ("my passphrase is correct horse battery staple", "correct horse battery staple"),
         ('my password is "Summer 2024 rocks" now', "Summer 2024 rocks"),
+        ("GitHub recovery codes: 3f2a1-9c8b7, 77e2d-01fa3.", "3f2a1-9c8b7, 77e2d-01fa3"),
+        (
+            "seed phrase:\nlegal winner thank year\nwave sausage worth useful\n"
+            "legal winner thank yellow\n\nthanks",
+            "legal winner thank year\nwave sausage worth useful\nlegal winner thank yellow",
+        ),
+        ("authenticator setup key: jbsw y3dp ehpk 3pxp kq2a ok", "jbsw y3dp ehpk 3pxp kq2a"),
     ],
 )
 def test_file_text_loses_all_of_a_value_of_several_words(text: str, value: str) -> None:

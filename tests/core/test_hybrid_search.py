@@ -129,7 +129,7 @@ def test_private_and_secret_entries_get_no_vector(
     service: MemoryService, agent: Caller, memory_keyring: object
 ) -> None:
     _store(service, agent, "User's bank is Northwind", privacy="private")
-    _store(service, agent, "Locker code is 4321", privacy="secret")
+    _store(service, agent, "The spare key is in locker 4321", privacy="secret")
     public = _store(service, agent, "User likes hiking")
     service.start_embedding()
     assert service.embedding is not None and service.embedding.wait_idle(60)

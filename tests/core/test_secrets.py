@@ -129,6 +129,11 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
     "payment_card": (Tier.DEFINITE, "card 4111 1111 1111 1111 exp 12/29", "4111 1111 1111 1111"),
     "us_ssn": (Tier.PROBABLE, "SSN is 078-05-1121", "078-05-1121"),
     "aws_secret_key": (Tier.DEFINITE, f"aws secret {_B36}", _B36),
+    "otp_secret": (
+        Tier.DEFINITE,
+        "otpauth://totp/ACME:bob?secret=JBSWY3DPEHPK3PXPQ4DS&issuer=ACME",
+        "JBSWY3DPEHPK3PXPQ4DS",
+    ),
     "huggingface_token": (Tier.DEFINITE, f"HF token hf_{_B36[:36]}", f"hf_{_B36[:36]}"),
 }
 
@@ -230,6 +235,11 @@ def test_credential_statement_positives(text: str, reason: str) -> None:
 _PASSWORD = "looks like a password statement"
 _PASSPHRASE = "looks like a passphrase statement"
 _LOGIN = "looks like a login (user and password)"
+_ACCESS_CODE = "looks like an access code statement"
+_RECOVERY_CODES = "looks like a recovery codes statement"
+_TWO_FACTOR = "looks like a two-factor secret statement"
+_RECOVERY_PHRASE = "looks like a recovery phrase statement"
+_BIP39_12 = "abandon ability able about above absent absorb abstract absurd abuse access accident"
 
 
 @pytest.mark.parametrize(
@@ -254,6 +264,32 @@ _LOGIN = "looks like a login (user and password)"
         ("my passphrase is correct horse battery staple", _PASSPHRASE),
         ("my ssh passphrase: purple monkey dishwasher lamp", _PASSPHRASE),
         ('the GPG passphrase is "correct horse battery staple"', _PASSPHRASE),
+        # Door, gate, alarm and safe codes.
+        ("remember the door code 1234#", _ACCESS_CODE),
+        ("the gate code is 4821", _ACCESS_CODE),
+        ("gate code: *4821#", _ACCESS_CODE),
+        ("The alarm code for the shop is 90210", _ACCESS_CODE),
+        ("garage door code 5567", _ACCESS_CODE),
+        ("safe combination is 12-34-56", _ACCESS_CODE),
+        ("the combination to the safe is 22-14-35", _ACCESS_CODE),
+        ("building entry code #1234", _ACCESS_CODE),
+        # Backup and recovery codes.
+        ("The recovery codes are 8f3k-2jd9, 7dk2-9dk3", _RECOVERY_CODES),
+        ("GitHub recovery codes: 3f2a1-9c8b7, 77e2d-01fa3, 5b6c9-d2e41", _RECOVERY_CODES),
+        ("backup codes:\n- 1234 5678\n- 9012 3456", _RECOVERY_CODES),
+        ("my backup code for google is 48213907", _RECOVERY_CODES),
+        # Two-factor secrets.
+        ("TOTP secret JBSWY3DPEHPK3PXP", _TWO_FACTOR),
+        ("2FA secret: JBSWY3DPEHPK3PXP", _TWO_FACTOR),
+        ("authenticator setup key: jbsw y3dp ehpk 3pxp kq2a", _TWO_FACTOR),
+        ("MFA seed for AWS root is GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ", _TWO_FACTOR),
+        # A wallet's recovery phrase.
+        (f"Bitcoin seed phrase: {_BIP39_12}", _RECOVERY_PHRASE),
+        ("mnemonic: legal winner thank year wave sausage worth useful legal winner thank yellow",
+         _RECOVERY_PHRASE),
+        ("my recovery phrase is: " + " ".join(f"{i}. {w}" for i, w in
+                                               enumerate(_BIP39_12.split(), 1)), _RECOVERY_PHRASE),
+        (f"Ledger recovery words:\n{_BIP39_12}\n{_BIP39_12}", _RECOVERY_PHRASE),
     ],
 )  # fmt: skip
 def test_more_credential_statements(text: str, reason: str) -> None:
@@ -311,6 +347,19 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "the passphrase is hashed server side",
         "passphrase: ask Bob tomorrow",
         "the passphrase is asked for on every push",
+        "the door code is on the fridge note",
+        "the door code changed in 2023",
+        "building code 2021 applies",
+        "The alarm code is 4 digits",
+        "store recovery codes in the password manager",
+        "recovery codes are 10 characters long",
+        "The recovery codes are in 1Password",
+        "backup codes 2024 refresh",
+        "TOTP uses a shared secret",
+        "the TOTP secret is stored in the vault",
+        "the seed phrase is written on paper in the safe",
+        "the seed phrase is the only way back into the wallet if the phone dies",
+        "Seed words: keep them offline and never type them into a website you do not trust fully",
     ],
 )
 def test_credential_statement_negatives(text: str) -> None:

@@ -146,7 +146,8 @@ def test_related_refuses_secret_entries(
     service: MemoryService, operator: Caller, memory_keyring: object
 ) -> None:
     secret = service.store(
-        operator, {"type": "fact", "content": "Door code 1234", "privacy": "secret"}
+        operator,
+        {"type": "fact", "content": "The spare key is in locker 1234", "privacy": "secret"},
     )
     with pytest.raises(Forbidden):
         service.related(operator, {"id": secret.entry.id})

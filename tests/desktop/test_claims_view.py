@@ -67,7 +67,7 @@ def test_review_with_keys_badges_and_history(
         "The person prefers dark mode.",
         "The person prefers dark mode and short answers",
     )
-    wrong = _claim(service, agent, "Lunch is at noon.", "The office door code is 4411")
+    wrong = _claim(service, agent, "Lunch is at noon.", "The office is at 44 Elm Street")
     window.resize(1280, 720)
     window.go(Nav.CLAIMS)
     page = window.claims
@@ -77,7 +77,7 @@ def test_review_with_keys_badges_and_history(
     assert badges == {
         "The cache is cold on Mondays": "✓ exact match",
         "The person prefers dark mode and short answers": "≈ partial",
-        "The office door code is 4411": "⚠ drifted",
+        "The office is at 44 Elm Street": "⚠ drifted",
     }
     # The detail shows the claim beside what its source said then and says now.
     page.table.selectRow(rows(window).index("The person prefers dark mode and short answers"))
@@ -90,7 +90,7 @@ def test_review_with_keys_badges_and_history(
         window.grab().save(str(Path(os.environ["AMBRY_SCREENSHOT_DIR"]) / "claims-view.png"))
 
     # A unsupported claim cannot be accepted: the key changes nothing.
-    page.table.selectRow(rows(window).index("The office door code is 4411"))
+    page.table.selectRow(rows(window).index("The office is at 44 Elm Street"))
     page.table.setFocus()
     qtbot.keyClick(page.table, Qt.Key.Key_A)
     store = service.store_for("main")

@@ -101,7 +101,7 @@ def test_export_then_import_into_another_group_round_trips(
     tmp_path: Path,
 ) -> None:
     private = store(service, operator, "Therapist on Tuesdays", Privacy.PRIVATE)
-    secret = store(service, operator, "Safe code 4417", Privacy.SECRET)
+    secret = store(service, operator, "The spare key is in locker 4417", Privacy.SECRET)
     files.save_path = tmp_path / "backup"  # no suffix: .jsonl is added
     files.passwords = ["correct horse", "correct horse"]
     panel.include_private.setChecked(True)
@@ -112,7 +112,7 @@ def test_export_then_import_into_another_group_round_trips(
     records = entry_lines(path)
     assert len(records) == 6
     # The words, not "4417" alone: four digits turn up by chance in ids and sealed text.
-    assert not any("Therapist" in json.dumps(r) or "code 4417" in json.dumps(r) for r in records)
+    assert not any("Therapist" in json.dumps(r) or "locker 4417" in json.dumps(r) for r in records)
 
     window.state.set_group("copy")
     files.open_path = path
@@ -122,7 +122,7 @@ def test_export_then_import_into_another_group_round_trips(
     assert "Passphrase it was exported with" in files.asked[-1]
     assert service.get("copy", private).content == "Therapist on Tuesdays"
     assert service.get("copy", secret).content == SECRET_MASK
-    assert service.get("copy", secret, reveal=True).content == "Safe code 4417"
+    assert service.get("copy", secret, reveal=True).content == "The spare key is in locker 4417"
     assert set(service.store_for("copy").get_many(filled.values())) == set(filled.values())
     # The import is another connection's commit: the browser shows it without a restart.
     qtbot.waitUntil(lambda: len(listed(window)) == 6)

@@ -97,9 +97,11 @@ def test_restore_of_a_secret_version_keeps_its_unseen_text(
     window: MainWindow,
     memory_keyring: object,
 ) -> None:
-    request = StoreRequest(EntryType.FACT, "Door code is 4412", (), privacy=Privacy.SECRET)
+    request = StoreRequest(
+        EntryType.FACT, "The spare key is in locker 4412", (), privacy=Privacy.SECRET
+    )
     v1 = service.store_entries(operator, [request])[0].entry.id
-    v2 = edit(service, operator, v1, "Door code changed, ask Ana", ())
+    v2 = edit(service, operator, v1, "The spare key moved, ask Ana", ())
     dialog = open_history(qtbot, window, v2)
     dialog.select_version(1)
     assert "4412" not in dialog.view.toPlainText()
@@ -110,4 +112,4 @@ def test_restore_of_a_secret_version_keeps_its_unseen_text(
     dialog.restore_button.click()
     head = service.history("main", v2)[-1]
     assert head.privacy is Privacy.SECRET
-    assert service.get("main", head.id, reveal=True).content == "Door code is 4412"
+    assert service.get("main", head.id, reveal=True).content == "The spare key is in locker 4412"

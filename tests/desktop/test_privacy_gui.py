@@ -97,7 +97,7 @@ def test_secret_is_masked_until_revealed_and_again_after(
     filled: dict[str, str],
     window: MainWindow,
 ) -> None:
-    secret = store(service, operator, "The safe code is 4417", Privacy.SECRET)
+    secret = store(service, operator, "The spare key is in locker 4417", Privacy.SECRET)
     select(qtbot, window, secret)
     editor = window.browser.editor
     assert cell(window, secret, "content") == SECRET_MASK
@@ -106,7 +106,7 @@ def test_secret_is_masked_until_revealed_and_again_after(
     assert audited_reveals(service, secret) == 0
 
     qtbot.mouseClick(editor.reveal_button, Qt.MouseButton.LeftButton)
-    assert editor.content.toPlainText() == "The safe code is 4417"
+    assert editor.content.toPlainText() == "The spare key is in locker 4417"
     assert editor.revealed and not editor.content.isReadOnly()
     assert not editor.is_dirty()
     assert audited_reveals(service, secret) == 1
@@ -116,7 +116,7 @@ def test_secret_is_masked_until_revealed_and_again_after(
     editor.reveal_button.click()
     assert editor.content.toPlainText() == SECRET_MASK and not editor.revealed
     editor.reveal_button.click()
-    assert editor.content.toPlainText() == "The safe code is 4417"
+    assert editor.content.toPlainText() == "The spare key is in locker 4417"
     assert audited_reveals(service, secret) == 2
 
     select(qtbot, window, filled["luna"])
@@ -133,7 +133,9 @@ def test_masked_secret_keeps_its_text_through_a_tag_edit(
     operator: Caller,
     window: MainWindow,
 ) -> None:
-    secret = store(service, operator, "Alarm code 9031", Privacy.SECRET, ("home",))
+    secret = store(
+        service, operator, "The alarm panel is behind the coats", Privacy.SECRET, ("home",)
+    )
     select(qtbot, window, secret)
     editor = window.browser.editor
     editor.tags.setText("home, alarm")
@@ -143,7 +145,7 @@ def test_masked_secret_keeps_its_text_through_a_tag_edit(
     new = listed(window)[0]
     current = service.get("main", new, reveal=True)
     assert (current.content, current.tags, current.privacy) == (
-        "Alarm code 9031",
+        "The alarm panel is behind the coats",
         ("home", "alarm"),
         Privacy.SECRET,
     )

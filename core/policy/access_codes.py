@@ -1,0 +1,185 @@
+"""Codes and phrases that open something: door, gate, alarm and safe codes,
+two-factor secrets, recovery codes and a wallet's recovery phrase.
+
+Like a password said in a sentence (:mod:`core.policy.credentials`), none of them
+has a shape of its own, so each is recognised by what the text says it is ("the
+gate code is 4821#", "TOTP secret JBSWY3DPEHPK3PXP", "recovery codes: 8f3k-2jd9,
+7dk2-9dk3", "seed phrase: abandon ability able …") and the statement is refused
+(in text nobody composed for Ambry, its value is cut out). Where a code lives is
+not a code: "the door code is on the fridge note", "store recovery codes in the
+password manager" and "the seed phrase is written on paper in the safe" pass.
+
+A recovery phrase is recognised without a word list: after "seed phrase",
+"recovery phrase" or "mnemonic", twelve to twenty-five words of three to eight
+letters (the length of every BIP-39 word) in which none is a word that sentences
+need and the BIP-39 list leaves out ("the", "and", "with", ...). A sentence that
+long without one of them does not follow "seed phrase:" in practice.
+
+An ``otpauth://`` link carries its secret in a known place, so that secret is
+redacted like any token (:data:`RULES`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from core.policy.secret_rules import Rule, Span, Tier
+
+# The optional "for the NAS" part of a statement, as in core.policy.credentials
+# (its second word is never the verb: "backup code for google is 4821...").
+_WORD = r"[\w@-]+(?:\.[\w@-]+)*"
+_FOR = (
+    r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?"
+    rf"{_WORD}(?:[ \t]+(?!(?:is|are|was|were)(?![\w-])){_WORD})?)?"
+)
+# "is", ":" or "=", or only a space ("remember the door code 1234#").
+_SAID = (
+    r"(?:[ \t]+(?:is|are|was|were)(?:[ \t]+(?:now|still|just))?(?:[ \t]*:)?[ \t]+"
+    r"|[ \t]*[:=][ \t]*|[ \t]+)"
+)
+
+_PLACE = (
+    r"(?:door|gate|alarm|garage|safe|lock[ \t-]?box|key[ \t-]?safe|keypad|padlock|locker"
+    r"|(?:building[ \t]+)?entry)"
+)
+_ACCESS = re.compile(
+    rf"(?<![\w-])(?P<noun>{_PLACE}(?:[ \t-]+(?:entry|access|door|alarm|keypad))?[ \t-]+"
+    r"(?:code|combo|combination|pin)"
+    r"|(?:combination|combo|code)[ \t]+(?:to|for|of)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?"
+    r"(?:safe|lock|locker|padlock|lock[ \t-]?box|gate|door))"
+    + _FOR
+    + _SAID
+    # 4-12 digits, perhaps with the keypad's * or #, or a dial's numbers (12-34-56).
+    + r"(?P<value>[*#]?\d{4,12}[*#]?|\d{1,3}(?:[ \t]*[-/][ \t]*\d{1,3}){2,4})(?![\w-]|[.,:/]\d)",
+    re.IGNORECASE,
+)
+_PLACES = ("door", "gate", "alarm", "garage", "safe", "lock", "key", "pad", "entry")
+
+# Backup codes: GitHub's "xxxxx-xxxxx", Google's "1234 5678", others' "8f3k-2jd9".
+_CODE = r"(?:\d{4}[ ]\d{4}(?![\w-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){0,3})"
+_RECOVERY = re.compile(
+    r"(?<![\w-])(?P<noun>(?:(?:2fa|mfa|two[ \t-]factor)[ \t-]+)?"
+    r"(?:recovery|backup|emergency|scratch)[ \t-]+codes?)"
+    + _FOR
+    # Codes are often listed one to a line, after the colon.
+    + rf"(?P<said>{_SAID}(?:\r?\n[ \t]*(?:[-*][ \t]+)?)?)(?P<value>{_CODE})(?![\w-])",
+    re.IGNORECASE,
+)
+_NEXT_CODE = re.compile(
+    rf"(?:[ \t]*[,;][ \t]*|[ \t]+(?:and[ \t]+)?|[ \t]*\r?\n[ \t]*(?:[-*][ \t]+)?)({_CODE})(?![\w-])"
+)
+
+_TOTP = re.compile(
+    r"(?<![\w-])(?P<noun>(?:totp|otp|2fa|mfa|two[ \t-]factor|authenticator)(?:[ \t-]+app)?[ \t-]+"
+    r"(?:secret(?:[ \t-]+key)?|seed|key|setup[ \t-]+key))"
+    + _FOR
+    + _SAID
+    + r"(?P<value>[A-Za-z2-7]{16,}=*|[A-Za-z2-7]{4}(?:[ ][A-Za-z2-7]{4}){3,})(?![\w-])",
+    re.IGNORECASE,
+)
+_TOTP_NOUNS = ("totp", "otp", "2fa", "mfa", "factor", "authenticator")
+
+_PHRASE_WORD = r"(?:\d{1,2}[.):]?[ \t]+)?[A-Za-z]{3,8}"
+_SEED = re.compile(
+    r"(?<![\w-])(?P<noun>(?:seed|recovery|mnemonic|backup|wallet|secret[ \t]+recovery)[ \t-]+"
+    r"(?:phrase|words)|mnemonic|seed)(?![A-Za-z])"
+    + _FOR
+    + r"(?:[ \t]+(?:is|are|was|were))?(?:[ \t]*[:=-])?[ \t]*(?:\r?\n[ \t]*)?"
+    + rf"(?P<value>{_PHRASE_WORD}(?:(?:[ \t]*,[ \t]*|[ \t]*\r?\n[ \t]*|[ \t]+){_PHRASE_WORD})"
+    r"{11,24})(?![A-Za-z])",
+    re.IGNORECASE,
+)
+# Words sentences need that the BIP-39 list leaves out: one of them means prose.
+_NOT_SEED_WORDS = frozenset(
+    """the and for with from your are was were not but has had our its his her she him
+    them their which should would could been being than some these those does did""".split()
+)
+
+
+def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
+    """Each statement of a code or phrase in ``text``: its reason and the value's span.
+
+    Args:
+        text: The text, already read with fullwidth forms folded.
+        lowered: ``text.lower()``, for the cheap look-ups that skip most texts.
+    """
+    if ("code" in lowered or "comb" in lowered or "pin" in lowered) and any(
+        p in lowered for p in _PLACES
+    ):
+        for m in _ACCESS.finditer(text):
+            yield "looks like an access code statement", m.span("value")
+    if "code" in lowered:
+        for m in _RECOVERY.finditer(text):
+            span = _codes(m)
+            if span is not None:
+                yield "looks like a recovery codes statement", span
+    if any(noun in lowered for noun in _TOTP_NOUNS):
+        for m in _TOTP.finditer(text):
+            if _base32_secret(m.group("value")):
+                yield "looks like a two-factor secret statement", m.span("value")
+    if "seed" in lowered or "phrase" in lowered or "mnemonic" in lowered or "words" in lowered:
+        for m in _SEED.finditer(text):
+            words = re.findall(r"[a-z]+", m.group("value").lower())
+            if _NOT_SEED_WORDS.isdisjoint(words):
+                yield "looks like a recovery phrase statement", m.span("value")
+
+
+def _is_code(code: str, *, said: bool) -> bool:
+    """Whether ``code`` can be a backup code: six characters or more with a digit;
+    without "is" or ":" before it, letters and digits both ("recovery codes 2024"
+    is a heading)."""
+    alnum = code.replace("-", "").replace(" ", "")
+    if len(alnum) < 6 or not any(c.isdigit() for c in alnum):
+        return False
+    return said or any(c.isalpha() for c in alnum)
+
+
+def _codes(m: re.Match[str]) -> Span | None:
+    """The span of the list of codes that ``m`` starts, or None if its first is none."""
+    said = m.group("said").strip() != ""
+    if not _is_code(m.group("value"), said=said):
+        return None
+    end = m.end("value")
+    while (more := _NEXT_CODE.match(m.string, end)) is not None and _is_code(
+        more.group(1), said=said
+    ):
+        end = more.end()
+    return m.start("value"), end
+
+
+def _base32_secret(value: str) -> bool:
+    """Whether ``value`` can be a two-factor secret: base32 in one case, with a
+    digit unless it is one unbroken run of capitals (prose never has sixteen)."""
+    letters = value.replace(" ", "").rstrip("=")
+    if not (letters.isupper() or letters.islower()):
+        return False
+    has_digit = any(c.isdigit() for c in letters)
+    return has_digit or (" " not in value and letters.isupper())
+
+
+def _param(m: re.Match[str]) -> Span | None:
+    return m.span("v") if len(m.group("v")) >= 16 else None
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "otp_secret",
+        Tier.DEFINITE,
+        # otpauth://totp/ACME:alice?secret=JBSWY3DPEHPK3PXP&issuer=ACME: the secret
+        # is the second factor itself; the label and issuer stay.
+        re.compile(r"otpauth://[^\s?#]*\?(?:[^\s#&]*&)*?secret=(?P<v>[A-Za-z2-7]+=*)"),
+        ("otpauth://",),
+        needs=":",
+        extract=_param,
+    ),
+    Rule(
+        "otp_secret",
+        Tier.DEFINITE,
+        # Google Authenticator's export: every account's secret, encoded in one link.
+        re.compile(r"otpauth-migration://[^\s?#]*\?(?:[^\s#&]*&)*?data=(?P<v>[A-Za-z0-9%+/_=-]+)"),
+        ("otpauth-migration://",),
+        needs=":",
+        extract=_param,
+    ),
+)
