@@ -271,12 +271,13 @@ def _name_edge(*words: str) -> str:
     """Where one of ``words`` may begin: at the start of a name, or inside a name
     that spells it in capitals (an environment variable: ``PGPASSWORD``,
     ``GITHUBTOKEN``, sshpass's ``SSHPASS``; not sudo's ``NOPASSWD``) or in camel
-    case (``dbPassword``, ``clientSecret``)."""
+    case (``dbPassword``, ``clientSecret``; not .NET's ``publicKeyToken``, which
+    names a public key's hash)."""
     caps = "|".join(w.upper() for w in words) + ("|(?<=SSH)PASS" if "password" in words else "")
     camel = "|".join(w.capitalize() for w in words)
     return (
         rf"(?-i:(?<![A-Za-z0-9])|(?<=[A-Z0-9])(?<!NO)(?={caps})"
-        rf"|(?<=[A-Za-z0-9])(?={camel}))"
+        rf"|(?<=[A-Za-z0-9])(?<![Pp]ublic)(?<![Pp]ublicKey)(?={camel}))"
     )
 
 

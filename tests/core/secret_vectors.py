@@ -743,6 +743,7 @@ def _benign() -> list[str]:
         "BYPASS=enabled",
         "isPassword: boolean;",
         "nextToken: string",
+        '<assemblyIdentity name="Microsoft.VC90.CRT" publicKeyToken="1fc8b3b9a1e18e3b"/>',
         "export SECRET_KEY_BASE=$(bin/rails secret)",
         # Talk about two-factor secrets and where codes are kept.
         "TOTP uses a shared secret",
