@@ -78,7 +78,6 @@ _TOTP = re.compile(
     + r"(?P<value>[A-Za-z2-7]{16,}=*|[A-Za-z2-7]{4}(?:[ ][A-Za-z2-7]{4}){3,})(?![\w-])",
     re.IGNORECASE,
 )
-_TOTP_NOUNS = ("totp", "otp", "2fa", "mfa", "factor", "authenticator")
 
 _PHRASE_WORD = r"(?:\d{1,2}[.):]?[ \t]+)?[A-Za-z]{3,8}"
 _SEED = re.compile(
@@ -97,6 +96,9 @@ _NOT_SEED_WORDS = frozenset(
 )
 
 
+_HINTS = re.compile(r"code|comb|pin|otp|2fa|mfa|factor|authenticator|seed|mnemonic|phrase|words")
+
+
 def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
     """Each statement of a code or phrase in ``text``: its reason and the value's span.
 
@@ -104,21 +106,43 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
         text: The text, already read with fullwidth forms folded.
         lowered: ``text.lower()``, for the cheap look-ups that skip most texts.
     """
+    # Most texts name none of these things: one search says so. The look-ups
+    # below then pick the few statements worth a regex of their own.
+    if _HINTS.search(lowered) is None:
+        return
     if ("code" in lowered or "comb" in lowered or "pin" in lowered) and any(
         p in lowered for p in _PLACES
     ):
         for m in _ACCESS.finditer(text):
             yield "looks like an access code statement", m.span("value")
-    if "code" in lowered:
+    if "code" in lowered and (
+        "recovery" in lowered
+        or "backup" in lowered
+        or "emergency" in lowered
+        or "scratch" in lowered
+    ):
         for m in _RECOVERY.finditer(text):
             span = _codes(m)
             if span is not None:
                 yield "looks like a recovery codes statement", span
-    if any(noun in lowered for noun in _TOTP_NOUNS):
+    if (
+        "otp" in lowered
+        or "2fa" in lowered
+        or "mfa" in lowered
+        or "factor" in lowered
+        or "authenticator" in lowered
+    ):
         for m in _TOTP.finditer(text):
             if _base32_secret(m.group("value")):
                 yield "looks like a two-factor secret statement", m.span("value")
-    if "seed" in lowered or "phrase" in lowered or "mnemonic" in lowered or "words" in lowered:
+    if (
+        "seed" in lowered
+        or "mnemonic" in lowered
+        or (
+            ("phrase" in lowered or "words" in lowered)
+            and ("recovery" in lowered or "backup" in lowered or "wallet" in lowered)
+        )
+    ):
         for m in _SEED.finditer(text):
             words = re.findall(r"[a-z]+", m.group("value").lower())
             if _NOT_SEED_WORDS.isdisjoint(words):

@@ -48,6 +48,7 @@ _NOT_A_VALUE = frozenset(
     generally typically only just probably please must should will can may might
     does did str bytes int bool optional""".split()
 )
+_ONE_WORD = re.compile(r"[A-Za-z0-9_-]*")
 _AROUND = re.compile(r"\A[\"'`(\[]+|[^\w]+\Z")
 # "os.environ['TOKEN']", "getpass.getpass(...)", "Field(...)": code computing a value.
 _CODE_VALUE = re.compile(r"[A-Za-z_][\w.]*[(\[]")
@@ -200,6 +201,8 @@ def statement_values(text: str) -> list[tuple[str, tuple[int, int]]]:
 
 
 def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
+    if _ONE_WORD.fullmatch(text):
+        return  # a tag or a label: every statement has a space, ":" or "=" in it
     text = fold_width(text)  # "ｐａｓｓｗｏｒｄ ｉｓ …" is the statement it looks like
     lowered = text.lower()
     if any(noun in lowered for noun in _LOGIN_NOUNS):
