@@ -18,10 +18,9 @@ from core.cli.context import (
     progress_line,
     watching,
 )
-from core.continuity import handoffs, session_handoffs, threads
+from core.continuity import forget_preview
 from core.memory import forgetting
 from core.memory.forgetting import Scope
-from core.memory.trash import list_trash
 from core.model.errors import InvalidParams
 from core.model.text import one_line, plural
 from core.portability.export import export
@@ -167,74 +166,29 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
         ctx.emit({**plan.to_dict(), "deleted": False}, "nothing matches; nothing was deleted")
         return 0
     if not ctx.as_json:
-        print(f"This will delete {_forget_counts(plan)}:")
+        print(f"This will delete {forgetting.plan_counts(plan)}:")
         for entry in plan.entries:
             print(format_entry(entry))
-        trashed = {item.id: item for item in list_trash(ctx.service, ctx.group)}
-        for trash_id in plan.trash_ids:
-            if trash_id in trashed:
-                print(f"{trash_id}  (in the trash) {trashed[trash_id].preview}")
-        for line in _forgotten_handoffs(ctx, plan):
+        for line in _preview_lines(forget_preview.preview(ctx.service, ctx.group, plan)):
             print(line)
     if not args.yes and not _confirm("Delete them?"):
         return fail("cancelled; nothing was deleted")
     ctx.service.forget(ctx.caller, plan)
-    ctx.emit({**plan.to_dict(), "deleted": True}, f"forgot {_forget_counts(plan)}")
+    ctx.emit({**plan.to_dict(), "deleted": True}, f"forgot {forgetting.plan_counts(plan)}")
     return 0
 
 
-def _forget_counts(plan: forgetting.ForgetPlan) -> str:
-    """ "3 memories and 4 turns", with claims, trashed memories and handoffs when there
-    are any."""
-    parts = [
-        plural(len(plan.entries), "memory", "memories"),
-        plural(len(plan.exchange_ids), "turn"),
+def _preview_lines(preview: forget_preview.ForgetPreview) -> list[str]:
+    """A line per memory in the trash, per thread whose handoff versions go (saying
+    which one is current after) and per session handoff."""
+    lines = [f"{item.id}  (in the trash) {item.preview}" for item in preview.trashed]
+    lines += [
+        f"{fate.thread_id}  (handoff of {fate.title!r}) {fate.gone}; {fate.outcome}"
+        for fate in preview.handoffs
     ]
-    if plan.claim_ids:
-        parts.append(plural(len(plan.claim_ids), "claim"))
-    if plan.trash_ids:
-        parts.append(plural(len(plan.trash_ids), "memory", "memories") + " in the trash")
-    if plan.handoff_versions:
-        names = forgetting.CLEARED_NAMES["thread_handoffs"]
-        parts.append(plural(len(plan.handoff_versions), *names))
-    if plan.session_handoff_ids:
-        names = forgetting.CLEARED_NAMES["session_handoffs"]
-        parts.append(plural(len(plan.session_handoff_ids), *names))
-    return ", ".join(parts[:-1]) + " and " + parts[-1]
-
-
-def _forgotten_handoffs(ctx: Context, plan: forgetting.ForgetPlan) -> list[str]:
-    """A line per thread whose handoff versions go, saying which one is current after,
-    and one per session handoff."""
-    going: dict[str, set[int]] = {}
-    for thread_id, version in plan.handoff_versions:
-        going.setdefault(thread_id, set()).add(version)
-    lines = []
-    for thread_id, versions in going.items():
-        thread = threads.get_thread(ctx.service, ctx.group, thread_id)
-        gone = ", ".join(
-            f"v{v} (current)" if v == thread.handoff_version else f"v{v}"
-            for v in sorted(versions, reverse=True)
-        )
-        left = [
-            h.version
-            for h in handoffs.handoff_history(ctx.service, ctx.group, thread_id)
-            if h.version not in versions
-        ]
-        if thread.handoff_version not in versions:
-            after = f"the current v{thread.handoff_version} stays"
-        elif left:
-            after = f"v{left[0]} becomes current"
-        else:
-            after = "the thread has no handoff left"
-        lines.append(f"{thread_id}  (handoff of {thread.title!r}) {gone}; {after}")
-    for note in session_handoffs.session_handoffs_by_id(
-        ctx.service, ctx.group, plan.session_handoff_ids
-    ):
-        if note.thread_id is None:
-            where = "no thread"
-        else:
-            where = repr(threads.get_thread(ctx.service, ctx.group, note.thread_id).title)
+    for going in preview.session_notes:
+        note = going.note
+        where = "no thread" if going.thread_title is None else repr(going.thread_title)
         lines.append(
             f"session handoff {note.id}  ({where}, left by {note.session_id} at "
             f"{note.created_at}) {one_line(note.markdown, 80)}"

@@ -21,6 +21,7 @@ import apsw
 from core.memory.curation import require_operator
 from core.model.changes import Changes
 from core.model.entries import EntryFilter, MemoryEntry, Status
+from core.model.text import plural
 from core.storage import audit, vocab
 from core.storage.audit import Action
 from core.storage.fts import match_expression, query_terms
@@ -58,13 +59,18 @@ class ForgetPlan:
 
     @property
     def empty(self) -> bool:
-        return not (
-            self.entries
-            or self.exchange_ids
-            or self.claim_ids
-            or self.trash_ids
-            or self.handoff_versions
-            or self.session_handoff_ids
+        return self.size == 0
+
+    @property
+    def size(self) -> int:
+        """How many things it deletes, of every kind."""
+        return (
+            len(self.entries)
+            + len(self.exchange_ids)
+            + len(self.claim_ids)
+            + len(self.trash_ids)
+            + len(self.handoff_versions)
+            + len(self.session_handoff_ids)
         )
 
     @property
@@ -82,6 +88,24 @@ class ForgetPlan:
             "handoff_versions": len(self.handoff_versions),
             "session_handoffs": len(self.session_handoff_ids),
         }
+
+
+def plan_counts(plan: ForgetPlan) -> str:
+    """``3 memories and 4 turns``, with claims, trashed memories and handoffs when
+    there are any: what a forget takes, in the question and in what it says after."""
+    parts = [
+        plural(len(plan.entries), "memory", "memories"),
+        plural(len(plan.exchange_ids), "turn"),
+    ]
+    if plan.claim_ids:
+        parts.append(plural(len(plan.claim_ids), "claim"))
+    if plan.trash_ids:
+        parts.append(plural(len(plan.trash_ids), "memory", "memories") + " in the trash")
+    if plan.handoff_versions:
+        parts.append(plural(len(plan.handoff_versions), *CLEARED_NAMES["thread_handoffs"]))
+    if plan.session_handoff_ids:
+        parts.append(plural(len(plan.session_handoff_ids), *CLEARED_NAMES["session_handoffs"]))
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 _EVERY_ENTRY = EntryFilter(statuses=(Status.ACTIVE, Status.CANDIDATE), include_superseded=True)

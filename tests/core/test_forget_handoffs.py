@@ -14,7 +14,7 @@ from core.agent.auth import load_or_create_token
 from core.agent.dispatch import Connection
 from core.agent.protocol import agent_dispatcher
 from core.cli.main import main
-from core.continuity import handoffs, session_handoffs, threads
+from core.continuity import forget_preview, handoffs, session_handoffs, threads
 from core.continuity.context import enter_thread
 from core.memory import forgetting
 from core.model.caller import Caller
@@ -237,3 +237,36 @@ def test_the_last_versions_are_kept_by_count_across_forgotten_numbers(
     for text in ("- four", "- five"):
         _ok(conn, "handoff_write", {"thread": alice, "markdown": text})
     assert _versions(service, alice) == [5, 4, 2]
+
+
+def test_the_preview_names_what_the_plan_takes(
+    service: MemoryService, operator: Caller, conn: Connection
+) -> None:
+    alice = _thread(conn, "Alice", "- Planning the garden", "- Alice's divorce is final")
+    bob = _thread(conn, "Bob", "- Bob's divorce lawyer")
+    carol = _thread(conn, "Carol", "- Carol's divorce", "- Carol's birthday")
+    note = _ended(service, "Alice", "We talked about the divorce.")
+    agent = service.open_session("main", Actor.AGENT, "tests")
+    trashed = service.store(agent, {"type": "fact", "content": "Dana's divorce is in May"})
+    service.delete(agent, trashed.entry.id)  # an agent's delete: to the trash
+
+    plan = forgetting.plan_forget(service, "main", TOPIC)
+    shown = forget_preview.preview(service, "main", plan)
+    assert shown.plan is plan
+    assert [(i.id, i.preview) for i in shown.trashed] == [
+        (trashed.entry.id, "Dana's divorce is in May")
+    ]
+    fates = {f.thread_id: f for f in shown.handoffs}
+    assert (fates[alice].title, fates[alice].gone, fates[alice].outcome) == (
+        "Alice",
+        "v2 (current)",
+        "v1 becomes current",
+    )
+    assert fates[bob].outcome == "the thread has no handoff left" and fates[bob].after is None
+    assert (fates[carol].gone, fates[carol].outcome) == ("v1", "the current v2 stays")
+    [going] = shown.session_notes
+    assert going.thread_title == "Alice" and going.note.session_id == note.session_id
+    assert plan.size == 5 and forgetting.plan_counts(plan) == (
+        "0 memories, 0 turns, 1 memory in the trash, 3 versions of thread handoffs "
+        "and 1 session handoff"
+    )
