@@ -22,7 +22,7 @@ from core.continuity import forget_preview
 from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.model.errors import InvalidParams
-from core.model.text import one_line, plural
+from core.model.text import one_line
 from core.portability.export import export
 from core.portability.importing import import_checked, read_export
 
@@ -209,13 +209,12 @@ def _clear_args(p: argparse.ArgumentParser) -> None:
 def cmd_clear(ctx: Context, args: argparse.Namespace) -> int:
     scope = Scope(args.scope)
     counts = forgetting.clear_counts(ctx.service, ctx.group, scope)
-    named = [plural(n, *forgetting.CLEARED_NAMES[t]) for t, n in counts.items() if n]
-    if not named:
+    listing = forgetting.cleared_text(counts)
+    if not listing:
         ctx.emit(
             {"scope": scope.value, "deleted": counts}, f"nothing to delete in group {ctx.group}"
         )
         return 0
-    listing = ", ".join(named)
     if not args.yes:
         if not _confirm(f"Delete {listing} from group {ctx.group}?"):
             return fail("cancelled; nothing was deleted")

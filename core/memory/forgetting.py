@@ -283,6 +283,12 @@ CLEARED_NAMES: dict[str, tuple[str, str]] = {
 }
 
 
+def cleared_text(counts: dict[str, int]) -> str:
+    """``12 memories, 3 memories in the trash``: what ``clear`` counts (or deleted), in
+    words; empty when there is nothing."""
+    return ", ".join(plural(n, *CLEARED_NAMES[table]) for table, n in counts.items() if n)
+
+
 _TABLES: dict[Scope, tuple[str, ...]] = {
     Scope.EPISODIC: ("exchanges", "session_handoffs"),
     # Clearing memories clears what agents deleted too: it is memory content.
