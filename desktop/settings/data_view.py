@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.model.entries import Actor, EntryFilter, Privacy
+from core.model.entries import EntryFilter, Privacy
 from core.model.errors import AmbryError, Conflict, InvalidParams
 from core.portability.export import ExportSummary, export
 from core.portability.importing import ImportReport, import_file
@@ -53,28 +53,13 @@ from desktop.settings.data_dialogs import (
 from desktop.settings.history_dialog import HistoryImportDialog
 from desktop.widgets import messages
 from desktop.widgets.flow import FlowLayout
-from desktop.widgets.ops import Executor
-from desktop.widgets.watch import CLIENT_NAME, AppState
+from desktop.widgets.ops import Executor, as_operator, run_alone
+from desktop.widgets.watch import AppState
 
 T = TypeVar("T")
 
 
 # -- work on the background thread ------------------------------------------------
-
-
-def as_operator(
-    group: str, work: Callable[[MemoryService, Caller], T]
-) -> Callable[[MemoryService], T]:
-    """``work`` in a session of the person's own, opened on the worker's service."""
-
-    def task(service: MemoryService) -> T:
-        caller = service.open_session(group, Actor.OPERATOR, CLIENT_NAME)
-        try:
-            return work(service, caller)
-        finally:
-            service.end_session(caller)
-
-    return task
 
 
 def check_key(service: MemoryService, group: str) -> None:
@@ -331,25 +316,24 @@ class DataPanel(QGroupBox):
         on_success: Callable[[T], None],
         on_failure: Callable[[BaseException], None],
     ) -> None:
-        executor = Executor(self._state.data_dir, self._state.config, "ambry-data", self)
-        self._job = executor
         self._set_busy(status)
 
-        def end() -> None:
-            self._job = None
-            executor.close()
-            executor.deleteLater()
-            self._set_busy(None)
-
         def succeeded(result: T) -> None:
-            end()
+            self._end()
             on_success(result)
 
         def failed(exc: BaseException) -> None:
-            end()
+            self._end()
             on_failure(exc)
 
-        executor.submit(group, task, succeeded, failed)
+        state = self._state
+        self._job = run_alone(
+            state.data_dir, state.config, "ambry-data", group, task, succeeded, failed, self
+        )
+
+    def _end(self) -> None:
+        self._job = None
+        self._set_busy(None)
 
     def _on_progress(self, done: int, total: int) -> None:
         if self._job is not None and total > 0:

@@ -8,7 +8,11 @@ apsw connections belong to the thread that opened them, so an
 :class:`Executor` has one thread and one :class:`MemoryService` of its own,
 opened on that thread. Reads there run next to the GUI's own connection
 thanks to WAL; writes still go through the GUI thread's service, so the agent
-socket, the views and the change records share one writer.
+socket, the views and the change records share one writer. The exceptions are
+the person's long writes (an import, a forget): each runs alone, on a thread
+and connection of its own that close when it ends (:func:`run_alone`), in the
+person's session (:func:`as_operator`), and the views learn of it as of another
+process's commit.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ import apsw
 from PySide6.QtCore import QObject, Signal
 
 from core.model.config import Config
+from core.model.entries import Actor
 from core.model.errors import AmbryError
-from core.service import MemoryService
+from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 from desktop.widgets import messages
+from desktop.widgets.watch import CLIENT_NAME
 
 log = logging.getLogger(__name__)
 
@@ -178,3 +184,53 @@ class Executor(QObject):
         if self._service is not None:
             self._service.close()
             self._service = None
+
+
+def as_operator(
+    group: str, work: Callable[[MemoryService, Caller], T]
+) -> Callable[[MemoryService], T]:
+    """``work`` in a session of the person's own, opened on the worker's service."""
+
+    def task(service: MemoryService) -> T:
+        caller = service.open_session(group, Actor.OPERATOR, CLIENT_NAME)
+        try:
+            return work(service, caller)
+        finally:
+            service.end_session(caller)
+
+    return task
+
+
+def run_alone(
+    data_dir: DataDir,
+    config: Config,
+    name: str,
+    group: str,
+    task: Callable[[MemoryService], T],
+    on_success: Callable[[T], None],
+    on_failure: Callable[[BaseException], None],
+    parent: QObject | None = None,
+) -> Executor:
+    """Run one ``task`` on a thread and connection of its own, closed before a handler runs.
+
+    For the person's writes: the query thread's work is interrupted whenever the
+    person types a search, and a write must never be; and nothing stays open on
+    the group once the job is done (a group is renamed or deleted only when no
+    connection holds it). The returned executor stops the job if closed early.
+    """
+    executor = Executor(data_dir, config, name, parent)
+
+    def end() -> None:
+        executor.close()
+        executor.deleteLater()
+
+    def succeeded(result: T) -> None:
+        end()
+        on_success(result)
+
+    def failed(exc: BaseException) -> None:
+        end()
+        on_failure(exc)
+
+    executor.submit(group, task, succeeded, failed)
+    return executor
