@@ -1,4 +1,5 @@
-"""Your data: export the current group to a file, import a file into it.
+"""Your data: export the current group to a file, import a file into it, or forget
+a topic.
 
 Both run on a background thread with a service of its own on the same data
 directory (apsw connections belong to the thread that opened them), so the
@@ -10,7 +11,9 @@ The worker reports progress through a queued signal (emitted on the worker
 thread, delivered on the GUI thread); the bar is busy until the first report,
 then counts records, and a summary follows. Import writes everything or nothing
 (``core.portability.importing``), so a failed import leaves the group as it was. The
-questions and summaries are in :mod:`desktop.settings.data_dialogs`.
+questions and summaries are in :mod:`desktop.settings.data_dialogs`; forgetting has
+a dialog of its own (:mod:`desktop.settings.forget_dialog`), which the Edit menu
+opens too.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from desktop.settings.data_dialogs import (
     export_text,
     import_text,
 )
+from desktop.settings.forget_dialog import ForgetDialog
 from desktop.settings.history_dialog import HistoryImportDialog
 from desktop.widgets import messages
 from desktop.widgets.flow import FlowLayout
@@ -86,6 +90,7 @@ class DataPanel(QGroupBox):
 
     Args:
         state: the shared app state (data dir, settings, current group).
+        executor: the query thread, where forget reads what it would delete.
         parent: the parent widget.
 
     Signals:
@@ -96,9 +101,9 @@ class DataPanel(QGroupBox):
     #: Emitted from the worker thread; Qt queues it to this object's (the GUI) thread.
     progressed = Signal(int, int)
 
-    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+    def __init__(self, state: AppState, executor: Executor, parent: QWidget | None = None) -> None:
         super().__init__("Your data", parent)
-        self._state = state
+        self._state, self._executor = state, executor
         self._job: Executor | None = None
         self._folder = Path.home()
 
@@ -119,6 +124,14 @@ class DataPanel(QGroupBox):
         self.history_button = QPushButton("Import from another app…", self)
         self.markdown_button = QPushButton("Export as Markdown…", self)
         self.history_dialog: HistoryImportDialog | None = None
+        # Deleting on purpose, as `ambry forget` and `ambry clear` do.
+        self.forget_button = QPushButton("Forget a topic…", self)
+        self.forget_button.setObjectName("danger")
+        self.forget_button.setToolTip("Delete everything that mentions a topic (Ctrl+Shift+Del)")
+        forget_hint = QLabel("It shows what goes and asks first; it cannot be undone.", self)
+        forget_hint.setObjectName("hint")
+        forget_hint.setWordWrap(True)
+        self.forget_dialog: ForgetDialog | None = None
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 0)  # busy until the worker's first report
         self.progress.setTextVisible(False)
@@ -140,6 +153,9 @@ class DataPanel(QGroupBox):
         other_row.addWidget(self.history_button)
         other_row.addWidget(self.markdown_button)
         other_row.addStretch(1)
+        forget_row = QHBoxLayout()
+        forget_row.addWidget(self.forget_button)
+        forget_row.addWidget(forget_hint, 1)
         busy_row = QHBoxLayout()
         busy_row.addWidget(self.progress)
         busy_row.addWidget(self.status, 1)
@@ -148,6 +164,7 @@ class DataPanel(QGroupBox):
         layout.addLayout(export_row)
         layout.addLayout(import_row)
         layout.addLayout(other_row)
+        layout.addLayout(forget_row)
         layout.addLayout(busy_row)
         layout.addWidget(self.result)
         # Both buttons the same width, so the rows line up.
@@ -162,6 +179,7 @@ class DataPanel(QGroupBox):
         self.import_button.clicked.connect(self.import_file)
         self.history_button.clicked.connect(self.import_history)
         self.markdown_button.clicked.connect(self.export_markdown)
+        self.forget_button.clicked.connect(self.forget_topic)
         state.group_changed.connect(self._show_group)
         app = QCoreApplication.instance()
         if app is not None:
@@ -174,7 +192,8 @@ class DataPanel(QGroupBox):
     def _show_group(self, group: str) -> None:
         self.intro.setText(
             f"Copy the memories of group {group!r} (with threads and attachment receipts) "
-            f"to a file, or bring a file's memories into {group!r}."
+            f"to a file, bring a file's memories into {group!r}, or delete for good what "
+            "should not be kept."
         )
 
     # -- export ------------------------------------------------------------------
@@ -306,6 +325,16 @@ class DataPanel(QGroupBox):
             failed,
         )
 
+    # -- forget ------------------------------------------------------------------
+
+    def forget_topic(self) -> ForgetDialog:
+        """Open the dialog that lists what mentions a topic and forgets it."""
+        if self.forget_dialog is None:
+            self.forget_dialog = ForgetDialog(self._state, self._executor, self)
+        self.forget_dialog.open()
+        self.forget_dialog.activateWindow()
+        return self.forget_dialog
+
     # -- jobs --------------------------------------------------------------------
 
     def _run(
@@ -350,6 +379,7 @@ class DataPanel(QGroupBox):
             self.import_button,
             self.include_private,
             self.markdown_button,
+            self.forget_button,
         ):
             w.setEnabled(status is None)
 
@@ -372,8 +402,9 @@ class DataPanel(QGroupBox):
 
     def shutdown(self) -> None:
         """Stop a running job (at quit); an import stopped midway writes nothing."""
-        if self.history_dialog is not None:
-            self.history_dialog.shutdown()
+        for dialog in (self.history_dialog, self.forget_dialog):
+            if dialog is not None:
+                dialog.shutdown()
         job, self._job = self._job, None
         if job is not None:
             job.close()

@@ -187,7 +187,7 @@ class SettingsPage(QWidget):
         body = QWidget(self)
         grid = QGridLayout(body)
         grid.addWidget(self._data_box(body), 0, 0, 1, 2)
-        self.data_panel = DataPanel(state, body)
+        self.data_panel = DataPanel(state, executor, body)
         grid.addWidget(self.data_panel, 1, 0, 1, 2)
         boxes = [self._config_box(title, rows, body) for title, rows in SECTIONS]
         search_box = boxes[[title for title, _ in SECTIONS].index("Search")]

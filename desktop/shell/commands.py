@@ -27,6 +27,7 @@ class Window(Protocol):
     edit: EditActions
 
     def new_entry(self) -> None: ...
+    def forget_topic(self) -> None: ...
     def focus_search(self) -> None: ...
     def show_palette(self) -> None: ...
     def show_keys(self) -> None: ...
@@ -54,6 +55,11 @@ def window_commands(window: Window) -> list[Command]:
         Command("Copy the selected memories' ids", window.edit.copy_ids),
         Command("Undo the last delete, reject or accept", window.edit.undo, "Ctrl+Z"),
         Command("Find near-duplicates…", window.edit.find_duplicates),
+        Command(
+            "Forget a topic: delete everything that mentions it…",
+            window.forget_topic,
+            "Ctrl+Shift+Del",
+        ),
         Command("Accept / reject / defer in Review and Claims", None, "A / R / D"),
         Command("Memory list: default order", window.browser.clear_sort),
         Command(

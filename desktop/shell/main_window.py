@@ -172,6 +172,9 @@ class MainWindow(QMainWindow):
         )
         self._built[item] = page
         put_in_place(self.pages, item, page)
+        if item != self.nav.currentRow():
+            # Built off screen (a menu command): it must not set the window's minimum size.
+            page.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Ignored)
         if item in (Nav.AUDIT, Nav.BRIEF):
             page.open_requested.connect(self.open_item)  # type: ignore[attr-defined]
         self._claim_ctrl_k(page)
@@ -251,6 +254,7 @@ class MainWindow(QMainWindow):
             "new_group": add("New group…", None, groups.new_group),
             "rename_group": add("Rename group…", None, groups.rename),
             "delete_group": add("Delete group…", None, groups.delete),
+            "forget": add("Forget a topic…", "Ctrl+Shift+Del", self.forget_topic),
         }
         self.acts["quit"].setMenuRole(QAction.MenuRole.QuitRole)
         if self.acts["quit"].shortcut().isEmpty():
@@ -360,6 +364,10 @@ class MainWindow(QMainWindow):
         self.go(Nav.MEMORIES)
         self.memories.setCurrentWidget(self.browser)
         self.browser.focus_search()
+
+    def forget_topic(self) -> None:
+        """Edit → Forget a topic…: the dialog of Settings → Your data."""
+        self.settings.data_panel.forget_topic()
 
     def new_entry(self) -> None:
         self.go(Nav.MEMORIES)

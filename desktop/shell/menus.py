@@ -51,6 +51,8 @@ def build_menus(
     edit.addAction(acts["delete"])
     edit.addAction(acts["duplicates"])
     edit.addSeparator()
+    edit.addAction(acts["forget"])
+    edit.addSeparator()
     edit.addAction(acts["find"])
     edit.addAction(acts["palette"])
 

@@ -97,8 +97,9 @@ class AppState(QObject):
     changed = Signal(object)
     config_changed = Signal(object)
     group_changed = Signal(str)
-    #: Another process forgot a topic or cleared memories in this group (``ambry
-    #: forget``, ``ambry clear``): what the app keeps to undo must not bring them back.
+    #: A topic was forgotten or memories cleared in this group, by the app
+    #: (:meth:`forgot`) or by another process (``ambry forget``, ``ambry clear``):
+    #: what the app keeps to undo must not bring them back.
     forgotten = Signal(str)
 
     def __init__(
@@ -226,6 +227,14 @@ class AppState(QObject):
                 self._on_changes(everything(self._group))
             self._audited = mark
         self._version = version
+
+    def forgot(self, group: str) -> None:
+        """The app forgot a topic or cleared memories in ``group``, on a connection of
+        its own: drop the undo steps that could bring them back now, and show the
+        change at once rather than at the next poll."""
+        self.forgotten.emit(group)
+        if group == self._group:
+            self.poll()
 
     def _on_changes(self, changes: Changes) -> None:
         # Called from inside service calls: only queue here, views refresh after.
