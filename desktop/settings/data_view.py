@@ -1,5 +1,5 @@
-"""Your data: export the current group to a file, import a file into it, or forget
-a topic.
+"""Your data: export the current group to a file, import a file into it, forget a
+topic or clear a kind of memory.
 
 Both run on a background thread with a service of its own on the same data
 directory (apsw connections belong to the thread that opened them), so the
@@ -11,9 +11,9 @@ The worker reports progress through a queued signal (emitted on the worker
 thread, delivered on the GUI thread); the bar is busy until the first report,
 then counts records, and a summary follows. Import writes everything or nothing
 (``core.portability.importing``), so a failed import leaves the group as it was. The
-questions and summaries are in :mod:`desktop.settings.data_dialogs`; forgetting has
-a dialog of its own (:mod:`desktop.settings.forget_dialog`), which the Edit menu
-opens too.
+questions and summaries are in :mod:`desktop.settings.data_dialogs`; forgetting and
+clearing have dialogs of their own (:mod:`desktop.settings.forget_dialog`,
+:mod:`desktop.settings.clear_dialog`), which the Edit menu opens too.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from core.portability.markdown_export import MarkdownExport, export_markdown
 from core.service import Caller, MemoryService
 from core.storage.crypto import KeyUnavailable, load_key
 from desktop.memories.actions import memories
+from desktop.settings.clear_dialog import ClearDialog
 from desktop.settings.data_dialogs import (
     ask_new_passphrase,
     ask_open_path,
@@ -90,7 +91,7 @@ class DataPanel(QGroupBox):
 
     Args:
         state: the shared app state (data dir, settings, current group).
-        executor: the query thread, where forget reads what it would delete.
+        executor: the query thread, where forget and clear read what they would delete.
         parent: the parent widget.
 
     Signals:
@@ -128,10 +129,14 @@ class DataPanel(QGroupBox):
         self.forget_button = QPushButton("Forget a topic…", self)
         self.forget_button.setObjectName("danger")
         self.forget_button.setToolTip("Delete everything that mentions a topic (Ctrl+Shift+Del)")
-        forget_hint = QLabel("It shows what goes and asks first; it cannot be undone.", self)
+        self.clear_button = QPushButton("Clear…", self)
+        self.clear_button.setObjectName("danger")
+        self.clear_button.setToolTip("Delete all conversation turns, all memories, or everything")
+        forget_hint = QLabel("Both show what goes and ask first; neither can be undone.", self)
         forget_hint.setObjectName("hint")
         forget_hint.setWordWrap(True)
         self.forget_dialog: ForgetDialog | None = None
+        self.clear_dialog: ClearDialog | None = None
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 0)  # busy until the worker's first report
         self.progress.setTextVisible(False)
@@ -155,6 +160,7 @@ class DataPanel(QGroupBox):
         other_row.addStretch(1)
         forget_row = QHBoxLayout()
         forget_row.addWidget(self.forget_button)
+        forget_row.addWidget(self.clear_button)
         forget_row.addWidget(forget_hint, 1)
         busy_row = QHBoxLayout()
         busy_row.addWidget(self.progress)
@@ -180,6 +186,7 @@ class DataPanel(QGroupBox):
         self.history_button.clicked.connect(self.import_history)
         self.markdown_button.clicked.connect(self.export_markdown)
         self.forget_button.clicked.connect(self.forget_topic)
+        self.clear_button.clicked.connect(self.clear)
         state.group_changed.connect(self._show_group)
         app = QCoreApplication.instance()
         if app is not None:
@@ -325,7 +332,7 @@ class DataPanel(QGroupBox):
             failed,
         )
 
-    # -- forget ------------------------------------------------------------------
+    # -- forget and clear --------------------------------------------------------
 
     def forget_topic(self) -> ForgetDialog:
         """Open the dialog that lists what mentions a topic and forgets it."""
@@ -334,6 +341,14 @@ class DataPanel(QGroupBox):
         self.forget_dialog.open()
         self.forget_dialog.activateWindow()
         return self.forget_dialog
+
+    def clear(self) -> ClearDialog:
+        """Open the dialog that deletes all turns, all memories or everything."""
+        if self.clear_dialog is None:
+            self.clear_dialog = ClearDialog(self._state, self._executor, self)
+        self.clear_dialog.open()
+        self.clear_dialog.activateWindow()
+        return self.clear_dialog
 
     # -- jobs --------------------------------------------------------------------
 
@@ -380,6 +395,7 @@ class DataPanel(QGroupBox):
             self.include_private,
             self.markdown_button,
             self.forget_button,
+            self.clear_button,
         ):
             w.setEnabled(status is None)
 
@@ -402,7 +418,7 @@ class DataPanel(QGroupBox):
 
     def shutdown(self) -> None:
         """Stop a running job (at quit); an import stopped midway writes nothing."""
-        for dialog in (self.history_dialog, self.forget_dialog):
+        for dialog in (self.history_dialog, self.forget_dialog, self.clear_dialog):
             if dialog is not None:
                 dialog.shutdown()
         job, self._job = self._job, None

@@ -255,6 +255,7 @@ class MainWindow(QMainWindow):
             "rename_group": add("Rename group…", None, groups.rename),
             "delete_group": add("Delete group…", None, groups.delete),
             "forget": add("Forget a topic…", "Ctrl+Shift+Del", self.forget_topic),
+            "clear": add("Clear turns, memories or everything…", None, self.clear_memory),
         }
         self.acts["quit"].setMenuRole(QAction.MenuRole.QuitRole)
         if self.acts["quit"].shortcut().isEmpty():
@@ -368,6 +369,10 @@ class MainWindow(QMainWindow):
     def forget_topic(self) -> None:
         """Edit → Forget a topic…: the dialog of Settings → Your data."""
         self.settings.data_panel.forget_topic()
+
+    def clear_memory(self) -> None:
+        """Edit → Clear turns, memories or everything…: the dialog of Settings → Your data."""
+        self.settings.data_panel.clear()
 
     def new_entry(self) -> None:
         self.go(Nav.MEMORIES)

@@ -52,6 +52,7 @@ def build_menus(
     edit.addAction(acts["duplicates"])
     edit.addSeparator()
     edit.addAction(acts["forget"])
+    edit.addAction(acts["clear"])
     edit.addSeparator()
     edit.addAction(acts["find"])
     edit.addAction(acts["palette"])
