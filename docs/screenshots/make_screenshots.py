@@ -342,6 +342,19 @@ def main() -> int:
         settle(app)
         window.claims.table.selectRow(0)
         shoot(window, app, "claims")
+        # Last: two memories about a colleague, whom the handoffs name too, to forget.
+        person = state.operator()
+        for text in (
+            "Dana designs the website; she prefers Figma links to screenshots.",
+            "Dana's last day at Northwind is 30 June.",
+        ):
+            service.store(person, {"type": "fact", "content": text, "tags": ["people"]})
+        forget = window.settings.data_panel.forget_topic()
+        forget.topic.setText("Dana")
+        forget.look()
+        settle(app)
+        shoot_dialog(forget, app, "forget")
+        forget.close()
 
         window.close()
         server.stop()
