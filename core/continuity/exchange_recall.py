@@ -270,6 +270,7 @@ def rank(
     thread_id: str | None = None,
     speaker: str | None = None,
     beyond: int = 0,
+    fill: int | None = None,
 ) -> list[RankedTurn]:
     """The ``limit`` best turns for ``query`` (``speaker``: that role only).
 
@@ -277,6 +278,10 @@ def rank(
         beyond: this many more after them, from the same candidates: whether
             another page follows. The candidates are chosen for ``limit`` alone,
             so the ``limit`` best are the same whatever ``beyond`` is.
+        fill: in ``auto`` mode, fewer matches than this are followed by weaker
+            ones rather than a short list (default ``limit``). A deeper pool
+            ranked for a later page keeps the page's size here: otherwise every
+            pool deeper than the matches would be filled with guesses.
     """
     want = max(2 * hybrid.CANDIDATES, 3 * limit)
     found = None
@@ -300,7 +305,7 @@ def rank(
         index = hybrid.vector_index(store, vectors.EXCHANGES, embedder)
         near = index.nearest(qvec, want)
         cosines = {s: c for s, c in near if c >= hybrid.MIN_SEMANTIC_ONLY}
-        if mode is not Mode.AUTO or len(cosines.keys() | bm25.keys()) < limit:
+        if mode is not Mode.AUTO or len(cosines.keys() | bm25.keys()) < (fill or limit):
             # Weaker matches too, rather than fewer results than asked for.
             cosines = {s: c for s, c in near if c >= hybrid.COSINE_FLOOR}
         cosines.update(index.similarities([s for s in bm25 if s not in cosines], qvec))
@@ -407,6 +412,7 @@ def rank_page(
             thread_id=thread_id,
             speaker=speaker,
             beyond=1,
+            fill=limit,
         )
 
     return tiered_page(ranked, lambda r: r.seq, limit=limit, offset=offset, deepest=deepest)

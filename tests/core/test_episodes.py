@@ -16,7 +16,7 @@ from core.layers.compression import drop_lost
 from core.model.config import Config
 from core.model.entries import Actor, utc_now
 from core.model.errors import InvalidParams, Refused, TooLarge
-from core.semantic.hybrid import Mode
+from core.semantic.hybrid import Mode, matched
 from core.service import Caller, MemoryService
 from core.storage import audit
 from core.storage.paths import DataDir
@@ -378,3 +378,31 @@ def test_the_deepest_page_says_more_match_instead_of_an_offset_it_would_refuse(
     last = episodes.search_exchanges_page(service, me, "", limit=3, offset=2)
     assert last.next_offset is None and not last.truncated
     assert "truncated" not in last.to_dict()
+
+
+def test_reading_on_lists_no_guesses_once_enough_turns_match(service: MemoryService) -> None:
+    # Weak matches fill a first page that little matched; a deeper pool ranked for
+    # a later page is not "short" because it is deeper than what matched.
+    me = in_thread(service, "Garden")
+    for n in range(24):
+        episodes.log_exchange(service, me, "user", f"The orchard rollout step {n} is planned")
+    chatter = ("promo code", "train delay", "new kettle", "rainy weekend", "band practice")
+    for n in range(40):
+        episodes.log_exchange(service, me, "user", f"Talked about the {chatter[n % 5]} {n}")
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(120)
+    for limit in (7, 10, 20):
+        read: list[episodes.ExchangeHit] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = episodes.search_exchanges_page(
+                service, me, "orchard rollout", limit=limit, offset=offset
+            )
+            read += page.hits
+            offset = page.next_offset
+        texts = [h.exchange.text for h in read]
+        assert len(texts) == len(set(texts)), limit
+        assert sum("orchard rollout" in t for t in texts) == 24, limit
+        # Besides them, at most the turn said next to one (its context), no guess.
+        assert all(matched(h.signals) for h in read), limit
+        assert len(texts) <= 25, limit
