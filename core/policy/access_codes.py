@@ -43,18 +43,36 @@ _PLACE = (
     r"(?:door|gate|alarm|garage|safe|lock[ \t-]?box|key[ \t-]?safe|keypad|padlock|locker"
     r"|(?:building[ \t]+)?entry)"
 )
+# Codes of another kind that can be "for the door": a zip code, a building code,
+# an error code ("the error code for the lock is 4001").
+_NOT_ACCESS = "".join(
+    f"(?<!{word}[ \t])"
+    for word in "zip area post postal promo error status country building source discount coupon"
+    " fault product".split()
+)
 _ACCESS = re.compile(
-    rf"(?<![\w-])(?P<noun>{_PLACE}(?:[ \t-]+(?:entry|access|door|alarm|keypad))?[ \t-]+"
+    rf"(?<![\w-])(?P<noun>{_PLACE}(?:'s)?(?:[ \t-]+(?:entry|access|door|alarm|keypad))?[ \t-]+"
     r"(?:code|combo|combination|pin)"
-    r"|(?:combination|combo|code)[ \t]+(?:to|for|of)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?"
-    r"(?:safe|lock|locker|padlock|lock[ \t-]?box|gate|door))"
+    # "the code to the front door", "code for the garage", "the combination of my locker".
+    rf"|{_NOT_ACCESS}(?:combination|combo|code)[ \t]+"
+    r"(?:(?:to|for|of)|to[ \t]+(?:open|unlock|get[ \t]+into|enter))[ \t]+"
+    r"(?:the[ \t]+|my[ \t]+|our[ \t]+)?(?:(?:front|back|side|main|rear|garden|garage|"
+    r"basement|house|building|apartment|flat|office|shed|storage|gym|bike|[\w-]+'s)[ \t]+)?"
+    rf"(?:{_PLACE}|lock|house|apartment|flat|shed|storage[ \t]+unit))"
     + _FOR
-    + _SAID
-    # 4-12 digits, perhaps with the keypad's * or #, or a dial's numbers (12-34-56).
-    + r"(?P<value>[*#]?\d{4,12}[*#]?|\d{1,3}(?:[ \t]*[-/][ \t]*\d{1,3}){2,4})(?![\w-]|[.,:/]\d)",
+    + rf"(?P<said>{_SAID})"
+    # 4-12 digits, perhaps with the keypad's * or #, or a dial's numbers (12-34-56),
+    # or digits in groups ("48 21", "48-21"; only after "is", ":" or "=").
+    + r"(?P<value>(?P<groups>\d{2,6}(?:[ -]\d{2,6}){1,2})(?![\w-]|[.,:/]\d)"
+    r"|[*#]?\d{4,12}[*#]?|\d{1,3}(?:[ \t]*[-/][ \t]*\d{1,3}){2,4})(?![\w-]|[.,:/]\d)",
     re.IGNORECASE,
 )
-_PLACES = ("door", "gate", "alarm", "garage", "safe", "lock", "key", "pad", "entry")
+_PLACES = (
+    "door", "gate", "alarm", "garage", "safe", "lock", "key", "pad", "entry", "house",
+    "apartment", "flat", "building", "shed", "storage",
+)  # fmt: skip
+_YEARS = re.compile(r"(?:19|20)\d\d[ -](?:19|20)?\d\d")
+_DIAL = re.compile(r"\d{1,3}(?:-\d{1,3}){2,4}")
 
 # Backup codes: GitHub's "xxxxx-xxxxx", Google's "1234 5678", others' "8f3k-2jd9".
 _CODE = r"(?:\d{4}[ ]\d{4}(?![\w-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){0,3})"
@@ -114,7 +132,8 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
         p in lowered for p in _PLACES
     ):
         for m in _ACCESS.finditer(text):
-            yield "looks like an access code statement", m.span("value")
+            if _access_code(m):
+                yield "looks like an access code statement", m.span("value")
     if "code" in lowered and (
         "recovery" in lowered
         or "backup" in lowered
@@ -147,6 +166,20 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
             words = re.findall(r"[a-z]+", m.group("value").lower())
             if _NOT_SEED_WORDS.isdisjoint(words):
                 yield "looks like a recovery phrase statement", m.span("value")
+
+
+def _access_code(m: re.Match[str]) -> bool:
+    """Whether an access code statement's value is a code. Digits in groups ("48
+    21", "48-21") count only after "is", ":" or "=" (without them, only a dial's
+    "12-34-56": "the door code 2023-2024 review" names years), four to twelve
+    digits in all, and never a range of years ("gate code: 2023-2024")."""
+    groups = m.group("groups")
+    if groups is None:
+        return True
+    if not m.group("said").strip():
+        return _DIAL.fullmatch(groups) is not None  # "safe combination 12-34-56"
+    digits = groups.replace(" ", "").replace("-", "")
+    return 4 <= len(digits) <= 12 and _YEARS.fullmatch(groups) is None
 
 
 def _is_code(code: str, *, said: bool) -> bool:

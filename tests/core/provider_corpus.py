@@ -292,7 +292,20 @@ def _logins() -> list[Positive]:
     return out
 
 
-POSITIVES: list[Positive] = _positives() + _logins()
+def _said_other_ways() -> list[Positive]:
+    """Codes, two-factor secrets and logins said in other words than the usual
+    statement: refused like it."""
+    said = [
+        ("Door code: 48 21", "48 21"),
+        ("Door code: 48-21", "48-21"),
+        ("The code to the front door is 4821", "4821"),
+        ("The code for the front door is 4821", "4821"),
+        ("code for the garage: 4821", "4821"),
+    ]
+    return [Positive("prose", text, value) for text, value in said]
+
+
+POSITIVES: list[Positive] = _positives() + _logins() + _said_other_ways()
 
 
 def _negatives() -> list[str]:
@@ -341,6 +354,13 @@ def _negatives() -> list[str]:
         "Project id: my-project-123456; region europe-west1.",
         "Bucket names: acme-prod-assets, acme-staging-assets.",
         "The regex ^[A-Za-z0-9_-]{1,64}$ validates group names.",
+        # Where a code is kept, or what it is for, is no code.
+        "the door code is on the fridge note",
+        "the code for the garage door opener is in the manual",
+        "code for the front door lock firmware update",
+        "Door code reviewers: Alice and Bob",
+        "the code to the front door changed last week",
+        "The error code for the lock is 4001 (battery low).",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

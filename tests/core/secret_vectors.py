@@ -751,6 +751,10 @@ def _benign() -> list[str]:
         "store recovery codes in the password manager",
         "the seed phrase is written on paper in the safe",
         "the door code is on the fridge note",
+        "the code for the garage door opener is in the manual",
+        "code for the front door lock firmware update",
+        "Door code reviewers: Alice and Bob",
+        "the code to the front door changed last week",
         "use a passphrase for the SSH key",
         # Look-alikes of vendor prefixes.
         "hf_hub_download fetches files",
