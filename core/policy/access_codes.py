@@ -89,10 +89,11 @@ _NEXT_CODE = re.compile(
 )
 
 _TOTP = re.compile(
-    r"(?<![\w-])(?P<noun>(?:totp|otp|2fa|mfa|two[ \t-]factor|authenticator)(?:[ \t-]+app)?[ \t-]+"
-    r"(?:secret(?:[ \t-]+key)?|seed|key|setup[ \t-]+key))"
+    r"(?<![\w-])(?P<noun>(?:totp|otp|2fa|mfa|two[ \t-]factor|authenticator)(?:[ \t-]+app)?"
+    r"(?P<kind>[ \t-]+(?:secret(?:[ \t-]+key)?|seed|(?:setup|backup|recovery|secret)[ \t-]+key"
+    r"|key))?)"
     + _FOR
-    + _SAID
+    + rf"(?P<said>{_SAID})"
     + r"(?P<value>[A-Za-z2-7]{16,}=*|[A-Za-z2-7]{4}(?:[ ][A-Za-z2-7]{4}){3,})(?![\w-])",
     re.IGNORECASE,
 )
@@ -152,7 +153,7 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
         or "authenticator" in lowered
     ):
         for m in _TOTP.finditer(text):
-            if _base32_secret(m.group("value")):
+            if _named_secret(m) and _base32_secret(m.group("value")):
                 yield "looks like a two-factor secret statement", m.span("value")
     if (
         "seed" in lowered
@@ -207,12 +208,26 @@ def _codes(m: re.Match[str]) -> Span | None:
 
 def _base32_secret(value: str) -> bool:
     """Whether ``value`` can be a two-factor secret: base32 in one case, with a
-    digit unless it is one unbroken run of capitals (prose never has sixteen)."""
+    digit unless it is one unbroken run of capitals that reads as no word. A
+    word in capitals ("INTERNATIONALIZATION") is two fifths vowels or more; a
+    random draw from the base32 alphabet, where A, E, I, O, U and Y are six
+    characters of 32, is about a fifth."""
     letters = value.replace(" ", "").rstrip("=")
     if not (letters.isupper() or letters.islower()):
         return False
-    has_digit = any(c.isdigit() for c in letters)
-    return has_digit or (" " not in value and letters.isupper())
+    if any(c.isdigit() for c in letters):
+        return True
+    if " " in value or not letters.isupper():
+        return False
+    return sum(c in "AEIOUY" for c in letters) * 10 < len(letters) * 3
+
+
+def _named_secret(m: re.Match[str]) -> bool:
+    """Whether a two-factor statement names a secret: "2FA" alone does so with ":"
+    or "=" ("2FA: JBSW…"), or before a value with a digit ("2FA is JBSWY3DP…")."""
+    if m.group("kind") is not None or m.group("said").strip() in (":", "="):
+        return True
+    return any(c.isdigit() for c in m.group("value"))
 
 
 def _param(m: re.Match[str]) -> Span | None:

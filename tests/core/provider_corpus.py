@@ -301,6 +301,9 @@ def _said_other_ways() -> list[Positive]:
         ("The code to the front door is 4821", "4821"),
         ("The code for the front door is 4821", "4821"),
         ("code for the garage: 4821", "4821"),
+        ("2FA: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+        ("2FA backup key JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+        ("2FA recovery key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
     ]
     return [Positive("prose", text, value) for text, value in said]
 
@@ -361,6 +364,9 @@ def _negatives() -> list[str]:
         "Door code reviewers: Alice and Bob",
         "the code to the front door changed last week",
         "The error code for the lock is 4001 (battery low).",
+        "2FA: enabled on GitHub",
+        "2FA backup key is in the safe",
+        "2FA: INTERNATIONALIZATION (the i18n team's account)",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

@@ -755,6 +755,9 @@ def _benign() -> list[str]:
         "code for the front door lock firmware update",
         "Door code reviewers: Alice and Bob",
         "the code to the front door changed last week",
+        "2FA: enabled on GitHub",
+        "2FA backup key is in the safe",
+        "2FA: INTERNATIONALIZATION",
         "use a passphrase for the SSH key",
         # Look-alikes of vendor prefixes.
         "hf_hub_download fetches files",
