@@ -80,12 +80,19 @@ _SET_TO = re.compile(
     r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
     re.IGNORECASE,
 )
-# "ssh root@10.0.0.5 password toor", "user admin, password hunter2": a user, then its password.
+# "ssh root@10.0.0.5 password toor", "user admin, password hunter2", "ssh to the NAS
+# as root, password toor", "root@10.0.0.5 and the password toor": a user, then its password.
+_NOT_A_USER = (
+    r"(?!(?:and|or|with|to|for|the|a|an|your|my|no|of|in|name|is|it|if|well|usual|such|long"
+    r"|soon|far|much|many|part|needed|required|expected|before|default|follows|shown)"
+    r"(?![\w.@+-]))"
+)
 _USER_THEN_PASSWORD = re.compile(
     r"(?:(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*"
-    r"|(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*"
-    r"(?!(?:and|or|with|to|for|the|a|an|your|my|no|of|in|name)(?![\w.@+-]))[\w.@+-]+)"
-    r"[ \t]*[,;]?[ \t]+(?P<noun>password|passwd|pw)(?P<sep>[ \t]*[:=]|[ \t]+is)?[ \t]+"
+    rf"|(?<![\w-])(?:user(?:name)?|login)[ \t]*[:=]?[ \t]*{_NOT_A_USER}[\w.@+-]+"
+    rf"|(?<![\w-])as[ \t]+{_NOT_A_USER}[\w.@+-]+)"
+    r"(?:[ \t]*[,;/|][ \t]*|[ \t]+)(?:and[ \t]+(?:(?:the|its|their)[ \t]+)?)?"
+    r"(?P<noun>password|passwd|pw)(?P<sep>[ \t]*[:=]|[ \t]+is)?[ \t]+"
     r"(?P<value>\S+)(?P<rest>[ \t]+\w+)?",
     re.IGNORECASE,
 )
@@ -226,7 +233,7 @@ def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
             span = _value_span(m)
             if span is not None:
                 yield _statement_reason(m.group("noun")), span
-    if "@" in text or "user" in lowered or "login" in lowered:
+    if "@" in text or "user" in lowered or "login" in lowered or "as " in lowered:
         for m in _USER_THEN_PASSWORD.finditer(text):
             span = _value_span(m)
             if span is not None:

@@ -304,6 +304,8 @@ def _said_other_ways() -> list[Positive]:
         ("2FA: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
         ("2FA backup key JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
         ("2FA recovery key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
+        ("ssh to 10.0.0.5 as root, password toor", "toor"),
+        ("connect with ssh root@10.0.0.5 and the password toor", "toor"),
     ]
     return [Positive("prose", text, value) for text, value in said]
 
@@ -367,6 +369,9 @@ def _negatives() -> list[str]:
         "2FA: enabled on GitHub",
         "2FA backup key is in the safe",
         "2FA: INTERNATIONALIZATION (the i18n team's account)",
+        "ssh as root, password authentication disabled",
+        "password login is off",
+        "Run the installer as root, password prompt appears twice.",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

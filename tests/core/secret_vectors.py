@@ -758,6 +758,8 @@ def _benign() -> list[str]:
         "2FA: enabled on GitHub",
         "2FA backup key is in the safe",
         "2FA: INTERNATIONALIZATION",
+        "ssh as root, password authentication disabled",
+        "password login is off",
         "use a passphrase for the SSH key",
         # Look-alikes of vendor prefixes.
         "hf_hub_download fetches files",
