@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from core.policy.secret_rules import (
+    PASS_OWNERS,
     Extract,
     Rule,
     Span,
@@ -37,7 +38,9 @@ def _client(tools: str, flag: str) -> re.Pattern[str]:
 
 # Names that say the variable holds a credential. A name with "PASS" in it holds
 # a password; the rest hold a token or a key.
-_PASSWORD_NAME = re.compile(r"PASSWORD|PASSWD|PASSPHRASE|PWD|_PASS\Z|\ASSHPASS\Z")
+_PASSWORD_NAME = re.compile(
+    rf"PASSWORD|PASSWD|PASSPHRASE|PWD|_PASS\Z|\A(?:{'|'.join(PASS_OWNERS).upper()})PASS\Z"
+)
 _CREDENTIAL_NAME = re.compile(r"SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?\Z")
 # An environment variable's name: upper case, or with an underscore ("api_key").
 _VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+")

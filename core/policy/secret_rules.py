@@ -272,13 +272,24 @@ def _name_edge(*words: str) -> str:
     that spells it in capitals (an environment variable: ``PGPASSWORD``,
     ``GITHUBTOKEN``, sshpass's ``SSHPASS``; not sudo's ``NOPASSWD``) or in camel
     case (``dbPassword``, ``clientSecret``; not .NET's ``publicKeyToken``, which
-    names a public key's hash)."""
+    names a public key's hash). A password's name may also be all lower case
+    (``pgpassword``, ``dbpasswd``): no other word ends in "password"."""
     caps = "|".join(w.upper() for w in words) + ("|(?<=SSH)PASS" if "password" in words else "")
     camel = "|".join(w.capitalize() for w in words)
+    lower = "|(?<=[a-z0-9])(?<!no)(?=password|passwd|passphrase)" if "password" in words else ""
     return (
         rf"(?-i:(?<![A-Za-z0-9])|(?<=[A-Z0-9])(?<!NO)(?={caps})"
-        rf"|(?<=[A-Za-z0-9])(?<![Pp]ublic)(?<![Pp]ublicKey)(?={camel}))"
+        rf"|(?<=[A-Za-z0-9])(?<![Pp]ublic)(?<![Pp]ublicKey)(?={camel}){lower})"
     )
+
+
+#: Short names of a password: a client or a service, then "pass" (``PGPASS``,
+#: ``dbpass``, ``SSHPASS``). Only these: "compass", "bypass" and "surpass" end so too.
+PASS_OWNERS = (
+    "db", "pg", "my", "mysql", "sql", "redis", "mongo", "ftp", "sftp", "smtp", "imap", "mail",
+    "ldap", "vnc", "rdp", "wifi", "admin", "root", "user", "ssh",
+)  # fmt: skip
+_PASS_OWNER = re.compile(rf"(?<![A-Za-z0-9])(?:{'|'.join(PASS_OWNERS)})[_-]?\Z", re.IGNORECASE)
 
 
 _KEY_PREFIX = re.compile(
@@ -411,6 +422,16 @@ RULES: tuple[Rule, ...] = (
         needs="=:",
         caseless=True,
         extract=_assignment(password_like),
+    ),
+    Rule(
+        "password_assignment",
+        _P,
+        # No edge: the owner before "pass" bounds the name ("PGPASS=", "dbpass=").
+        _assign_re("pass", edge=""),
+        ("pass",),
+        needs="=:",
+        caseless=True,
+        extract=_prefixed(_PASS_OWNER, _assignment(password_like)),
     ),
     Rule(
         "api_key_assignment",

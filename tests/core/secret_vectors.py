@@ -352,7 +352,7 @@ def _secret_cases() -> list[Case]:
         ],
         [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
     )
-    later = _command_cases() + _huggingface_cases() + _otp_cases()
+    later = _command_cases() + _huggingface_cases() + _otp_cases() + _glued_name_cases()
     return cases + _number_cases() + _wrapped_cases() + later
 
 
@@ -637,6 +637,23 @@ def _huggingface_cases() -> list[Case]:
     )
 
 
+def _glued_name_cases() -> list[Case]:
+    """A password in a variable whose name glues its owner to "password" or
+    "pass" in lower case or in capitals."""
+    return _cases(
+        "password_assignment",
+        [
+            "pgpassword={v} psql -h db",
+            "PGPASS={v} psql",
+            "dbpass={v} psql",
+            "export MYSQLPASS='{v}'",
+            'confirmpassword: "{v}"',
+            "ROOTPASS={v}",
+        ],
+        [_later_safe(n) for n in (10, 12, 9, 14, 11, 13)],
+    )
+
+
 CASES: list[Case] = _secret_cases()
 SECRETS: list[tuple[str, str]] = [(c.text, c.pattern) for c in CASES]
 
@@ -760,6 +777,18 @@ def _benign() -> list[str]:
         "2FA: INTERNATIONALIZATION",
         "ssh as root, password authentication disabled",
         "password login is off",
+        # Names that end in "pass" or hold "password" without naming a password.
+        "PGPASSFILE=~/.pgpass",
+        "passthrough=true",
+        "compass=north",
+        "bypass=1",
+        "dbpass=$DB_PASS",
+        "DBPASS=${DB_PASS}",
+        "surpass=everyone",
+        "overpass=api",
+        "nopassword=hunter22",
+        "showpassword=false",
+        "setx COMPASS north-west-2",
         "use a passphrase for the SSH key",
         # Look-alikes of vendor prefixes.
         "hf_hub_download fetches files",

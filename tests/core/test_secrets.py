@@ -168,6 +168,10 @@ def test_findings_never_carry_the_value() -> None:
             "set DJANGO_SECRET_KEY to '[SECRET_REDACTED]'",
         ),
         ("sshpass -p toor ssh root@10.0.0.5", "sshpass -p [SECRET_REDACTED] ssh root@10.0.0.5"),
+        ("pgpassword=s3cr3tPass psql -h db", "pgpassword=[SECRET_REDACTED] psql -h db"),
+        ("PGPASS=s3cr3tPass psql", "PGPASS=[SECRET_REDACTED] psql"),
+        ("dbpass=s3cr3tPass psql", "dbpass=[SECRET_REDACTED] psql"),
+        ("setx PGPASS s3cr3tPass", "setx PGPASS [SECRET_REDACTED]"),
     ],
 )
 def test_probable_findings_redact_the_value_only(text: str, expected: str) -> None:
