@@ -197,12 +197,48 @@ def _codes(m: re.Match[str]) -> Span | None:
     """The span of the list of codes that ``m`` starts, or None if its first is none."""
     said = m.group("said").strip() != ""
     if not _is_code(m.group("value"), said=said):
-        return None
+        return _letter_codes(m) if said else None
     end = m.end("value")
     while (more := _NEXT_CODE.match(m.string, end)) is not None and _is_code(
         more.group(1), said=said
     ):
         end = more.end()
+    return m.start("value"), end
+
+
+def _shape(code: str) -> tuple[bool, tuple[int, ...]] | None:
+    """A code of letters only in hyphen-joined groups: its case and group lengths."""
+    groups = code.split("-")
+    if len(groups) < 2 or not all(g.isalpha() for g in groups):
+        return None
+    if not (code.islower() or code.isupper()):
+        return None
+    return code.islower(), tuple(len(g) for g in groups)
+
+
+def _letter_codes(m: re.Match[str]) -> Span | None:
+    """The span of a list of codes without a digit ("abcd-efgh, ijkl-mnop"), or None.
+
+    Words can look like such codes ("one-time, two-step"), so it takes two codes
+    or more of one shape (case and group lengths), none repeated and none a
+    placeholder ("xxxx-xxxx"), with as few vowels as random letters have:
+    counting y, about a quarter, where most words have two fifths or more.
+    """
+    first = m.group("value")
+    shape = _shape(first)
+    if shape is None:
+        return None
+    codes, end = [first], m.end("value")
+    while (more := _NEXT_CODE.match(m.string, end)) is not None and _shape(more.group(1)) == shape:
+        codes.append(more.group(1))
+        end = more.end()
+    letters = "".join(codes).replace("-", "").lower()
+    if len(codes) < 2 or len(set(codes)) < len(codes):
+        return None
+    if any(len(set(c.replace("-", ""))) * 4 < len(c.replace("-", "")) * 3 for c in codes):
+        return None  # "xxxx-xxxx", "abab-abab"
+    if sum(c in "aeiouy" for c in letters) * 5 >= len(letters) * 2:
+        return None
     return m.start("value"), end
 
 

@@ -306,6 +306,7 @@ def _said_other_ways() -> list[Positive]:
         ("2FA recovery key: JBSWY3DPEHPK3PXP", "JBSWY3DPEHPK3PXP"),
         ("ssh to 10.0.0.5 as root, password toor", "toor"),
         ("connect with ssh root@10.0.0.5 and the password toor", "toor"),
+        ("recovery codes: abcd-efgh, ijkl-mnop", "abcd-efgh"),
     ]
     return [Positive("prose", text, value) for text, value in said]
 
@@ -372,6 +373,7 @@ def _negatives() -> list[str]:
         "ssh as root, password authentication disabled",
         "password login is off",
         "Run the installer as root, password prompt appears twice.",
+        "Backup codes: one-time, two-step; print them and keep them offline.",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

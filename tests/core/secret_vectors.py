@@ -777,6 +777,7 @@ def _benign() -> list[str]:
         "2FA: INTERNATIONALIZATION",
         "ssh as root, password authentication disabled",
         "password login is off",
+        "backup codes: one-time, two-step",
         # Names that end in "pass" or hold "password" without naming a password.
         "PGPASSFILE=~/.pgpass",
         "passthrough=true",
