@@ -13,7 +13,9 @@ A recovery phrase is recognised without a word list: after "seed phrase",
 "recovery phrase" or "mnemonic", twelve to twenty-five words of three to eight
 letters (the length of every BIP-39 word) in which none is a word that sentences
 need and the BIP-39 list leaves out ("the", "and", "with", ...). A sentence that
-long without one of them does not follow "seed phrase:" in practice.
+long without one of them does not follow "seed phrase:" in practice. Named by
+its length alone ("my 12 words are …", "the 24-word phrase:"), exactly that
+many such words are taken.
 
 An ``otpauth://`` link carries its secret in a known place, so that secret is
 redacted like any token (:data:`RULES`).
@@ -108,6 +110,26 @@ _SEED = re.compile(
     r"{11,24})(?![A-Za-z])",
     re.IGNORECASE,
 )
+# A phrase named by its length alone: "my 12 words are …", "our 24 words:", "the
+# 12-word phrase is …". Exactly that many words are taken.
+_COUNTS = {
+    "12": 12, "twelve": 12, "15": 15, "fifteen": 15, "18": 18, "eighteen": 18,
+    "21": 21, "twenty-one": 21, "24": 24, "twenty-four": 24,
+}  # fmt: skip
+_COUNT = r"(?P<count>1[258]|2[14]|twelve|fifteen|eighteen|twenty[ \t-](?:one|four))"
+_COUNTED = re.compile(
+    r"(?<![\w-])(?P<noun>(?:(?P<own>my|our)|the|a|wallet(?:'s)?)[ \t]+"
+    rf"{_COUNT}[ \t-]+word(?:s|(?P<phrase>[ \t]+phrase))?)"
+    r"(?:[ \t]+(?:is|are|was|were))?(?:[ \t]*[:=-])?[ \t]*(?:\r?\n[ \t]*)?(?=[A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_PHRASE_OF = {
+    n: re.compile(
+        rf"{_PHRASE_WORD}(?:(?:[ \t]*,[ \t]*|[ \t]*\r?\n[ \t]*|[ \t]+){_PHRASE_WORD}){{{n - 1}}}"
+        r"(?![A-Za-z])"
+    )
+    for n in set(_COUNTS.values())
+}
 # Words sentences need that the BIP-39 list leaves out: one of them means prose.
 _NOT_SEED_WORDS = frozenset(
     """the and for with from your are was were not but has had our its his her she him
@@ -115,7 +137,7 @@ _NOT_SEED_WORDS = frozenset(
 )
 
 
-_HINTS = re.compile(r"code|comb|pin|otp|2fa|mfa|factor|authenticator|seed|mnemonic|phrase|words")
+_HINTS = re.compile(r"code|comb|pin|otp|2fa|mfa|factor|authenticator|seed|mnemonic|phrase|word")
 
 
 def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
@@ -155,6 +177,16 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
         for m in _TOTP.finditer(text):
             if _named_secret(m) and _base32_secret(m.group("value")):
                 yield "looks like a two-factor secret statement", m.span("value")
+    if "word" in lowered and any(n in lowered for n in _COUNTS):
+        for m in _COUNTED.finditer(text):
+            if m.group("own") is None and m.group("phrase") is None:
+                continue  # "the 12 words" are any twelve; "my 12 words", "the 12-word phrase"
+            count = _COUNTS[re.sub(r"[ \t-]+", "-", m.group("count").lower())]
+            phrase = _PHRASE_OF[count].match(text, m.end())
+            if phrase is not None and _NOT_SEED_WORDS.isdisjoint(
+                re.findall(r"[a-z]+", phrase.group().lower())
+            ):
+                yield "looks like a recovery phrase statement", phrase.span()
     if (
         "seed" in lowered
         or "mnemonic" in lowered

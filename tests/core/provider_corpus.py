@@ -307,6 +307,11 @@ def _said_other_ways() -> list[Positive]:
         ("ssh to 10.0.0.5 as root, password toor", "toor"),
         ("connect with ssh root@10.0.0.5 and the password toor", "toor"),
         ("recovery codes: abcd-efgh, ijkl-mnop", "abcd-efgh"),
+        (
+            "my 12 words are legal winner thank year wave sausage worth useful legal winner "
+            "thank yellow",
+            "legal winner thank year",
+        ),
     ]
     return [Positive("prose", text, value) for text, value in said]
 
@@ -374,6 +379,7 @@ def _negatives() -> list[str]:
         "password login is off",
         "Run the installer as root, password prompt appears twice.",
         "Backup codes: one-time, two-step; print them and keep them offline.",
+        "my 12 words are in the safe, written on steel",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

@@ -778,6 +778,7 @@ def _benign() -> list[str]:
         "ssh as root, password authentication disabled",
         "password login is off",
         "backup codes: one-time, two-step",
+        "my 12 words are in the safe, written on steel",
         # Names that end in "pass" or hold "password" without naming a password.
         "PGPASSFILE=~/.pgpass",
         "passthrough=true",

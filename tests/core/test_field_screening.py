@@ -48,6 +48,11 @@ def test_file_text_loses_only_the_stated_values() -> None:
         ("authenticator setup key: jbsw y3dp ehpk 3pxp kq2a ok", "jbsw y3dp ehpk 3pxp kq2a"),
         ("Door code: 48 21, ring twice", "48 21"),
         ("recovery codes: abcd-efgh, ijkl-mnop and that is all", "abcd-efgh, ijkl-mnop"),
+        (
+            "my 12 words are legal winner thank year wave sausage worth useful legal winner "
+            "thank yellow and more",
+            "legal winner thank year wave sausage worth useful legal winner thank yellow",
+        ),
     ],
 )
 def test_file_text_loses_all_of_a_value_of_several_words(text: str, value: str) -> None:

@@ -320,6 +320,11 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("my recovery phrase is: " + " ".join(f"{i}. {w}" for i, w in
                                                enumerate(_BIP39_12.split(), 1)), _RECOVERY_PHRASE),
         (f"Ledger recovery words:\n{_BIP39_12}\n{_BIP39_12}", _RECOVERY_PHRASE),
+        # Named by its length alone.
+        (f"my 12 words are {_BIP39_12}", _RECOVERY_PHRASE),
+        (f"My twelve words: {_BIP39_12}. Keep them safe", _RECOVERY_PHRASE),
+        (f"our 24 words are:\n{_BIP39_12}\n{_BIP39_12}", _RECOVERY_PHRASE),
+        (f"the 12-word phrase is {_BIP39_12}", _RECOVERY_PHRASE),
     ],
 )  # fmt: skip
 def test_more_credential_statements(text: str, reason: str) -> None:
@@ -427,6 +432,13 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "the seed phrase is written on paper in the safe",
         "the seed phrase is the only way back into the wallet if the phone dies",
         "Seed words: keep them offline and never type them into a website you do not trust fully",
+        "my 12 words are in the safe, written on steel",
+        "my 12 words are a lot to remember but I wrote them down on paper",
+        "my 12 words are the only backup I have",
+        f"My 12 words for the spelling test: {_BIP39_12}",
+        f"My 24 words: {_BIP39_12}",
+        f"the 12 words are {_BIP39_12}",
+        "A 12-word phrase is easier to write down than 24 words",
     ],
 )
 def test_credential_statement_negatives(text: str) -> None:
