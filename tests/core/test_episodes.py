@@ -111,6 +111,20 @@ def test_secrets_are_redacted_and_credentials_refused(
     assert not episodes.find_exchanges(service.store_for("main"), "hunter2")
 
 
+def test_a_turn_that_is_nothing_but_a_secret_keeps_its_place(
+    service: MemoryService, agent: Caller
+) -> None:
+    # A memory that is only a secret is refused; a turn was said all the same,
+    # and refusing it would break the agent's log mid-conversation.
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    before = episodes.log_exchange(service, agent, "user", "here is the token")
+    logged = episodes.log_exchange(service, agent, "user", token)
+    after = episodes.log_exchange(service, agent, "assistant", "thanks, I will not keep it")
+    assert logged.exchange.text == "[SECRET_REDACTED]"
+    assert logged.to_dict()["redacted"] == 1
+    assert before.exchange.id < logged.exchange.id < after.exchange.id
+
+
 def test_search_lifts_the_current_thread_without_burying_better_matches(
     service: MemoryService,
 ) -> None:

@@ -116,6 +116,23 @@ def test_credential_statements_are_refused_and_audited(
     assert refused and "Tr0ub4dor" not in str(refused[0].to_dict())
 
 
+@pytest.mark.parametrize("content", [SECRETS[1], f"{SECRETS[1]},\n{SECRETS[2]}."])
+def test_a_memory_that_is_nothing_but_a_secret_is_refused(
+    service: MemoryService, agent: Caller, content: str
+) -> None:
+    with pytest.raises(Refused, match="nothing but a secret") as info:
+        service.store(agent, {"type": "fact", "content": content})
+    assert info.value.data["field"] == "content"
+    assert service.store_for("main").total() == 0
+
+
+@pytest.mark.parametrize("content", ["DATE", "TEST", "SECRET", "CARDS: 3"])
+def test_words_in_capitals_are_not_taken_for_a_placeholder(
+    service: MemoryService, operator: Caller, content: str
+) -> None:
+    assert service.store(operator, {"type": "fact", "content": content}).entry.content == content
+
+
 def test_a_candidate_cannot_hide_a_current_memory_until_accepted(
     service: MemoryService, agent: Caller, operator: Caller
 ) -> None:
