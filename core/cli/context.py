@@ -80,9 +80,17 @@ class Context:
             self._caller = self.service.open_session(self.group, Actor.OPERATOR, "cli")
         return self._caller
 
-    def emit(self, data: Any, text: str) -> None:
+    def emit(self, data: Any, text: str, *, aside: str = "") -> None:
+        """Print ``data`` as JSON under ``--json``, else ``text``.
+
+        ``aside`` is a line of ``text`` that ``data`` cannot hold without changing
+        its shape (``(more follow: add --offset 20)`` after a list of results): under
+        ``--json`` it goes to stderr, so stdout keeps the JSON scripts expect.
+        """
         if self.as_json:
             print(json.dumps(data, indent=2, ensure_ascii=False))
+            if aside:
+                print(aside, file=sys.stderr)
         elif text:
             print(text)
 

@@ -329,12 +329,15 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     if args.offset:
         none = f"no more matching exchanges past the first {args.offset:,}"
     text = "\n".join(map(line, hits)) or none
+    more = ""
     if page.next_offset is not None:
-        text += f"\n(more follow: add --offset {page.next_offset})"
+        more = f"(more follow: add --offset {page.next_offset})"
     elif page.truncated:
-        text += (
-            "\n(more match than paging reaches: narrow the search with more words, "
+        more = (
+            "(more match than paging reaches: narrow the search with more words, "
             "--thread or --speaker)"
         )
-    ctx.emit([h.to_dict() for h in hits], text)
+    if more:
+        text += "\n" + more
+    ctx.emit([h.to_dict() for h in hits], text, aside=more)
     return 0

@@ -135,19 +135,22 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     if args.offset:
         none = f"no more matching memories past the first {args.offset:,}"
     text = "\n".join(format_result(r, ranked=ranked) for r in results) or none
+    more = ""
     if page.next_offset is not None:
-        text += f"\n(more follow: add --offset {page.next_offset})"
+        more = f"(more follow: add --offset {page.next_offset})"
     elif page.truncated:
-        text += (
-            "\n(more match than paging reaches: narrow the search with more words, --type or --tag)"
+        more = (
+            "(more match than paging reaches: narrow the search with more words, --type or --tags)"
         )
+    if more:
+        text += "\n" + more
     claims = ctx.service.claims_matching(ctx.group, str(tool_args["query"]))
     if claims:
         # Labelled, so an unverified claim is never read as one of the memories above.
         text += "\n\nclaims:\n" + "\n".join(
             f"{c['id']}  {c['text']}\n  ({c['label']})" for c in claims
         )
-    ctx.emit([r.to_dict() for r in results], text)
+    ctx.emit([r.to_dict() for r in results], text, aside=more)
     return 0
 
 

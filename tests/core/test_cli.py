@@ -7,6 +7,7 @@ import apsw
 import pytest
 
 from core.cli.main import main
+from core.recall import search
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -153,9 +154,27 @@ def test_search_reads_on_with_offset(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, out, _ = run(capsys, *d, "search", "week", "--offset", "3", "--mode", "keyword")
     assert (code, out) == (0, "no more matching memories past the first 3\n")
     assert len(set(first + rest)) == 3
-    # --json stays a list of results.
-    code, out, _ = run(capsys, *d, "--json", "search", "week", "--limit", "2")
+    # --json stays a list of results; that more follow is said on stderr.
+    code, out, err = run(capsys, *d, "--json", "search", "week", "--limit", "2")
     assert code == 0 and len(json.loads(out)) == 2
+    assert err == "(more follow: add --offset 2)\n"
+    code, out, err = run(capsys, *d, "--json", "search", "week", "--offset", "2")
+    assert (code, len(json.loads(out)), err) == (0, 1, "")
+
+
+def test_the_deepest_page_says_more_match_under_json_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    for fruit in ("apples", "pears", "plums"):
+        assert run(capsys, *d, "store", f"Buys {fruit} every week")[0] == 0
+    monkeypatch.setattr(search, "MAX_SEARCH_OFFSET", 1)
+    argv = ["search", "week", "--limit", "1", "--offset", "1", "--mode", "keyword"]
+    says = "(more match than paging reaches: narrow the search with more words, --type or --tags)"
+    code, out, err = run(capsys, *d, *argv)
+    assert (code, out.splitlines()[-1], err) == (0, says, "")
+    code, out, err = run(capsys, *d, "--json", *argv)
+    assert (code, len(json.loads(out)), err) == (0, 1, says + "\n")
 
 
 def test_duplicates_lists_a_paraphrase_and_keeps_one(

@@ -793,7 +793,10 @@ def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
 
 @pytest.mark.parametrize("words", [["week"], []])
 def test_cli_exchanges_reads_on_with_offset(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], words: list[str]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    words: list[str],
 ) -> None:
     data = DataDir(tmp_path / "data")
     svc = MemoryService(data)
@@ -815,7 +818,15 @@ def test_cli_exchanges_reads_on_with_offset(
     # Past the last page: said as such, not as if nothing matched.
     code, out, _ = run(capsys, *d, "--offset", "3")
     assert (code, out) == (0, "no more matching exchanges past the first 3\n")
-    # --json stays a list of turns.
-    code, out, _ = run(capsys, "--json", *d, "--limit", "2", "--offset", "1")
+    # --json stays a list of turns; that more follow, or that more match than paging
+    # reaches, is said on stderr.
+    code, out, err = run(capsys, "--json", *d, "--limit", "2", "--offset", "1")
     turns = json.loads(out)
     assert code == 0 and len(turns) == 2 and all(t["text"].startswith("Sam buys") for t in turns)
+    assert err == ""
+    code, out, err = run(capsys, "--json", *d, "--limit", "1")
+    assert (code, len(json.loads(out)), err) == (0, 1, "(more follow: add --offset 1)\n")
+    monkeypatch.setattr(episodes, "MAX_EXCHANGE_OFFSET", 1)
+    code, out, err = run(capsys, "--json", *d, "--limit", "1", "--offset", "1")
+    assert code == 0 and len(json.loads(out)) == 1
+    assert err.startswith("(more match than paging reaches: ") and err.count("\n") == 1
