@@ -134,7 +134,7 @@ def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
         data = {**receipt.to_dict(), "links": [link.to_dict() for link in found]}
         ctx.emit(data, _details(receipt, found))
         return 0
-    receipts = list_receipts(store, args.thread, at_least(args.limit, "--limit"))
+    receipts = list_receipts(store, args.thread, at_least(args.limit, "limit"))
     text = "\n".join(f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in receipts)
     ctx.emit([r.to_dict() for r in receipts], text or "no attachment receipts")
     return 0

@@ -259,7 +259,7 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
                 query=args.query,
                 statuses=[ClaimStatus(args.status)] if args.status else [],
                 kinds=[ClaimKind(args.kind)] if args.kind else [],
-                limit=at_least(args.limit, "--limit"),
+                limit=at_least(args.limit, "limit"),
             )
             lines = [f"{c.id}  [{c.kind.value}] {c.status.value}: {c.text}" for c in found]
             ctx.emit([c.to_dict() for c in found], "\n".join(lines) or "no claims")

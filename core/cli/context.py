@@ -177,13 +177,15 @@ def whole(text: str) -> int:
     return value
 
 
-def at_least(value: int, option: str, lowest: int = 1) -> int:
-    """``value`` of ``option`` (``--limit``), refused below ``lowest`` rather than
-    quietly raised to it: ``--limit 0`` is a mistake, not a request for one row."""
+def at_least(value: int, field: str, lowest: int = 1) -> int:
+    """``value`` of the option ``field`` (``limit``), refused below ``lowest`` rather
+    than quietly raised to it: ``--limit 0`` is a mistake, not a request for one row.
+
+    The message reads as a tool's schema words it (``limit must be at least 1``);
+    :func:`core.cli.main.main` names the option as typed, as for the tool's bounds.
+    """
     if value < lowest:
-        raise InvalidParams(
-            f"{option} must be at least {lowest}", field=option.lstrip("-"), rule="minimum"
-        )
+        raise InvalidParams(f"{field} must be at least {lowest}", field=field, rule="minimum")
     return value
 
 

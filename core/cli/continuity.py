@@ -102,7 +102,7 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     match args.action:
         case None | "list":
-            listed = threads.list_threads(service, ctx.group, at_least(args.limit, "--limit"))
+            listed = threads.list_threads(service, ctx.group, at_least(args.limit, "limit"))
             text = "\n".join(map(_format_thread, listed)) or "no threads yet"
             ctx.emit([t.to_dict() for t in listed], text)
         case "open":
@@ -184,6 +184,8 @@ def _current(ctx: Context, thread: Thread, version: int | None) -> ThreadHandoff
 )
 def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
+    if args.action == "write" and args.base_version is not None:
+        at_least(args.base_version, "base_version", 0)  # before a thread is created
     if args.action == "write" and args.create:
         thread, _ = threads.open_thread(service, ctx.caller, title=args.thread)
     else:
@@ -288,20 +290,16 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     thread_id = None
     if args.thread:
         thread_id = threads.find_thread(ctx.service, ctx.group, args.thread).id
+    # The tool's own checks, so a query, limit or offset out of range reads as it does
+    # for agents (naming the option), before any embedding.
+    query = validate_args(
+        "exchange_search",
+        {"query": " ".join(args.query), "limit": args.limit, "offset": args.offset},
+    )
     if args.mode != "keyword" and args.query:
         from core.cli.semantic import catch_up
 
         catch_up(ctx)
-    # The tool's own checks, so a query, limit or offset out of range reads as it does
-    # for agents.
-    query = validate_args(
-        "exchange_search",
-        {
-            "query": " ".join(args.query),
-            "limit": at_least(args.limit, "--limit"),
-            "offset": at_least(args.offset, "--offset", 0),
-        },
-    )
     page = episodes.search_exchanges_page(
         ctx.service,
         ctx.caller,

@@ -52,17 +52,69 @@ log = logging.getLogger(__name__)
 
 
 class UsageError(Exception):
-    """A command line argparse refused; :func:`main` reports it (exit status 2)."""
+    """A command line argparse refused; :func:`main` reports it (exit status 2).
 
-    def __init__(self, usage: str, message: str) -> None:
+    ``field`` and ``rule`` say which argument was refused and why (``offset``,
+    ``type``) when argparse names one argument.
+    """
+
+    def __init__(
+        self, usage: str, message: str, field: str | None = None, rule: str | None = None
+    ) -> None:
         super().__init__(message)
         self.usage = usage
         self.message = message
+        self.details = {k: v for k, v in (("field", field), ("rule", rule)) if v}
+
+
+class _Refused(argparse.ArgumentError):
+    """An argument's value refused, with the rule it broke (as a tool's schema names it)."""
+
+    def __init__(self, action: argparse.Action, message: str, rule: str) -> None:
+        super().__init__(action, message)
+        self.rule = rule
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # Let an ArgumentError reach parse_known_args below, which reports the
+        # argument it names, instead of argparse turning it into a bare message.
+        kwargs.setdefault("exit_on_error", False)
+        super().__init__(*args, **kwargs)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        try:
+            return super().parse_known_args(args, namespace)
+        except argparse.ArgumentError as exc:
+            field = self._dest(exc.argument_name)
+            rule = getattr(exc, "rule", None) if field else None
+            if field and rule is None and exc.message.startswith(("expected ", "ignored ")):
+                rule = "nargs"  # a value missing, or given to an option that takes none
+            raise UsageError(self.format_usage(), str(exc), field, rule) from None
+
+    def _dest(self, name: str | None) -> str | None:
+        """The destination of the argument argparse calls ``name`` (``--offset``,
+        ``--verbose/-v``, ``THREAD``): ``offset``, ``verbose``, ``thread``."""
+        if name is None:
+            return None
+        names = set(name.split("/"))
+        for action in self._actions:
+            # An option by its option strings, a positional by its metavar or dest.
+            known: set[object] = set(action.option_strings) or {action.metavar, action.dest}
+            if names & known:
+                return action.dest
+        return None
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(self.format_usage(), message)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        try:
+            return super()._get_value(action, arg_string)
+        except argparse.ArgumentError as exc:
+            raise _Refused(action, exc.message, "type") from None
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         # argparse's own message lists every choice (all 36 commands) and guesses none.
@@ -74,8 +126,10 @@ class _Parser(argparse.ArgumentParser):
             if len(names) > 12
             else "choose from " + ", ".join(names)
         )
-        raise argparse.ArgumentError(
-            action, f"invalid choice: {value!r}{_did_you_mean(str(value), names)} ({listing})"
+        raise _Refused(
+            action,
+            f"invalid choice: {value!r}{_did_you_mean(str(value), names)} ({listing})",
+            "enum",
         )
 
 
@@ -85,24 +139,38 @@ def _did_you_mean(typed: str, names: Sequence[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` name: ``threads list``'s, say."""
+    chosen = parser
+    while True:
+        subs = [a for a in chosen._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name is None:
+            return chosen
+        chosen = subs[0].choices[name]
+
+
 def _parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """``parser.parse_args(argv)``, but an unknown option is reported with the usage of
     the (sub)command it was given to, and the nearest option it has."""
     args, extras = parser.parse_known_args(argv)
     if not extras:
         return args
-    chosen = parser
-    while True:
-        subs = [a for a in chosen._actions if isinstance(a, argparse._SubParsersAction)]
-        name = getattr(args, subs[0].dest, None) if subs else None
-        if name is None:
-            break
-        chosen = subs[0].choices[name]
+    chosen = _chosen(parser, args)
     message = f"unrecognized arguments: {' '.join(extras)}"
     unknown = [e.partition("=")[0] for e in extras if e.startswith("--")]
     if unknown:
         message += _did_you_mean(unknown[0], list(chosen._option_string_actions))
     chosen.error(message)
+
+
+def _options(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Each option of ``parser`` by its destination: ``{"base_version": "--base-version"}``."""
+    return {
+        action.dest: max(action.option_strings, key=len)
+        for action in parser._actions
+        if action.option_strings
+    }
 
 
 EPILOG = """\
@@ -208,16 +276,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     token = JSON_ERRORS.set("--json" in argv)
     try:
+        parser = build_parser()
         try:
-            args = _parse(build_parser(), argv)
+            args = _parse(parser, argv)
         except UsageError as exc:
             if not JSON_ERRORS.get():
                 print(exc.usage, end="", file=sys.stderr)
-            return fail(exc.message, 2, {"code": "usage"})
+            return fail(exc.message, 2, {"code": "usage", **exc.details})
         with logging_to_file(verbose=args.verbose) as log_path:
             args.log_file = log_path
             try:
-                return _run(args)
+                return _run(args, _options(_chosen(parser, args)))
             except Exception:
                 log.exception("bug in ambry %s (%s)", args.command or "app", __version__)
                 raise
@@ -225,7 +294,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         JSON_ERRORS.reset(token)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, options: dict[str, str]) -> int:
+    """Run the command ``args`` name; ``options`` are its options by destination."""
     if args.self_test:
         from desktop.shell.selftest import run_self_test
 
@@ -270,7 +340,7 @@ def _run(args: argparse.Namespace) -> int:
             ) from None
     except AmbryError as exc:
         log.info("refused: %s", exc.message)
-        message = _for_a_person(exc.message)
+        message = _for_a_person(exc, options)
         code = fail(message, 1, {**exc.to_dict(), "message": message})
         if args.command == "mcp" and ctx is None and not sys.stdin.isatty():
             # An MCP client shows an answer; the line on stderr few of them show.
@@ -309,11 +379,17 @@ def _known_group(args: argparse.Namespace, data_dir: DataDir, group: str) -> Non
         )
 
 
-def _for_a_person(message: str) -> str:
-    """``message`` without the agent tool it names first ("memory_search: limit must
-    be at least 1"): a command line has options, not tools."""
-    tool, sep, rest = message.partition(": ")
-    return rest if sep and tool in load_manifest() else message
+def _for_a_person(exc: AmbryError, options: dict[str, str]) -> str:
+    """``exc``'s message as the command line reads: without the agent tool it names
+    first, and naming the option as typed where the message names the refused field
+    ("memory_search: offset must be at most 1000" reads "--offset must be at most
+    1000"), whichever bound the CLI or the tool checked."""
+    tool, sep, rest = exc.message.partition(": ")
+    message = rest if sep and tool in load_manifest() else exc.message
+    field = exc.field if isinstance(exc, InvalidParams) else None
+    if field and field in options and message.startswith(f"{field} "):
+        message = options[field] + message[len(field) :]
+    return message
 
 
 if __name__ == "__main__":

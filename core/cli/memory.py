@@ -26,6 +26,7 @@ from core.model.entries import (
     Trust,
 )
 from core.model.text import plural
+from core.policy.manifest import validate_args
 
 
 def _tags(text: str | None) -> list[str]:
@@ -115,8 +116,8 @@ def _search_args(p: argparse.ArgumentParser) -> None:
 def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     tool_args: dict[str, object] = {
         "query": " ".join(args.query),
-        "limit": at_least(args.limit, "--limit"),
-        "offset": at_least(args.offset, "--offset", 0),
+        "limit": args.limit,
+        "offset": args.offset,
         "include_superseded": args.include_superseded,
         "mode": args.mode,
     }
@@ -124,6 +125,8 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
         tool_args["type"] = args.type
     if args.tags:
         tool_args["tags"] = _tags(args.tags)
+    # The tool's own checks (both bounds of --limit and --offset), before any embedding.
+    validate_args("memory_search", tool_args)
     if args.mode != "keyword" and args.query:
         from core.cli.semantic import catch_up
 
@@ -198,7 +201,7 @@ def _list_args(p: argparse.ArgumentParser) -> None:
 
 @command("list", "List current entries, newest first, a page at a time.")(_list_args)
 def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
-    limit, offset = at_least(args.limit, "--limit"), at_least(args.offset, "--offset", 0)
+    limit, offset = at_least(args.limit, "limit"), at_least(args.offset, "offset", 0)
     flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
     stored = ctx.service.store_for(ctx.group).recent(flt, limit, offset)
     entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked

@@ -66,7 +66,7 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
 @command("audit", "Show the audit log: what happened, never what was stored.")(_audit_args)
 def cmd_audit(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
-    limit = at_least(args.limit, "--limit")
+    limit = at_least(args.limit, "limit")
     rows = audit.recent(store, limit=limit, actions=args.action, actor=args.actor)
 
     def line(r: audit.AuditRecord) -> str:

@@ -120,7 +120,7 @@ def test_errors_name_options_not_agent_tools(
         code, _, err = run(capsys, *d, command, "--limit", "0", "dog")
         assert (code, err) == (1, "error: --limit must be at least 1\n"), command
         code, _, err = run(capsys, *d, command, "--offset", "1001", "dog")
-        assert (code, err) == (1, "error: offset must be at most 1000\n"), command
+        assert (code, err) == (1, "error: --offset must be at most 1000\n"), command
     code, _, err = run(capsys, *d, "exchanges", "x" * 501)
     assert (code, err) == (1, "error: query must be at most 500 characters\n")
 
@@ -270,6 +270,31 @@ def test_usage_errors_are_json_under_json(capsys: pytest.CaptureFixture[str]) ->
     assert err.count("\n") == 1
     error = json.loads(err)["error"]
     assert error["code"] == "usage" and "opinion" in error["message"]
+    assert (error["field"], error["rule"]) == ("type", "enum")
+
+
+@pytest.mark.parametrize(
+    ("argv", "field", "rule"),
+    [
+        (["search", "--offset", "abc", "tea"], "offset", "type"),
+        (["exchanges", "--limit=1.5"], "limit", "type"),
+        (["handoff", "write", "x", "-", "--base-version", "v2"], "base_version", "type"),
+        (["search", "--mode", "fuzzy"], "mode", "enum"),
+        (["serch", "tea"], "command", "enum"),
+        (["threads", "lst"], "action", "enum"),
+        (["search", "tea", "--limit"], "limit", "nargs"),
+    ],
+)
+def test_a_usage_error_under_json_names_the_argument_and_the_rule(
+    capsys: pytest.CaptureFixture[str], argv: list[str], field: str, rule: str
+) -> None:
+    code, out, err = run(capsys, "--json", *argv)
+    error = json.loads(err)["error"]
+    assert (code, out, error["exit_status"]) == (2, "", 2)
+    assert (error["code"], error["field"], error["rule"]) == ("usage", field, rule)
+    # The text line is argparse's, as before.
+    code, _, err = run(capsys, *argv)
+    assert code == 2 and err.splitlines()[-1] == f"error: {error['message']}"
 
 
 def test_each_run_logs_to_the_log_file_and_leaves_no_handler(
@@ -568,6 +593,12 @@ def test_an_unknown_command_is_not_guessed_when_nothing_is_close(
         (["search", "--offset", "-1", "tea"], "--offset must be at least 0"),
         (["exchanges", "--limit", "0", "tea"], "--limit must be at least 1"),
         (["exchanges", "--offset", "-1", "tea"], "--offset must be at least 0"),
+        (["related", "mem-nope", "--limit", "0"], "--limit must be at least 1"),
+        (["recall", "tea", "--budget", "0"], "--budget must be at least 50"),
+        (
+            ["handoff", "write", "--create", "Plans", "-", "--base-version", "-1"],
+            "--base-version must be at least 0",
+        ),
     ],
 )
 def test_a_limit_below_one_is_refused_not_raised_to_one(
@@ -575,6 +606,34 @@ def test_a_limit_below_one_is_refused_not_raised_to_one(
 ) -> None:
     code, out, err = run(capsys, "--data-dir", str(tmp_path), "--create", *argv)
     assert (code, out, err) == (1, "", f"error: {says}\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["search", "--limit", "101", "tea"], "--limit must be at most 100"),
+        (["search", "--offset=1001", "tea"], "--offset must be at most 1000"),
+        (["exchanges", "--limit", "51", "tea"], "--limit must be at most 50"),
+        (["exchanges", "--offset", "1001", "tea"], "--offset must be at most 1000"),
+        (["related", "mem-nope", "--limit", "21"], "--limit must be at most 20"),
+        (["recall", "tea", "--budget", "8001"], "--budget must be at most 8000"),
+        (["dig", "mem-nope", "--depth", "4"], "--depth must be at most 3"),
+        (
+            ["claims", "propose", "x", "--kind=fact", "--source=memory:x", "--recheck-days=3651"],
+            "--recheck-days must be at most 3650",
+        ),
+    ],
+)
+def test_a_value_past_its_range_names_the_option_as_typed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+) -> None:
+    # The same words as a value below the range, whichever side checks the bound.
+    code, out, err = run(capsys, "--data-dir", str(tmp_path), "--create", *argv)
+    assert (code, out, err) == (1, "", f"error: {says}\n")
+    code, out, err = run(capsys, "--data-dir", str(tmp_path), "--json", *argv)
+    error = json.loads(err)["error"]
+    assert (code, error["message"], error["rule"]) == (1, says, "maximum")
+    assert error["field"] == says.split()[0].removeprefix("--").replace("-", "_")
 
 
 def test_help_gives_every_default_examples_and_the_exit_statuses(
