@@ -179,6 +179,17 @@ def _current(ctx: Context, thread: Thread, version: int | None) -> ThreadHandoff
     return handoff
 
 
+def _replaced_line(thread: Thread, old: ThreadHandoff) -> str:
+    """The person's note that a write replaced a version they had not seen (``--json``
+    keeps the tool's ``note``, written for agents)."""
+    who = {"agent": "an agent session", "operator": "you"}.get(old.author or "", "another session")
+    return (
+        f"note: this replaced version {old.version}, which {who} wrote at {old.created_at}; "
+        f"it is kept: ambry handoff show {thread.id} --version {old.version} "
+        "(use --base-version to be refused instead of replacing)"
+    )
+
+
 @command("handoff", "Show, write, export or restore a thread's handoff.", starts_group=True)(
     _handoff_args
 )
@@ -209,12 +220,7 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
             if outcome.redacted:
                 note += f" ({len(outcome.redacted)} secrets redacted)"
             if outcome.replaced is not None:
-                replaced = outcome.replaced.version
-                note += (
-                    f"\nnote: {handoffs.replaced_note(outcome.replaced)}"
-                    f" (ambry handoff show {thread.id} --version {replaced}; "
-                    f"ambry handoff write --base-version N to be refused instead)"
-                )
+                note += "\n" + _replaced_line(thread, outcome.replaced)
             ctx.emit(outcome.to_dict(), f"{thread.id} handoff v{outcome.handoff.version}{note}")
         case "export":
             path = Path(args.path).expanduser()

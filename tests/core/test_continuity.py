@@ -781,14 +781,32 @@ def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
 
     service = MemoryService(DataDir(tmp_path / "data"))
     try:
-        handoffs.write_handoff(service, new_agent(service), tid, "- [ ] the agent's plan")
+        agents = handoffs.write_handoff(
+            service, new_agent(service), tid, "- [ ] the agent's plan"
+        ).handoff
     finally:
         service.close()
     code, out, _ = run(capsys, *d, "handoff", "write", tid, str(source))
-    assert code == 0 and out.startswith(f"{tid} handoff v4\nnote: this replaced version 3")
-    assert "another agent session" in out and "--version 3" in out
+    # Written for the person: the command that shows the kept text, no tool names.
+    assert (code, out) == (
+        0,
+        f"{tid} handoff v4\nnote: this replaced version 3, which an agent session wrote at "
+        f"{agents.created_at}; it is kept: ambry handoff show {tid} --version 3 "
+        "(use --base-version to be refused instead of replacing)\n",
+    )
     code, out, _ = run(capsys, *d, "handoff", "show", tid, "--version", "3")
     assert out.strip() == "- [ ] the agent's plan"
+
+    # --json keeps the result as the tool returns it.
+    service = MemoryService(DataDir(tmp_path / "data"))
+    try:
+        handoffs.write_handoff(service, new_agent(service), tid, "- [ ] the agent's next plan")
+    finally:
+        service.close()
+    code, out, _ = run(capsys, *d, "--json", "handoff", "write", tid, str(source))
+    done = json.loads(out)
+    assert code == 0 and done["replaced"]["version"] == 5 and done["replaced"]["author"] == "agent"
+    assert done["note"].startswith("this replaced version 5") and "base_version" in done["note"]
 
 
 @pytest.mark.parametrize("words", [["week"], []])
