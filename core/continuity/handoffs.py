@@ -137,7 +137,8 @@ def read_handoff(
     """The current handoff (or ``version``) of a thread; None if it has none yet.
 
     Raises:
-        NotFound: no such thread, or no such version (pruned or never written).
+        NotFound: no such thread, or no such version (pruned, forgotten or never
+            written); the message gives the current version.
     """
     store = service.store_for(group)
     require_thread(store, thread_id)
@@ -147,9 +148,16 @@ def read_handoff(
         _HANDOFF_SELECT + " WHERE h.thread_id = ? AND h.version = ?", (thread_id, version)
     ).fetchone()
     if row is None:
+        # Said for agents and people alike: no front end's command named.
+        current = current_handoff(store, thread_id)
+        now = (
+            ", and no current one"
+            if current is None
+            else f"; the current one is version {current.version}"
+        )
         raise NotFound(
-            f"thread {thread_id} has no handoff version {version}; "
-            "list the versions with its history",
+            f"thread {thread_id} has no handoff version {version} (pruned, forgotten or "
+            f"never written){now}",
             field="version",
         )
     return _handoff(row)

@@ -257,6 +257,28 @@ def test_a_write_without_base_version_names_the_other_sessions_version_it_replac
     assert "replaced" not in read and "note" not in read
 
 
+def test_a_version_not_kept_is_refused_with_the_current_one_named(
+    dispatcher: Dispatcher, token: str
+) -> None:
+    conn = connect(dispatcher, token)
+    tid = ok(conn, "thread_open", {"title": "Project X"})["thread"]["id"]
+    reply = call(conn, "handoff_read", {"version": 1})
+    # No command of any one front end (agents have no history tool).
+    assert reply["error"]["message"] == (
+        f"thread {tid} has no handoff version 1 (pruned, forgotten or never written), "
+        "and no current one"
+    )
+    ok(conn, "handoff_write", {"markdown": "- [ ] plan"})
+    ok(conn, "handoff_write", {"markdown": "- [ ] plan, v2"})
+    reply = call(conn, "handoff_read", {"version": 7})
+    assert reply["error"]["code"] == NotFound.rpc_code
+    assert reply["error"]["message"] == (
+        f"thread {tid} has no handoff version 7 (pruned, forgotten or never written); "
+        "the current one is version 2"
+    )
+    assert reply["error"]["data"]["field"] == "version"
+
+
 def test_session_handoff_reaches_the_next_session_once(dispatcher: Dispatcher, token: str) -> None:
     first = connect(dispatcher, token)
     ok(first, "thread_open", {"title": "Project X"})
