@@ -91,20 +91,20 @@ class ForgetPlan:
 
 
 def plan_counts(plan: ForgetPlan) -> str:
-    """``3 memories and 4 turns``, with claims, trashed memories and handoffs when
-    there are any: what a forget takes, in the question and in what it says after."""
-    parts = [
-        plural(len(plan.entries), "memory", "memories"),
-        plural(len(plan.exchange_ids), "turn"),
+    """``3 memories and 4 turns``: what a forget takes, each kind it takes any of
+    (claims, trashed memories and handoffs too), in the question and in what it says
+    after; ``nothing`` for an empty plan."""
+    counts = [
+        (len(plan.entries), ("memory", "memories"), ""),
+        (len(plan.exchange_ids), ("turn", None), ""),
+        (len(plan.claim_ids), ("claim", None), ""),
+        (len(plan.trash_ids), ("memory", "memories"), " in the trash"),
+        (len(plan.handoff_versions), CLEARED_NAMES["thread_handoffs"], ""),
+        (len(plan.session_handoff_ids), CLEARED_NAMES["session_handoffs"], ""),
     ]
-    if plan.claim_ids:
-        parts.append(plural(len(plan.claim_ids), "claim"))
-    if plan.trash_ids:
-        parts.append(plural(len(plan.trash_ids), "memory", "memories") + " in the trash")
-    if plan.handoff_versions:
-        parts.append(plural(len(plan.handoff_versions), *CLEARED_NAMES["thread_handoffs"]))
-    if plan.session_handoff_ids:
-        parts.append(plural(len(plan.session_handoff_ids), *CLEARED_NAMES["session_handoffs"]))
+    parts = [plural(n, *names) + where for n, names, where in counts if n]
+    if len(parts) < 2:
+        return parts[0] if parts else "nothing"
     return ", ".join(parts[:-1]) + " and " + parts[-1]
 
 

@@ -210,17 +210,13 @@ def test_the_cli_says_which_handoffs_it_will_forget(
         service.close()
     assert main(["--data-dir", str(data.root), "forget", TOPIC, "--yes"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == (
-        "This will delete 0 memories, 0 turns, 2 versions of thread handoffs and 1 session handoff:"
-    )
+    assert out[0] == ("This will delete 2 versions of thread handoffs and 1 session handoff:")
     assert f"{alice.id}  (handoff of 'Alice') v2 (current); v1 becomes current" in out
     assert f"{bob.id}  (handoff of 'Bob') v1 (current); the thread has no handoff left" in out
     [session_line] = [line for line in out if line.startswith("session handoff ")]
     assert f"('Alice', left by {left.session_id} at " in session_line
     assert session_line.endswith(") We talked about the divorce.")
-    assert out[-1] == (
-        "forgot 0 memories, 0 turns, 2 versions of thread handoffs and 1 session handoff"
-    )
+    assert out[-1] == ("forgot 2 versions of thread handoffs and 1 session handoff")
     assert main(["--data-dir", str(data.root), "--json", "forget", TOPIC, "--yes"]) == 0
     assert json.loads(capsys.readouterr().out)["handoff_versions"] == 0
 
@@ -267,6 +263,5 @@ def test_the_preview_names_what_the_plan_takes(
     [going] = shown.session_notes
     assert going.thread_title == "Alice" and going.note.session_id == note.session_id
     assert plan.size == 5 and forgetting.plan_counts(plan) == (
-        "0 memories, 0 turns, 1 memory in the trash, 3 versions of thread handoffs "
-        "and 1 session handoff"
+        "1 memory in the trash, 3 versions of thread handoffs and 1 session handoff"
     )

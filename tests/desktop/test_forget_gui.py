@@ -255,7 +255,7 @@ def test_a_long_plan_scrolls_under_its_counts(
     service.store_entries(operator, requests)
     dialog = opened(window)
     look(qtbot, dialog, "flat")
-    assert dialog.counts.text() == "This deletes 80 memories and 0 turns."
+    assert dialog.counts.text() == "This deletes 80 memories."
     assert len(dialog.tree.listed()["80 memories"]) == 80
     qtbot.waitUntil(lambda: dialog.tree.verticalScrollBar().maximum() > 0)
     dialog.tree.scrollToBottom()
