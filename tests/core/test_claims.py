@@ -175,6 +175,25 @@ def test_a_missing_source_or_a_bad_span_is_refused_precisely(conn: Connection) -
     assert error["code"] == -32602 and "start < end <= length" in error["message"]
 
 
+@pytest.mark.parametrize(
+    ("source", "field", "most"),
+    [
+        ({"kind": "exchange", "id": 2**63}, "sources.0.id", 2**63 - 1),
+        ({"kind": "handoff", "thread": "thr-0", "version": 2**31}, "sources.0.version", 2**31 - 1),
+    ],
+)
+def test_a_number_past_what_the_store_holds_is_refused_not_a_crash(
+    conn: Connection, source: dict[str, Any], field: str, most: int
+) -> None:
+    error = err(conn, "claim_propose", {"text": "a b c", "kind": "fact", "sources": [source]})
+    assert (error["code"], error["data"]["field"], error["data"]["rule"]) == (
+        -32602,
+        field,
+        "maximum",
+    )
+    assert error["message"].endswith(f"must be at most {most}")
+
+
 def test_a_private_memory_cannot_be_cited(conn: Connection, memory_keyring: object) -> None:
     mem = ok(
         conn, "memory_store", {"type": "fact", "content": "Lives in Lyon", "privacy": "private"}

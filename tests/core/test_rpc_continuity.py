@@ -277,6 +277,13 @@ def test_a_version_not_kept_is_refused_with_the_current_one_named(
         "the current one is version 2"
     )
     assert reply["error"]["data"]["field"] == "version"
+    # A version number is a 32-bit one, the same bound for reading and for writing.
+    for method, params in (
+        ("handoff_read", {"version": 2**31}),
+        ("handoff_write", {"markdown": "- [ ] plan", "base_version": 2**31}),
+    ):
+        reply = call(conn, method, params)
+        assert reply["error"]["message"].endswith("must be at most 2147483647"), method
 
 
 def test_session_handoff_reaches_the_next_session_once(dispatcher: Dispatcher, token: str) -> None:
