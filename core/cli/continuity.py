@@ -24,7 +24,7 @@ from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
 from core.model.errors import InvalidParams, NotFound
-from core.model.text import one_line
+from core.model.text import one_line, plural
 from core.policy.manifest import validate_args
 from core.semantic.hybrid import Mode
 
@@ -53,19 +53,17 @@ def _thread_arg(p: argparse.ArgumentParser) -> None:
 
 def _format_thread(t: Thread) -> str:
     handoff = f"handoff v{t.handoff_version}" if t.handoff_version else "no handoff"
-    plural = "" if t.compaction_count == 1 else "s"
     return (
         f"{t.id}  {t.title}\n  updated {t.updated_at}, {handoff}, "
-        f"{t.compaction_count} compaction{plural}, {t.exchange_count} "
-        f"exchange{'' if t.exchange_count == 1 else 's'}"
+        f"{plural(t.compaction_count, 'compaction')}, {plural(t.exchange_count, 'exchange')}"
     )
 
 
 def _format_version(h: ThreadHandoff) -> str:
     who = f" by {h.author}" if h.author else ""
     return (
-        f"v{h.version}  {h.created_at}{who}  {len(h.markdown)} chars, "
-        f"{h.compaction_count} compactions"
+        f"v{h.version}  {h.created_at}{who}  {plural(len(h.markdown), 'char')}, "
+        f"{plural(h.compaction_count, 'compaction')}"
     )
 
 

@@ -807,6 +807,10 @@ def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
     done = json.loads(out)
     assert code == 0 and done["replaced"]["version"] == 5 and done["replaced"]["author"] == "agent"
     assert done["note"].startswith("this replaced version 5") and "base_version" in done["note"]
+    # Each agent write is a compaction, counted in words that agree with the number.
+    code, out, _ = run(capsys, *d, "handoff", "history", tid)
+    counts = [line.rsplit(", ", 1)[1] for line in out.splitlines()]
+    assert counts == ["2 compactions"] * 2 + ["1 compaction"] * 2 + ["0 compactions"] * 2
 
 
 @pytest.mark.parametrize("words", [["week"], []])
