@@ -329,7 +329,7 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
 
     none = "no matching exchanges"
     if args.offset:
-        none = f"no more matching exchanges past the first {args.offset:,}"
+        none = f"no matching exchanges at --offset {args.offset} or beyond"
     text = "\n".join(map(line, hits)) or none
     more = ""
     if page.next_offset is not None:

@@ -152,7 +152,10 @@ def test_search_reads_on_with_offset(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 0 and len(rest) == 1 and "more follow" not in out
     # Past the last page: said as such, not as if nothing matched.
     code, out, _ = run(capsys, *d, "search", "week", "--offset", "3", "--mode", "keyword")
-    assert (code, out) == (0, "no more matching memories past the first 3\n")
+    assert (code, out) == (0, "no matching memories at --offset 3 or beyond\n")
+    # Far past it too, without suggesting that as many match.
+    code, out, _ = run(capsys, *d, "search", "week", "--offset", "200", "--mode", "keyword")
+    assert (code, out) == (0, "no matching memories at --offset 200 or beyond\n")
     assert len(set(first + rest)) == 3
     # --json stays a list of results; that more follow is said on stderr.
     code, out, err = run(capsys, *d, "--json", "search", "week", "--limit", "2")

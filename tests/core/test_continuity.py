@@ -839,7 +839,9 @@ def test_cli_exchanges_reads_on_with_offset(
     assert sorted(first + rest) == said
     # Past the last page: said as such, not as if nothing matched.
     code, out, _ = run(capsys, *d, "--offset", "3")
-    assert (code, out) == (0, "no more matching exchanges past the first 3\n")
+    assert (code, out) == (0, "no matching exchanges at --offset 3 or beyond\n")
+    code, out, _ = run(capsys, *d, "--offset", "1000")
+    assert (code, out) == (0, "no matching exchanges at --offset 1000 or beyond\n")
     # --json stays a list of turns; that more follow, or that more match than paging
     # reaches, is said on stderr.
     code, out, err = run(capsys, "--json", *d, "--limit", "2", "--offset", "1")
