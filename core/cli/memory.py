@@ -136,7 +136,6 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     ranked = bool(str(tool_args["query"]).strip())
     none = "no matching memories"
     if args.offset:
-        # True however far past the end: "past the first 200" read as if 200 matched.
         none = f"no matching memories at --offset {args.offset} or beyond"
     text = "\n".join(format_result(r, ranked=ranked) for r in results) or none
     more = ""
