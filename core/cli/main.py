@@ -387,7 +387,9 @@ def _for_a_person(exc: AmbryError, options: dict[str, str]) -> str:
     tool, sep, rest = exc.message.partition(": ")
     message = rest if sep and tool in load_manifest() else exc.message
     field = exc.field if isinstance(exc, InvalidParams) else None
-    if field and field in options and message.startswith(f"{field} "):
+    # Only a rule on the value ("offset must be …"); "group 'work' differs …" names
+    # the group, not the option.
+    if field and field in options and message.startswith(f"{field} must "):
         message = options[field] + message[len(field) :]
     return message
 
