@@ -40,7 +40,7 @@ from core.policy.screening import audit_redacted, screen, strip_controls
 from core.semantic.hybrid import Mode
 from core.storage import audit
 from core.storage.audit import Action
-from core.storage.fts import query_terms, unspaced_grams
+from core.storage.fts import query_terms, text_grams, unspaced_grams
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -319,9 +319,19 @@ def log_exchange(
         check_rate(store, caller, "exchanges", service.config)
         thread_id = session_thread(service, caller)
         seq = store.execute(
-            "INSERT INTO exchanges (session_id, thread_id, speaker, text, turn, created_at, "
-            "name, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
-            (caller.session_id, thread_id, who.value, clean, turn_id, logged_at, display, said_at),
+            "INSERT INTO exchanges (session_id, thread_id, speaker, text, text_grams, turn, "
+            "created_at, name, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            (
+                caller.session_id,
+                thread_id,
+                who.value,
+                clean,
+                text_grams(clean),
+                turn_id,
+                logged_at,
+                display,
+                said_at,
+            ),
         ).fetchall()[0][0]
         if thread_id is not None:
             store.execute("UPDATE threads SET updated_at = ? WHERE id = ?", (logged_at, thread_id))

@@ -31,12 +31,13 @@ from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import Span, asks_when, says_when, time_spans
 from core.storage.fts import (
     STOPWORDS,
+    gram_match,
+    grams_held,
     match_expression,
-    pieces_held,
     query_terms,
     unspaced_grams,
 )
-from core.storage.store import UNSPACED_SCAN, GroupStore
+from core.storage.store import GroupStore
 
 #: Share of a neighbour's relevance a turn takes on.
 CONTEXT_WEIGHT: Final = 0.5
@@ -89,11 +90,14 @@ def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]
 
 def _unspaced(store: GroupStore, grams: list[str], want: int) -> dict[int, int]:
     """Turns holding pieces of an unspaced query ({seq: pieces held}), most first,
-    among the newest :data:`~core.storage.store.UNSPACED_SCAN`."""
+    then newest, from the gram index (:func:`~core.storage.fts.grams_held`)."""
     if not grams:
         return {}
-    newest = f"SELECT seq, text AS t FROM exchanges ORDER BY seq DESC LIMIT {UNSPACED_SCAN}"
-    rows = store.execute(pieces_held(newest, grams, want), grams)
+    sql = (
+        f"SELECT seq, count(*) AS held FROM ({grams_held('exchange_grams', len(grams))}) "
+        f"GROUP BY seq ORDER BY held DESC, seq DESC LIMIT {int(want)}"
+    )
+    rows = store.execute(sql, [gram_match(g) for g in grams])
     return {int(r[0]): int(r[1]) for r in rows}
 
 

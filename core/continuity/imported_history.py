@@ -31,6 +31,7 @@ from core.policy.sanitize import neutralize
 from core.policy.screening import strip_controls
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.fts import text_grams
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
@@ -177,10 +178,20 @@ def insert_turns(
     """Insert screened turns under ``thread_id`` in the caller's session (no audit row
     per turn: the import's own audit row counts them)."""
     store.conn.executemany(
-        "INSERT INTO exchanges (session_id, thread_id, speaker, text, turn, created_at, "
-        "name, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO exchanges (session_id, thread_id, speaker, text, text_grams, turn, "
+        "created_at, name, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (caller.session_id, thread_id, t.speaker, t.text, t.turn, logged_at, t.name, t.said_at)
+            (
+                caller.session_id,
+                thread_id,
+                t.speaker,
+                t.text,
+                text_grams(t.text),
+                t.turn,
+                logged_at,
+                t.name,
+                t.said_at,
+            )
             for t in turns
         ],
     )

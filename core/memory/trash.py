@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 PREVIEW_CHARS: Final = 160
 #: The row's key, reassigned on restore (another entry may have taken it since).
 _SEQ: Final = "seq"
+#: The gram column, derived from the text (core.storage.fts.entry_grams).
+_GRAMS: Final = "search_grams"
 
 
 @dataclass(frozen=True)
@@ -81,7 +83,8 @@ def move_to_trash(
     if row is None:
         return False
     names = [d[0] for d in cursor.getdescription()]
-    entry = {k: v for k, v in zip(names, row, strict=True) if k != _SEQ}
+    # The grams are derived from the text: made again on restore, not kept twice.
+    entry = {k: v for k, v in zip(names, row, strict=True) if k not in (_SEQ, _GRAMS)}
     store.execute(
         "INSERT OR REPLACE INTO trash (id, entry, deleted_at, deleted_by, session_id, expires_at) "
         "VALUES (?, ?, ?, ?, ?, ?)",
@@ -154,6 +157,7 @@ def restore(service: Workspace, caller: Caller, entry_id: str) -> Changes:
         store.execute(
             f"INSERT INTO memory_entries ({names}) VALUES ({marks})", tuple(values.values())
         )
+        store.regram(entry_id)
         store.execute("DELETE FROM trash WHERE id = ?", (entry_id,))
         audit.record(
             store,

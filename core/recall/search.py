@@ -18,7 +18,6 @@ from core.recall import memory_recall
 from core.semantic.hybrid import Mode
 from core.storage.fts import typed_terms, unspaced_grams
 from core.storage.rows import Hit, decode_tags
-from core.storage.store import UNSPACED_SCAN
 from core.storage.workspace import Workspace
 
 _BEHAVIORAL_TYPES = frozenset(t.value for t in EntryType if t.behavioral)
@@ -134,7 +133,7 @@ def list_ids(
     if not grams:
         return found
     # Words inside unspaced text (Chinese, Japanese) are no index terms: found by
-    # substring, most pieces held first, before the index's own matches.
-    within = store.ids_of(list(store.unspaced_matches(flt, grams, limit or UNSPACED_SCAN)))
+    # their pieces in the gram index, most held first, before the index's own matches.
+    within = store.ids_of(list(store.unspaced_matches(flt, grams, limit)))
     listed = set(within)
     return [*within, *(i for i in found if i not in listed)][:limit]

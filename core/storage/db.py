@@ -22,6 +22,7 @@ import apsw.bestpractice
 
 from core.model.errors import MigrationFailed, SchemaTooNew, StorageError
 from core.storage import db_header
+from core.storage.fts import text_grams
 from core.storage.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
@@ -190,11 +191,19 @@ def _backup(conn: apsw.Connection, path: Path, version: int) -> Path:
     return target
 
 
+def _text_grams(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    """:func:`~core.storage.fts.text_grams` as an SQL function (NULL has none)."""
+    (text,) = values
+    return text_grams(text) if isinstance(text, str) else ""
+
+
 def migrate(conn: apsw.Connection, path: Path) -> None:
     """Run the forward-only migration ladder, one transaction and one backup per step."""
     version, _ = _read_header(conn)
     # A brand-new file has nothing to lose, so it is not backed up on the way up.
     existing = version > 0 or _has_tables(conn)
+    # Steps that fill a derived column from the text call this (computed in Python).
+    conn.create_scalar_function("text_grams", _text_grams, 1, deterministic=True)
     for step in range(version, SCHEMA_VERSION):
         saved: Path | None = None
         if existing:

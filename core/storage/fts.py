@@ -7,6 +7,7 @@ Every word is quoted, so FTS5 syntax in user text (``NOT``, ``NEAR``, ``"``,
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: More terms than this add nothing to ranking and only slow the query down.
@@ -160,6 +161,8 @@ _UNSPACED = re.compile(
 #: Pictographs (emoji, symbols) the tokenizer skips as separators: each is looked
 #: for on its own.
 _PICTOGRAPHS = re.compile("[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]")
+#: Either: most stored text has neither, and one search says so.
+_HAS_GRAMS = re.compile(f"{_UNSPACED.pattern[:-1]}|{_PICTOGRAPHS.pattern}")
 #: Most pieces one query looks for by substring.
 MAX_GRAMS = 12
 
@@ -186,15 +189,52 @@ def unspaced_grams(text: str) -> list[str]:
     return [*kept, *dict.fromkeys(_PICTOGRAPHS.findall(text))][:MAX_GRAMS]
 
 
-def pieces_held(rows: str, grams: list[str], limit: int) -> str:
-    """SQL for the rows of ``rows`` (a SELECT of ``seq`` and ``t``, the text to look
-    in) holding any of ``grams``, bound first, then ``rows``'s own parameters: each
-    row's ``seq`` and how many of them it holds, most first, then newest."""
-    held = " + ".join(["(instr(t, ?) > 0)"] * len(grams))
-    return (
-        f"SELECT seq, held FROM (SELECT seq, {held} AS held FROM ({rows})) "
-        f"WHERE held > 0 ORDER BY held DESC, seq DESC LIMIT {int(limit)}"
+def text_grams(text: str) -> str:
+    """What the gram index (``memory_grams``, ``exchange_grams``) holds for stored
+    ``text``, space-separated, each once: every pair of neighbouring characters of
+    an unspaced run, the run's last character on its own, and each pictograph; an
+    empty string when there are none, as for most text in spaced scripts.
+
+    Every character of a run starts a pair or ends the run, so the one character
+    of a query run of one is found as a prefix (:func:`gram_match`) wherever it is.
+    """
+    if not _HAS_GRAMS.search(text):
+        return ""
+    grams: dict[str, None] = {}
+    for run in _UNSPACED.findall(text):
+        grams.update(dict.fromkeys(run[i : i + 2] for i in range(len(run) - 1)))
+        grams[run[-1]] = None
+    grams.update(dict.fromkeys(_PICTOGRAPHS.findall(text)))
+    return " ".join(grams)
+
+
+def entry_grams(search_text: str, tags: Iterable[str]) -> str:
+    """:func:`text_grams` of what ``memory_fts`` indexes of an entry: its search
+    text (empty for a private or secret entry) and its tags."""
+    return text_grams("\n".join([search_text, *tags]))
+
+
+#: Rows of the gram index read per piece of a query, newest first: the bound on
+#: the work of one query at any size. A piece held by more rows counts for the
+#: newest this many only (under 10,000 rows, every row is read).
+GRAM_CANDIDATES = 10_000
+
+
+def gram_match(gram: str) -> str:
+    """The FTS5 query for one piece of :func:`unspaced_grams` in a gram index: a pair
+    as a token, one character as the prefix of a token."""
+    return _quote(gram) + ("*" if len(gram) == 1 else "")
+
+
+def grams_held(index: str, count: int) -> str:
+    """SQL for the rows of the gram index ``index`` holding each of ``count`` pieces
+    (their :func:`gram_match` queries bound in order), as ``seq``: a row once per
+    piece it holds, at most :data:`GRAM_CANDIDATES` newest per piece."""
+    one = (
+        f"SELECT rowid AS seq FROM {index} WHERE {index} MATCH ? "
+        f"ORDER BY rowid DESC LIMIT {GRAM_CANDIDATES}"
     )
+    return " UNION ALL ".join([f"SELECT seq FROM ({one})"] * count)
 
 
 def _quote(term: str) -> str:

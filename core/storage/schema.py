@@ -6,7 +6,7 @@ own transaction. Steps are append-only: a released step is never edited.
 
 from __future__ import annotations
 
-from core.storage.migrations import agents, claims, continuity, entries, layers, semantic
+from core.storage.migrations import agents, claims, continuity, entries, grams, layers, semantic
 
 #: ``PRAGMA application_id`` marking a file as an Ambry group database ("AMBR").
 APPLICATION_ID = 0x414D4252
@@ -37,6 +37,9 @@ MIGRATIONS: tuple[str, ...] = (
     layers.POINT_SOURCES,
     # 9 -> 10: a named speaker's turns indexed by when they were said (docs/search.md).
     semantic.SPEAKER_TIMES,
+    # 10 -> 11: words inside Chinese, Japanese and Korean text (docs/search.md): the
+    # pairs of characters of each memory and turn, and their own index.
+    grams.GRAMS,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

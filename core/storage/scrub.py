@@ -1,7 +1,8 @@
 """Making deleted text leave the disk, not just the tables.
 
 ``PRAGMA secure_delete`` zeroes a deleted row's bytes in the database file,
-but three copies outlive it. The full-text indexes of entries and turns are
+but three copies outlive it. The full-text indexes of entries and turns (and
+their gram indexes, of words inside Chinese, Japanese and Korean text) are
 contentless with ``contentless_delete``: a delete only adds a tombstone, and
 the words stay in the index segments until those are merged (so do the words
 of deleted rows in the layers' index of summaries, which keeps its text). The
@@ -47,6 +48,14 @@ class Index(StrEnum):
     #: others, but its segments hold deleted rows' words all the same.
     LAYERS = "layer_fts"
     CLAIMS = "claims_fts"
+
+
+#: The gram indexes of words inside Chinese, Japanese and Korean text, which hold
+#: pieces of the same rows' text (contentless too) and are merged with them.
+_BESIDE: dict[Index, tuple[str, ...]] = {
+    Index.ENTRIES: ("memory_grams",),
+    Index.EXCHANGES: ("exchange_grams",),
+}
 
 
 #: B-trees keyed by words of the text an index holds. ``ANALYZE`` (run by ``PRAGMA
@@ -101,8 +110,8 @@ def scrub(store: GroupStore, indexes: tuple[Index, ...] = tuple(Index)) -> Scrub
     started = time.perf_counter()
     with store.transaction():
         store.execute(_LOST_QUOTES)
-        for index in indexes:
-            store.execute(f"INSERT INTO {index.value}({index.value}) VALUES ('optimize')")
+        for table in (t for index in indexes for t in (index.value, *_BESIDE.get(index, ()))):
+            store.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
         if store.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat4'").fetchone():
             for index in indexes:
                 for name in _SAMPLED[index]:

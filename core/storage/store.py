@@ -25,7 +25,7 @@ from core.model.entries import (
 from core.storage.best_effort import best_effort
 from core.storage.db import mapped_errors, open_database, wait_for_writers, write_transaction
 from core.storage.file_safety import make_private
-from core.storage.fts import match_expression, pieces_held
+from core.storage.fts import entry_grams, gram_match, grams_held, match_expression
 from core.storage.planner import QueryPlanner
 from core.storage.rows import (
     AUDIT_INSERT_SQL,
@@ -46,8 +46,6 @@ log = logging.getLogger(__name__)
 #: SQLite keep only the best n rows, where ``ORDER BY rank`` has the index sort
 #: every match first; with a few hundred matches that is about 30 % slower.
 BM25 = "bm25(memory_fts, 1.0, 0.75)"
-#: Entries (the newest that pass the filter) read for a query in an unspaced script.
-UNSPACED_SCAN = 10_000
 # LIMIT and OFFSET of the hot queries are written into the SQL as integers, not
 # bound: SQLite hands a bound LIMIT to the query planner, so binding a new value
 # re-prepares the statement on every run (about 40 µs for a search).
@@ -164,16 +162,17 @@ class GroupStore:
     def insert(self, row: NewRow) -> None:
         e = row.entry
         self.execute(
-            "INSERT INTO memory_entries (id, type, content, search_text, content_key, tags, "
-            "behavioral, status, review_reason, superseded_by, superseded_at, confidence, "
-            "pinned, privacy, source_type, trust, session_id, group_name, created_at, "
-            "updated_at, last_seen_at, effective_confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO memory_entries (id, type, content, search_text, search_grams, "
+            "content_key, tags, behavioral, status, review_reason, superseded_by, "
+            "superseded_at, confidence, pinned, privacy, source_type, trust, session_id, "
+            "group_name, created_at, updated_at, last_seen_at, effective_confidence) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 e.id,
                 e.type.value,
                 e.content,
                 row.search_text,
+                entry_grams(row.search_text, e.tags),
                 row.content_key,
                 json.dumps(list(e.tags), ensure_ascii=False),
                 int(e.behavioral),
@@ -265,6 +264,23 @@ class GroupStore:
             raise ValueError(f"not updatable: {sorted(unknown)}")
         sets = ", ".join(f"{name} = ?" for name in fields)
         self.execute(f"UPDATE memory_entries SET {sets} WHERE id = ?", (*fields.values(), entry_id))
+        if "search_text" in fields or "tags" in fields:
+            self.regram(entry_id)
+
+    def regram(self, entry_id: str) -> None:
+        """Write the gram column (and so the gram index) of ``entry_id`` again from its
+        search text and tags, after either changed."""
+        row = self.execute(
+            "SELECT search_text, tags, search_grams FROM memory_entries WHERE id = ?",
+            (entry_id,),
+        ).fetchone()
+        if row is None:
+            return
+        grams = entry_grams(row[0], json.loads(row[1]))
+        if grams != row[2]:
+            self.execute(
+                "UPDATE memory_entries SET search_grams = ? WHERE id = ?", (grams, entry_id)
+            )
 
     def mark_superseded(self, old_id: str, new_id: str, now: str) -> None:
         self.execute(
@@ -397,18 +413,22 @@ class GroupStore:
         )
         return [r[0] for r in self.execute(sql + _limit(limit), (match, *params))]
 
-    def unspaced_matches(self, flt: EntryFilter, grams: list[str], limit: int) -> dict[int, int]:
+    def unspaced_matches(
+        self, flt: EntryFilter, grams: list[str], limit: int | None
+    ) -> dict[int, int]:
         """Entries passing ``flt`` whose text or tags hold pieces of an unspaced
         query (:func:`core.storage.fts.unspaced_grams`), as {seq: pieces held}, most
-        first, among the newest :data:`UNSPACED_SCAN` entries that pass."""
+        first, then newest; each piece is looked up in the gram index, among the
+        newest :data:`~core.storage.fts.GRAM_CANDIDATES` entries holding it."""
         if not grams:
             return {}
         where, params = where_clause(flt)
-        newest = (
-            "SELECT e.seq, e.search_text || char(10) || e.tags AS t FROM memory_entries e "
-            f"WHERE {where} ORDER BY e.seq DESC LIMIT {UNSPACED_SCAN}"
+        sql = (
+            f"SELECT e.seq, count(*) AS held FROM ({grams_held('memory_grams', len(grams))}) "
+            f"AS g CROSS JOIN memory_entries e ON e.seq = g.seq WHERE {where} "
+            f"GROUP BY e.seq ORDER BY held DESC, e.seq DESC{_limit(limit)}"
         )
-        rows = self.execute(pieces_held(newest, grams, limit), (*grams, *params))
+        rows = self.execute(sql, (*map(gram_match, grams), *params))
         return {int(r[0]): int(r[1]) for r in rows}
 
     def ids_of(self, seqs: list[int]) -> list[str]:
@@ -451,6 +471,14 @@ class GroupStore:
             self.execute(
                 "INSERT OR IGNORE INTO memory_tags(entry_seq, tag) "
                 "SELECT seq, j.value FROM memory_entries, json_each(memory_entries.tags) j"
+            )
+            self.execute("DELETE FROM memory_grams")
+            rows = self.execute("SELECT seq, search_text, tags FROM memory_entries").fetchall()
+            made = [(entry_grams(r[1], json.loads(r[2])), r[0]) for r in rows]
+            self.execute("UPDATE memory_entries SET search_grams = '' WHERE search_grams != ''")
+            self.conn.executemany(
+                "UPDATE memory_entries SET search_grams = ? WHERE seq = ?",
+                [m for m in made if m[0]],
             )
         return self.total()
 

@@ -152,6 +152,7 @@ RELEASED_STEPS = (
     "487dc827fbf614ef",
     "b2b9e650e107c561",
     "6ee822ee7fa92037",
+    "1b9268a955e4ab48",
 )
 
 

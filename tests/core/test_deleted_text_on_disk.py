@@ -24,6 +24,11 @@ from core.service import Caller, MemoryService
 # after the prefix it shares with the one before it: search for its tail.
 WORD = "zorblaxquintet47"
 TAIL = WORD[3:].encode()
+#: Words inside Chinese text are kept as pairs of characters too (the gram index,
+#: core.storage.fts.text_grams), each pair a term: the rare second character of a
+#: pair is stored in full even after the prefix a term shares with the one before.
+CJK = "暗号是鸑鷟"
+CJK_TAIL = "鷟".encode()
 _ANY = EntryFilter(statuses=(Status.ACTIVE, Status.CANDIDATE), include_superseded=True)
 
 
@@ -33,7 +38,11 @@ def _files(service: MemoryService, group: str = "main") -> list[Path]:
 
 
 def _on_disk(service: MemoryService) -> list[str]:
-    return [p.name for p in _files(service) if p.exists() and TAIL in p.read_bytes()]
+    return [
+        p.name
+        for p in _files(service)
+        if p.exists() and (TAIL in p.read_bytes() or CJK_TAIL in p.read_bytes())
+    ]
 
 
 def _fill(service: MemoryService, operator: Caller, n: int = 40) -> None:
@@ -104,7 +113,7 @@ def test_deleted_text_leaves_every_file(
     where: str,
 ) -> None:
     _fill(service, operator)
-    text = f"The shed code word is {WORD} for now."
+    text = f"The shed code word is {WORD} for now. {CJK}"
     if where == "entry":
         service.store(operator, {"type": "fact", "content": text, "tags": [WORD]})
     elif where == "candidate":
@@ -137,7 +146,7 @@ def test_deleted_text_leaves_every_file(
 
 def _cite(service: MemoryService, operator: Caller, where: str) -> str:
     """A claim (its own words) citing a source that holds WORD; returns its id."""
-    text = f"The shed code word is {WORD} for now."
+    text = f"The shed code word is {WORD} for now. {CJK}"
     agent = service.open_session("main", Actor.AGENT, "bot")
     if where == "entry":
         stored = service.store(operator, {"type": "fact", "content": text})
