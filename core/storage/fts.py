@@ -163,7 +163,7 @@ _UNSPACED = re.compile(
 _PICTOGRAPHS = re.compile("[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff]")
 #: Either: most stored text has neither, and one search says so.
 _HAS_GRAMS = re.compile(f"{_UNSPACED.pattern[:-1]}|{_PICTOGRAPHS.pattern}")
-#: Most pieces one query looks for by substring.
+#: Most pieces one query looks for in the gram index.
 MAX_GRAMS = 12
 
 
@@ -176,10 +176,11 @@ _FUNCTION_CHARACTERS = frozenset(
 
 
 def unspaced_grams(text: str) -> list[str]:
-    """The pieces of ``text`` the index cannot match, to look for inside stored
-    text: each pair of neighbouring characters of an unspaced run (the usual length
-    of a word in these scripts), or the character of a run of one, leaving out the
-    pairs with a function character when others remain; and each emoji."""
+    """The pieces of a query ``text`` the word index cannot match, to look up in
+    the gram index (:func:`text_grams`, :func:`gram_match`): each pair of
+    neighbouring characters of an unspaced run (the usual length of a word in
+    these scripts), or the character of a run of one, leaving out the pairs with
+    a function character when others remain; and each emoji."""
     grams: dict[str, None] = {}
     for run in _UNSPACED.findall(text):
         pieces = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]

@@ -7,6 +7,7 @@ that opened it.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import logging
 import time
@@ -46,6 +47,9 @@ log = logging.getLogger(__name__)
 #: SQLite keep only the best n rows, where ``ORDER BY rank`` has the index sort
 #: every match first; with a few hundred matches that is about 30 % slower.
 BM25 = "bm25(memory_fts, 1.0, 0.75)"
+#: Ranked candidates of a gram search checked against the filter by the first query
+#: (each next query checks twice as many).
+_FILTER_BATCH = 500
 # LIMIT and OFFSET of the hot queries are written into the SQL as integers, not
 # bound: SQLite hands a bound LIMIT to the query planner, so binding a new value
 # re-prepares the statement on every run (about 40 µs for a search).
@@ -419,17 +423,36 @@ class GroupStore:
         """Entries passing ``flt`` whose text or tags hold pieces of an unspaced
         query (:func:`core.storage.fts.unspaced_grams`), as {seq: pieces held}, most
         first, then newest; each piece is looked up in the gram index, among the
-        newest :data:`~core.storage.fts.GRAM_CANDIDATES` entries holding it."""
+        newest :data:`~core.storage.fts.GRAM_CANDIDATES` entries holding it.
+
+        The filter is checked on the ranked entries a batch at a time, best first,
+        until ``limit`` pass: joining every candidate to its row first took four
+        times as long (23 ms against 6 for a six-piece question at 100,000).
+        """
         if not grams:
             return {}
-        where, params = where_clause(flt)
-        sql = (
-            f"SELECT e.seq, count(*) AS held FROM ({grams_held('memory_grams', len(grams))}) "
-            f"AS g CROSS JOIN memory_entries e ON e.seq = g.seq WHERE {where} "
-            f"GROUP BY e.seq ORDER BY held DESC, e.seq DESC{_limit(limit)}"
+        ranked = self.execute(
+            f"SELECT seq, count(*) AS held FROM ({grams_held('memory_grams', len(grams))}) "
+            "GROUP BY seq ORDER BY held DESC, seq DESC",
+            [gram_match(g) for g in grams],
         )
-        rows = self.execute(sql, (*map(gram_match, grams), *params))
-        return {int(r[0]): int(r[1]) for r in rows}
+        where, params = where_clause(flt)
+        # CROSS JOIN: the candidates lead, each a lookup by rowid (the planner would
+        # otherwise walk every entry of a filter's index, 10 ms at 100,000).
+        passing = (
+            "SELECT e.seq FROM json_each(?) AS c CROSS JOIN memory_entries e "
+            f"ON e.seq = c.value WHERE {where}"
+        )
+        found: dict[int, int] = {}
+        size = _FILTER_BATCH
+        while limit is None or len(found) < limit:
+            batch = {int(r[0]): int(r[1]) for r in itertools.islice(ranked, size)}
+            if not batch:
+                break
+            kept = {int(r[0]) for r in self.execute(passing, (json.dumps(list(batch)), *params))}
+            found.update((seq, held) for seq, held in batch.items() if seq in kept)
+            size *= 2  # a narrow filter passes few: fewer, larger checks
+        return dict(list(found.items())[:limit])
 
     def ids_of(self, seqs: list[int]) -> list[str]:
         """The ids of ``seqs``, in their order."""

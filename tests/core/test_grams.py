@@ -9,6 +9,7 @@ from pathlib import Path
 
 import apsw
 
+from core.continuity import threads
 from core.continuity.episodes import find_exchanges, log_exchange
 from core.continuity.imported_history import ScreenedTurn, insert_turns
 from core.memory import trash
@@ -19,6 +20,7 @@ from core.semantic.hybrid import Mode
 from core.service import Caller, MemoryService
 from core.storage import schema
 from core.storage.fts import GRAM_CANDIDATES, entry_grams, text_grams
+from core.storage.migrations import grams
 from core.storage.paths import DataDir
 
 #: More rows than the gram index reads per piece, so the oldest is past that bound
@@ -90,12 +92,13 @@ def test_an_old_turn_is_found_by_a_word_inside_its_text(
     agent = service.open_session("main", Actor.AGENT, "t")
     log_exchange(service, agent, "user", "我下个月要去北京出差，顺便买芒果")
     store = service.store_for("main")
+    thread, _ = threads.open_thread(service, operator, title="Lunch")
     turns = [
         ScreenedTurn(f"t{n}", "user", f"Ordinary turn {n} about lunch", None, LOGGED, 0)
         for n in range(FILLER)
     ]
     with store.transaction():
-        insert_turns(store, agent, None, turns, LOGGED)
+        insert_turns(store, agent, thread.id, turns, LOGGED)
     [hit] = find_exchanges(store, "芒果", limit=5, mode=Mode.KEYWORD)
     assert hit.exchange.text == "我下个月要去北京出差，顺便买芒果"
 
@@ -114,7 +117,7 @@ def test_private_content_stays_out_of_the_gram_index_but_its_tags_do_not(
 def test_a_store_from_before_the_gram_index_finds_its_old_rows(tmp_path: Path) -> None:
     data = DataDir(tmp_path / "data")
     data.ensure()
-    version = schema.MIGRATIONS.index(schema.grams.GRAMS)
+    version = schema.MIGRATIONS.index(grams.GRAMS)
     old = apsw.Connection(str(data.group_db("main")))
     for step in schema.MIGRATIONS[:version]:
         with old:
