@@ -40,6 +40,7 @@ from core.policy.screening import audit_redacted, screen, strip_controls
 from core.semantic.hybrid import Mode
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.fresh_ids import NEXT_EXCHANGE_SEQ
 from core.storage.fts import query_terms, text_grams, unspaced_grams
 from core.storage.store import GroupStore
 
@@ -319,8 +320,9 @@ def log_exchange(
         check_rate(store, caller, "exchanges", service.config)
         thread_id = session_thread(service, caller)
         seq = store.execute(
-            "INSERT INTO exchanges (session_id, thread_id, speaker, text, text_grams, turn, "
-            "created_at, name, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+            "INSERT INTO exchanges (seq, session_id, thread_id, speaker, text, text_grams, "
+            f"turn, created_at, name, said_at) VALUES ({NEXT_EXCHANGE_SEQ}, ?, ?, ?, ?, ?, ?, "
+            "?, ?, ?) RETURNING seq",
             (
                 caller.session_id,
                 thread_id,

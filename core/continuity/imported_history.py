@@ -31,6 +31,7 @@ from core.policy.sanitize import neutralize
 from core.policy.screening import strip_controls
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.fresh_ids import NEXT_EXCHANGE_SEQ
 from core.storage.fts import text_grams
 
 if TYPE_CHECKING:
@@ -178,8 +179,8 @@ def insert_turns(
     """Insert screened turns under ``thread_id`` in the caller's session (no audit row
     per turn: the import's own audit row counts them)."""
     store.conn.executemany(
-        "INSERT INTO exchanges (session_id, thread_id, speaker, text, text_grams, turn, "
-        "created_at, name, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO exchanges (seq, session_id, thread_id, speaker, text, text_grams, turn, "
+        f"created_at, name, said_at) VALUES ({NEXT_EXCHANGE_SEQ}, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 caller.session_id,

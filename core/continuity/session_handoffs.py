@@ -24,6 +24,7 @@ from core.policy.agent_text import audit_neutralized, neutralize_agent_text
 from core.policy.screening import audit_redacted, screen
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.fresh_ids import NEXT_SESSION_HANDOFF_ID
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -90,8 +91,8 @@ def write_session_handoff(service: Workspace, caller: Caller, markdown: str) -> 
             )
         check_rate(store, caller, "handoffs", service.config)
         written = store.execute(
-            "INSERT INTO session_handoffs (session_id, thread_id, markdown, created_at) "
-            f"VALUES (?, ?, ?, ?) RETURNING {_SH_COLUMNS}",
+            "INSERT INTO session_handoffs (id, session_id, thread_id, markdown, created_at) "
+            f"VALUES ({NEXT_SESSION_HANDOFF_ID}, ?, ?, ?, ?) RETURNING {_SH_COLUMNS}",
             (caller.session_id, thread_id, text, iso(utc_now())),
         ).fetchall()
         if thread_id is not None:

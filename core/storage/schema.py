@@ -40,6 +40,8 @@ MIGRATIONS: tuple[str, ...] = (
     # 10 -> 11: words inside Chinese, Japanese and Korean text (docs/search.md): the
     # pairs of characters of each memory and turn, and their own index.
     grams.GRAMS,
+    # 11 -> 12: turn and session-handoff ids are never given again (core/storage/fresh_ids.py).
+    continuity.FRESH_IDS,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -14,7 +14,7 @@ from core.agent.auth import load_or_create_token
 from core.agent.dispatch import Connection
 from core.agent.protocol import agent_dispatcher
 from core.cli.main import main
-from core.continuity import forget_preview, handoffs, session_handoffs, threads
+from core.continuity import episodes, forget_preview, handoffs, session_handoffs, threads
 from core.continuity.context import enter_thread
 from core.memory import forgetting
 from core.model.caller import Caller
@@ -265,3 +265,21 @@ def test_the_preview_names_what_the_plan_takes(
     assert plan.size == 5 and forgetting.plan_counts(plan) == (
         "1 memory in the trash, 3 versions of thread handoffs and 1 session handoff"
     )
+
+
+def test_a_forgotten_turn_or_session_handoff_keeps_its_id(service: MemoryService) -> None:
+    agent = service.open_session("main", Actor.AGENT, "agent")
+    kept = episodes.log_exchange(service, agent, "user", "we planted tulips").exchange.id
+    gone = episodes.log_exchange(service, agent, "user", f"the {TOPIC} plan").exchange.id
+    entry = enter_thread(service, agent, "Garden")
+    ended = session_handoffs.end_session_with_handoff(service, entry.caller, f"{TOPIC} next")
+    assert ended is not None
+    operator = service.open_session("main", Actor.OPERATOR, "tests")
+    service.forget(operator, forgetting.plan_forget(service, "main", TOPIC))
+    again = service.open_session("main", Actor.AGENT, "agent")
+    fresh = episodes.log_exchange(service, again, "user", "a new turn").exchange.id
+    # The newest turn was forgotten: its id names no other turn, now or later.
+    assert fresh > gone > kept
+    entry = enter_thread(service, again, "Garden")
+    later = session_handoffs.end_session_with_handoff(service, entry.caller, "next steps")
+    assert later is not None and later.id > ended.id

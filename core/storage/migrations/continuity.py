@@ -1,4 +1,5 @@
-"""Threads, handoffs, exchanges and attachment receipts: step 2 -> 3 of the ladder.
+"""Threads, handoffs, exchanges and attachment receipts: step 2 -> 3 of the ladder;
+ids of turns and session handoffs never given again: step 11 -> 12.
 
 Released steps are never edited: they are moved here as they shipped.
 """
@@ -93,4 +94,18 @@ CONTINUITY = """
     );
     CREATE INDEX idx_receipt_turns_receipt ON attachment_receipt_turns(receipt_id, linked_at);
     CREATE INDEX idx_receipt_turns_thread ON attachment_receipt_turns(thread_id, linked_at);
+    """
+
+
+#: 11 -> 12: a turn's and a session handoff's id is never given to another
+#: (core/storage/fresh_ids.py): the highest deleted is kept, new rows come after it.
+FRESH_IDS = """
+    CREATE TRIGGER exchanges_deleted_up_to AFTER DELETE ON exchanges BEGIN
+        INSERT INTO meta (key, value) VALUES ('exchanges_deleted_up_to', old.seq)
+        ON CONFLICT (key) DO UPDATE SET value = max(CAST(value AS INTEGER), old.seq);
+    END;
+    CREATE TRIGGER session_handoffs_deleted_up_to AFTER DELETE ON session_handoffs BEGIN
+        INSERT INTO meta (key, value) VALUES ('session_handoffs_deleted_up_to', old.id)
+        ON CONFLICT (key) DO UPDATE SET value = max(CAST(value AS INTEGER), old.id);
+    END;
     """
