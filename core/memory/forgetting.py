@@ -24,7 +24,7 @@ from core.model.entries import EntryFilter, MemoryEntry, Status
 from core.model.text import plural
 from core.storage import audit, vocab
 from core.storage.audit import Action
-from core.storage.fts import match_expression, query_terms
+from core.storage.fts import match_expression, query_terms, unspaced_pieces, without_unspaced
 from core.storage.scrub import Index, scrub
 
 if TYPE_CHECKING:
@@ -117,22 +117,38 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
     that state it or quote one of those turns or handoff versions.
 
     Every word of the topic must appear (a narrower match than search, because
-    this deletes). Private entries match on their tags only.
+    this deletes). Private entries match on their tags only. Chinese, Japanese or
+    Korean text and emoji in the topic must appear as written, inside a longer run
+    too ("芒果" in "用户最喜欢的水果是芒果"): the index keeps a run as one word.
     """
-    terms = query_terms(topic)
+    pieces = unspaced_pieces(topic)
+    terms = query_terms(without_unspaced(topic))
     store = service.store_for(group)
-    if not terms:
+    if not terms and not pieces:
         return ForgetPlan(topic, (), ())
-    match = " AND ".join(match_expression([t]) for t in terms)
+    match = " AND ".join(match_expression([t]) for t in terms) if terms else None
     ids = store.ids(_EVERY_ENTRY, match)
+    if pieces:
+        within = _holding(store, "memory_entries", "id", "search_text || char(10) || tags", pieces)
+        ids = [i for i in ids if i in within]
     found = service.entries(group, ids)
-    exchanges = tuple(
-        int(r[0])
-        for r in store.execute(
-            "SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?", (match,)
+    if match is None:
+        exchanges = tuple(sorted(_holding(store, "exchanges", "seq", "text", pieces)))
+    else:
+        exchanges = tuple(
+            int(r[0])
+            for r in store.execute(
+                "SELECT rowid FROM exchanges_fts WHERE exchanges_fts MATCH ?", (match,)
+            )
         )
-    )
-    holds = _holds(store, terms)
+        if pieces:
+            held = _holding(store, "exchanges", "seq", "text", pieces)
+            exchanges = tuple(s for s in exchanges if s in held)
+    token_holds = _holds(store, terms)
+
+    def holds(text: str) -> bool:
+        return token_holds(text) and all(p in text for p in pieces)
+
     plan = ForgetPlan(
         topic,
         tuple(found[i] for i in ids if i in found),
@@ -158,7 +174,7 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
             if holds(text)
         ),
     )
-    return replace(plan, claim_ids=_claims(store, match, plan))
+    return replace(plan, claim_ids=_claims(store, match, pieces, plan))
 
 
 def _holds(store: GroupStore, terms: list[str]) -> Callable[[str], bool]:
@@ -183,11 +199,28 @@ def _trashed_words(raw: str) -> str:
     return " ".join([str(entry.get("search_text") or ""), *json.loads(entry.get("tags") or "[]")])
 
 
-def _claims(store: GroupStore, match: str, plan: ForgetPlan) -> tuple[str, ...]:
+def _holding(store: GroupStore, table: str, key: str, text: str, pieces: list[str]) -> set[Any]:
+    """``key`` of the rows of ``table`` whose ``text`` holds every one of ``pieces``
+    as written (a scan: a forget is rare, and must miss nothing)."""
+    held = " AND ".join(["instr(" + text + ", ?) > 0"] * len(pieces))
+    return {r[0] for r in store.execute(f"SELECT {key} FROM {table} WHERE {held}", pieces)}
+
+
+def _claims(
+    store: GroupStore, match: str | None, pieces: list[str], plan: ForgetPlan
+) -> tuple[str, ...]:
     """The claims that state the topic, or quote a turn or handoff version ``plan`` takes."""
+    stating = (
+        "SELECT rowid FROM claims_fts WHERE claims_fts MATCH :match"
+        if match is not None
+        else "SELECT seq FROM claims"
+    )
+    if pieces:
+        held = " AND ".join(f"instr(text, :p{n}) > 0" for n in range(len(pieces)))
+        stating = f"SELECT seq FROM claims WHERE seq IN ({stating}) AND {held}"
     rows = store.execute(
-        "SELECT id FROM claims WHERE seq IN (SELECT rowid FROM claims_fts WHERE claims_fts "
-        "MATCH :match) OR seq IN (SELECT claim_seq FROM claim_sources WHERE "
+        f"SELECT id FROM claims WHERE seq IN ({stating}) OR seq IN (SELECT claim_seq "
+        "FROM claim_sources WHERE "
         "(kind = 'exchange' AND ref IN (SELECT CAST(value AS TEXT) FROM json_each(:turns))) "
         "OR (kind = 'handoff' AND ref IN (SELECT value FROM json_each(:handoffs)))) "
         "ORDER BY seq",
@@ -195,6 +228,7 @@ def _claims(store: GroupStore, match: str, plan: ForgetPlan) -> tuple[str, ...]:
             "match": match,
             "turns": json.dumps(plan.exchange_ids),
             "handoffs": json.dumps(plan.handoff_refs),
+            **{f"p{n}": piece for n, piece in enumerate(pieces)},
         },
     )
     return tuple(str(r[0]) for r in rows)

@@ -175,6 +175,17 @@ _FUNCTION_CHARACTERS = frozenset(
 )
 
 
+def unspaced_pieces(text: str) -> list[str]:
+    """The runs of unspaced script and the pictographs of ``text``, as written: what
+    the word index cannot match inside longer text."""
+    return list(dict.fromkeys([*_UNSPACED.findall(text), *_PICTOGRAPHS.findall(text)]))
+
+
+def without_unspaced(text: str) -> str:
+    """``text`` less its :func:`unspaced_pieces`, for the words the index can match."""
+    return _PICTOGRAPHS.sub(" ", _UNSPACED.sub(" ", text))
+
+
 def unspaced_grams(text: str) -> list[str]:
     """The pieces of a query ``text`` the word index cannot match, to look up in
     the gram index (:func:`text_grams`, :func:`gram_match`): each pair of

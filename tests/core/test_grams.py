@@ -178,3 +178,33 @@ def test_a_memory_restored_from_the_trash_is_found_again(
     assert _keyword(service, operator, "芒果") == []
     trash.restore(service, operator, entry_id)
     assert _keyword(service, operator, "芒果") == [entry_id]
+
+
+def test_forget_finds_a_word_inside_chinese_text(
+    service: MemoryService, memory_keyring: object
+) -> None:
+    from core.continuity import context, handoffs, session_handoffs
+    from core.memory import forgetting
+
+    agent = service.open_session("main", Actor.AGENT, "agent")
+    said = service.store(agent, {"type": "fact", "content": "用户最喜欢的水果是芒果"}).entry.id
+    other = service.store(agent, {"type": "fact", "content": "用户最喜欢的水果是苹果"}).entry.id
+    tagged = service.store(
+        agent, {"type": "fact", "content": "a note", "tags": ["芒果"], "privacy": "private"}
+    ).entry.id
+    turn = log_exchange(service, agent, "user", "我昨天买了芒果和香蕉").exchange.id
+    kept_turn = log_exchange(service, agent, "user", "我昨天买了香蕉").exchange.id
+    entry = context.enter_thread(service, agent, "水果")
+    handoffs.write_handoff(service, entry.caller, entry.thread.id, "- [ ] 再买芒果")
+    ended = session_handoffs.end_session_with_handoff(service, entry.caller, "芒果的事")
+    assert ended is not None
+    plan = forgetting.plan_forget(service, "main", "芒果")
+    assert {e.id for e in plan.entries} == {said, tagged}
+    assert plan.exchange_ids == (turn,)
+    assert len(plan.handoff_versions) == 1 and plan.session_handoff_ids == (ended.id,)
+    # A word beside it must be there too, as for spaced words.
+    assert forgetting.plan_forget(service, "main", "芒果 bananas").empty
+    operator = service.open_session("main", Actor.OPERATOR, "tests")
+    service.forget(operator, plan)
+    assert service.entries("main", [said, other, tagged]).keys() == {other}
+    assert [h.exchange.id for h in find_exchanges(service.store_for("main"), "香蕉")] == [kept_turn]
