@@ -251,6 +251,16 @@ def found_by(result: SearchResult | ExchangeHit, ranked: bool = True) -> str:
     return f"  ({result.relevance_score:.2f}: {', '.join(signals)})"
 
 
+def paging_line(next_offset: int | None, truncated: bool, narrow: str) -> str:
+    """What a search's last line says of the pages after it ("" when nothing follows);
+    ``narrow`` names the options that narrow this search."""
+    if next_offset is not None:
+        return f"(more follow: add --offset {next_offset})"
+    if truncated:
+        return f"(more match than paging reaches: narrow the search with more words, {narrow})"
+    return ""
+
+
 def progress_line(label: str, enabled: bool) -> Callable[[int, int], None] | None:
     """``progress(done, total)`` printing "label done/total" on one stderr line, or None.
 

@@ -17,6 +17,7 @@ from core.cli.context import (
     confirm,
     fail,
     found_by,
+    paging_line,
     read_stdin,
     whole,
 )
@@ -331,14 +332,7 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     if args.offset:
         none = f"no matching exchanges at --offset {args.offset} or beyond"
     text = "\n".join(map(line, hits)) or none
-    more = ""
-    if page.next_offset is not None:
-        more = f"(more follow: add --offset {page.next_offset})"
-    elif page.truncated:
-        more = (
-            "(more match than paging reaches: narrow the search with more words, "
-            "--thread or --speaker)"
-        )
+    more = paging_line(page.next_offset, page.truncated, "--thread or --speaker")
     if more:
         text += "\n" + more
     ctx.emit([h.to_dict() for h in hits], text, aside=more)

@@ -11,6 +11,7 @@ from core.cli.context import (
     command,
     format_entry,
     format_result,
+    paging_line,
     read_stdin,
     whole,
 )
@@ -138,13 +139,7 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     if args.offset:
         none = f"no matching memories at --offset {args.offset} or beyond"
     text = "\n".join(format_result(r, ranked=ranked) for r in results) or none
-    more = ""
-    if page.next_offset is not None:
-        more = f"(more follow: add --offset {page.next_offset})"
-    elif page.truncated:
-        more = (
-            "(more match than paging reaches: narrow the search with more words, --type or --tags)"
-        )
+    more = paging_line(page.next_offset, page.truncated, "--type or --tags")
     if more:
         text += "\n" + more
     claims = ctx.service.claims_matching(ctx.group, str(tool_args["query"]))

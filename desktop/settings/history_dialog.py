@@ -31,14 +31,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.model.entries import Actor
 from core.model.errors import AmbryError
 from core.portability.history import SourceKind
 from core.portability.history_import import Cancelled, ImportCounts, plan, run
 from core.service import Caller, MemoryService
 from desktop.widgets import messages
-from desktop.widgets.ops import Executor
-from desktop.widgets.watch import CLIENT_NAME, AppState
+from desktop.widgets.ops import Executor, as_operator
+from desktop.widgets.watch import AppState
 
 T = TypeVar("T")
 
@@ -248,12 +247,7 @@ class HistoryImportDialog(QDialog):
         self._stop.clear()
         self._set_busy(status)
 
-        def task(service: MemoryService) -> ImportCounts:
-            caller = service.open_session(group, Actor.OPERATOR, CLIENT_NAME)
-            try:
-                return work(service, caller)
-            finally:
-                service.end_session(caller)
+        task = as_operator(group, work)
 
         def end() -> None:
             self._job = None
