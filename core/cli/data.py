@@ -22,7 +22,7 @@ from core.continuity import forget_preview
 from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.model.errors import InvalidParams
-from core.model.text import one_line
+from core.model.text import one_line, plural
 from core.portability.export import export
 from core.portability.importing import import_checked, read_export
 
@@ -157,9 +157,11 @@ def _forget_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
 
 
-@command("forget", "Delete every memory, conversation turn and handoff about a topic.")(
-    _forget_args
-)
+@command(
+    "forget",
+    "Delete every memory, conversation turn and handoff about a topic (and take it "
+    "out of thread titles and speaker names).",
+)(_forget_args)
 def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
     plan = forgetting.plan_forget(ctx.service, ctx.group, " ".join(args.topic))
     if plan.empty:
@@ -193,6 +195,17 @@ def _preview_lines(preview: forget_preview.ForgetPreview) -> list[str]:
             f"session handoff {note.id}  ({where}, left by {note.session_id} at "
             f"{note.created_at}) {one_line(note.markdown, 80)}"
         )
+    plan = preview.plan
+    lines += [
+        f"{tid}  (thread title {title!r} becomes 'Untitled {tid}')"
+        for tid, title in plan.thread_titles
+    ]
+    lines += [
+        f"speaker name {name!r} (taken off the turns that stay)" for name in plan.speaker_names
+    ]
+    if plan.turn_labels:
+        labels = plural(len(plan.turn_labels), "turn label")
+        lines.append(f"{labels} (taken off the turns that stay)")
     return lines
 
 

@@ -56,6 +56,13 @@ class ForgetPlan:
     handoff_versions: tuple[tuple[str, int], ...] = ()
     #: Session handoffs (core.continuity.session_handoffs), by id.
     session_handoff_ids: tuple[int, ...] = ()
+    #: Threads whose title holds the topic, as (id, title): retitled, not deleted
+    #: (a thread holds turns and handoffs about other things too).
+    thread_titles: tuple[tuple[str, str], ...] = ()
+    #: Speaker names that hold the topic: taken off the turns that stay.
+    speaker_names: tuple[str, ...] = ()
+    #: Turns that stay whose label (the client's turn id) holds the topic: label taken off.
+    turn_labels: tuple[int, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -71,6 +78,9 @@ class ForgetPlan:
             + len(self.trash_ids)
             + len(self.handoff_versions)
             + len(self.session_handoff_ids)
+            + len(self.thread_titles)
+            + len(self.speaker_names)
+            + len(self.turn_labels)
         )
 
     @property
@@ -87,6 +97,9 @@ class ForgetPlan:
             "trash": len(self.trash_ids),
             "handoff_versions": len(self.handoff_versions),
             "session_handoffs": len(self.session_handoff_ids),
+            "thread_titles": len(self.thread_titles),
+            "speaker_names": len(self.speaker_names),
+            "turn_labels": len(self.turn_labels),
         }
 
 
@@ -101,6 +114,9 @@ def plan_counts(plan: ForgetPlan) -> str:
         (len(plan.trash_ids), ("memory", "memories"), " in the trash"),
         (len(plan.handoff_versions), CLEARED_NAMES["thread_handoffs"], ""),
         (len(plan.session_handoff_ids), CLEARED_NAMES["session_handoffs"], ""),
+        (len(plan.thread_titles), ("thread title", None), ""),
+        (len(plan.speaker_names), ("speaker name", None), ""),
+        (len(plan.turn_labels), ("turn label", None), ""),
     ]
     parts = [plural(n, *names) + where for n, names, where in counts if n]
     if len(parts) < 2:
@@ -174,7 +190,35 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
             if holds(text)
         ),
     )
-    return replace(plan, claim_ids=_claims(store, match, pieces, plan))
+    gone = set(exchanges)
+    labelled = store.execute(
+        "SELECT seq, turn FROM exchanges WHERE turn IS NOT NULL AND "
+        + " AND ".join(["instr(lower(turn), ?) > 0"] * len(_raw_words(topic)) or ["1"]),
+        _raw_words(topic),
+    )
+    return replace(
+        plan,
+        claim_ids=_claims(store, match, pieces, plan),
+        thread_titles=tuple(
+            (str(tid), str(title))
+            for tid, title in store.execute("SELECT id, title FROM threads ORDER BY id")
+            if holds(title)
+        ),
+        speaker_names=tuple(
+            str(name)
+            for (name,) in store.execute(
+                "SELECT DISTINCT name FROM exchanges WHERE name IS NOT NULL ORDER BY name"
+            )
+            if holds(name)
+        ),
+        turn_labels=tuple(int(s) for s, label in labelled if s not in gone and holds(label)),
+    )
+
+
+def _raw_words(topic: str) -> list[str]:
+    """The topic's words as typed, lower case: a cheap first sieve for a scan (the
+    index's tokenizer, with stemming, decides)."""
+    return [w.casefold()[:4] for w in query_terms(without_unspaced(topic))]
 
 
 def _holds(store: GroupStore, terms: list[str]) -> Callable[[str], bool]:
@@ -257,6 +301,16 @@ def forget(
         drop_handoffs(store, plan.handoff_versions)
         for handoff_id in plan.session_handoff_ids:
             store.execute("DELETE FROM session_handoffs WHERE id = ?", (handoff_id,))
+        for thread_id, _ in plan.thread_titles:
+            store.execute(
+                "UPDATE threads SET title = ? WHERE id = ?", (f"Untitled {thread_id}", thread_id)
+            )
+        store.execute(
+            "UPDATE exchanges SET name = NULL WHERE name IN (SELECT value FROM json_each(?))",
+            (json.dumps(plan.speaker_names),),
+        )
+        for seq in plan.turn_labels:
+            store.execute("UPDATE exchanges SET turn = NULL WHERE seq = ?", (seq,))
         for claim_id in plan.claim_ids:
             # A decision records the text the person confirmed.
             store.execute("DELETE FROM claim_decisions WHERE claim_id = ?", (claim_id,))
@@ -277,6 +331,10 @@ def forget(
             handoff_refs=plan.handoff_refs,
             session_handoffs=len(plan.session_handoff_ids),
             session_handoff_ids=list(plan.session_handoff_ids),
+            thread_titles=len(plan.thread_titles),
+            thread_ids=[tid for tid, _ in plan.thread_titles],
+            speaker_names=len(plan.speaker_names),
+            turn_labels=len(plan.turn_labels),
         )
     scrub(store)
     return service.emit(

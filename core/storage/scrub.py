@@ -63,7 +63,7 @@ _BESIDE: dict[Index, tuple[str, ...]] = {
 #: after the rows go until these are analysed again.
 _SAMPLED: dict[Index, tuple[str, ...]] = {
     Index.ENTRIES: ("memory_tags",),
-    Index.EXCHANGES: ("idx_exchanges_name_said",),
+    Index.EXCHANGES: ("idx_exchanges_name_said", "idx_threads_title"),
     Index.LAYERS: ("layer_vocab",),
     Index.CLAIMS: ("idx_claims_text_key",),
 }

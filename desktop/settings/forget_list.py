@@ -81,6 +81,18 @@ class ForgetList(QTreeWidget):
                 said = " ".join(note.markdown.split())
                 text = f"{where}, {short_time(note.created_at)}: {said}"
                 self._row(head, "session handoff", text)
+        if plan.thread_titles:
+            head = self._section(plural(len(plan.thread_titles), "thread title") + " retitled")
+            for thread_id, title in plan.thread_titles:
+                self._row(head, "thread", f"{title} becomes Untitled {thread_id}")
+        if plan.speaker_names:
+            head = self._section(
+                plural(len(plan.speaker_names), "speaker name") + " taken off the turns that stay"
+            )
+            for name in plan.speaker_names:
+                self._row(head, "speaker", name)
+        if plan.turn_labels:
+            self._section(plural(len(plan.turn_labels), "turn label") + " taken off")
         if plan.exchange_ids:
             self._section(plural(len(plan.exchange_ids), "conversation turn"))
         if plan.claim_ids:

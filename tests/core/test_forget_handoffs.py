@@ -19,6 +19,7 @@ from core.continuity.context import enter_thread
 from core.memory import forgetting
 from core.model.caller import Caller
 from core.model.entries import Actor
+from core.semantic.hybrid import Mode
 from core.service import MemoryService
 from core.storage.paths import DataDir
 
@@ -283,3 +284,32 @@ def test_a_forgotten_turn_or_session_handoff_keeps_its_id(service: MemoryService
     entry = enter_thread(service, again, "Garden")
     later = session_handoffs.end_session_with_handoff(service, entry.caller, "next steps")
     assert later is not None and later.id > ended.id
+
+
+def test_forget_takes_the_topic_out_of_thread_titles_and_speaker_names(
+    service: MemoryService, data_dir: DataDir
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "agent")
+    entry = enter_thread(service, agent, "Plughwomp plans")
+    said = episodes.log_exchange(
+        service, entry.caller, "user", "ferns need water", name="Plughwomp", turn="plughwomp-1"
+    ).exchange.id
+    other = episodes.log_exchange(service, entry.caller, "user", "ferns again", name="Ana")
+    plan = forgetting.plan_forget(service, "main", "plughwomp")
+    assert plan.thread_titles == ((entry.thread.id, "Plughwomp plans"),)
+    assert plan.speaker_names == ("Plughwomp",) and plan.turn_labels == (said,)
+    assert "1 thread title" in forgetting.plan_counts(plan)
+    operator = service.open_session("main", Actor.OPERATOR, "tests")
+    service.forget(operator, plan)
+    # The thread and its turns stay; the word does not.
+    thread = threads.get_thread(service, "main", entry.thread.id)
+    assert thread.title == f"Untitled {entry.thread.id}"
+    kept = {
+        h.exchange.id: h.exchange
+        for h in episodes.find_exchanges(service.store_for("main"), "ferns", mode=Mode.KEYWORD)
+    }
+    assert kept[said].name is None and kept[said].turn is None
+    assert kept[other.exchange.id].name == "Ana"
+    service.close()
+    for path in data_dir.root.rglob("*.sqlite*"):
+        assert b"lughwomp" not in path.read_bytes(), path
