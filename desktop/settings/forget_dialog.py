@@ -187,8 +187,8 @@ class ForgetDialog(QDialog):
             f"Everything in group <b>{html.escape(self._state.group)}</b> that contains every word "
             "of the topic is deleted for good: memories (their old versions too), "
             "conversation turns, thread and session handoffs, the claims drawn from them, "
-            "and memories agents deleted that wait in the trash. It is all listed here "
-            "first."
+            "and memories agents deleted that wait in the trash; thread titles and speaker "
+            "names lose it. It is all listed here first."
         )
 
     def _typed(self, _text: str) -> None:
