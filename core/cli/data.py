@@ -25,13 +25,14 @@ from core.model.errors import InvalidParams
 from core.model.text import one_line, plural
 from core.portability.export import export
 from core.portability.importing import import_checked, read_export
+from core.storage.db import backups_note
 
 #: Why a deletion without ``--yes`` is refused when nobody can answer its question.
 NEEDS_YES = "this deletes memories and needs confirmation: run it in a terminal or pass --yes"
 
 
-def _confirm(question: str) -> bool:
-    return confirm(question, NEEDS_YES)
+def _confirm(question: str, refusal: str = NEEDS_YES) -> bool:
+    return confirm(question, refusal)
 
 
 def _passphrase(args: argparse.Namespace, *, twice: bool) -> str | None:
@@ -168,14 +169,18 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
         ctx.emit({**plan.to_dict(), "deleted": False}, "nothing matches; nothing was deleted")
         return 0
     if not ctx.as_json:
-        print(f"This will delete {forgetting.plan_counts(plan)}:")
+        print(f"This will forget {forgetting.plan_counts(plan)}:")
         for entry in plan.entries:
             print(format_entry(entry))
         for line in _preview_lines(forget_preview.preview(ctx.service, ctx.group, plan)):
             print(line)
-    if not args.yes and not _confirm("Delete them?"):
-        return fail("cancelled; nothing was deleted")
+    refusal = "forgetting needs confirmation: run it in a terminal or pass --yes"
+    if not args.yes and not _confirm("Forget them?", refusal):
+        return fail("cancelled; nothing was forgotten")
     ctx.service.forget(ctx.caller, plan)
+    copies = backups_note(ctx.service.store_for(ctx.group).path)
+    if copies:
+        print(f"note: {copies}", file=sys.stderr)
     ctx.emit({**plan.to_dict(), "deleted": True}, f"forgot {forgetting.plan_counts(plan)}")
     return 0
 

@@ -177,6 +177,24 @@ def backup_path(path: Path, version: int) -> Path:
     return path.with_name(f"{path.name}.bak-v{version}")
 
 
+def backups_of(path: Path) -> list[Path]:
+    """The copies upgrades left of the database at ``path``, oldest version first."""
+    found = path.parent.glob(f"{path.name}.bak-v*")
+    return sorted(found, key=lambda p: int(p.name.rsplit("-v", 1)[1] or 0))
+
+
+def backups_note(path: Path) -> str:
+    """For a forget: what the upgrade copies of ``path`` still hold ("" when none)."""
+    copies = backups_of(path)
+    if not copies:
+        return ""
+    names = ", ".join(p.name for p in copies)
+    return (
+        f"the copies upgrades left ({names}, in {path.parent}) still hold what they held "
+        "when they were made; delete them once this version has proved itself"
+    )
+
+
 def _backup(conn: apsw.Connection, path: Path, version: int) -> Path:
     """Copy the live database with SQLite's backup API before a migration step."""
     target = backup_path(path, version)
@@ -198,15 +216,18 @@ def _text_grams(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:
 
 
 def migrate(conn: apsw.Connection, path: Path) -> None:
-    """Run the forward-only migration ladder, one transaction and one backup per step."""
+    """Run the forward-only migration ladder, one transaction per step, after one
+    backup of the file as it was: a step that fails is rolled back, so the file is
+    whole at the version before it, and a copy per step would only add full copies
+    of the database (each holding whatever was deleted or forgotten since)."""
     version, _ = _read_header(conn)
     # A brand-new file has nothing to lose, so it is not backed up on the way up.
     existing = version > 0 or _has_tables(conn)
     # Steps that fill a derived column from the text call this (computed in Python).
     conn.create_scalar_function("text_grams", _text_grams, 1, deterministic=True)
+    saved: Path | None = None
     for step in range(version, SCHEMA_VERSION):
-        saved: Path | None = None
-        if existing:
+        if existing and saved is None:
             try:
                 saved = _backup(conn, path, step)
             except (apsw.Error, OSError) as exc:
@@ -224,7 +245,7 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
                 conn.execute(f"PRAGMA user_version = {step + 1}")
         except apsw.Error as exc:
             log.info("migrating %s to schema v%d failed", path, step + 1, exc_info=True)
-            kept = f"; the copy taken before this step is {saved}" if saved else ""
+            kept = f"; the copy taken before the upgrade is {saved}" if saved else ""
             raise MigrationFailed(
                 f"{path}: upgrading the database to schema v{step + 1} failed "
                 f"({_one_line(exc)}); it was rolled back and is still at v{step}{kept}. "

@@ -37,6 +37,7 @@ from core.memory.forgetting import ForgetPlan, plan_counts, plan_forget
 from core.model.errors import AmbryError
 from core.model.text import plural
 from core.service import Caller, MemoryService
+from core.storage.db import backups_note
 from core.storage.fts import STOPWORDS, query_terms
 from desktop.settings.forget_list import ForgetList
 from desktop.widgets import messages
@@ -367,6 +368,10 @@ class ForgetDialog(QDialog):
         self._state.forgot(group)
         text = f"Forgot {plan_counts(plan)} about “{topic}” from {group!r}."
         self._show_nothing(f"Nothing in {group!r} mentions “{topic}” now.")
+        copies = backups_note(self._state.data_dir.group_db(group))
+        if copies:
+            self.caution.setText(f"Note: {copies}.")
+            self.caution.show()
         self._say(True, text)
         messages.info(text)
         self.forgot.emit(text)

@@ -488,8 +488,8 @@ def test_a_question_goes_to_stderr_and_ctrl_d_is_a_no(tmp_path: Path) -> None:
     done = answer_on_a_terminal([*d, "--json", "forget", "luna"], b"n\n")
     assert (done.returncode, done.stdout) == (1, "")
     question, error = done.stderr.split("[y/N] ")  # the terminal echoes the answer
-    assert question == "Delete them? "
-    assert json.loads(error)["error"]["message"] == "cancelled; nothing was deleted"
+    assert question == "Forget them? "
+    assert json.loads(error)["error"]["message"] == "cancelled; nothing was forgotten"
     # End of input (Ctrl-D) is a no, not a traceback; for every command that asks.
     for argv in (
         ["forget", "luna"],

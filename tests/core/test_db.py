@@ -64,7 +64,22 @@ def test_garbage_file_gives_a_storage_error(tmp_path: Path) -> None:
         db.open_database(path)
 
 
-def test_each_migration_step_is_preceded_by_a_backup(
+def test_an_upgrade_of_several_steps_leaves_one_backup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "g.sqlite"
+    db.open_database(path).close()
+    steps = ("CREATE TABLE probe_a (x INTEGER);", "CREATE TABLE probe_b (x INTEGER);")
+    monkeypatch.setattr(db, "MIGRATIONS", (*schema.MIGRATIONS, *steps))
+    monkeypatch.setattr(db, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 2)
+    db.open_database(path).close()
+    # The copy of the file as it was; none of it halfway, which would only double it.
+    assert sorted(p.name for p in tmp_path.glob("*.bak-v*")) == [
+        db.backup_path(path, schema.SCHEMA_VERSION).name
+    ]
+
+
+def test_the_first_migration_step_is_preceded_by_a_backup(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = DataDir(tmp_path / "data")

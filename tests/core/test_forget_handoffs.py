@@ -211,7 +211,7 @@ def test_the_cli_says_which_handoffs_it_will_forget(
         service.close()
     assert main(["--data-dir", str(data.root), "forget", TOPIC, "--yes"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == ("This will delete 2 versions of thread handoffs and 1 session handoff:")
+    assert out[0] == ("This will forget 2 versions of thread handoffs and 1 session handoff:")
     assert f"{alice.id}  (handoff of 'Alice') v2 (current); v1 becomes current" in out
     assert f"{bob.id}  (handoff of 'Bob') v1 (current); the thread has no handoff left" in out
     [session_line] = [line for line in out if line.startswith("session handoff ")]
@@ -313,3 +313,22 @@ def test_forget_takes_the_topic_out_of_thread_titles_and_speaker_names(
     service.close()
     for path in data_dir.root.rglob("*.sqlite*"):
         assert b"lughwomp" not in path.read_bytes(), path
+
+
+def test_the_cli_says_what_upgrade_copies_still_hold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path / "data"), "--create"]
+    assert main([*d, "store", f"the {TOPIC} papers are signed"]) == 0
+    capsys.readouterr()
+    assert main([*d, "forget", TOPIC, "--yes"]) == 0
+    assert "copies upgrades left" not in capsys.readouterr().err
+    assert main([*d, "store", f"the {TOPIC} lawyer called"]) == 0
+    db = tmp_path / "data" / "memory" / "main.sqlite"
+    copy = db.with_name("main.sqlite.bak-v10")
+    copy.write_bytes(db.read_bytes())
+    capsys.readouterr()
+    assert main([*d, "forget", TOPIC, "--yes"]) == 0
+    err = capsys.readouterr().err
+    assert "note: the copies upgrades left (main.sqlite.bak-v10, in " in err
+    assert "delete them once this version has proved itself" in err

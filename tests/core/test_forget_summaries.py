@@ -229,6 +229,6 @@ def test_the_cli_names_the_trashed_memories_it_will_forget(
         service.close()
     assert main(["--data-dir", str(data.root), "forget", WORD, "--yes"]) == 0
     out = capsys.readouterr().out
-    assert "This will delete 1 memory in the trash:" in out
+    assert "This will forget 1 memory in the trash:" in out
     assert f"{trashed.entry.id}  (in the trash) {WORD} gives a rash" in out
     assert out.rstrip().endswith("forgot 1 memory in the trash")

@@ -160,8 +160,26 @@ def test_confirming_forgets_everything_listed(
     assert done.args == [said] and dialog.status.text() == said and ("info", said) in shown
     assert dialog.empty.text() == f"Nothing in 'main' mentions “{TOPIC}” now."
     assert not dialog.forget_button.isEnabled()
+    assert dialog.caution.isHidden()  # no upgrade left a copy here
     # The window's lists follow at once, without waiting for the next poll.
     qtbot.waitUntil(lambda: sorted(listed(window)) == sorted(filled.values()))
+
+
+def test_after_a_forget_the_copies_upgrades_left_are_named(
+    qtbot: QtBot,
+    service: MemoryService,
+    about: dict[str, object],
+    window: MainWindow,
+    dialogs: Dialogs,
+) -> None:
+    path = service.store_for("main").path
+    path.with_name(path.name + ".bak-v10").write_bytes(b"a copy an upgrade left")
+    dialog = opened(window)
+    look(qtbot, dialog, TOPIC)
+    with qtbot.waitSignal(dialog.forgot, timeout=LOOK_MS):
+        qtbot.mouseClick(dialog.forget_button, Qt.MouseButton.LeftButton)
+    assert dialog.caution.isVisibleTo(dialog)
+    assert dialog.caution.text().startswith("Note: the copies upgrades left (main.sqlite.bak-v10")
 
 
 def test_declining_deletes_nothing(
