@@ -26,6 +26,7 @@ from typing import Final
 from core.model.config import Config
 from core.model.entries import iso, parse_iso
 from core.model.paging import tiered_page
+from core.model.text import without_accents
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import Span, asks_when, says_when, time_spans
@@ -174,7 +175,7 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
             if gram.casefold() not in within:
                 # The name itself, and the full names it is the first of ("Mary"
                 # for "Mary Jane"): the names from "mary" up to "mary!".
-                found |= _names_in_range(store, gram, f"{gram}!")
+                found |= _names_in_range(store, gram, f"{gram}!") or _accents_aside(store, gram)
             continue
         row = store.execute(
             "SELECT name FROM exchanges WHERE name = ? COLLATE NOCASE AND name IS NOT NULL LIMIT 1",
@@ -183,6 +184,23 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
         if row is not None:
             found.add(str(row[0]))
             within.update(gram.casefold().split())
+    return found
+
+
+def _accents_aside(store: GroupStore, word: str) -> set[str]:
+    """The names ``word`` is, or is the first word of, when accents are not counted
+    ("Jose" names "José Ruiz", "Zoë" names "Zoe"): among the names that begin with
+    its first two letters, as written or without accents (the index compares case
+    only), at most :data:`MAX_NAMES_IN_RANGE` of them."""
+    plain = without_accents(word).casefold()
+    found: set[str] = set()
+    for start in dict.fromkeys((word[:2], without_accents(word)[:2])):
+        if len(start) < 2:
+            continue
+        for name in _names_in_range(store, start, start + "\U0010ffff"):
+            folded = without_accents(name).casefold()
+            if folded == plain or folded.startswith(plain + " "):
+                found.add(name)
     return found
 
 

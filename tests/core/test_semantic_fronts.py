@@ -492,6 +492,19 @@ def test_a_first_name_names_each_speaker_logged_with_it(service: MemoryService) 
     }
 
 
+def test_a_name_asked_without_its_accents_names_the_speaker(service: MemoryService) -> None:
+    agent = service.open_session("main", Actor.AGENT, "names")
+    for name in ("José Ruiz", "Zoe", "Joseph", "Jonas"):
+        episodes.log_exchange(service, agent, "user", "the garden needs water", name=name)
+    store = service.store_for("main")
+    assert exchange_recall.speakers_named(store, "What did Jose say?") == {"José Ruiz"}
+    assert exchange_recall.speakers_named(store, "What did Zoë say?") == {"Zoe"}
+    # Accents aside, not letters aside: "Jos" names no one.
+    assert exchange_recall.speakers_named(store, "What did Jos say?") == set()
+    [first, *_] = episodes.find_exchanges(store, "What did Jose say about the garden?")
+    assert first.exchange.name == "José Ruiz" and "speaker" in first.signals
+
+
 def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = ["--data-dir", str(tmp_path)]
     for text in ("User's dog is named Luna", "Luna loves the beach", "Invoices go out monthly"):
