@@ -216,9 +216,10 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
 
 
 def _raw_words(topic: str) -> list[str]:
-    """The topic's words as typed, lower case: a cheap first sieve for a scan (the
-    index's tokenizer, with stemming, decides)."""
-    return [w.casefold()[:4] for w in query_terms(without_unspaced(topic))]
+    """The starts of the topic's words, lower case: a cheap first sieve for a scan
+    (the index's tokenizer, with stemming, decides). SQL's ``lower`` folds ASCII
+    only, so a word with other letters sieves nothing out."""
+    return [w[:4] for w in query_terms(without_unspaced(topic)) if w.isascii()]
 
 
 def _holds(store: GroupStore, terms: list[str]) -> Callable[[str], bool]:
