@@ -30,6 +30,10 @@ class Theme(StrEnum):
         return "Follow the system" if self is Theme.SYSTEM else self.value.capitalize()
 
 
+#: What radio buttons and check boxes take as their window colour on the dark theme:
+#: Fusion outlines them in it, made darker, which reads on the dark window.
+INDICATOR_OUTLINE_DARK = "#a0a8b8"
+
 #: Light colour of the sheet → its dark counterpart (lower case, as written there).
 DARK_COLOURS = {
     "#f6f7f9": "#16181d",  # window
@@ -152,8 +156,18 @@ class ThemeManager(QObject):
         self.choice = choice
         dark = system_is_dark() if choice is Theme.SYSTEM else choice is Theme.DARK
         self.dark = dark
-        self._app.setPalette(dark_palette() if dark else light_palette())
+        palette = dark_palette() if dark else light_palette()
+        self._app.setPalette(palette)
         self._app.setStyleSheet(self._dark if dark else self._light)
+        # After the sheet, which resets per-class palettes. Fusion outlines a radio
+        # button or check box in the window colour made darker, which on the dark
+        # theme's window is all but black on black.
+        indicators = QPalette(self._app.palette())  # every role resolved
+        if dark:
+            indicators.setColor(QPalette.ColorRole.Window, QColor(INDICATOR_OUTLINE_DARK))
+        for widget_class in ("QRadioButton", "QCheckBox"):
+            # PySide6 takes the class name as str; its stubs say bytes.
+            QApplication.setPalette(indicators, widget_class)  # type: ignore[arg-type]
         self.applied.emit(dark)
 
     def _on_system(self, _scheme: Qt.ColorScheme) -> None:

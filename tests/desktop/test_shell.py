@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMenu, QTableView
+from PySide6.QtWidgets import (
+    QApplication,
+    QCheckBox,
+    QDialogButtonBox,
+    QMenu,
+    QRadioButton,
+    QTableView,
+)
 from pytestqt.qtbot import QtBot
 
 from core.model.errors import Conflict
@@ -203,10 +210,18 @@ def test_dark_theme_swaps_colours_and_follows_the_setting(
     try:
         assert manager.dark and theme_choice(data_dir) is Theme.DARK
         assert app.palette().color(QPalette.ColorRole.Base).lightness() < 80
+        # Radio buttons and check boxes are outlined in a colour the dark window shows.
+        radio = QRadioButton("a choice")
+        radio.ensurePolished()
+        assert radio.palette().color(QPalette.ColorRole.Window).lightness() > 120
     finally:
         box.setCurrentIndex(box.findData(Theme.LIGHT.value))
     assert not manager.dark
     assert app.palette().color(QPalette.ColorRole.Base).lightness() > 200
+    box_ = QCheckBox("a box")
+    box_.ensurePolished()
+    window_colour = app.palette().color(QPalette.ColorRole.Window)
+    assert box_.palette().color(QPalette.ColorRole.Window) == window_colour
 
 
 def test_menu_bar_holds_the_window_actions(window: MainWindow) -> None:
