@@ -187,14 +187,25 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
     return found
 
 
+#: Each Latin letter's accented capitals ("E" -> "ÉÈÊË…"): a name logged as "Éric"
+#: begins with one of them, not with the "E" a question may type.
+_ACCENTED: Final = {
+    base: "".join(c for c in map(chr, range(0xC0, 0x250)) if without_accents(c) == base != c)
+    for base in "ABCDEGHIJKLNORSTUWYZ"
+}
+
+
 def _accents_aside(store: GroupStore, word: str) -> set[str]:
     """The names ``word`` is, or is the first word of, when accents are not counted
-    ("Jose" names "José Ruiz", "Zoë" names "Zoe"): among the names that begin with
-    its first two letters, as written or without accents (the index compares case
-    only), at most :data:`MAX_NAMES_IN_RANGE` of them."""
+    ("Jose" names "José Ruiz", "Eric" names "Éric", "Zoë" names "Zoe"): among the
+    names that begin with its first two letters, as written, without accents or
+    with an accented first letter (the index compares case only), at most
+    :data:`MAX_NAMES_IN_RANGE` from each beginning."""
     plain = without_accents(word).casefold()
     found: set[str] = set()
-    for start in dict.fromkeys((word[:2], without_accents(word)[:2])):
+    bare = without_accents(word)[:2]
+    starts = [word[:2], bare, *(f"{first}{bare[1:]}" for first in _ACCENTED.get(bare[:1], ()))]
+    for start in dict.fromkeys(starts):
         if len(start) < 2:
             continue
         for name in _names_in_range(store, start, start + "\U0010ffff"):

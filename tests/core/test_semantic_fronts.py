@@ -494,11 +494,12 @@ def test_a_first_name_names_each_speaker_logged_with_it(service: MemoryService) 
 
 def test_a_name_asked_without_its_accents_names_the_speaker(service: MemoryService) -> None:
     agent = service.open_session("main", Actor.AGENT, "names")
-    for name in ("José Ruiz", "Zoe", "Joseph", "Jonas"):
+    for name in ("José Ruiz", "Zoe", "Joseph", "Jonas", "Éric"):
         episodes.log_exchange(service, agent, "user", "the garden needs water", name=name)
     store = service.store_for("main")
     assert exchange_recall.speakers_named(store, "What did Jose say?") == {"José Ruiz"}
     assert exchange_recall.speakers_named(store, "What did Zoë say?") == {"Zoe"}
+    assert exchange_recall.speakers_named(store, "what did eric say") == {"Éric"}
     # Accents aside, not letters aside: "Jos" names no one.
     assert exchange_recall.speakers_named(store, "What did Jos say?") == set()
     [first, *_] = episodes.find_exchanges(store, "What did Jose say about the garden?")
