@@ -201,6 +201,12 @@ def _preview_lines(preview: forget_preview.ForgetPreview) -> list[str]:
             f"{note.created_at}) {one_line(note.markdown, 80)}"
         )
     plan = preview.plan
+    for turn in preview.turns:
+        who = turn.name or turn.speaker
+        where = turn.thread_title or "no thread"
+        lines.append(f"turn {turn.id}  ({where}, {who}) {one_line(turn.text, 80)}")
+    if len(plan.exchange_ids) > len(preview.turns):
+        lines.append(f"(and {plural(len(plan.exchange_ids) - len(preview.turns), 'more turn')})")
     lines += [
         f"{tid}  (thread title {title!r} becomes 'Untitled {tid}')"
         for tid, title in plan.thread_titles

@@ -458,6 +458,12 @@ def find_exchanges_page(
     return ExchangePage(hits, *next_page(offset, limit, len(rows) > limit, MAX_EXCHANGE_OFFSET))
 
 
+def exchanges_by_id(service: Workspace, group: str, ids: Sequence[int]) -> list[Exchange]:
+    """The turns of ``group`` with these ids, in the order given (gone ones left out)."""
+    rows = _rows_by_seq(service.store_for(group), list(ids))
+    return [_exchange(rows[i]) for i in ids if i in rows]
+
+
 def _rows_by_seq(store: GroupStore, seqs: list[int]) -> dict[int, Any]:
     found: dict[int, Any] = {}
     if seqs:

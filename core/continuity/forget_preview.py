@@ -12,13 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.continuity import handoffs, session_handoffs, threads
+from core.continuity import episodes, handoffs, session_handoffs, threads
+from core.continuity.episodes import Exchange
 from core.continuity.session_handoffs import SessionHandoff
 from core.memory.forgetting import ForgetPlan
 from core.memory.trash import TrashItem, list_trash
 
 if TYPE_CHECKING:
     from core.storage.workspace import Workspace
+
+
+#: Turns a preview lists one by one; the rest are counted.
+TURNS_SHOWN = 50
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,8 @@ class ForgetPreview:
     trashed: tuple[TrashItem, ...]
     handoffs: tuple[HandoffFate, ...]
     session_notes: tuple[NoteGoing, ...]
+    #: The first :data:`TURNS_SHOWN` of the plan's conversation turns, oldest first.
+    turns: tuple[Exchange, ...] = ()
 
 
 def preview(service: Workspace, group: str, plan: ForgetPlan) -> ForgetPreview:
@@ -87,6 +94,7 @@ def preview(service: Workspace, group: str, plan: ForgetPlan) -> ForgetPreview:
                 service, group, plan.session_handoff_ids
             )
         ),
+        tuple(episodes.exchanges_by_id(service, group, plan.exchange_ids[:TURNS_SHOWN])),
     )
 
 

@@ -94,7 +94,14 @@ class ForgetList(QTreeWidget):
         if plan.turn_labels:
             self._section(plural(len(plan.turn_labels), "turn label") + " taken off")
         if plan.exchange_ids:
-            self._section(plural(len(plan.exchange_ids), "conversation turn"))
+            head = self._section(plural(len(plan.exchange_ids), "conversation turn"))
+            for turn in found.turns:
+                where = turn.thread_title or "no thread"
+                said = " ".join(turn.text.split())
+                self._row(head, "turn", f"{where}, {turn.name or turn.speaker}: {said}")
+            if len(plan.exchange_ids) > len(found.turns):
+                more = plural(len(plan.exchange_ids) - len(found.turns), "more turn")
+                self._row(head, "", f"and {more}")
         if plan.claim_ids:
             self._section(plural(len(plan.claim_ids), "claim") + " stating it or quoting what goes")
         self.expandAll()

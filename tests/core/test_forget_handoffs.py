@@ -332,3 +332,28 @@ def test_the_cli_says_what_upgrade_copies_still_hold(
     err = capsys.readouterr().err
     assert "note: the copies upgrades left (main.sqlite.bak-v10, in " in err
     assert "delete them once this version has proved itself" in err
+
+
+def test_the_cli_lists_the_turns_it_will_forget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from core.continuity import forget_preview
+
+    monkeypatch.setattr(forget_preview, "TURNS_SHOWN", 2)
+    data = DataDir(tmp_path / "data")
+    data.ensure()
+    service = MemoryService(data)
+    try:
+        agent = service.open_session("main", Actor.AGENT, "agent")
+        entry = enter_thread(service, agent, "Garden")
+        for n in range(3):
+            episodes.log_exchange(
+                service, entry.caller, "user", f"the {TOPIC} call {n}", name="Ana"
+            )
+    finally:
+        service.close()
+    assert main(["--data-dir", str(data.root), "forget", TOPIC, "--yes"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    turns = [line for line in out if line.startswith("turn ")]
+    assert len(turns) == 2 and turns[0].endswith(f"(Garden, Ana) the {TOPIC} call 0")
+    assert "(and 1 more turn)" in out

@@ -108,7 +108,7 @@ def test_the_list_is_what_plan_forget_finds(
         "1 version of 1 thread handoff": [
             ["handoff", "Dana: v2 (current) goes; v1 becomes current", ""]
         ],
-        "1 conversation turn": [],
+        "1 conversation turn": [["turn", "Dana, user: We talked about the divorce today", ""]],
     }
     assert kind == "session handoff"
     assert note.startswith("Dana, ") and note.endswith(": The divorce came up again.")
