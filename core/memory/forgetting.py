@@ -165,6 +165,15 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
     def holds(text: str) -> bool:
         return token_holds(text) and all(p in text for p in pieces)
 
+    # Turn labels are scanned (they have no index), sieved first by the ASCII starts
+    # of the topic's words: SQL's lower() folds ASCII only.
+    sieve = [t[:4] for t in terms if t.isascii()]
+    labelled = store.execute(
+        "SELECT seq, turn FROM exchanges WHERE turn IS NOT NULL AND "
+        + " AND ".join(["instr(lower(turn), ?) > 0"] * len(sieve) or ["1"]),
+        sieve,
+    ).fetchall()
+    gone = set(exchanges)
     plan = ForgetPlan(
         topic,
         tuple(found[i] for i in ids if i in found),
@@ -189,16 +198,6 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
             )
             if holds(text)
         ),
-    )
-    gone = set(exchanges)
-    labelled = store.execute(
-        "SELECT seq, turn FROM exchanges WHERE turn IS NOT NULL AND "
-        + " AND ".join(["instr(lower(turn), ?) > 0"] * len(_raw_words(topic)) or ["1"]),
-        _raw_words(topic),
-    )
-    return replace(
-        plan,
-        claim_ids=_claims(store, match, pieces, plan),
         thread_titles=tuple(
             (str(tid), str(title))
             for tid, title in store.execute("SELECT id, title FROM threads ORDER BY id")
@@ -213,13 +212,7 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
         ),
         turn_labels=tuple(int(s) for s, label in labelled if s not in gone and holds(label)),
     )
-
-
-def _raw_words(topic: str) -> list[str]:
-    """The starts of the topic's words, lower case: a cheap first sieve for a scan
-    (the index's tokenizer, with stemming, decides). SQL's ``lower`` folds ASCII
-    only, so a word with other letters sieves nothing out."""
-    return [w[:4] for w in query_terms(without_unspaced(topic)) if w.isascii()]
+    return replace(plan, claim_ids=_claims(store, match, pieces, plan))
 
 
 def _holds(store: GroupStore, terms: list[str]) -> Callable[[str], bool]:
