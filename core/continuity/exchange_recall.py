@@ -16,6 +16,7 @@ is scored on both (:mod:`core.semantic.hybrid`). Then conversation structure cou
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -187,12 +188,17 @@ def speakers_named(store: GroupStore, query: str) -> set[str]:
     return found
 
 
-#: Each Latin letter's accented capitals ("E" -> "ÉÈÊË…"): a name logged as "Éric"
-#: begins with one of them, not with the "E" a question may type.
-_ACCENTED: Final = {
-    base: "".join(c for c in map(chr, range(0xC0, 0x250)) if without_accents(c) == base != c)
-    for base in "ABCDEGHIJKLNORSTUWYZ"
-}
+@functools.cache
+def _accented() -> dict[str, str]:
+    """Each Latin capital's accented forms ("E" -> "ÈÉÊË…"): a name logged as "Éric"
+    begins with one of them, not with the "E" a question may type. Worked out once,
+    on the first question that needs it, not when the module loads."""
+    found: dict[str, str] = {}
+    for c in map(chr, range(0xC0, 0x250)):
+        base = without_accents(c)
+        if base != c and len(base) == 1 and "A" <= base <= "Z":
+            found[base] = found.get(base, "") + c
+    return found
 
 
 def _accents_aside(store: GroupStore, word: str) -> set[str]:
@@ -204,7 +210,7 @@ def _accents_aside(store: GroupStore, word: str) -> set[str]:
     plain = without_accents(word).casefold()
     found: set[str] = set()
     bare = without_accents(word)[:2]
-    starts = [word[:2], bare, *(f"{first}{bare[1:]}" for first in _ACCENTED.get(bare[:1], ()))]
+    starts = [word[:2], bare, *(f"{first}{bare[1:]}" for first in _accented().get(bare[:1], ()))]
     for start in dict.fromkeys(starts):
         if len(start) < 2:
             continue
