@@ -83,9 +83,19 @@ class _LogFile(logging.handlers.RotatingFileHandler):
 
     A failed write says so once on stderr and stops the file handler, instead of
     the logging module's traceback for every record: the command itself goes on.
+
+    Several processes write the same file (the app or ``ambry serve``, ``ambry mcp``,
+    each CLI command), and any of them may rotate it. So before each record the
+    handler checks that ``ambry.log`` is still the file it holds open, and reopens it
+    when another process has rotated it away: a long-running server would otherwise
+    go on writing into ``ambry.log.1`` and push that past the size limit. A rotation
+    runs under a lock file and first checks again that the file on disk is due, so
+    two processes never rotate the same file twice.
     """
 
     failed = False
+    #: (device, inode) of the open file, to notice another process's rotation.
+    _identity: tuple[int, int] | None = None
 
     def _open(self) -> Any:
         # Owner-only, as the rest of Ambry's files: it names groups, paths and refusals.
@@ -96,10 +106,49 @@ class _LogFile(logging.handlers.RotatingFileHandler):
             if os.name == "posix":
                 with contextlib.suppress(OSError):  # another owner's file: written as it is
                     os.fchmod(fd, 0o600)
+            info = os.fstat(fd)
+            self._identity = (info.st_dev, info.st_ino)
             return open(fd, self.mode, encoding=self.encoding, errors=self.errors)
         except BaseException:
             os.close(fd)
             raise
+
+    def _follow_rotation(self) -> None:
+        """Close the open file if ``ambry.log`` is no longer it (the next write reopens)."""
+        if self.stream is None:
+            return
+        try:
+            info = os.stat(self.baseFilename)
+            current: tuple[int, int] | None = (info.st_dev, info.st_ino)
+        except OSError:
+            current = None
+        if current != self._identity:
+            stream, self.stream = self.stream, None
+            with contextlib.suppress(OSError):
+                stream.close()
+
+    def shouldRollover(self, record: logging.LogRecord) -> bool:
+        self._follow_rotation()
+        return bool(super().shouldRollover(record))
+
+    def doRollover(self) -> None:
+        with _rotation_lock(self.baseFilename):
+            # Another process may have rotated while this one waited: then the file
+            # on disk is a fresh one, and this process only has to move over to it.
+            self._follow_rotation()
+            if self.stream is None:
+                return
+            try:
+                super().doRollover()
+            except OSError:
+                # Windows cannot rename a file another process holds open: the log
+                # goes on in the same file, reopened on the next record.
+                return
+            # Old files keep the log's own mode, also ones an older version left readable.
+            if os.name == "posix":
+                for n in range(1, self.backupCount + 1):
+                    with contextlib.suppress(OSError):
+                        os.chmod(f"{self.baseFilename}.{n}", 0o600)
 
     def handleError(self, record: logging.LogRecord) -> None:
         if self.failed:
@@ -124,6 +173,26 @@ class _LogFile(logging.handlers.RotatingFileHandler):
                     f"warning: cannot write the log file {self.baseFilename}: {exc}",
                     file=sys.stderr,
                 )
+
+
+@contextmanager
+def _rotation_lock(log_path: str) -> Iterator[None]:
+    """Hold ``ambry.log.lock`` (POSIX ``flock``) while rotating; elsewhere, no lock."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    try:
+        fd = os.open(log_path + ".lock", os.O_WRONLY | os.O_CREAT, 0o600)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _file_handler(path: Path) -> logging.Handler | None:

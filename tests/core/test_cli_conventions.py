@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import json
 import logging
+import logging.handlers
 import os
 import shutil
 import stat
@@ -312,6 +313,52 @@ def test_each_run_logs_to_the_log_file_and_leaves_no_handler(
     path.chmod(0o644)
     run(capsys, "--data-dir", str(tmp_path), "show", "mem-nope")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_processes_sharing_the_log_follow_each_others_rotation(tmp_path: Path) -> None:
+    """Two handlers on one file stand for two processes (each holds its own file)."""
+    from core.cli.logfile import _file_handler
+
+    path = tmp_path / "ambry.log"
+    server, command = _file_handler(path), _file_handler(path)
+    assert isinstance(server, logging.handlers.RotatingFileHandler)
+    assert isinstance(command, logging.handlers.RotatingFileHandler)
+    server.maxBytes = command.maxBytes = 2000
+
+    def record(text: str) -> logging.LogRecord:
+        return logging.LogRecord("core.x", logging.INFO, __file__, 1, text, None, None)
+
+    try:
+        server.handle(record("server started"))
+        for n in range(60):  # a busy command fills and rotates the file
+            command.handle(record(f"command line {n:02d} " + "x" * 40))
+        assert path.with_name("ambry.log.1").exists()
+        server.handle(record("server still here"))
+        command.handle(record("command still here"))
+        for handler in (server, command):
+            handler.flush()
+        # Both write into the current file, and the server does not rotate the file
+        # the command had just started (it would push a nearly empty file down the line).
+        assert "server still here" in path.read_text()
+        assert "command still here" in path.read_text()
+        assert "command line 59" in path.read_text()
+        assert path.with_name("ambry.log.1").stat().st_size >= 1500
+        # Both rotate by the size on disk, one at a time: no file grows past the limit,
+        # and none is rotated twice (which would push a nearly empty file down the line).
+        for n in range(200):
+            (server if n % 2 else command).handle(record(f"line {n:03d} " + "y" * 40))
+        for handler in (server, command):
+            handler.flush()
+        files = [path, *(path.with_name(f"ambry.log.{n}") for n in (1, 2, 3))]
+        sizes = [f.stat().st_size for f in files]
+        assert all(size <= 2000 for size in sizes), sizes
+        assert all(size >= 1500 for size in sizes[1:]), sizes
+        assert "line 199" in path.read_text()
+        for backup in files[1:]:
+            assert stat.S_IMODE(backup.stat().st_mode) == 0o600
+    finally:
+        server.close()
+        command.close()
 
 
 def test_a_warning_reads_as_the_commands_own_and_verbose_names_its_module(
