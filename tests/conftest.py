@@ -16,6 +16,13 @@ from core.model.entries import Actor
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 
+# The commands tests start (`ambry mcp`, `ambry serve`) run this checkout's code,
+# even when the venv's editable install points at another checkout of Ambry.
+_CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (_CHECKOUT, os.environ.get("PYTHONPATH", "")) if p
+)
+
 
 @pytest.fixture(autouse=True)
 def _isolated_paths(
