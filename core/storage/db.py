@@ -253,6 +253,15 @@ def migrate(conn: apsw.Connection, path: Path) -> None:
                 backup=str(saved) if saved else None,
             ) from exc
         log.info("migrated %s to schema v%d", path.name, step + 1)
+    if saved is not None:
+        # The steps may have filled new tables and indexes: give the planner their
+        # statistics now rather than at the first close, which a long-running server
+        # may not reach for weeks (a write into an upgraded 100K store took about
+        # 19 ms without them, 0.7 ms with them).
+        try:
+            conn.execute("PRAGMA optimize=0x10002")
+        except apsw.Error as exc:
+            log.info("PRAGMA optimize after the upgrade of %s skipped: %s", path.name, exc)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -79,6 +79,46 @@ def test_an_upgrade_of_several_steps_leaves_one_backup(
     ]
 
 
+def _analysed(conn: apsw.Connection, table: str) -> bool:
+    if not conn.execute("SELECT 1 FROM sqlite_schema WHERE name = 'sqlite_stat1'").get:
+        return False
+    return bool(conn.execute("SELECT 1 FROM sqlite_stat1 WHERE tbl = ?", (table,)).get)
+
+
+def test_an_upgraded_store_has_planner_statistics_before_its_first_close(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "g.sqlite"
+    conn = db.open_database(path)
+    conn.execute("INSERT INTO meta(key, value) VALUES ('probe', '1')")
+    conn.close()  # never analysed: an open-and-close of a new file runs no ANALYZE
+    steps = ("CREATE TABLE probe_a (x INTEGER PRIMARY KEY, y TEXT);",)
+    monkeypatch.setattr(db, "MIGRATIONS", (*schema.MIGRATIONS, *steps))
+    monkeypatch.setattr(db, "SCHEMA_VERSION", schema.SCHEMA_VERSION + 1)
+    conn = db.open_database(path)
+    try:
+        assert _analysed(conn, "meta")
+    finally:
+        conn.close()
+
+
+def test_a_store_held_open_gets_planner_statistics_as_it_grows(service: MemoryService) -> None:
+    from core.memory.writing import StoreRequest
+    from core.model.entries import EntryType
+
+    op = service.open_session("main", Actor.OPERATOR)
+    store = service.store_for("main")
+    assert not _analysed(store.conn, "memory_entries")
+    for start in range(0, 2400, 400):
+        batch = [
+            StoreRequest(EntryType.FACT, f"note {n} about the garden")
+            for n in range(start, start + 400)
+        ]
+        service.store_entries(op, batch)
+    # The server has not closed the store, and the planner has numbers to go by.
+    assert _analysed(store.conn, "memory_entries")
+
+
 def test_the_first_migration_step_is_preceded_by_a_backup(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
