@@ -124,8 +124,25 @@ _APP_BEFORE = re.compile(
 _QUOTED = re.compile(
     r"[\"'\u201c\u2018](?P<inner>[^\"'\u201c\u201d\u2018\u2019\r\n]{1,80})[\"'\u201d\u2019]"
 )
-# A passphrase said plainly: words up to the end of the clause.
-_WORDS = re.compile(r"[A-Za-z]+(?: [A-Za-z]+){2,8}(?=[.,;:!?)\"']?(?:\s|\Z))")
+# A password said plainly: three to eight words of letters or digits that close the
+# clause (a stop, a comma and the like, the end of the line or of the text).
+_PLAIN = re.compile(
+    r"[A-Za-z0-9]+(?:[ \t]+[A-Za-z0-9]+){2,7}"
+    r"(?=[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z)))"
+)
+# Words a clause about a password is made of and a made-up phrase is not: the
+# function words, and the adverbs and prepositions of place and time that say
+# where or when ("written down somewhere", "shared between staging and prod",
+# "stolen last week").
+_CLAUSE_WORDS = _FUNCTION_WORDS | frozenset(
+    """between among across along around behind beyond inside outside within through
+    throughout toward towards upon since though although whether once like unlike near
+    despite except plus minus versus vs up down out off away somewhere anywhere everywhere
+    nowhere elsewhere ago yesterday today tonight tomorrow last next""".split()
+)
+# A first word shaped as a participle or an adverb makes "is" a verb of the clause
+# ("is shared between ...", "is rarely used", "is expiring soon"), not the "is" of a value.
+_PREDICATE = re.compile(r"[a-z]{3,}(?<!e)ed|[a-z]{3,}ing|[a-z]{3,}ly")
 
 
 # "Login for the NAS: admin / hunter2", "creds for staging: root:Pa55word".
@@ -298,13 +315,32 @@ def _phrase(m: re.Match[str], noun: str) -> tuple[int, int] | None:
         if len(words) >= 2 and _reads_as_one(words, min_words=2):
             return quoted.span("inner")
         return None
-    if "phrase" in noun:
-        plain = _WORDS.match(text, start)
-        if plain is not None:
-            words = plain.group().lower().split()
-            if len(words) <= 8 and _reads_as_one(words, min_words=3):
-                return plain.span()
+    # After "passphrase" a plain phrase may follow "is" or ":"; after "password",
+    # only "is" ("Password: Bitwarden team vault" is a label saying where it is).
+    said = (m.groupdict().get("sep") or "").strip().lower()
+    if "phrase" in noun or said in ("is", "was"):
+        plain = _PLAIN.match(text, start)
+        if plain is not None and _plain_phrase(plain.group().lower().split()):
+            return plain.span()
     return None
+
+
+def _plain_phrase(words: list[str]) -> bool:
+    """Whether unquoted ``words`` closing a clause after "password is" read as a
+    made-up password ("correct horse battery staple", "purple monkey dishwasher
+    42") rather than the rest of a sentence about one ("shared between staging
+    environments", "rarely used anymore"). Nothing in quotes marks where such a
+    password starts or ends, so the whole clause must read as one: two words of
+    letters at least, none a word a clause needs, none after the first a word of
+    talk about passwords, and a first word that is neither a participle nor an
+    adverb."""
+    if sum(w.isalpha() for w in words) < 2 or _PREDICATE.fullmatch(words[0]):
+        return False
+    if any(w in _CLAUSE_WORDS for w in words):
+        return False
+    if any(w in _COMPOUNDS for w in words[1:]):
+        return False  # "Bitwarden team vault", "company login entry"
+    return _reads_as_one(words, min_words=3)
 
 
 def _reads_as_one(words: list[str], *, min_words: int) -> bool:

@@ -312,6 +312,10 @@ def _said_other_ways() -> list[Positive]:
             "thank yellow",
             "legal winner thank year",
         ),
+        # A password of several words, said plainly after "is".
+        ("my wifi password is correct horse battery staple", "correct horse battery staple"),
+        ("the router password is purple monkey dishwasher 42", "purple monkey dishwasher 42"),
+        ("The guest wifi password is sunny beach house 2024.", "sunny beach house 2024"),
     ]
     return [Positive("prose", text, value) for text, value in said]
 
@@ -380,6 +384,16 @@ def _negatives() -> list[str]:
         "Run the installer as root, password prompt appears twice.",
         "Backup codes: one-time, two-step; print them and keep them offline.",
         "my 12 words are in the safe, written on steel",
+        # A clause about a password, not a password of several words.
+        "the password is in the vault",
+        "my password is the same as my email password",
+        "the password is stored in 1Password",
+        "password is required for login",
+        "the password is too short",
+        "his password is expired",
+        "the passphrase is shared between staging environments",
+        "the password was stolen last week",
+        "Password: Bitwarden team vault",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")
