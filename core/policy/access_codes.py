@@ -75,6 +75,8 @@ _PLACES = (
 )  # fmt: skip
 _YEARS = re.compile(r"(?:19|20)\d\d[ -](?:19|20)?\d\d")
 _DIAL = re.compile(r"\d{1,3}(?:-\d{1,3}){2,4}")
+# A day, a month and a year ("12 05 2024"): a date, not digits in groups.
+_DATE = re.compile(r"\d{1,2} \d{1,2} (?:19|20)\d\d")
 
 # Backup codes: GitHub's "xxxxx-xxxxx", Google's "1234 5678", others' "8f3k-2jd9".
 _CODE = r"(?:\d{4}[ ]\d{4}(?![\w-])|[A-Za-z0-9]{3,12}(?:-[A-Za-z0-9]{3,12}){0,3})"
@@ -202,15 +204,20 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
 
 
 def _access_code(m: re.Match[str]) -> bool:
-    """Whether an access code statement's value is a code. Digits in groups ("48
-    21", "48-21") count only after "is", ":" or "=" (without them, only a dial's
-    "12-34-56": "the door code 2023-2024 review" names years), four to twelve
-    digits in all, and never a range of years ("gate code: 2023-2024")."""
+    """Whether an access code statement's value is a code: digits in groups ("48
+    21", "48-21"), four to twelve in all and never a range of years ("gate code:
+    2023-2024"). Right after the noun, with no "is", ":" or "=", groups joined by
+    a hyphen are a dial's "12-34-56" only ("the door code 2023-2024 review" names
+    years), and groups joined by spaces are a code ("remember the door code 48
+    21") unless they are a date ("12 05 2024")."""
     groups = m.group("groups")
     if groups is None:
         return True
     if not m.group("said").strip():
-        return _DIAL.fullmatch(groups) is not None  # "safe combination 12-34-56"
+        if "-" in groups:
+            return _DIAL.fullmatch(groups) is not None  # "safe combination 12-34-56"
+        if _DATE.fullmatch(groups) is not None:
+            return False
     digits = groups.replace(" ", "").replace("-", "")
     return 4 <= len(digits) <= 12 and _YEARS.fullmatch(groups) is None
 

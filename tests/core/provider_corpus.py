@@ -298,6 +298,7 @@ def _said_other_ways() -> list[Positive]:
     said = [
         ("Door code: 48 21", "48 21"),
         ("Door code: 48-21", "48-21"),
+        ("remember the door code 48 21", "48 21"),
         ("The code to the front door is 4821", "4821"),
         ("The code for the front door is 4821", "4821"),
         ("code for the garage: 4821", "4821"),
@@ -371,6 +372,8 @@ def _negatives() -> list[str]:
         "The regex ^[A-Za-z0-9_-]{1,64}$ validates group names.",
         # Where a code is kept, or what it is for, is no code.
         "the door code is on the fridge note",
+        "door code 2023-2024 review",
+        "gate code 2023 2024 review",
         "the code for the garage door opener is in the manual",
         "code for the front door lock firmware update",
         "Door code reviewers: Alice and Bob",

@@ -298,6 +298,9 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("the code to open the garage is 4821#", _ACCESS_CODE),
         ("the front door's code is 4821", _ACCESS_CODE),
         ("the code to the storage unit is 12 34", _ACCESS_CODE),
+        # In groups of digits right after the noun.
+        ("remember the door code 48 21", _ACCESS_CODE),
+        ("safe code 12 34 56 for the basement", _ACCESS_CODE),
         # Backup and recovery codes.
         ("The recovery codes are 8f3k-2jd9, 7dk2-9dk3", _RECOVERY_CODES),
         ("GitHub recovery codes: 3f2a1-9c8b7, 77e2d-01fa3, 5b6c9-d2e41", _RECOVERY_CODES),
@@ -430,6 +433,8 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "the zip code for the gate is 90210",
         "door code 2023-2024 review",
         "gate code: 2023-2024",
+        "gate code 2023 2024 review",
+        "the alarm code 12 05 2024 update",
         "The code for the door is 4 digits",
         "The alarm code is 4 digits",
         "store recovery codes in the password manager",
