@@ -1,5 +1,5 @@
 """Codes and phrases that open something: door, gate, alarm and safe codes,
-two-factor secrets, recovery codes and a wallet's recovery phrase.
+two-factor secrets, one-time codes, recovery codes and a wallet's recovery phrase.
 
 Like a password said in a sentence (:mod:`core.policy.credentials`), none of them
 has a shape of its own, so each is recognised by what the text says it is ("the
@@ -102,6 +102,35 @@ _TOTP = re.compile(
     re.IGNORECASE,
 )
 
+# A one-time code given as such: six digits, whole or in two threes, after a
+# noun that names a one-time code ("my 2FA code is 482913", "verification code:
+# 482 913", "OTP 482913"), or before "is your ... code" as a text message says it.
+# An error, zip or order code is no such noun.
+_OTP_NOUN = (
+    r"(?:(?:2fa|mfa|t?otp|sms|two[ \t-]factor|one[ \t-]time|verification|security"
+    r"|log[ \t-]?in|sign[ \t-]?in|auth(?:entication|enticator)?)[ \t-]+code"
+    r"|t?otp|one[ \t-]time[ \t-]pass(?:word|code))"
+)
+_SIX = r"\d{6}|\d{3}[ -]\d{3}"
+_SIX_DIGITS = re.compile(r"\d{3}[ -]?\d{3}")
+_ONE_TIME = re.compile(
+    rf"(?<![\w-])(?P<noun>{_OTP_NOUN})"
+    + _FOR
+    + rf"(?P<said>{_SAID})(?P<value>{_SIX})(?![\w-]|[.,:/]\d)",
+    re.IGNORECASE,
+)
+# "482913 is your verification code", "G-482913 is your Google verification
+# code", "482913 is your Instagram code": a service's name may stand before "code".
+_NOT_ONE_TIME = (
+    r"(?!(?:zip|postal|post|area|error|status|order|tracking|promo|discount|coupon|referral"
+    r"|confirmation|booking|country|product|invite|gift|voucher)(?![\w-]))"
+)
+_ONE_TIME_FIRST = re.compile(
+    rf"(?:(?<=(?<![\w-])G-)|(?<![\w-]))(?P<value>{_SIX})[ \t]+is[ \t]+your[ \t]+{_NOT_ONE_TIME}"
+    rf"(?:(?:(?-i:[A-Z])[\w-]*[ \t]+)?{_OTP_NOUN}|(?-i:[A-Z])[\w-]*[ \t]+code)(?![\w-])",
+    re.IGNORECASE,
+)
+
 _PHRASE_WORD = r"(?:\d{1,2}[.):]?[ \t]+)?[A-Za-z]{3,8}"
 _SEED = re.compile(
     r"(?<![\w-])(?P<noun>(?:seed|recovery|mnemonic|backup|wallet|secret[ \t]+recovery)[ \t-]+"
@@ -179,6 +208,10 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
         for m in _TOTP.finditer(text):
             if _named_secret(m) and _base32_secret(m.group("value")):
                 yield "looks like a two-factor secret statement", m.span("value")
+    if ("code" in lowered or "otp" in lowered or "one" in lowered) and _SIX_DIGITS.search(text):
+        for pattern in (_ONE_TIME, _ONE_TIME_FIRST):
+            for m in pattern.finditer(text):
+                yield "looks like a one-time code statement", m.span("value")
     if "word" in lowered and any(n in lowered for n in _COUNTS):
         for m in _COUNTED.finditer(text):
             if m.group("own") is None and m.group("phrase") is None:

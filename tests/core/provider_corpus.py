@@ -313,6 +313,11 @@ def _said_other_ways() -> list[Positive]:
             "thank yellow",
             "legal winner thank year",
         ),
+        # A one-time code given as such.
+        ("my 2FA code is 482913", "482913"),
+        ("verification code: 482 913", "482 913"),
+        ("OTP 482913", "482913"),
+        ("G-482913 is your Google verification code", "482913"),
         # A password of several words, said plainly after "is".
         ("my wifi password is correct horse battery staple", "correct horse battery staple"),
         ("the router password is purple monkey dishwasher 42", "purple monkey dishwasher 42"),
@@ -382,6 +387,11 @@ def _negatives() -> list[str]:
         "2FA: enabled on GitHub",
         "2FA backup key is in the safe",
         "2FA: INTERNATIONALIZATION (the i18n team's account)",
+        "2FA is enabled",
+        "error code 404",
+        "ZIP code 94105",
+        "order number 482913",
+        "482913 is your order code",
         "ssh as root, password authentication disabled",
         "password login is off",
         "Run the installer as root, password prompt appears twice.",

@@ -243,6 +243,7 @@ _ACCESS_CODE = "looks like an access code statement"
 _RECOVERY_CODES = "looks like a recovery codes statement"
 _TWO_FACTOR = "looks like a two-factor secret statement"
 _RECOVERY_PHRASE = "looks like a recovery phrase statement"
+_ONE_TIME = "looks like a one-time code statement"
 _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abuse access accident"
 
 
@@ -323,6 +324,14 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("2FA backup key JBSWY3DPEHPK3PXP", _TWO_FACTOR),
         ("2FA recovery key: JBSWY3DPEHPK3PXP", _TWO_FACTOR),
         ("MFA backup key: GEZDGNBVGY3TQOJQ", _TWO_FACTOR),
+        # A one-time code given as such, or as a text message gives it.
+        ("my 2FA code is 482913", _ONE_TIME),
+        ("verification code: 482 913", _ONE_TIME),
+        ("OTP 482913", _ONE_TIME),
+        ("The 2FA code for GitHub is 482-913", _ONE_TIME),
+        ("one-time password 482913", _ONE_TIME),
+        ("482913 is your Instagram code", _ONE_TIME),
+        ("G-482913 is your Google verification code", _ONE_TIME),
         # A wallet's recovery phrase.
         (f"Bitcoin seed phrase: {_BIP39_12}", _RECOVERY_PHRASE),
         ("mnemonic: legal winner thank year wave sausage worth useful legal winner thank yellow",
@@ -453,6 +462,13 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "2FA: enabled on GitHub",
         "2FA backup key is in the safe",
         "2FA: 123456",
+        "error code 404",
+        "ZIP code 94105",
+        "order number 482913",
+        "2FA is enabled",
+        "error code 482913",
+        "482913 is your order code",
+        "TOTP codes are 6 digits",
         "2FA JBSWYDPEHPKPXPQQ",
         "2FA: SOME WORD LIKE THIS",
         "2FA: INTERNATIONALIZATION",
