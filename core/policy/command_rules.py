@@ -2,11 +2,11 @@
 and a shell variable named for a credential set by a command.
 
 ``mysql -pS3cret``, ``sshpass -p toor`` and ``redis-cli -a S3cret`` put the
-password in the command; ``setx PGPASSWORD s3cr3t``, fish's ``set -x
-OPENAI_API_KEY …`` and "set DJANGO_SECRET_KEY to '…'" set a variable whose name
-says what it holds. These rules report the value only, so the command still
-reads. ``NAME=value`` itself is the contextual rules' work
-(:mod:`core.policy.secret_rules`).
+password in the command, and ``gh secret set NAME --body …`` a secret's value;
+``setx PGPASSWORD s3cr3t``, fish's ``set -x OPENAI_API_KEY …`` and "set
+DJANGO_SECRET_KEY to '…'" set a variable whose name says what it holds. These
+rules report the value only, so the command still reads. ``NAME=value`` itself
+is the contextual rules' work (:mod:`core.policy.secret_rules`).
 """
 
 from __future__ import annotations
@@ -45,6 +45,12 @@ _CREDENTIAL_NAME = re.compile(r"SECRET|TOKEN|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CRE
 # An environment variable's name: upper case, or with an underscore ("api_key").
 _VARIABLE_NAME = re.compile(r"[A-Z][A-Z0-9_]*|[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+")
 _PROSE_NEXT = re.compile(r"[ \t]+[A-Za-z]")
+
+
+def _set_value(value: str) -> bool:
+    """Whether a value given to ``gh secret set`` is written on the line, not
+    filled in by the shell ("$(cat key.pem)", "${TOKEN}", "$TOKEN")."""
+    return not value.startswith(("$(", "${", "`")) and password_like(value)
 
 
 def _variable(m: re.Match[str]) -> Span | None:
@@ -104,6 +110,22 @@ RULES: tuple[Rule, ...] = (
         ("mongo",),
         needs="-",
         extract=judged_group("v", password_like),
+    ),
+    Rule(
+        "cli_credential_flag",
+        _P,
+        # GitHub's CLI stores the value of "gh secret set NAME --body value" (or
+        # "-b value", "--body=value") as a repository's secret; "--body-file" and
+        # stdin keep it off the line.
+        re.compile(
+            r"(?<![\w./-])gh[ \t]+secret[ \t]+set(?![\w-])"
+            + _SAME_COMMAND
+            + r"(?:--body(?:[ \t]+|=)|-b[ \t]*)"
+            + _VALUE
+        ),
+        ("gh",),
+        needs="-",
+        extract=judged_group("v", _set_value),
     ),
     Rule(
         "env_credential",

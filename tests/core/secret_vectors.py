@@ -597,6 +597,17 @@ def _command_cases() -> list[Case]:
         ],
         ["S3cretPass"] + [_later_safe(n) for n in (12, 10, 8, 14, 16, 12)],
     )
+    cases += _cases(
+        "cli_credential_flag",
+        [
+            "gh secret set DEPLOY_TOKEN --body {v}",
+            "gh secret set NPM_TOKEN -b {v} --repo acme/web",
+            "gh secret set SENTRY_AUTH -b'{v}'",
+            'gh secret set DB_PASSWORD --env production --body "{v}"',
+            "gh secret set API_KEY --body={v}",
+        ],
+        [_later_safe(n) for n in (24, 20, 16, 14, 32)],
+    )
     return cases
 
 
@@ -756,6 +767,13 @@ def _benign() -> list[str]:
         "set -e PGPASSWORD",
         "set DB_PASSWORD to whatever the vault says",
         "set PGPASSWORD to $(pass show db/prod)",
+        # A secret's value that GitHub's CLI reads from a file, stdin or the shell.
+        "gh secret set DEPLOY_KEY --body-file deploy_key.pem",
+        "gh secret set DEPLOY_KEY < deploy_key.pem",
+        'gh secret set NPM_TOKEN --body "$NPM_TOKEN"',
+        'gh secret set SSH_KEY --body "$(cat ~/.ssh/id_ed25519)"',
+        "gh variable set REGION --body eu-west-1",
+        "gh secret list --repo acme/web",
         "%admin ALL=(ALL) NOPASSWD:SETENV: /usr/bin/apt",
         "BYPASS=enabled",
         "isPassword: boolean;",
