@@ -152,6 +152,9 @@ OBSERVABILITY: tuple[Rule, ...] = (
     prefixed("newrelic_browser_key", "NRJS-", f"[{HEX}]{{19}}"),
     prefixed("dynatrace_token", "dt0c01.", f"[{UPPER_DIGITS}]{{24}}\\.[{UPPER_DIGITS}]{{64}}"),
     prefixed("langsmith_key", ("lsv2_pt_", "lsv2_sk_"), f"[{HEX}]{{32}}_[{HEX}]{{10}}"),
+    # Langfuse's secret key is "sk-lf-" and a UUID. Its public key ("pk-lf-"), like
+    # Stripe's publishable key, is meant for the browser and is not reported.
+    prefixed("langfuse_secret_key", "sk-lf-", f"[{URLSAFE}]{{20,}}"),
 )
 
 AI: tuple[Rule, ...] = (

@@ -343,9 +343,10 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "openai_key",
         _D,
-        # An OpenRouter key (sk-or-v1- and 64 hex digits) is named by its own rule.
+        # An OpenRouter key (sk-or-v1- and 64 hex digits) and a Langfuse secret key
+        # (sk-lf-) are named by their own rules.
         re.compile(
-            _EDGE + r"sk-(?!ant-|or-v1-[0-9a-f]{64}(?![A-Za-z0-9_-]))"
+            _EDGE + r"sk-(?!ant-|lf-|or-v1-[0-9a-f]{64}(?![A-Za-z0-9_-]))"
             r"(?:proj-|svcacct-|admin-)?(?P<body>[A-Za-z0-9_-]{32,})"
         ),
         ("sk-",),

@@ -243,6 +243,7 @@ PROVIDERS: tuple[tuple[str, tuple[Callable[[], str], ...]], ...] = (
     ("Twitter", (lambda: "AAAAAAAAAAAAAAAAAAAAA" + d(AN, 50) + "%3D" + d(AN, 50),)),
     ("Meta", (lambda: "EAAG" + d(AN, 150),)),
     ("Adafruit IO", (lambda: "aio_" + d(AN, 28),)),
+    ("Langfuse", (lambda: "sk-lf-" + uid(),)),
 )
 
 
@@ -370,6 +371,8 @@ def _negatives() -> list[str]:
         "Ports: 5432 for Postgres, 6379 for Redis, 9200 for Elasticsearch.",
         "Grafana dashboards are provisioned from grafana/dashboards/*.json.",
         "The sentry DSN is public by design; it only allows sending events.",
+        "LANGFUSE_PUBLIC_KEY=pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d (browser scores only)",
+        "Langfuse keys look like sk-lf-... and pk-lf-...",
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx8Qk3f1aTq9bVZ7y2mHnR5cJd0sLwE4uPoKiT6vXyB a@pc",
         "Use `docker login` with the credential helper, not a plain-text config.",
         "Project id: my-project-123456; region europe-west1.",

@@ -818,6 +818,7 @@ def _benign() -> list[str]:
         "See task-sk-1234567890abcdefghijklmnopqrstuvwxyzAB for the subtask.",
         "We switched from sk-learn's old API to the new estimator interface.",
         "OpenAI keys start with sk- and Anthropic keys with sk-ant-.",
+        "LANGFUSE_PUBLIC_KEY=pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
         "AKIA is the prefix of long-term AWS access key ids.",
         "GitHub classic tokens look like ghp_ followed by 36 characters.",
         "Slack bot tokens begin with xoxb-.",

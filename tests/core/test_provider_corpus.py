@@ -67,6 +67,8 @@ _AGENT_SERVICE_KEYS = {
     "tavily_key": "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",
     "elevenlabs_key": "sk_c1626e53a13043b026c48bbf33feff9243a8f506b40928b5",
     "firecrawl_key": "fc-b7a767c76fb008f86bebb2737f6a6f0f",
+    # Not an OpenAI key, though it starts with "sk-".
+    "langfuse_secret_key": "sk-lf-7f3e2a10-9b4c-4d8e-a1f2-3c5b6d7e8f90",
 }
 
 
