@@ -186,6 +186,26 @@ def _prefixed(prefix: re.Pattern[str], inner: Extract) -> Extract:
     return extract
 
 
+def _in_a_name(inner: Extract) -> Extract:
+    """Reject a match glued to the end of a word that starts with a digit.
+
+    A name that holds "password" inside it (``dbPassword``, ``PGPASSWORD``) is a
+    variable's, and no variable's name starts with a digit: "1Password: Vault/Work"
+    names the password manager and where an entry is kept in it.
+    """
+
+    def extract(m: re.Match[str]) -> Span | None:
+        text, start = m.string, m.start()
+        head = start
+        while head > 0 and text[head - 1].isascii() and text[head - 1].isalnum():
+            head -= 1
+        if head < start and text[head].isdigit() and text[head - 1 : head] != "_":
+            return None
+        return inner(m)
+
+    return extract
+
+
 def _openai_body(m: re.Match[str]) -> Span | None:
     # A lower-case hyphenated slug after "sk-" is a CSS class or an id, not a key.
     body = m.group("body")
@@ -422,7 +442,7 @@ RULES: tuple[Rule, ...] = (
         ("pass", "pwd"),
         needs="=:",
         caseless=True,
-        extract=_assignment(password_like),
+        extract=_in_a_name(_assignment(password_like)),
     ),
     Rule(
         "password_assignment",
@@ -452,7 +472,7 @@ RULES: tuple[Rule, ...] = (
         ("secret",),
         needs="=:",
         caseless=True,
-        extract=_assignment(token_like),
+        extract=_in_a_name(_assignment(token_like)),
     ),
     Rule(
         "token_assignment",
@@ -461,7 +481,7 @@ RULES: tuple[Rule, ...] = (
         ("token",),
         needs="=:",
         caseless=True,
-        extract=_assignment(token_like),
+        extract=_in_a_name(_assignment(token_like)),
     ),
     Rule(
         "credentials_assignment",

@@ -336,6 +336,8 @@ def _negatives() -> list[str]:
         "The NAS is in the hall cupboard; log in with the admin account from 1Password.",
         "Login for the NAS: see the shared vault, entry 'NAS admin'.",
         "Credentials for staging live in Vault under kv/staging/db.",
+        "1Password: Vault/Work",
+        "The deploy key is in 1Password: Shared/Infra, entry 'deploy'.",
         "The password must be at least 12 characters long.",
         "Use a password manager; never reuse a password.",
         "The login page is at /auth/login and redirects to /home.",

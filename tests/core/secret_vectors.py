@@ -810,6 +810,10 @@ def _benign() -> list[str]:
         "showpassword=false",
         "setx COMPASS north-west-2",
         "use a passphrase for the SSH key",
+        # The password manager, and where an entry is kept in it.
+        "1Password: Vault/Work",
+        "Stored in 1Password: Private/Bank Logins",
+        "1password: Shared/Infra",
         # Look-alikes of vendor prefixes.
         "hf_hub_download fetches files",
         "TAVILY_API_KEY=tvly-YOUR_API_KEY",
