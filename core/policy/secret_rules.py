@@ -229,15 +229,28 @@ def _encoded_private_key(m: re.Match[str]) -> Span | None:
     return m.span() if b"PRIVATE KEY" in decoded else None
 
 
+#: How many bytes a signature's MAC may have: from a truncated 16 (MD5's length)
+#: through SHA-1's 20 and SHA-256's 32 to SHA-512's 64.
+_MAC_BYTES = range(16, 65)
+
+
 def _signature(m: re.Match[str]) -> Span | None:
-    # An Azure shared access signature is base64 of an HMAC-SHA256: 32 bytes.
+    # An Azure shared access signature is base64 of an HMAC, SHA-256's 32 bytes
+    # in Azure's own, others elsewhere; padded or not, URL-escaped or not, in the
+    # standard alphabet or the URL-safe one. Words ("sig=ok", "sig=YOUR_SIGNATURE")
+    # are none: a MAC mixes two of lower case, upper case and digits.
     value = m.group("v")
     for escape, char in (("%2B", "+"), ("%2F", "/"), ("%3D", "=")):
         value = value.replace(escape, char).replace(escape.lower(), char)
-    try:
-        return m.span("v") if len(binascii.a2b_base64(value)) == 32 else None
-    except (binascii.Error, ValueError):
-        return None
+    body = value.rstrip("=")
+    if len(body) % 4 == 1:
+        return None  # no base64 has that length
+    kinds = (
+        any(c.islower() for c in body)
+        + any(c.isupper() for c in body)
+        + any(c.isdigit() for c in body)
+    )
+    return m.span("v") if kinds >= 2 and len(body) * 3 // 4 in _MAC_BYTES else None
 
 
 def _basic_pair(value: str) -> bool:
@@ -518,8 +531,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "signed_url_signature",
         _D,
-        # A SAS URL (Azure storage, Service Bus) grants access until it expires.
-        re.compile(r"(?<=[?&])sig=(?P<v>(?:[A-Za-z0-9+/]|%2[BbFf]){40,}(?:=|%3[Dd]){0,2})"),
+        # A SAS URL (Azure storage) or token (Service Bus, Event Hubs, IoT Hub:
+        # "SharedAccessSignature sr=…&sig=…") grants access until it expires.
+        re.compile(
+            r"(?:(?<=[?&])|(?<=SharedAccessSignature[ \t]))"
+            r"sig=(?P<v>(?:[A-Za-z0-9+/_-]|%2[BbFf]){20,}(?:=|%3[Dd]){0,2})"
+        ),
         ("sig=",),
         needs="=",
         extract=_signature,

@@ -352,7 +352,13 @@ def _secret_cases() -> list[Case]:
         ],
         [_safe(n) for n in (30, 40, 48, 32, 24, 34, 20)],
     )
-    later = _command_cases() + _huggingface_cases() + _otp_cases() + _glued_name_cases()
+    later = (
+        _command_cases()
+        + _huggingface_cases()
+        + _otp_cases()
+        + _glued_name_cases()
+        + _signature_cases()
+    )
     return cases + _number_cases() + _wrapped_cases() + later
 
 
@@ -665,6 +671,40 @@ def _glued_name_cases() -> list[Case]:
     )
 
 
+def _signature_cases() -> list[Case]:
+    """Shared access signatures of other lengths than HMAC-SHA256's padded 44
+    characters: unpadded, URL-safe, SHA-1's, SHA-512's, in a Service Bus token."""
+
+    def sig(size: int, *, urlsafe: bool = False, pad: bool = True, quote: bool = True) -> str:
+        encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+        value = encode(_later.randbytes(size)).decode()
+        value = value if pad else value.rstrip("=")
+        return urllib.parse.quote(value, safe="") if quote else value
+
+    return _cases(
+        "signed_url_signature",
+        [
+            "https://acme.blob.core.windows.net/c/a.zip?sv=2022-11-02&sp=r&sig={v}&se=2026-01-01",
+            "SAS: ?sv=2021-08-06&ss=b&sp=rl&sig={v}",
+            "https://acme.queue.core.windows.net/jobs?sig={v}&se=2026-02-01&sp=p",
+            "https://cdn.acme.test/v/intro.mp4?exp=1760000000&sig={v}",
+            "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessSignature="
+            "SharedAccessSignature sr=sb%3A%2F%2Facme.servicebus.windows.net&sig={v}"
+            "&se=1760000000&skn=send",
+            "Authorization: SharedAccessSignature sig={v}&se=1760000000&skn=device&sr=acme.azure-"
+            "devices.net",
+        ],
+        [
+            sig(32, pad=False),
+            sig(32, urlsafe=True, pad=False, quote=False),
+            sig(20),
+            sig(64),
+            sig(32),
+            sig(32, quote=False),
+        ],
+    )
+
+
 CASES: list[Case] = _secret_cases()
 SECRETS: list[tuple[str, str]] = [(c.text, c.pattern) for c in CASES]
 
@@ -737,6 +777,9 @@ def _benign() -> list[str]:
         "git push -u origin main",
         "https://acme.blob.core.windows.net/public/logo.png?sv=2022-11-02&sp=r",
         "https://login.acme.test/callback?code=abc&state=xyz&sig=ok",
+        "https://acme.blob.core.windows.net/c?sv=2022-11-02&sp=r&sig=YOUR_SAS_SIGNATURE_HERE",
+        "https://example.test/share?sig=signature_placeholder_value&id=7",
+        "Append &sig=<signature> to the URL you were given.",
         "const token = req.headers.authorization;",
         "export OPENAI_API_KEY=sk-...",
         "password: ********",
