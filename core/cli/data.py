@@ -147,6 +147,9 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     )
     if report.refused:
         text += f"; {len(report.refused)} credential statements refused"
+    if report.secret_only:
+        count = len(report.secret_only)
+        text += f"; {count} {'memory' if count == 1 else 'memories'} skipped (nothing but a secret)"
     if report.redacted:
         text += f"; {report.redacted} secrets redacted"
     ctx.emit(report.to_dict(), text)

@@ -35,11 +35,11 @@ from core.model.entries import (
 )
 from core.model.errors import Conflict, InvalidParams, RateLimited, Refused
 from core.policy import write_policy as policy
+from core.policy.field_screening import ONLY_A_SECRET, only_secrets
 from core.policy.manifest import validate_args
 from core.policy.own_files import known_secrets
 from core.policy.ratelimit import RateAction, charge
 from core.policy.screening import audit_redacted, strip_controls
-from core.policy.secrets import REPLACEMENT
 from core.storage import audit
 from core.storage.audit import Action
 
@@ -179,12 +179,12 @@ def prepare(service: Workspace, caller: Caller, request: StoreRequest) -> StoreR
         service.config,
         known=known_secrets(service.data_dir.root),
     )
-    if _only_secrets(verdict.content):
+    if only_secrets(verdict.content):
         raise Refused(
             "not stored: content is nothing but a secret, and nothing is left once it is "
             "removed; store a note of where it lives instead (such as 'the deploy key is in "
             "1Password')",
-            reason="only a secret",
+            reason=ONLY_A_SECRET,
             field="content",
         )
     return replace(
@@ -197,15 +197,6 @@ def prepare(service: Workspace, caller: Caller, request: StoreRequest) -> StoreR
         redacted=verdict.redacted,
         neutralized=verdict.neutralized,
     )
-
-
-def _only_secrets(content: str) -> bool:
-    """Whether redacted ``content`` holds nothing but placeholders (and the
-    punctuation between them). A memory is kept for what it says, so this one
-    is refused; a conversation turn keeps its place instead
-    (:func:`core.continuity.episodes.log_exchange`)."""
-    rest = content.replace(REPLACEMENT, "")
-    return len(rest) < len(content) and not any(c.isalnum() for c in rest)
 
 
 def write_entry(

@@ -62,6 +62,20 @@ class Screened:
         return bool(self.redacted)
 
 
+#: The reason given for a memory that is nothing but a secret.
+ONLY_A_SECRET = "only a secret"
+
+
+def only_secrets(text: str) -> bool:
+    """Whether screened ``text`` holds nothing but placeholders (and the
+    punctuation between them). A memory is kept for what it says, so one that is
+    only a secret is worthless once the secret is cut out: a write refuses it and
+    an import skips it. A conversation turn keeps its place instead
+    (:func:`core.continuity.episodes.log_exchange`)."""
+    rest = text.replace(REPLACEMENT, "")
+    return len(rest) < len(text) and not any(c.isalnum() for c in rest)
+
+
 def refusal(field: str, reason: str) -> Refused:
     """The error for a credential statement in ``field``."""
     return Refused(

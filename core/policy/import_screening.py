@@ -4,19 +4,30 @@ An export file is text anyone could have edited, so every string in it goes
 through :func:`core.policy.field_screening.screen_field` before it is written, as if
 an agent had sent it: entry content and tags, review reasons and provenance,
 thread titles, handoffs, receipt file names, paths, text and observations.
-An entry that states a credential is not imported (the report lists it);
-in the other records, which rows point at, the value is cut out instead.
+An entry that states a credential is not imported, nor is one that is
+nothing but a secret (the report lists both, each with its reason); in the
+other records, which rows point at, the value is cut out instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from core.model.entries import Status
 from core.model.errors import InvalidParams, Refused
-from core.policy.field_screening import Statements, screen_field, screen_label
+from core.policy.field_screening import Statements, only_secrets, screen_field, screen_label
+
+
+class Skip(StrEnum):
+    """Why an imported entry is left out."""
+
+    #: Its content or a tag states a credential ("my password is ...").
+    CREDENTIAL_STATEMENT = "credential statement"
+    #: Its content is nothing but a secret: only a placeholder would be left.
+    ONLY_A_SECRET = "only a secret"
 
 
 @dataclass(frozen=True)
@@ -39,18 +50,21 @@ _PROVENANCE_FIELDS = ("session_id", "created_at", "updated_at")
 
 def screen_entry(
     content: str, rec: Mapping[str, Any], known: tuple[str, ...]
-) -> ScreenedEntry | None:
+) -> ScreenedEntry | Skip:
     """Screen one imported entry record (``content`` already decrypted if sealed).
 
     Returns:
-        The screened fields, or None when the entry must not be imported because
-        its content or a tag states a credential.
+        The screened fields, or why the entry must not be imported: its content
+        or a tag states a credential, or its content is nothing but a secret (a
+        direct write of it is refused; a placeholder alone says nothing).
     """
     try:
         body = screen_field(content, "content", known=known)
         tags = [screen_field(t, f"tags.{i}", known=known) for i, t in enumerate(rec["tags"])]
     except Refused:
-        return None
+        return Skip.CREDENTIAL_STATEMENT
+    if only_secrets(body.text):
+        return Skip.ONLY_A_SECRET
     redacted = len(body.redacted)
     possible = list(body.possible)
     kept: list[str] = []

@@ -15,7 +15,8 @@ What lands where, through the same screening as an agent's write:
   credential statement's value cut out;
 * a memory goes through the write policy (:func:`core.memory.writing.prepare`) as
   low-trust tool output: injection markers made inert, a credential statement refused
-  (listed in the report, the rest imported), and it lands as a **candidate** for the
+  and a memory that is nothing but a secret skipped (each listed in the report, the
+  rest imported), and it lands as a **candidate** for the
   person to review (the Review view and ``ambry review accept --all`` take them in bulk);
 * a Markdown file gets a receipt (:mod:`core.attachments.attach`) with its SHA-256.
 
@@ -47,7 +48,7 @@ from core.memory.writing import StoreRequest, prepare, write_entry, writing
 from core.model.changes import Changes
 from core.model.entries import Privacy, Source, SourceType, Trust, iso, utc_now
 from core.model.errors import AmbryError, InvalidParams, Refused
-from core.policy.field_screening import refuse_secret_name
+from core.policy.field_screening import ONLY_A_SECRET, refuse_secret_name
 from core.policy.own_files import known_secrets
 from core.portability import chatgpt_export, claude_export, markdown_notes, mcp_memory
 from core.portability.history import ByteProgress, Conversation, NoteFile, Record, SourceKind
@@ -104,6 +105,9 @@ class ImportCounts:
     redacted: int = 0
     #: Where each memory refused by the write policy was (a credential statement).
     refused: list[str] = field(default_factory=list)
+    #: Where each memory that was nothing but a secret was (skipped: a placeholder
+    #: alone says nothing).
+    secret_only: list[str] = field(default_factory=list)
 
     @property
     def adds_anything(self) -> bool:
@@ -120,6 +124,7 @@ class ImportCounts:
             "files": {"read": self.files, "new_receipts": self.receipts_new},
             "redacted": self.redacted,
             "refused": self.refused,
+            "secret_only": self.secret_only,
         }
 
     def summary(self) -> str:
@@ -130,7 +135,13 @@ class ImportCounts:
             if self.threads_updated:
                 text += f" (of them in {self.threads_updated} threads already here)"
             parts.append(text + f", {self.turns_present} turns already present")
-        if self.files or self.memories_new or self.memories_present or self.refused:
+        if (
+            self.files
+            or self.memories_new
+            or self.memories_present
+            or self.refused
+            or self.secret_only
+        ):
             parts.append(
                 f"{self.memories_new} memories for review ({self.memories_present} already "
                 f"present), {self.receipts_new} file receipts"
@@ -139,6 +150,11 @@ class ImportCounts:
         if self.refused:
             text += f"; {len(self.refused)} refused (credential statements: first at " + (
                 f"{self.refused[0]})"
+            )
+        if self.secret_only:
+            text += (
+                f"; {len(self.secret_only)} skipped (nothing but a secret: first at "
+                f"{self.secret_only[0]})"
             )
         if self.redacted:
             text += f"; {self.redacted} secrets redacted"
@@ -203,6 +219,7 @@ def run(
             duplicates=done.turns_present + done.memories_present,
             redacted=done.redacted,
             refused=len(done.refused),
+            secret_only=len(done.secret_only),
         )
     service.emit(
         Changes(
@@ -303,8 +320,9 @@ class _Job:
             request = StoreRequest(note.entry_type, note.content, note.tags, source=IMPORTED)
             try:
                 prepared = prepare(self.service, self.caller, request)
-            except Refused:
-                self.counts.refused.append(note.where)
+            except Refused as exc:
+                skipped = exc.data.get("reason") == ONLY_A_SECRET
+                (self.counts.secret_only if skipped else self.counts.refused).append(note.where)
                 continue
             except InvalidParams as exc:
                 raise InvalidParams(f"{note.where}: {exc.message}", field=exc.field) from None

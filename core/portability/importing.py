@@ -27,7 +27,7 @@ from core.model.entries import (
     utc_now,
 )
 from core.model.errors import Conflict, InvalidParams
-from core.policy.import_screening import screen_entry, screen_row
+from core.policy.import_screening import Skip, screen_entry, screen_row
 from core.policy.own_files import known_secrets
 from core.portability.history import SourceKind, looks_like
 from core.storage import audit
@@ -56,7 +56,10 @@ class ImportReport:
     duplicates: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     redacted: int = 0
+    #: Entries left out because their content or a tag states a credential.
     refused: list[str] = field(default_factory=list)
+    #: Entries skipped because their content is nothing but a secret.
+    secret_only: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -66,6 +69,7 @@ class ImportReport:
             "conflicts": self.conflicts,
             "redacted": self.redacted,
             "refused": self.refused,
+            "secret_only": self.secret_only,
         }
 
 
@@ -202,6 +206,7 @@ def import_checked(
             duplicates=len(report.duplicates),
             redacted=report.redacted,
             refused=len(report.refused),
+            secret_only=len(report.secret_only),
             at=now,
         )
     service.emit(
@@ -232,9 +237,13 @@ def _import_entry(
     else:
         content = rec["content"]
     screened = screen_entry(content, rec, known_secrets(service.data_dir.root))
-    if screened is None:
-        report.refused.append(entry_id)
-        return
+    match screened:
+        case Skip.CREDENTIAL_STATEMENT:
+            report.refused.append(entry_id)
+            return
+        case Skip.ONLY_A_SECRET:
+            report.secret_only.append(entry_id)
+            return
     report.redacted += screened.redacted
     content, got = screened.content, screened.fields
     existing = store.get(entry_id)

@@ -116,6 +116,9 @@ def import_text(report: ImportReport, path: Path, group: str) -> str:
         text += f" {_counted(report.redacted, ('secret', 'secrets'))} redacted."
     if report.refused:
         text += f" {_counted(len(report.refused), ('memory', 'memories'))} refused (credentials)."
+    if report.secret_only:
+        skipped = _counted(len(report.secret_only), ("memory", "memories"))
+        text += f" {skipped} skipped (nothing but a secret)."
     return text
 
 

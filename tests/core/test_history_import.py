@@ -359,3 +359,30 @@ def test_a_markdown_export_folder_gives_back_its_memories_not_its_threads(
     # thread's file nor the quoted turn comes back as a memory.
     counts = run(service, operator, SourceKind.MARKDOWN, out)
     assert (counts.memories_new, counts.memories_present) == (0, 1)
+
+
+def test_a_note_that_is_only_a_secret_is_skipped_and_named_as_such(
+    service: MemoryService, operator: Caller, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "keys.md"
+    notes.write_text(
+        "# Keys\n\n"
+        "- The deploy key lives in 1Password\n"
+        "- ghp_Q7wErT9yUiOp3AsDfGh2JkLzXc8VbNm4Lk5J\n"
+        "- my password is hunter2\n"
+    )
+    done = run(service, operator, SourceKind.MARKDOWN, notes)
+    # A token alone is not a credential statement: it is skipped for what is left of it.
+    assert done.memories_new == 1
+    assert done.refused == ["keys.md line 5"]
+    assert done.secret_only == ["keys.md line 4"]
+    assert done.to_dict()["secret_only"] == ["keys.md line 4"]
+    assert done.summary().endswith(
+        "; 1 refused (credential statements: first at keys.md line 5)"
+        "; 1 skipped (nothing but a secret: first at keys.md line 4)"
+    )
+    contents = [r[0] for r in _rows(service, "SELECT content FROM memory_entries")]
+    assert contents == ["The deploy key lives in 1Password"]
+    data = ["--data-dir", str(service.data_dir.root)]
+    assert main([*data, "import", "--from", "markdown", str(notes), "--dry-run"]) == 0
+    assert "1 skipped (nothing but a secret: first at keys.md line 4)" in capsys.readouterr().out

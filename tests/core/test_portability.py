@@ -356,3 +356,41 @@ def test_a_refused_import_leaves_no_new_group_behind(
     assert main(["--data-dir", str(data), "export", str(good)]) == 0
     assert main(["--data-dir", str(data), "--group", "copy", "import", str(good)]) == 0
     assert DataDir(data).groups() == ["copy", "main"]
+
+
+def test_an_imported_memory_that_is_only_a_secret_is_skipped_and_reported(
+    service: MemoryService, operator: Caller, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = _fill(service, operator)
+    out = tmp_path / "export.jsonl"
+    export(service, operator, out)
+    # Edited by hand: one memory is now a token alone, another the placeholder of one.
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    for rec in records:
+        if rec.get("id") == ids["pref"]:
+            rec["content"] = "ghp_Q7wErT9yUiOp3AsDfGh2JkLzXc8VbNm4Lk5J"
+        elif rec.get("id") == ids["old"]:
+            rec["content"] = "[SECRET_REDACTED], [SECRET_REDACTED]"
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+
+    other = service.open_session("other", Actor.OPERATOR)
+    report = import_file(service, other, edited)
+    # The rest of the file is imported; the two are skipped with their reason, not stored
+    # as a placeholder nobody can read anything from.
+    assert report.entries == 1 and report.refused == []
+    assert sorted(report.secret_only) == sorted([ids["pref"], ids["old"]])
+    assert report.to_dict()["secret_only"] == report.secret_only
+    assert service.get("other", ids["new"]).content == "Lives in Lyon"
+    stored = service.store_for("other")
+    assert stored.get(ids["pref"]) is None and stored.get(ids["old"]) is None
+    row = audit.recent(stored, actions=["import"])[0]
+    assert row.detail["secret_only"] == 2
+
+    # The CLI says so in its summary, in words and in --json.
+    data = ["--data-dir", str(service.data_dir.root), "--group", "third"]
+    assert main([*data, "import", str(edited)]) == 0
+    assert capsys.readouterr().out == (
+        "imported 1 entries and 0 other records; 0 duplicates skipped; "
+        "2 memories skipped (nothing but a secret)\n"
+    )

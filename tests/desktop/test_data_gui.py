@@ -182,6 +182,38 @@ def test_import_of_a_conflicting_file_changes_nothing(
     assert service.store_for("main").get(filled["luna"]) is None
 
 
+def test_an_imported_memory_that_is_only_a_secret_is_skipped_and_said_so(
+    qtbot: QtBot,
+    service: MemoryService,
+    filled: dict[str, str],
+    window: MainWindow,
+    panel: DataPanel,
+    files: FileDialogs,
+    tmp_path: Path,
+) -> None:
+    files.save_path = tmp_path / "main.jsonl"
+    assert run_job(qtbot, panel, "export_button")[0]
+    lines = files.save_path.read_text(encoding="utf-8").splitlines()
+    edited = []
+    for line in lines:
+        record = json.loads(line)
+        if record.get("id") == filled["tea"]:
+            record["content"] = "ghp_Q7wErT9yUiOp3AsDfGh2JkLzXc8VbNm4Lk5J"
+        edited.append(json.dumps(record))
+    path = tmp_path / "edited.jsonl"
+    path.write_text("\n".join(edited) + "\n", encoding="utf-8")
+
+    window.state.set_group("copy")
+    files.open_path = path
+    ok, text = run_job(qtbot, panel, "import_button")
+    assert ok and text == (
+        "Imported 3 memories from edited.jsonl into 'copy'. 1 memory skipped (nothing but a "
+        "secret)."
+    )
+    assert service.store_for("copy").get(filled["tea"]) is None
+    assert service.get("copy", filled["luna"]).content == "Has a dog named Luna"
+
+
 def test_mismatched_passphrases_export_nothing(
     qtbot: QtBot,
     memory_keyring: object,
