@@ -150,6 +150,12 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     if report.secret_only:
         count = len(report.secret_only)
         text += f"; {count} {'memory' if count == 1 else 'memories'} skipped (nothing but a secret)"
+    if report.relinked:
+        count = len(report.relinked)
+        text += (
+            f"; {count} older {'version' if count == 1 else 'versions'} re-linked past "
+            "a memory left out (current again if nothing newer was imported)"
+        )
     if report.redacted:
         text += f"; {report.redacted} secrets redacted"
     ctx.emit(report.to_dict(), text)

@@ -60,6 +60,9 @@ class ImportReport:
     refused: list[str] = field(default_factory=list)
     #: Entries skipped because their content is nothing but a secret.
     secret_only: list[str] = field(default_factory=list)
+    #: Older versions whose newer version was not imported (refused or skipped): each
+    #: now names the newest version that was, or is current again if none was.
+    relinked: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +73,7 @@ class ImportReport:
             "redacted": self.redacted,
             "refused": self.refused,
             "secret_only": self.secret_only,
+            "relinked": self.relinked,
         }
 
 
@@ -189,6 +193,7 @@ def import_checked(
                 )
             else:
                 _import_row(store, rec, report, known_secrets(service.data_dir.root))
+        _relink_chains(store, records, report)
         if report.conflicts:
             raise Conflict(
                 f"nothing imported: {len(report.conflicts)} record(s) conflict with what is "
@@ -277,6 +282,41 @@ def _import_entry(
     )
     store.insert(service.row_for(entry))
     report.entries += 1
+
+
+def _relink_chains(store: Any, records: list[Any], report: ImportReport) -> None:
+    """Keep every version chain whole when one of its entries was not imported.
+
+    An entry names the version that replaced it (``superseded_by``). When that
+    version was refused or skipped, the entry would point at nothing and stay
+    hidden as superseded: the fact would vanish. It points instead at the next
+    version along the file's chain that is stored, or, with none, is current again.
+    """
+    successor = {
+        rec["id"]: rec.get("superseded_by") for _, rec in records[1:] if rec["kind"] == "entry"
+    }
+    dangling = store.execute(
+        "SELECT id, superseded_by FROM memory_entries WHERE superseded_by IS NOT NULL "
+        "AND superseded_by NOT IN (SELECT id FROM memory_entries)"
+    ).fetchall()
+    for entry_id, missing in dangling:
+        if entry_id not in successor:
+            continue  # not this import's entry
+        seen = {entry_id}
+        target = successor.get(missing)
+        while target is not None and target not in seen and store.get(target) is None:
+            seen.add(target)
+            target = successor.get(target)
+        if target is not None and store.get(target) is not None:
+            store.execute(
+                "UPDATE memory_entries SET superseded_by = ? WHERE id = ?", (target, entry_id)
+            )
+        else:
+            store.execute(
+                "UPDATE memory_entries SET superseded_by = NULL, superseded_at = NULL WHERE id = ?",
+                (entry_id,),
+            )
+        report.relinked.append(entry_id)
 
 
 #: Rows numbered per group (an INTEGER key): another group's number 1 is not this

@@ -119,6 +119,16 @@ def import_text(report: ImportReport, path: Path, group: str) -> str:
     if report.secret_only:
         skipped = _counted(len(report.secret_only), ("memory", "memories"))
         text += f" {skipped} skipped (nothing but a secret)."
+    if len(report.relinked) == 1:
+        text += (
+            " 1 older version now follows the next version imported, or is current again, "
+            "because the memory that replaced it was left out."
+        )
+    elif report.relinked:
+        text += (
+            f" {len(report.relinked)} older versions now follow the next version imported, "
+            "or are current again, because the memories that replaced them were left out."
+        )
     return text
 
 

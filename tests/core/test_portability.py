@@ -394,3 +394,48 @@ def test_an_imported_memory_that_is_only_a_secret_is_skipped_and_reported(
         "imported 1 entries and 0 other records; 0 duplicates skipped; "
         "2 memories skipped (nothing but a secret)\n"
     )
+
+
+@pytest.mark.parametrize("left_out", ["middle", "newest"])
+def test_a_version_left_out_of_an_import_hides_no_older_one(
+    service: MemoryService,
+    operator: Caller,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    left_out: str,
+) -> None:
+    chain = ["Lives in Paris", "Lives in Lyon", "Lives in Nice"]
+    ids = [service.store(operator, {"type": "fact", "content": chain[0]}).entry.id]
+    for text in chain[1:]:
+        stored = service.store(operator, {"type": "fact", "content": text, "supersedes": ids[-1]})
+        ids.append(stored.entry.id)
+    out = tmp_path / "export.jsonl"
+    export(service, operator, out)
+    # Edited by hand: one version of the chain is now a token alone, so it is skipped.
+    gone = ids[1] if left_out == "middle" else ids[2]
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    for rec in records:
+        if rec.get("id") == gone:
+            rec["content"] = "ghp_Q7wErT9yUiOp3AsDfGh2JkLzXc8VbNm4Lk5J"
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+
+    other = service.open_session("other", Actor.OPERATOR)
+    report = import_file(service, other, edited)
+    assert report.secret_only == [gone]
+    found = [r.content for r in service.search(other, {"query": "lives", "mode": "keyword"})]
+    stored = service.store_for("other")
+    links = dict(stored.execute("SELECT id, superseded_by FROM memory_entries").fetchall())
+    if left_out == "middle":
+        # Paris now names Nice, the next version imported; Nice is the one current.
+        assert links == {ids[0]: ids[2], ids[2]: None}
+        assert report.relinked == [ids[0]]
+        assert found == ["Lives in Nice"]
+    else:
+        # Nothing newer than Lyon was imported: Lyon is current again, Paris names it.
+        assert links == {ids[0]: ids[1], ids[1]: None}
+        assert report.relinked == [ids[1]]
+        assert found == ["Lives in Lyon"]
+    data = ["--data-dir", str(service.data_dir.root), "--group", "third"]
+    assert main([*data, "import", str(edited)]) == 0
+    assert "1 older version re-linked past a memory left out" in capsys.readouterr().out

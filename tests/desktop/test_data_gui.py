@@ -315,3 +315,15 @@ def test_a_name_completed_with_its_extension_is_asked_about_before_it_is_replace
     files.save_path = tmp_path / "fresh"
     assert ask_save_path(None, tmp_path / "x.jsonl") == tmp_path / "fresh.jsonl"
     assert len(dialogs.asked) == 2
+
+
+def test_the_import_summary_says_when_a_version_chain_was_mended() -> None:
+    from core.portability.importing import ImportReport
+    from desktop.settings.data_dialogs import import_text
+
+    report = ImportReport(entries=2, secret_only=["mem-b"], relinked=["mem-a"])
+    assert import_text(report, Path("notes.jsonl"), "main") == (
+        "Imported 2 memories from notes.jsonl into 'main'. 1 memory skipped (nothing but a "
+        "secret). 1 older version now follows the next version imported, or is current "
+        "again, because the memory that replaced it was left out."
+    )
