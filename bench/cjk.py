@@ -74,7 +74,7 @@ def _time(run: object, count: int) -> list[float]:
 def run_size(n: int, query_count: int) -> dict[str, object]:
     from core.continuity import threads
     from core.continuity.episodes import find_exchanges, log_exchange
-    from core.continuity.exchange_recall import _unspaced
+    from core.continuity.exchange_candidates import _unspaced
     from core.continuity.imported_history import ScreenedTurn, insert_turns
     from core.memory.writing import StoreRequest
     from core.model.entries import Actor, EntryFilter, EntryType
@@ -113,7 +113,7 @@ def run_size(n: int, query_count: int) -> dict[str, object]:
             pieces = _time(lambda g=grams: store.unspaced_matches(flt, g, 60), query_count)
             old = _before("memory_entries", "search_text || char(10) || tags", grams, 60)
             before = _time(lambda s=old, g=grams: store.execute(s, g).fetchall(), query_count)
-            turn_pieces = _time(lambda g=grams: _unspaced(store, g, 60), query_count)
+            turn_pieces = _time(lambda g=grams: _unspaced(store, g, 60, None), query_count)
             old_turns = _before("exchanges", "text", grams, 60)
             turns_before = _time(
                 lambda s=old_turns, g=grams: store.execute(s, g).fetchall(), query_count

@@ -40,7 +40,7 @@ QUESTIONS = {
 
 
 def run(n: int, queries: int) -> dict[str, object]:
-    from core.continuity import exchange_recall
+    from core.continuity import exchange_candidates, exchange_recall
     from core.continuity.episodes import find_exchanges, log_exchange
     from core.model.entries import Actor
     from core.semantic.hybrid import Mode
@@ -72,7 +72,7 @@ def run(n: int, queries: int) -> dict[str, object]:
                 for q in asked:
                     t = time.perf_counter()
                     names = exchange_recall.speakers_named(store, q)
-                    exchange_recall._said_by(store, names, 100)
+                    exchange_candidates._said_by(store, names, 100, None)
                     lookup.append(time.perf_counter() - t)
                     t = time.perf_counter()
                     find_exchanges(store, q, limit=10, mode=Mode.KEYWORD)

@@ -1,7 +1,9 @@
 """Hybrid search over conversation turns.
 
-Candidates come from bm25 over the turns' words and from their vectors; each
-is scored on both (:mod:`core.semantic.hybrid`). Then conversation structure counts:
+Candidates come from bm25 over the turns' words and from their vectors
+(:mod:`core.continuity.exchange_candidates`, which also says how a search for one
+speaker's turns finds them); each is scored on both (:mod:`core.semantic.hybrid`).
+Then conversation structure counts:
 
 - a turn borrows part of its neighbours' relevance (a question and its answer
   belong together, and the answer often shares no word with what is asked):
@@ -24,18 +26,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Final
 
+from core.continuity.exchange_candidates import Query, gather
 from core.model.config import Config
-from core.model.entries import iso, parse_iso
+from core.model.entries import parse_iso
 from core.model.paging import tiered_page
 from core.model.text import without_accents
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
-from core.semantic.timeref import Span, asks_when, says_when, time_spans
+from core.semantic.timeref import asks_when, says_when, time_spans
 from core.storage.fts import (
     STOPWORDS,
-    gram_match,
-    grams_held,
-    match_expression,
     query_terms,
     unspaced_grams,
 )
@@ -76,64 +76,6 @@ class _Turn:
     said: datetime | None
     #: Whether the turn says a time (read only for a question asking when).
     says_when: bool = False
-
-
-def _keyword(store: GroupStore, terms: list[str], want: int) -> dict[int, float]:
-    if not terms:
-        return {}
-    rows = store.execute(
-        "SELECT rowid, score FROM (SELECT rowid, rank AS score FROM exchanges_fts "
-        f"WHERE exchanges_fts MATCH ? ORDER BY rowid DESC LIMIT {hybrid.MAX_RANKED}) "
-        f"ORDER BY score LIMIT {int(want)}",
-        (match_expression(terms),),
-    ).fetchall()
-    return {int(r[0]): float(r[1]) for r in rows}
-
-
-def _unspaced(store: GroupStore, grams: list[str], want: int) -> dict[int, int]:
-    """Turns holding pieces of an unspaced query ({seq: pieces held}), most first,
-    then newest, from the gram index (:func:`~core.storage.fts.grams_held`)."""
-    if not grams:
-        return {}
-    sql = (
-        f"SELECT seq, count(*) AS held FROM ({grams_held('exchange_grams', len(grams))}) "
-        f"GROUP BY seq ORDER BY held DESC, seq DESC LIMIT {int(want)}"
-    )
-    rows = store.execute(sql, [gram_match(g) for g in grams])
-    return {int(r[0]): int(r[1]) for r in rows}
-
-
-def _said_within(store: GroupStore, spans: Sequence[Span], want: int) -> set[int]:
-    """Turns said within any of ``spans``, the latest first: a date in the question
-    makes them candidates even when they share no word with it."""
-    if not spans:
-        return set()
-    within = " OR ".join(["(said_at >= ? AND said_at < ?)"] * len(spans))
-    rows = store.execute(
-        f"SELECT seq FROM exchanges WHERE {within} ORDER BY said_at DESC LIMIT {int(want)}",
-        [iso(t) for span in spans for t in span],
-    )
-    return {int(r[0]) for r in rows}
-
-
-def _said_by(store: GroupStore, names: set[str], want: int) -> set[int]:
-    """The latest turns said by the speakers ``names`` (as logged): a question about
-    a speaker ("What did Sam say?") makes their turns candidates even when they share
-    no word with it."""
-    if not names:
-        return set()
-    # One index range per name, read from its latest turn (the names as logged,
-    # compared as the index is, case-blind), then the latest of them all.
-    latest = (
-        "SELECT * FROM (SELECT seq, said_at FROM exchanges WHERE name = ? COLLATE NOCASE "
-        f"AND name IS NOT NULL ORDER BY said_at DESC LIMIT {int(want)})"
-    )
-    rows = store.execute(
-        f"SELECT seq FROM ({' UNION ALL '.join([latest] * len(names))}) "
-        f"ORDER BY said_at DESC LIMIT {int(want)}",
-        sorted(names),
-    )
-    return {int(r[0]) for r in rows}
 
 
 def _turns(store: GroupStore, seqs: Sequence[int], *, when: bool) -> dict[int, _Turn]:
@@ -323,47 +265,56 @@ def rank(
             pool deeper than the matches would be filled with guesses.
     """
     want = max(2 * hybrid.CANDIDATES, 3 * limit)
-    found = None
     logged_names = speakers_named(store, query)
     named = {n.casefold() for n in logged_names}
+    meaning = None
     if mode is not Mode.KEYWORD:
         found = hybrid.query_vector(as_spoken(query, named), config.embedding_model_dir)
         if found is None:
             mode = Mode.KEYWORD
-    bm25 = _keyword(store, search_terms(query, named), want) if mode is not Mode.SEMANTIC else {}
-    if mode is not Mode.SEMANTIC:
-        grams = unspaced_grams(query)
-        bm25 = hybrid.with_pieces(bm25, _unspaced(store, grams, want), len(grams))
+        else:
+            embedder, qvec = found
+            meaning = (hybrid.vector_index(store, vectors.EXCHANGES, embedder), qvec)
+    spans = time_spans(query, now.astimezone())  # the person's days, not UTC's
+    asked = Query(search_terms(query, named), unspaced_grams(query), meaning, spans, logged_names)
+    by_words = mode is not Mode.SEMANTIC
+    every = gather(store, asked, want, by_words=by_words, speaker=None)
+    # For one speaker's turns, their own best too, which every speaker's may not hold.
+    # Every speaker's stay candidates: they lend context to the turns beside them.
+    mine = every
+    if speaker is not None:
+        mine = gather(store, asked, want, by_words=by_words, speaker=speaker)
+    pool = every | mine
+    bm25, dated, spoken = pool.words, pool.dated, pool.spoken
     cosines: dict[int, float] = {}
-    index = None
     # A result at least this close says it was found by meaning: in semantic mode,
     # every one; in auto, not the weak matches that fill a short list.
     floor = hybrid.MIN_SEMANTIC_ONLY if mode is Mode.AUTO else hybrid.COSINE_FLOOR
-    if found is not None:
-        embedder, qvec = found
-        index = hybrid.vector_index(store, vectors.EXCHANGES, embedder)
-        near = index.nearest(qvec, want)
-        cosines = {s: c for s, c in near if c >= hybrid.MIN_SEMANTIC_ONLY}
-        if mode is not Mode.AUTO or len(cosines.keys() | bm25.keys()) < (fill or limit):
+    if meaning is not None:
+        index, qvec = meaning
+        cosines = {s: c for s, c in pool.near if c >= hybrid.MIN_SEMANTIC_ONLY}
+        close = {s for s, c in mine.near if c >= hybrid.MIN_SEMANTIC_ONLY}
+        if mode is not Mode.AUTO or len(close | mine.words.keys()) < (fill or limit):
             # Weaker matches too, rather than fewer results than asked for.
-            cosines = {s: c for s, c in near if c >= hybrid.COSINE_FLOOR}
+            cosines = {s: c for s, c in pool.near if c >= hybrid.COSINE_FLOOR}
         cosines.update(index.similarities([s for s in bm25 if s not in cosines], qvec))
+        cosines.update(index.similarities(sorted((dated | spoken) - set(cosines)), qvec))
     keyword = hybrid.keyword_strengths(bm25)
 
     def scored(seqs: set[int]) -> dict[int, float]:
         return {s: hybrid.relevance(cosines.get(s), keyword.get(s, 0.0), mode) for s in seqs}
 
-    spans = time_spans(query, now.astimezone())  # the person's days, not UTC's
-    dated = _said_within(store, spans, want)
-    spoken = _said_by(store, logged_names, want)
-    if index is not None and found is not None:
-        cosines.update(index.similarities(sorted((dated | spoken) - set(cosines)), found[1]))
     base = scored(set(bm25) | set(cosines) | dated | spoken)
     # Neighbours of the best share relevance, and may be the answer themselves.
-    best = sorted(base, key=base.__getitem__, reverse=True)[: max(NEIGHBOURED, 2 * limit)]
+    depth = max(NEIGHBOURED, 2 * limit)
+    order = sorted(base, key=base.__getitem__, reverse=True)
+    best = order[:depth]
+    if mine is not every:
+        theirs = mine.seqs()
+        best += [s for s in order if s in theirs][:depth]
     around = {n for s in best for n in (s - 1, s + 1)} - set(base)
-    if index is not None and found is not None:
-        cosines.update(index.similarities(sorted(around), found[1]))
+    if meaning is not None:
+        cosines.update(meaning[0].similarities(sorted(around), meaning[1]))
     base.update(scored(around))
     found_by_itself = set(bm25) | {s for s, c in cosines.items() if c >= floor} | dated | spoken
     when = asks_when(query)

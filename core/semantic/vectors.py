@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -325,18 +326,31 @@ class VectorIndex:
             self._rows[key] = start + offset
         self._last_id = int(rows[-1][0])
 
-    def nearest(self, query: npt.NDArray[np.float32], k: int) -> list[tuple[int, float]]:
-        """The ``k`` most similar rows as (seq, cosine similarity), best first."""
+    def nearest(
+        self, query: npt.NDArray[np.float32], k: int, *, among: Iterable[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` most similar rows as (seq, cosine similarity), best first;
+        ``among``: the most similar of these seqs only (a search filtered by a
+        field the vectors do not hold), not the most similar of all, filtered after."""
+        import numpy as np
+
         with self._lock:
             # Views of the rows loaded now: a later append writes past them, a growth
             # or a compaction makes new arrays and leaves these as they are (only a
             # re-embedded row is overwritten in place, and a gone one marked).
             matrix, keys, gone = self._matrix, self._keys, self._gone
+            rows = None
+            if among is not None:
+                # Read under the lock: a compaction moves the rows.
+                places = self._rows
+                rows = np.fromiter((places[s] for s in among if s in places), dtype=np.int64)
         if not len(keys) or k <= 0:
             return []
-        import numpy as np
-
         sims = matrix @ query
+        if rows is not None:
+            sims, keys = sims[rows], keys[rows]
+            if not len(keys):
+                return []
         want = min(k + gone, len(sims))  # the best k live rows are among these
         top = np.argpartition(-sims, want - 1)[:want]
         top = top[np.argsort(-sims[top])]

@@ -238,12 +238,17 @@ def gram_match(gram: str) -> str:
     return _quote(gram) + ("*" if len(gram) == 1 else "")
 
 
-def grams_held(index: str, count: int) -> str:
+def grams_held(index: str, count: int, also: str = "") -> str:
     """SQL for the rows of the gram index ``index`` holding each of ``count`` pieces
     (their :func:`gram_match` queries bound in order), as ``seq``: a row once per
-    piece it holds, at most :data:`GRAM_CANDIDATES` newest per piece."""
+    piece it holds, at most :data:`GRAM_CANDIDATES` newest per piece.
+
+    ``also``: a condition the rows must meet too (on ``{index}.rowid``), applied
+    before the newest are taken; its parameters are bound after each piece's query.
+    """
+    where = f"AND {also} " if also else ""
     one = (
-        f"SELECT rowid AS seq FROM {index} WHERE {index} MATCH ? "
+        f"SELECT rowid AS seq FROM {index} WHERE {index} MATCH ? {where}"
         f"ORDER BY rowid DESC LIMIT {GRAM_CANDIDATES}"
     )
     return " UNION ALL ".join([f"SELECT seq FROM ({one})"] * count)

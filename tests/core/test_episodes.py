@@ -420,3 +420,67 @@ def test_reading_on_lists_no_guesses_once_enough_turns_match(service: MemoryServ
         # Besides them, at most the turn said next to one (its context), no guess.
         assert all(matched(h.signals) for h in read), limit
         assert len(texts) <= 25, limit
+
+
+def _a_speaker_heard_rarely(service: MemoryService, agent: Caller) -> None:
+    """8 turns by a tool, under 200 of the person's that match the same search better
+    (more of its words, or said later that day): more than a search's candidates.
+    Both are logged under the person's name."""
+    for n in range(8):
+        episodes.log_exchange(
+            service,
+            agent,
+            "tool",
+            f"Build {n} passed: 14 compiler warnings, linker flags unchanged, cache 2 GB, "
+            "and one note about the kiln (放在窑炉里)",
+            name="Ada",
+            at="2023-05-08T09:00:00Z",
+        )
+    for n in range(200):
+        text = f"Kiln firing {n}: the kiln (窑炉里) reached cone six"
+        episodes.log_exchange(service, agent, "user", text, name="Ada", at="2023-05-08")
+
+
+def _read_all(service: MemoryService, agent: Caller, query: str, mode: Mode) -> list[list[int]]:
+    pages: list[list[int]] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = episodes.search_exchanges_page(
+            service, agent, query, speaker=Speaker.TOOL, limit=3, offset=offset, mode=mode
+        )
+        assert {h.exchange.speaker for h in page.hits} <= {Speaker.TOOL}
+        pages.append([h.exchange.id for h in page.hits])
+        offset = page.next_offset
+        assert len(pages) < 10
+    return pages
+
+
+# By its words, the pieces of a word inside Chinese text, the day or speaker it names.
+@pytest.mark.parametrize(
+    "query", ["kiln", "窑炉", "What happened on 8 May 2023?", "What did Ada say?"]
+)
+def test_a_speaker_filter_finds_a_rare_speakers_turns_under_better_matches(
+    service: MemoryService, agent: Caller, query: str
+) -> None:
+    # The filter chose among the candidates of every speaker: the tool's turns,
+    # matching less than the person's 200, were never among them, and the search
+    # came back empty with no next page.
+    _a_speaker_heard_rarely(service, agent)
+    pages = _read_all(service, agent, query, Mode.KEYWORD)
+    assert [len(p) for p in pages] == [3, 3, 2]
+    read = [seq for p in pages for seq in p]
+    assert len(set(read)) == 8
+    # Without the filter, the person's turns fill the page: the tool's are buried.
+    every = episodes.search_exchanges(service, agent, query, limit=10, mode=Mode.KEYWORD)
+    assert {h.exchange.speaker for h in every} == {Speaker.USER}
+
+
+def test_a_speaker_filter_finds_a_rare_speakers_turns_by_meaning(
+    service: MemoryService, agent: Caller
+) -> None:
+    _a_speaker_heard_rarely(service, agent)
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(120)
+    pages = _read_all(service, agent, "pottery fired in a kiln", Mode.SEMANTIC)
+    assert [len(p) for p in pages] == [3, 3, 2]
+    assert len({seq for p in pages for seq in p}) == 8

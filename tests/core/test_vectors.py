@@ -26,10 +26,12 @@ def _put(conn: apsw.Connection, seq: int, vector: np.ndarray, model: str = "m") 
     )
 
 
-def _brute(conn: apsw.Connection, query: np.ndarray, k: int) -> list[int]:
+def _brute(
+    conn: apsw.Connection, query: np.ndarray, k: int, among: set[int] | None = None
+) -> list[int]:
     rows = conn.execute("SELECT entry_seq, vector FROM memory_vectors WHERE model = 'm'")
     scored = [(float(np.frombuffer(b, "<f4") @ query), int(s)) for s, b in rows]
-    return [s for _, s in sorted(scored, reverse=True)[:k]]
+    return [s for _, s in sorted(scored, reverse=True) if among is None or s in among][:k]
 
 
 def test_index_follows_the_table(tmp_path: Path) -> None:
@@ -53,6 +55,12 @@ def test_index_follows_the_table(tmp_path: Path) -> None:
         index.refresh(conn)
         assert len(index) == 1198
         assert [s for s, _ in index.nearest(query, 25)] == _brute(conn, query, 25)
+        # The nearest among some rows: those the best of all may leave out, and none
+        # of the rest (gone ones, and ones with no vector, are not among them).
+        among = {*range(0, 1200, 40), 7, 5000, 99_999}
+        found = [s for s, _ in index.nearest(query, 20, among=among)]
+        assert found == _brute(conn, query, 20, among) and len(found) == 20
+        assert index.nearest(query, 5, among=set()) == []
         vec = index.vector_of(3)
         assert vec is not None and np.allclose(vec, data[1100])
         assert index.vector_of(7) is None
