@@ -198,7 +198,8 @@ def _mb(store: object, sql: str) -> float:
 
 
 def _upgrade(path: Path, tmp: Path) -> float:
-    """Seconds the schema step takes on a copy of the store taken back to schema 10."""
+    """Seconds the upgrade from schema 10 takes (the gram step and those after it) on a
+    copy of the store taken back to schema 10."""
     import apsw
 
     from core.storage import schema
@@ -216,6 +217,9 @@ def _upgrade(path: Path, tmp: Path) -> float:
             "memory_grams_au",
             "exchange_grams_ai",
             "exchange_grams_ad",
+            # and what the later steps add, so the ladder can run again from schema 10
+            "exchanges_deleted_up_to",
+            "session_handoffs_deleted_up_to",
         ):
             conn.execute(f"DROP TRIGGER {name}")
         conn.execute("DROP TABLE memory_grams; DROP TABLE exchange_grams")
