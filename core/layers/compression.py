@@ -182,18 +182,26 @@ _LOST_DAYS = (
 )
 
 
-def drop_lost(store: GroupStore) -> int:
-    """Delete every day summary that drew on a deleted turn, and the rollups above it.
+def drop_lost(store: GroupStore, changed: Sequence[int] = ()) -> int:
+    """Delete every day summary that drew on a deleted turn, or on one of the turns
+    ``changed`` (by seq: a forget took the speaker's name off them, and a point
+    reads "name: ..."), and the rollups above it.
 
-    Call it in the write transaction that deleted the turns, before the indexes
-    are scrubbed (core.storage.scrub), so no hook, point, quote or keyword of a
-    deleted turn outlives it in a summary, the summaries' full-text index or the
-    group's keyword counts. The days are drawn again from their remaining turns
+    Call it in the write transaction that deleted or changed the turns, before the
+    indexes are scrubbed (core.storage.scrub), so no hook, point, quote or keyword
+    of a deleted turn outlives it in a summary, the summaries' full-text index or
+    the group's keyword counts. The days are drawn again from their remaining turns
     by the next pass, which this makes due at once.
 
     Returns:
         How many summaries were deleted (days, weeks and months).
     """
+    if changed:
+        # A day missing one of its turns' sources counts as lost, below.
+        store.execute(
+            "DELETE FROM layer_sources WHERE exchange_seq IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(changed)),),
+        )
     lost = store.execute(_LOST_DAYS).fetchall()
     if not lost:
         return 0

@@ -4,7 +4,8 @@ Every deletion is audited as counts and ids only. The CLI and the app show what
 will go and ask for confirmation before calling these, through the service
 (``MemoryService.forget`` and ``clear``), which passes in, from packages above
 this one, ``with_turns``: what must go with deleted turns in the same
-transaction (the layers' summaries that quote them), and ``drop_handoffs``: how
+transaction (the layers' summaries that quote them, or a speaker name a forget
+takes off), and ``drop_handoffs``: how
 thread-handoff versions are deleted (core.continuity.handoffs keeps their
 numbering).
 """
@@ -277,12 +278,13 @@ def forget(
     caller: Caller,
     plan: ForgetPlan,
     *,
-    with_turns: Callable[[GroupStore], object],
+    with_turns: Callable[[GroupStore, Sequence[int]], object],
     drop_handoffs: Callable[[GroupStore, Sequence[tuple[str, int]]], object],
 ) -> Changes:
     """Delete what ``plan`` lists (its handoff versions by ``drop_handoffs``), and
-    ``with_turns`` what came from its turns, in one transaction; then scrub every
-    index and the write-ahead log of their text."""
+    ``with_turns`` what came from its turns (given the turns that stay but lose their
+    speaker's name: a summary quotes it), in one transaction; then scrub every index
+    and the write-ahead log of their text."""
     require_operator(caller, "forgetting")
     store = service.store_for(caller.group)
     with store.transaction():
@@ -299,9 +301,17 @@ def forget(
             store.execute(
                 "UPDATE threads SET title = ? WHERE id = ?", (f"Untitled {thread_id}", thread_id)
             )
+        names = json.dumps(plan.speaker_names)
+        renamed = [
+            int(r[0])
+            for r in store.execute(
+                "SELECT seq FROM exchanges WHERE name IN (SELECT value FROM json_each(?))",
+                (names,),
+            )
+        ]
         store.execute(
             "UPDATE exchanges SET name = NULL WHERE name IN (SELECT value FROM json_each(?))",
-            (json.dumps(plan.speaker_names),),
+            (names,),
         )
         for seq in plan.turn_labels:
             store.execute("UPDATE exchanges SET turn = NULL WHERE seq = ?", (seq,))
@@ -309,7 +319,7 @@ def forget(
             # A decision records the text the person confirmed.
             store.execute("DELETE FROM claim_decisions WHERE claim_id = ?", (claim_id,))
             store.execute("DELETE FROM claims WHERE id = ?", (claim_id,))
-        with_turns(store)
+        with_turns(store, renamed)
         audit.record(
             store,
             Action.FORGET,

@@ -232,3 +232,36 @@ def test_the_cli_names_the_trashed_memories_it_will_forget(
     assert "This will forget 1 memory in the trash:" in out
     assert f"{trashed.entry.id}  (in the trash) {WORD} gives a rash" in out
     assert out.rstrip().endswith("forgot 1 memory in the trash")
+
+
+def test_a_forgotten_speaker_name_takes_the_summaries_that_quote_it(
+    service: MemoryService, operator: Caller
+) -> None:
+    # The turn stays (its text does not hold the name); its summary's points read
+    # "Zorblat: ...", so the summary goes, and the next pass draws it without the name.
+    agent = _health_session(service)
+    said = log_exchange(
+        service, agent, "user", "The tomatoes go in the south bed this year.", name="Zorblat"
+    ).exchange.id
+    log_exchange(service, agent, "assistant", "Noted: tomatoes in the south bed.")
+    store = service.store_for("main")
+    compress(store, utc_now())
+    drawn = "\n".join(
+        r[0] + r[1] for r in store.execute("SELECT hook, points FROM layer_summaries")
+    )
+    assert "Zorblat" in drawn
+
+    plan = forgetting.plan_forget(service, "main", "zorblat")
+    assert plan.speaker_names == ("Zorblat",) and plan.exchange_ids == ()
+    service.forget(operator, plan)
+
+    assert store.execute("SELECT count(*) FROM layer_summaries").get == 0
+    assert is_due(store, utc_now(), timedelta(hours=6))
+    compress(store, utc_now())
+    rows = store.execute("SELECT hook, points, turn_count FROM layer_summaries").fetchall()
+    assert rows and all("Zorblat" not in r[0] + r[1] for r in rows)
+    assert any("tomatoes" in r[0] + r[1] for r in rows)
+    assert store.execute("SELECT 1 FROM exchanges WHERE seq = ?", (said,)).fetchone()
+    service.close()
+    for path in service.data_dir.root.rglob("*.sqlite*"):
+        assert b"Zorblat" not in path.read_bytes(), path
