@@ -222,8 +222,14 @@ class MemoryService(Workspace):
 
     def _turns_deleted(self, store: GroupStore) -> None:
         """Deleting turns dropped summaries: a running pass redraws them from the rest."""
+        self.redraw_summaries(store.group)
+
+    def redraw_summaries(self, group: str) -> None:
+        """Wake the layers pass for ``group``: a forget or a clear on another connection
+        (the app's own runs on one of its own; ``ambry forget`` in another process)
+        dropped summaries, and left the pass due. Without a pass running, nothing."""
         if self.layers is not None:
-            self.layers.wake(store.path, store.group)
+            self.layers.wake(self.data_dir.group_db(group), group)
 
     # -- forgetting ------------------------------------------------------------
 

@@ -223,6 +223,9 @@ class AppState(QObject):
             if mark != self._audited:
                 log.info("group %s changed on disk", self._group)
                 if forgot_since(store, self._audited):
+                    # `ambry forget` in a terminal: the summaries it dropped are drawn
+                    # again by this app's pass, not at the next 6-hourly one.
+                    self.service.redraw_summaries(self._group)
                     self.forgotten.emit(self._group)
                 self._on_changes(everything(self._group))
             self._audited = mark
@@ -230,8 +233,10 @@ class AppState(QObject):
 
     def forgot(self, group: str) -> None:
         """The app forgot a topic or cleared memories in ``group``, on a connection of
-        its own: drop the undo steps that could bring them back now, and show the
-        change at once rather than at the next poll."""
+        its own: drop the undo steps that could bring them back now, draw the layer
+        summaries it dropped again, and show the change at once rather than at the
+        next poll."""
+        self.service.redraw_summaries(group)
         self.forgotten.emit(group)
         if group == self._group:
             self.poll()
