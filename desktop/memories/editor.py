@@ -93,6 +93,8 @@ class EntryEditor(QWidget):
         self._orphaned = False
         #: The revealed text of the secret entry shown now, if the person revealed it.
         self._clear: str | None = None
+        #: The memory whose text a new memory's form holds: it was deleted while edited.
+        self._kept_from: str | None = None
         self.pages = QStackedWidget(self)
         self.idle = IdlePane(self)
         self.pages.addWidget(self.idle)
@@ -224,12 +226,26 @@ class EntryEditor(QWidget):
         return self._clear is not None
 
     @property
+    def memory_id(self) -> str | None:
+        """The stored memory whose words the form holds: the one shown, or the deleted
+        one whose edits were kept as a new memory."""
+        if self._entry is not None and not self._new:
+            return self._entry.id
+        return self._kept_from if self._new else None
+
+    @property
+    def showing_nothing(self) -> bool:
+        """Nothing is shown: no memory, no new one, no selection."""
+        return self.pages.currentIndex() == Page.EMPTY
+
+    @property
     def orphaned(self) -> bool:
         """Whether the text shown are edits of a version an agent replaced meanwhile."""
         return self._orphaned
 
     def show_nothing(self, text: str | None = None) -> None:
         self._entry, self._new, self._clear, self._orphaned = None, False, None, False
+        self._kept_from = None
         self.bulk.clear()
         self.idle.set_text(text)
         self.pages.setCurrentIndex(Page.EMPTY)
@@ -246,7 +262,7 @@ class EntryEditor(QWidget):
         )
         if not same:
             self._clear = None  # another entry: a revealed secret is hidden again
-        self._entry, self._new = entry, False
+        self._entry, self._new, self._kept_from = entry, False, None
         self.bulk.clear()
         if not keep_edits:
             self._fill(entry.type, self._stored_content(), entry.tags, entry.privacy)
@@ -272,10 +288,19 @@ class EntryEditor(QWidget):
         """
         if self._new or self._entry is None or self._hidden() or not self.is_dirty():
             return False
+        kept_from = self._entry.id
         self._as_new()
+        self._kept_from = kept_from
         self.notice.show_deleted()
         self._update_buttons()
         return True
+
+    def drop_forgotten(self, text: str) -> None:
+        """The memory whose words the form holds was forgotten: empty the form (its
+        undo history too), keep no draft, and say ``text`` instead."""
+        self._fill(EntryType.FACT, "", (), Privacy.PUBLIC)
+        self.notice.hide()
+        self.show_nothing(text)
 
     def show_revealed(self, entry: MemoryEntry) -> None:
         """Show the clear text of the secret on screen (``entry`` from the reveal)."""
@@ -286,6 +311,7 @@ class EntryEditor(QWidget):
         self._update_buttons()
 
     def show_new(self, entry_type: EntryType = EntryType.FACT) -> None:
+        self._kept_from = None
         self.bulk.clear()
         self._fill(entry_type, "", (), Privacy.PUBLIC)
         self._as_new()
@@ -305,6 +331,7 @@ class EntryEditor(QWidget):
 
     def show_bulk(self, ids: Sequence[str], candidates: int, listed: int) -> None:
         self._entry, self._new, self._clear, self._orphaned = None, False, None, False
+        self._kept_from = None
         self.bulk.show_selection(ids, candidates, listed)
         self.pages.setCurrentIndex(Page.BULK)
 

@@ -45,7 +45,7 @@ from desktop.memories.values import Draft, count_text
 from desktop.widgets import messages
 from desktop.widgets.ops import Executor
 from desktop.widgets.row_menu import on_right_click
-from desktop.widgets.watch import AppState
+from desktop.widgets.watch import AppState, Forgetting
 
 AGE_REFRESH_MS = 60_000  # how often ages on screen are redrawn ("now" becomes "1m")
 
@@ -136,6 +136,7 @@ class BrowserPage(QWidget):
         self.delete_matching_button.clicked.connect(self.delete_matching)
         on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
+        state.memories_forgotten.connect(self._on_forgotten)
         state.group_changed.connect(self._on_group)
 
     def _add_actions(self) -> None:
@@ -230,6 +231,25 @@ class BrowserPage(QWidget):
         self._reload_editor(changes.entry_ids)
         self.runner.run(self._state.group, self._query, refresh=True)
         self._refresh_tags()
+
+    def _on_forgotten(self, erased: Forgetting) -> None:
+        """A forget or a clear took the memory whose words the editor holds: they go
+        from the screen too, with no draft left to save them back (a privacy action,
+        unlike an agent's delete, whose edits are kept as a new memory)."""
+        held = self.editor.memory_id
+        if erased.group != self._state.group or held is None or not erased.took(held):
+            return
+        edited = self.editor.is_dirty()
+        how = "cleared" if erased.cleared and held not in erased.entry_ids else "forgotten"
+        # The pane's heading is large: the banner says the rest.
+        edits = ", with your unsaved edits" if edited else ""
+        self.editor.drop_forgotten(f"This memory was {how}{edits}.")
+        self.related.show_for(self._state.group, None)
+        if edited:
+            messages.warning(
+                f"The memory you were editing was {how}: your unsaved changes went with "
+                "it, and nothing of it was saved back."
+            )
 
     def _refresh_tags(self) -> None:
         group = self._state.group  # counted in the background: a large group takes a while
@@ -352,7 +372,8 @@ class BrowserPage(QWidget):
     def _on_selection(self, _selected: QItemSelection, _deselected: QItemSelection) -> None:
         rows = self.selected_rows()
         if not rows:
-            if not self.editor.is_new and not self.editor.is_dirty():
+            # An editor showing nothing keeps saying why (the memory was deleted).
+            if not (self.editor.is_new or self.editor.is_dirty() or self.editor.showing_nothing):
                 self.editor.show_nothing()
             return
         if len(rows) > 1:

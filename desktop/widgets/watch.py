@@ -16,11 +16,14 @@ microseconds, so an idle window stays idle.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from core.memory.forgetting import Scope
 from core.model.changes import Changes
 from core.model.config import Config, load_config, save_config
 from core.model.entries import Actor
@@ -54,14 +57,48 @@ def audit_mark(store: GroupStore) -> tuple[Any, ...]:
     return tuple(row)
 
 
+@dataclass(frozen=True)
+class Forgetting:
+    """The memories that forgets and clears in ``group`` took, as their audit rows say.
+
+    Attributes:
+        group: where.
+        entry_ids: the memories a forget deleted, and those it took from the trash.
+        cleared: a clear of memories (or of everything) took every one.
+    """
+
+    group: str
+    entry_ids: frozenset[str] = frozenset()
+    cleared: bool = False
+
+    def took(self, entry_id: str) -> bool:
+        return self.cleared or entry_id in self.entry_ids
+
+
+def forgotten_since(store: GroupStore, mark: tuple[Any, ...] | None) -> Forgetting | None:
+    """What forgets and clears recorded after the audit row ``mark`` names took, or
+    ``None`` if none was recorded."""
+    after = int(mark[0]) if mark else 0
+    rows = store.execute(
+        "SELECT action, entry_ids, detail FROM audit_log WHERE id > ? AND action IN (?, ?)",
+        (after, Action.FORGET.value, Action.CLEAR.value),
+    ).fetchall()
+    if not rows:
+        return None
+    ids: set[str] = set()
+    cleared = False
+    for action, entry_ids, detail in rows:
+        details = json.loads(detail)
+        if action == Action.CLEAR.value:
+            cleared = cleared or details.get("scope") != Scope.EPISODIC.value
+        else:
+            ids.update(json.loads(entry_ids), details.get("trash_ids", ()))
+    return Forgetting(store.group, frozenset(ids), cleared)
+
+
 def forgot_since(store: GroupStore, mark: tuple[Any, ...] | None) -> bool:
     """Whether a forget or a clear was recorded after the audit row ``mark`` names."""
-    after = int(mark[0]) if mark else 0
-    row = store.execute(
-        "SELECT 1 FROM audit_log WHERE id > ? AND action IN (?, ?) LIMIT 1",
-        (after, Action.FORGET.value, Action.CLEAR.value),
-    ).fetchone()
-    return row is not None
+    return forgotten_since(store, mark) is not None
 
 
 def everything(group: str) -> Changes:
@@ -101,6 +138,8 @@ class AppState(QObject):
     #: (:meth:`forgot`) or by another process (``ambry forget``, ``ambry clear``):
     #: what the app keeps to undo must not bring them back.
     forgotten = Signal(str)
+    #: The same, for the current group, with what it took: a :class:`Forgetting`.
+    memories_forgotten = Signal(object)
 
     def __init__(
         self, service: MemoryService, data_dir: DataDir, group: str, parent: QObject | None = None
@@ -222,11 +261,13 @@ class AppState(QObject):
             mark = audit_mark(store)
             if mark != self._audited:
                 log.info("group %s changed on disk", self._group)
-                if forgot_since(store, self._audited):
+                erased = forgotten_since(store, self._audited)
+                if erased is not None:
                     # `ambry forget` in a terminal: the summaries it dropped are drawn
                     # again by this app's pass, not at the next 6-hourly one.
                     self.service.redraw_summaries(self._group)
                     self.forgotten.emit(self._group)
+                    self.memories_forgotten.emit(erased)
                 self._on_changes(everything(self._group))
             self._audited = mark
         self._version = version
