@@ -5,7 +5,8 @@ shows what each source said when cited and what it says now, with a badge).
 Keys A, R and D accept, reject or defer the selected candidate, confirming
 exactly the text and source state on screen: if either changed meanwhile, the
 service refuses and the pane shows the new state to review. Retract takes a
-verified claim back out of the brief.
+verified claim back out of the brief. Ctrl+Z takes back the last accept, by
+the same retraction (the app's undo stack, shared with Review and the memory list).
 
 **Extract candidates…** reads the current handoff of every thread of the group and
 the day summaries, and records the statements in them as candidates, on the
@@ -46,6 +47,7 @@ from desktop.claims.render import (
     extraction_text,
     report_html,
 )
+from desktop.memories.actions import MemoryActions
 from desktop.widgets import messages
 from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
@@ -56,8 +58,8 @@ from desktop.widgets.watch import AppState
 
 _INTRO = (
     "Claims are statements with the sources they came from. A candidate never reaches the "
-    "agent's brief; only what you verify does, in enforce mode. Keys: A accept, R reject, "
-    "D defer."
+    "agent's brief; only what you verify does, in enforce mode. Keys: A accept (Ctrl+Z "
+    "takes it back), R reject, D defer."
 )
 _COLUMNS = ("Claim", "Kind", "Status", "Sources", "Check")
 #: Each filter: its name, the statuses it lists, and what the pane says when it lists none.
@@ -96,13 +98,21 @@ class ClaimsPage(LazyPage):
     Args:
         state: the shared app state.
         executor: the background thread extraction runs on.
+        commands: the app's commands, with the undo stack an accept goes on.
         parent: the parent widget.
     """
 
-    def __init__(self, state: AppState, executor: Executor, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        state: AppState,
+        executor: Executor,
+        commands: MemoryActions,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._state = state
         self._executor = executor
+        self._commands = commands
         self._claims: list[Claim] = []
         self._report: ClaimReport | None = None
 
@@ -180,6 +190,13 @@ class ClaimsPage(LazyPage):
             action.triggered.connect(lambda _c=False, d=decision: self.decide(d))
             self.addAction(action)
             self.keys[decision] = action
+        self.undo_action = QAction(commands.undo_text, self)
+        self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
+        self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.undo_action.setEnabled(commands.can_undo)
+        self.undo_action.triggered.connect(self.undo)
+        commands.undo_changed.connect(self._on_undo_changed)
+        self.addAction(self.undo_action)
 
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
@@ -328,7 +345,7 @@ class ClaimsPage(LazyPage):
             return
         row = self.table.currentRow()
         try:
-            gate.decide(
+            outcome = gate.decide(
                 self._state.service,
                 self._state.operator(),
                 report.claim.id,
@@ -340,10 +357,22 @@ class ClaimsPage(LazyPage):
             messages.report(exc)
             self._on_selection()
             return
+        if decision is Decision.ACCEPT:
+            self._commands.claim_accepted(self._state.group, outcome.claim.id, outcome.claim.text)
+            messages.info(f"Verified “{outcome.claim.text}”. Ctrl+Z to undo.")
         self._invalidate()
         # Work through the list without the mouse: the next row is selected.
         if self._claims:
             self.table.selectRow(min(max(row, 0), len(self._claims) - 1))
+
+    def _on_undo_changed(self, can_undo: bool) -> None:
+        self.undo_action.setEnabled(can_undo)
+        self.undo_action.setText(self._commands.undo_text)
+
+    def undo(self) -> None:
+        """Take back the last accept (or the memory list's or Review's last step)."""
+        self._commands.undo()
+        self._invalidate()
 
     # -- the mode -----------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ result from the change record, like they do for an agent's writes.
 
 Entries handed back to views are read through ``MemoryService.entries``, so a
 secret is masked unless :meth:`MemoryActions.reveal` was asked for it.
+
+The undo stack is the app's: the Claims page puts its accepts on it too.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from core.claims import gate
+from core.claims.model import Decision as ClaimDecision
 from core.memory import curation
 from core.memory.curation import Acceptance, Decision
 from core.memory.merging import Kept, keep_one
@@ -40,6 +44,9 @@ def memories(count: int) -> str:
     """``1 memory``, ``1,234 memories``."""
     return plural(count, "memory", "memories")
 
+
+#: The note on the receipt of a claim's retraction by Ctrl+Z.
+CLAIM_UNDO_NOTE = "undo of the accept (Ctrl+Z)"
 
 #: Said when an encrypted entry's text is needed and the key cannot be read.
 LOCKED_TEXT = (
@@ -81,6 +88,8 @@ class Undoable(StrEnum):
     DELETE = "delete"
     REJECT = "reject"
     ACCEPT = "accept"
+    #: A claim accepted on the Claims page: taken back by retracting it.
+    CLAIM_ACCEPT = "claim accept"
 
 
 @dataclass(frozen=True)
@@ -92,12 +101,14 @@ class UndoStep:
         group: where.
         entries: the deleted (or rejected) entries, to put back.
         accepted: what each accept changed, to return the entries to review.
+        claim: the accepted claim's id and text, for a claim accept.
     """
 
     kind: Undoable
     group: str
     entries: tuple[MemoryEntry, ...] = ()
     accepted: tuple[Acceptance, ...] = ()
+    claim: tuple[str, str] | None = None
     #: The group's audit log when it was done: a forget recorded after it means the
     #: step may hold a forgotten memory, and is not taken back.
     audit_at: tuple[Any, ...] = ()
@@ -128,6 +139,11 @@ class MemoryActions(QObject):
     @property
     def can_undo(self) -> bool:
         return bool(self._undo)
+
+    @property
+    def undo_kind(self) -> Undoable | None:
+        """What Ctrl+Z would take back now, if anything."""
+        return self._undo[-1].kind if self._undo else None
 
     @property
     def undo_text(self) -> str:
@@ -348,6 +364,9 @@ class MemoryActions(QObject):
             )
             return []
         caller = self._state.operator(step.group)
+        if step.kind is Undoable.CLAIM_ACCEPT:
+            self._undo_claim_accept(step)
+            return []
         try:
             if step.kind is Undoable.ACCEPT:
                 done = curation.return_to_review(self._state.service, caller, step.accepted)
@@ -363,6 +382,32 @@ class MemoryActions(QObject):
         self.undo_changed.emit(bool(self._undo))
         messages.info(said)
         return ids
+
+    def claim_accepted(self, group: str, claim_id: str, text: str) -> None:
+        """The person accepted a claim on the Claims page: Ctrl+Z takes it back."""
+        self._push(UndoStep(Undoable.CLAIM_ACCEPT, group, claim=(claim_id, text)))
+
+    def _undo_claim_accept(self, step: UndoStep) -> None:
+        """Retract the claim (core.claims.gate: a verified claim leaves the trusted lane
+        only that way, with its receipt); it leaves the agent's brief at once."""
+        assert step.claim is not None
+        claim_id, text = step.claim
+        # Taken off whatever happens: a claim retracted or forgotten since stays so.
+        self._undo.pop()
+        self.undo_changed.emit(bool(self._undo))
+        try:
+            gate.decide(
+                self._state.service,
+                self._state.operator(step.group),
+                claim_id,
+                ClaimDecision.RETRACT,
+                confirmed_text=text,
+                note=CLAIM_UNDO_NOTE,
+            )
+        except AmbryError as exc:
+            messages.error(f"Could not take back the accept of “{text}”: {exc.message}")
+            return
+        messages.info(f"Took back the accept of “{text}”: retracted, out of the agent's brief.")
 
     def add_tag(self, ids: Sequence[str], tag: str) -> int:
         """Tag current entries: each gets a new version, so history shows the change."""

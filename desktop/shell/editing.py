@@ -4,8 +4,8 @@ The keys themselves stay with the pages that own them, so Ctrl+Z in a text
 box still undoes typing and Del in another list still acts on that list.
 These actions show the keys in the Edit menu, run the same commands from the
 menu and the command palette, and are enabled only when they would do
-something: Undo while a delete, reject or accept can be taken back (its text
-says which), Delete while memories are selected in the list on screen.
+something: Undo while a delete, reject or accept (of memories, or of a claim)
+can be taken back (its text says which), Delete while memories are selected in the list on screen.
 Find near-duplicates… opens the memory page's dialog of memories said twice.
 """
 
@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
-from desktop.memories.actions import MemoryActions
+from desktop.memories.actions import MemoryActions, Undoable
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
 from desktop.widgets import messages
@@ -84,6 +84,8 @@ class EditActions(QObject):
         """Take back the last delete, reject or accept (shown in Review if on screen)."""
         if not self._commands.can_undo:
             messages.info("Nothing to undo.")
+        elif self._commands.undo_kind is Undoable.CLAIM_ACCEPT:
+            self._commands.undo()  # the Claims page follows the change record
         elif self._showing() is self._review:
             self._review.undo()
         else:

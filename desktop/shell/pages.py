@@ -71,7 +71,7 @@ def build_page(
         case Nav.CLAIMS:
             from desktop.claims.view import ClaimsPage
 
-            return ClaimsPage(state, executor)
+            return ClaimsPage(state, executor, commands)
         case Nav.LAYERS:
             from desktop.layers.view import LayersPage
 

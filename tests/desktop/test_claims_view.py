@@ -137,6 +137,61 @@ def test_an_agent_proposal_appears_live_and_stale_reviews_are_refused(
     assert records.get_claim(service.store_for("main"), cid).status is ClaimStatus.REJECTED
 
 
+def test_an_accept_is_taken_back_with_ctrl_z(
+    qtbot: QtBot,
+    service: MemoryService,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "view-test")
+    cid = _claim(service, agent, "The cache is cold on Mondays.", "The cache is cold on Mondays")
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    qtbot.waitUntil(lambda: rows(window) == ["The cache is cold on Mondays"])
+    page.table.selectRow(0)
+    page.table.setFocus()
+    store = service.store_for("main")
+    assert not page.undo_action.isEnabled()
+    qtbot.keyClick(page.table, Qt.Key.Key_A)
+    assert records.get_claim(store, cid).status is ClaimStatus.VERIFIED
+    assert shown[-1] == ("info", "Verified “The cache is cold on Mondays”. Ctrl+Z to undo.")
+    assert window.acts["undo"].text() == "Undo claim accept"
+
+    # Out of the trusted lane by the same workflow in reverse: a retract, with its receipt.
+    qtbot.keyClick(page.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert records.get_claim(store, cid).status is ClaimStatus.RETRACTED
+    receipts = records.decisions(store, cid)
+    assert [d.decision for d in receipts] == [Decision.ACCEPT, Decision.RETRACT]
+    assert receipts[-1].note == "undo of the accept (Ctrl+Z)"
+    assert shown[-1][1].startswith("Took back the accept of “The cache is cold on Mondays”")
+    assert window.nav.currentRow() == Nav.CLAIMS  # the page stays on screen
+    assert not page.undo_action.isEnabled() and not window.acts["undo"].isEnabled()
+
+
+def test_an_accept_changed_since_is_not_taken_back(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "view-test")
+    cid = _claim(service, agent, "Deploys go through staging.", "Deploys go through staging")
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    qtbot.waitUntil(lambda: rows(window) == ["Deploys go through staging"])
+    page.table.selectRow(0)
+    page.decide(Decision.ACCEPT)
+    # Retracted meanwhile, with `ambry claims retract` say: Ctrl+Z has nothing left to do.
+    text = "Deploys go through staging"
+    gate.decide(service, operator, cid, Decision.RETRACT, confirmed_text=text)
+    window.edit.undo()  # as Edit → Undo does
+    assert len(records.decisions(service.store_for("main"), cid)) == 2
+    assert shown[-1][0] == "error" and "Could not take back the accept" in shown[-1][1]
+    assert not window.acts["undo"].isEnabled()
+    assert window.nav.currentRow() == Nav.CLAIMS
+
+
 def test_the_person_changes_the_mode_after_a_confirmation_and_can_undo_it(
     qtbot: QtBot, service: MemoryService, window: MainWindow, dialogs: Dialogs
 ) -> None:
