@@ -15,8 +15,9 @@ def _review_args(p: argparse.ArgumentParser) -> None:
         "action",
         nargs="?",
         default="list",
-        choices=["list", *[d.value for d in Decision]],
-        help="list candidates (default), or accept / reject / defer the given ids",
+        choices=["list", *[d.value for d in Decision], "return"],
+        help="list candidates (default), accept / reject / defer the given ids, or "
+        "return accepted ones to review (takes an accept back)",
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="candidate ids")
     p.add_argument("--all", action="store_true", help="every candidate (after an import, say)")
@@ -24,6 +25,8 @@ def _review_args(p: argparse.ArgumentParser) -> None:
 
 @command("review", "List memories awaiting review, or accept/reject/defer them.")(_review_args)
 def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
+    if args.action == "return":
+        return _return(ctx, args)
     if args.action == "list":
         if args.ids:
             return fail("review list takes no ids", 2)
@@ -48,6 +51,26 @@ def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
     ctx.emit(
         {"ids": args.ids, "decision": decision.value}, "\n".join(f"{past} {i}" for i in args.ids)
     )
+    return 0
+
+
+def _return(ctx: Context, args: argparse.Namespace) -> int:
+    """``review return ID...``: take accepts back, as Ctrl+Z does in the app."""
+    if args.all:
+        return fail("review return takes the ids of accepted memories, not --all", 2)
+    if not args.ids:
+        return fail("review return needs at least one accepted memory's id", 2)
+    accepted = curation.recorded_acceptances(ctx.service.store_for(ctx.group), args.ids)
+    done = curation.return_to_review(ctx.service, ctx.caller, accepted)
+    ctx.emit(
+        {"returned": list(done.returned), "left": list(done.left)},
+        "\n".join(f"returned {i} to review" for i in done.returned),
+    )
+    if done.left:
+        return fail(
+            f"not returned: {', '.join(done.left)} changed since the accept (edited, deleted, "
+            "or replaced, or the memory it replaced was replaced again) and stay as they are"
+        )
     return 0
 
 

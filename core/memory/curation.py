@@ -6,6 +6,7 @@ agent protocol, and each refuses an agent caller as well (defence in depth).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -124,6 +125,7 @@ def _decide(
     accepted: list[Acceptance] = []
     with store.transaction():
         for entry_id in entry_ids:
+            undo: dict[str, Any] = {}
             entry = store.get(entry_id)
             if entry is None:
                 raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
@@ -143,6 +145,12 @@ def _decide(
                     accepted.append(
                         Acceptance(entry_id, entry.review_reason, deferred_at, pending, superseded)
                     )
+                    # Ids and a time, no content: what `ambry review return` puts back.
+                    undo = {
+                        "deferred_at": deferred_at,
+                        "pending_supersedes": pending,
+                        "superseded": superseded,
+                    }
                 case Decision.REJECT:
                     store.delete(entry_id)
                 case Decision.DEFER:
@@ -154,6 +162,7 @@ def _decide(
                 session_id=caller.session_id,
                 entry_ids=[entry_id],
                 reason=entry.review_reason,
+                **undo,
             )
     if decision is Decision.REJECT:
         scrub(store, (Index.ENTRIES,))
@@ -263,6 +272,57 @@ def return_to_review(
         )
     )
     return Returned(changes, tuple(returned), tuple(left))
+
+
+def recorded_acceptances(store: GroupStore, entry_ids: Sequence[str]) -> list[Acceptance]:
+    """What the newest accept of each of ``entry_ids`` changed, as its audit row says,
+    for :func:`return_to_review` from a command (``ambry review return``), which has no
+    undo stack to keep it in.
+
+    An accept recorded before the audit row kept its deferral gives the entry back
+    undeferred; the entry it replaced is then read from the supersede row written
+    just before it, in the same transaction.
+
+    Raises:
+        NotFound: no such entry, or it was never accepted from review.
+        Conflict: it awaits review already.
+    """
+    found = store.get_many(entry_ids)
+    out: list[Acceptance] = []
+    for entry_id in entry_ids:
+        entry = found.get(entry_id)
+        if entry is None:
+            raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
+        if entry.status is Status.CANDIDATE:
+            raise Conflict(f"{entry_id} awaits review already; nothing to take back", field="id")
+        row = store.execute(
+            "SELECT id, detail FROM audit_log WHERE action = ? AND entry_ids = ? "
+            "ORDER BY id DESC LIMIT 1",
+            (Action.REVIEW_ACCEPT.value, json.dumps([entry_id])),
+        ).fetchone()
+        if row is None:
+            raise NotFound(
+                f"{entry_id} was never accepted from review (it was stored active): "
+                "nothing to take back; `ambry delete` deletes it",
+                field="id",
+            )
+        detail = json.loads(row[1])
+        superseded = detail.get("superseded")
+        if superseded is None:  # an accept recorded before its row named it
+            before = store.execute(
+                "SELECT entry_ids FROM audit_log WHERE id = ? AND action = ?",
+                (row[0] - 1, Action.SUPERSEDE.value),
+            ).fetchone()
+            replaced = json.loads(before[0]) if before else []
+            if len(replaced) == 2 and replaced[1] == entry_id:
+                superseded = replaced[0]
+        pending = detail.get("pending_supersedes", superseded)
+        out.append(
+            Acceptance(
+                entry_id, detail.get("reason"), detail.get("deferred_at"), pending, superseded
+            )
+        )
+    return out
 
 
 def delete_recorded(

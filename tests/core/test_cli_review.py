@@ -1,0 +1,113 @@
+"""``ambry review``: accept in a terminal, and take the accept back with ``review return``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.cli.main import main
+from core.model.config import Config
+from core.model.entries import Status
+from core.service import MemoryService
+from core.storage.paths import DataDir
+
+
+def run(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> tuple[int, str, str]:
+    code = main(["--data-dir", str(root), *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def stored(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> str:
+    code, out, _ = run(capsys, root, "store", *argv)
+    assert code == 0
+    return out.split()[0]
+
+
+def read(root: Path, entry_id: str) -> tuple[Status, str | None, str | None, str | None]:
+    """The entry's status and review reason, its deferral and pending supersession."""
+    service = MemoryService(DataDir(root), Config())
+    try:
+        entry = service.get("main", entry_id)
+        row = service.store_for("main").execute(
+            "SELECT deferred_at, pending_supersedes FROM memory_entries WHERE id = ?", (entry_id,)
+        )
+        deferred, pending = row.fetchone()
+        return entry.status, entry.review_reason, deferred, pending
+    finally:
+        service.close()
+
+
+def test_an_accept_in_a_terminal_is_taken_back_as_it_was(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = stored(capsys, tmp_path, "Bank is Acme Credit Union")
+    bad = stored(capsys, tmp_path, "Bank is Evil Corp", "--supersedes", good, "--trust", "low")
+    assert run(capsys, tmp_path, "review", "defer", bad)[0] == 0
+    before = read(tmp_path, bad)
+    assert before[0] is Status.CANDIDATE and before[2] is not None and before[3] == good
+
+    assert run(capsys, tmp_path, "review", "accept", bad)[0] == 0
+    assert "Evil Corp" in run(capsys, tmp_path, "brief")[1]
+    code, out, err = run(capsys, tmp_path, "review", "return", bad)
+    assert (code, out, err) == (0, f"returned {bad} to review\n", "")
+    # Awaiting review again, deferred and with its pending replacement, as before the
+    # accept; the memory it replaced is current again.
+    assert read(tmp_path, bad) == before
+    brief = run(capsys, tmp_path, "brief")[1]
+    assert "Acme" in brief and "Evil Corp" not in brief
+    code, out, _ = run(capsys, tmp_path, "review", "--json")
+    assert [e["id"] for e in json.loads(out)] == [bad]
+    code, out, _ = run(capsys, tmp_path, "audit", "--action", "review_undo", "--json")
+    assert json.loads(out)[0]["entry_ids"] == [bad, good]
+
+    # Decided anew, and taken back again.
+    assert run(capsys, tmp_path, "review", "accept", bad)[0] == 0
+    code, out, _ = run(capsys, tmp_path, "review", "return", bad, "--json")
+    assert json.loads(out) == {"returned": [bad], "left": []}
+
+
+def test_an_accept_recorded_without_its_undo_details_is_taken_back_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    good = stored(capsys, tmp_path, "Bank is Acme Credit Union")
+    bad = stored(capsys, tmp_path, "Bank is Evil Corp", "--supersedes", good, "--trust", "low")
+    assert run(capsys, tmp_path, "review", "accept", bad)[0] == 0
+    service = MemoryService(DataDir(tmp_path), Config())
+    try:  # as an earlier version wrote it: the reason alone
+        service.store_for("main").execute(
+            "UPDATE audit_log SET detail = json_object('reason', json_extract(detail, "
+            "'$.reason')) WHERE action = 'review_accept'"
+        )
+    finally:
+        service.close()
+    assert run(capsys, tmp_path, "review", "return", bad)[0] == 0
+    status, reason, deferred, pending = read(tmp_path, bad)
+    assert status is Status.CANDIDATE and reason and deferred is None and pending == good
+    assert "Acme" in run(capsys, tmp_path, "brief")[1]
+
+
+def test_what_cannot_be_taken_back_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mine = stored(capsys, tmp_path, "Standup is at 9:30")
+    held = stored(capsys, tmp_path, "Deploys go out on Tuesdays", "--trust", "low")
+    code, _, err = run(capsys, tmp_path, "review", "return", mine)
+    assert code == 1 and f"{mine} was never accepted from review" in err
+    code, _, err = run(capsys, tmp_path, "review", "return", held)
+    assert code == 1 and f"{held} awaits review already; nothing to take back" in err
+    code, _, err = run(capsys, tmp_path, "review", "return", "mem-nope")
+    assert code == 1 and "no entry mem-nope in group main" in err
+    assert run(capsys, tmp_path, "review", "return", "--all")[0] == 2
+    code, _, err = run(capsys, tmp_path, "review", "return")
+    assert code == 2 and "needs at least one accepted memory's id" in err
+
+    # Accepted, then edited: the new version stands, and the accept is not taken back.
+    assert run(capsys, tmp_path, "review", "accept", held)[0] == 0
+    stored(capsys, tmp_path, "Deploys go out on Wednesdays", "--supersedes", held)
+    code, out, err = run(capsys, tmp_path, "review", "return", held)
+    assert code == 1 and out == ""
+    assert f"not returned: {held} changed since the accept" in err
+    assert read(tmp_path, held)[0] is Status.ACTIVE
