@@ -18,7 +18,7 @@ from core.agent.dispatch import Connection
 from core.agent.protocol import agent_dispatcher
 from core.agent.rpc_memory import MEMORY_TOOLS
 from core.cli.main import main
-from core.continuity import episodes, exchange_recall
+from core.continuity import episodes, exchange_candidates, exchange_recall
 from core.continuity.exchange_recall import as_spoken
 from core.model.entries import Actor
 from core.model.errors import Forbidden, InvalidParams
@@ -457,7 +457,7 @@ def test_named_speakers_latest_turns_are_read_from_the_index(service: MemoryServ
     store = service.store_for("main")
 
     def latest(names: set[str], want: int) -> set[str]:
-        seqs = sorted(exchange_recall._said_by(store, names, want))
+        seqs = sorted(exchange_candidates._said_by(store, names, want, None))
         marks = ", ".join("?" * len(seqs))
         return {
             r[0] for r in store.execute(f"SELECT turn FROM exchanges WHERE seq IN ({marks})", seqs)
