@@ -329,7 +329,7 @@ def check_cli(ambry: Path, work: Path, env: dict[str, str]) -> str:
     )
     hits = json.loads(
         run([str(ambry), *common, "search", "luna", "--json"], cwd=work, env=env).stdout
-    )
+    )["results"]
     if not hits or hits[0]["content"] != "Dogs are named Luna":
         raise CheckFailed(f"`ambry search luna` did not find the stored entry: {hits}")
     return "ambry store, then ambry search finds it"

@@ -178,7 +178,7 @@ examples:
   ambry store "Prefers tea to coffee" --tags drinks
   echo "a longer note" | ambry store -
   ambry search tea
-  ambry search --json tea | jq -r '.[0].id'
+  ambry search --json tea | jq -r '.results[0].id'
   ambry forget coffee
   ambry export backup.jsonl
   ambry COMMAND --help      (a command's options, with their defaults)

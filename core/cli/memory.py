@@ -26,6 +26,7 @@ from core.model.entries import (
     Status,
     Trust,
 )
+from core.model.paging import page_fields
 from core.model.text import plural
 from core.policy.manifest import validate_args
 
@@ -148,7 +149,13 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
         text += "\n\nclaims:\n" + "\n".join(
             f"{c['id']}  {c['text']}\n  ({c['label']})" for c in claims
         )
-    ctx.emit([r.to_dict() for r in results], text, aside=more)
+    # memory_search's result, key for key: what the text shows, paging and claims too.
+    data = {
+        "results": [r.to_dict() for r in results],
+        **page_fields(page.next_offset, page.truncated),
+        "claims": claims,
+    }
+    ctx.emit(data, text)
     return 0
 
 

@@ -37,7 +37,7 @@ def test_store_search_show_delete_round_trip(
 
     # Global options are accepted after the command too.
     code, out, _ = run(capsys, "search", "luna", "--json", "--data-dir", d)
-    results = json.loads(out)
+    results = json.loads(out)["results"]
     assert code == 0 and results[0]["id"] == entry_id
     assert set(results[0]) >= {
         "id",
@@ -157,12 +157,13 @@ def test_search_reads_on_with_offset(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, out, _ = run(capsys, *d, "search", "week", "--offset", "200", "--mode", "keyword")
     assert (code, out) == (0, "no matching memories at --offset 200 or beyond\n")
     assert len(set(first + rest)) == 3
-    # --json stays a list of results; that more follow is said on stderr.
+    # --json says where the next page starts, as memory_search does.
     code, out, err = run(capsys, *d, "--json", "search", "week", "--limit", "2")
-    assert code == 0 and len(json.loads(out)) == 2
-    assert err == "(more follow: add --offset 2)\n"
+    page = json.loads(out)
+    assert (code, len(page["results"]), page["next_offset"], err) == (0, 2, 2, "")
     code, out, err = run(capsys, *d, "--json", "search", "week", "--offset", "2")
-    assert (code, len(json.loads(out)), err) == (0, 1, "")
+    page = json.loads(out)
+    assert (code, len(page["results"]), err) == (0, 1, "") and "next_offset" not in page
 
 
 def test_the_deepest_page_says_more_match_under_json_too(
@@ -177,7 +178,8 @@ def test_the_deepest_page_says_more_match_under_json_too(
     code, out, err = run(capsys, *d, *argv)
     assert (code, out.splitlines()[-1], err) == (0, says, "")
     code, out, err = run(capsys, *d, "--json", *argv)
-    assert (code, len(json.loads(out)), err) == (0, 1, says + "\n")
+    page = json.loads(out)
+    assert (code, len(page["results"]), page["truncated"], err) == (0, 1, True, "")
 
 
 def test_duplicates_lists_a_paraphrase_and_keeps_one(

@@ -165,3 +165,40 @@ def test_source_syntax(text: str, expected: dict[str, Any]) -> None:
 def test_bad_source_syntax_says_what_to_write(text: str, says: str) -> None:
     with pytest.raises(InvalidParams, match=says):
         parse_source(text)
+
+
+def test_search_json_carries_the_claims_the_text_lists(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(root)]
+    assert main([*d, "store", "The staging database runs Postgres 16"]) == 0
+    _, made = run(
+        root,
+        capsys,
+        "propose",
+        "The staging database runs Postgres 16",
+        "--kind",
+        "configuration",
+        "--source",
+        "exchange:1",
+    )
+    capsys.readouterr()
+    assert main([*d, "search", "staging", "--mode", "keyword"]) == 0
+    text = capsys.readouterr().out
+    assert f"claims:\n{made['id']}  The staging database runs Postgres 16\n" in text
+    assert main([*d, "--json", "search", "staging", "--mode", "keyword"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    # memory_search's result: the memories, then the claims beside them, labelled.
+    assert list(found) == ["results", "claims"]
+    assert [r["content"] for r in found["results"]] == ["The staging database runs Postgres 16"]
+    [claim] = found["claims"]
+    assert (claim["id"], claim["status"]) == (made["id"], "candidate")
+    assert claim["text"] == "The staging database runs Postgres 16"
+    assert f"({claim['label']})" in text
+    # A page with more after it says where the next starts, as the tool does.
+    assert main([*d, "store", "The staging cache is Redis"]) == 0
+    capsys.readouterr()
+    assert main([*d, "--json", "search", "staging", "--limit", "1", "--mode", "keyword"]) == 0
+    out = capsys.readouterr()
+    paged = json.loads(out.out)
+    assert (len(paged["results"]), paged["next_offset"], out.err) == (1, 1, "")

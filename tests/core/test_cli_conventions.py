@@ -758,4 +758,4 @@ def test_a_long_or_multi_line_memory_is_one_cut_line_in_search_and_whole_in_json
     assert code == 0 and "Deploy checklist: - run the migrations -" in line
     assert "…" in line and len(line) < 420
     code, out, _ = run(capsys, *d, "search", "deploy checklist", "--json")
-    assert json.loads(out)[0]["content"] == body.strip()
+    assert json.loads(out)["results"][0]["content"] == body.strip()

@@ -159,7 +159,7 @@ def _reads_work(data: DataDir, out: Path, **run: object) -> str:
     """Search and export through the CLI; returns their stderr."""
     found = _cli(data.root, "--json", "search", "lighthouse", **run)  # type: ignore[arg-type]
     assert found.returncode == 0, found.stderr
-    assert [r["content"] for r in json.loads(found.stdout)] == [
+    assert [r["content"] for r in json.loads(found.stdout)["results"]] == [
         "the lighthouse keeper drinks smoky tea"
     ]
     exported = _cli(data.root, "export", str(out), **run)  # type: ignore[arg-type]

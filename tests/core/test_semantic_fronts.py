@@ -592,7 +592,7 @@ def test_cli_results_say_their_score_and_what_found_them(
     assert line.startswith("mem-") and "User's dog is named Luna  (0." in line
     assert line.endswith("semantic, recent)")
     assert main([*d, "search", "--json"]) == 0  # a listing: all match an empty query fully
-    assert [r["score"] for r in json.loads(capsys.readouterr().out)] == [1.0]
+    assert [r["score"] for r in json.loads(capsys.readouterr().out)["results"]] == [1.0]
     assert main([*d, "search"]) == 0  # a listing, not a ranking: no score
     assert capsys.readouterr().out.strip().endswith("User's dog is named Luna")
     service = MemoryService(DataDir(tmp_path))

@@ -144,7 +144,7 @@ def test_trash_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     code, out, _ = run(capsys, "trash", "empty", "--yes", "--json", "--data-dir", d)
     assert code == 0 and json.loads(out) == {"deleted": 1}
     code, out, _ = run(capsys, "search", "garden", "--json", "--data-dir", d)
-    assert [r["id"] for r in json.loads(out)] == [ids[0]]
+    assert [r["id"] for r in json.loads(out)["results"]] == [ids[0]]
     code, out, err = run(capsys, "trash", "restore", ids[2], "--data-dir", d)
     assert code == 1 and err.startswith("error: no entry")
 
