@@ -15,7 +15,16 @@ from core.attachments.receipts import (
     links,
     list_receipts,
 )
-from core.cli.context import Context, at_least, command, fail, progress_line, watching, whole
+from core.cli.context import (
+    Context,
+    command,
+    fail,
+    progress_line,
+    tool_maximum,
+    watching,
+    whole,
+    within,
+)
 from core.model.errors import InvalidParams
 
 
@@ -120,8 +129,13 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> int:
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", nargs="?", help="show this receipt in full, with its links")
     p.add_argument("--thread", metavar="ID", help="only receipts seen in this thread")
+    most = tool_maximum("attachment_list", "limit")
     p.add_argument(
-        "--limit", type=whole, default=50, metavar="N", help="at most N receipts (default 50)"
+        "--limit",
+        type=whole,
+        default=50,
+        metavar="N",
+        help=f"at most N receipts (default 50, at most {most})",
     )
 
 
@@ -134,7 +148,8 @@ def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
         data = {**receipt.to_dict(), "links": [link.to_dict() for link in found]}
         ctx.emit(data, _details(receipt, found))
         return 0
-    receipts = list_receipts(store, args.thread, at_least(args.limit, "limit"))
+    limit = within(args.limit, "limit", 1, tool_maximum("attachment_list", "limit"))
+    receipts = list_receipts(store, args.thread, limit)
     text = "\n".join(f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in receipts)
     ctx.emit([r.to_dict() for r in receipts], text or "no attachment receipts")
     return 0

@@ -10,7 +10,16 @@ from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
 from core.claims.model import ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
-from core.cli.context import Context, at_least, command, common_options, confirm, fail, whole
+from core.cli.context import (
+    Context,
+    command,
+    common_options,
+    confirm,
+    fail,
+    tool_maximum,
+    whole,
+    within,
+)
 from core.model.errors import InvalidParams
 
 _DECISIONS = {
@@ -40,8 +49,13 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
     ls.add_argument(
         "--query", default="", metavar="WORDS", help="words to look for (best match first)"
     )
+    most = tool_maximum("claim_search", "limit")
     ls.add_argument(
-        "--limit", type=whole, default=50, metavar="N", help="at most N claims (default 50)"
+        "--limit",
+        type=whole,
+        default=50,
+        metavar="N",
+        help=f"at most N claims (default 50, at most {most})",
     )
     for name, text in (
         ("show", "a claim, its sources and its decision history"),
@@ -259,7 +273,7 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
                 query=args.query,
                 statuses=[ClaimStatus(args.status)] if args.status else [],
                 kinds=[ClaimKind(args.kind)] if args.kind else [],
-                limit=at_least(args.limit, "limit"),
+                limit=within(args.limit, "limit", 1, tool_maximum("claim_search", "limit")),
             )
             lines = [f"{c.id}  [{c.kind.value}] {c.status.value}: {c.text}" for c in found]
             ctx.emit([c.to_dict() for c in found], "\n".join(lines) or "no claims")

@@ -20,6 +20,7 @@ from core.model.caller import Caller
 from core.model.entries import Actor, MemoryEntry, SearchResult
 from core.model.errors import InvalidParams
 from core.model.text import one_line
+from core.policy.manifest import load_manifest
 from core.semantic import hybrid
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP
@@ -187,6 +188,22 @@ def at_least(value: int, field: str, lowest: int = 1) -> int:
     if value < lowest:
         raise InvalidParams(f"{field} must be at least {lowest}", field=field, rule="minimum")
     return value
+
+
+def within(value: int, field: str, lowest: int, highest: int) -> int:
+    """``value`` of the option ``field``, refused outside ``lowest``..``highest`` with
+    the words of :func:`at_least` (``limit must be at most 500``) and rule ``maximum``
+    above, as a tool's schema refuses it."""
+    at_least(value, field, lowest)
+    if value > highest:
+        raise InvalidParams(f"{field} must be at most {highest}", field=field, rule="maximum")
+    return value
+
+
+def tool_maximum(tool: str, argument: str) -> int:
+    """The largest value the agent tool ``tool`` takes for ``argument`` (its schema's
+    ``maximum``): the command that reads the same list stops where the tool does."""
+    return int(load_manifest()[tool].schema["properties"][argument]["maximum"])
 
 
 def read_stdin(field: str) -> str:

@@ -19,7 +19,9 @@ from core.cli.context import (
     found_by,
     paging_line,
     read_stdin,
+    tool_maximum,
     whole,
+    within,
 )
 from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
@@ -72,8 +74,13 @@ def _format_version(h: ThreadHandoff) -> str:
 
 
 def _threads_args(p: argparse.ArgumentParser) -> None:
+    most = tool_maximum("thread_list", "limit")
     p.add_argument(
-        "--limit", type=whole, default=100, metavar="N", help="at most N threads (default 100)"
+        "--limit",
+        type=whole,
+        default=100,
+        metavar="N",
+        help=f"at most N threads (default 100, at most {most})",
     )
     subs = _subcommands(p, required=False)
     sub = _sub(subs, "list", "List threads, most recently active first (the default).")
@@ -82,7 +89,7 @@ def _threads_args(p: argparse.ArgumentParser) -> None:
         type=whole,
         default=argparse.SUPPRESS,
         metavar="N",
-        help="at most N threads (default 100)",
+        help=f"at most N threads (default 100, at most {most})",
     )
     sub = _sub(subs, "open", "Create a thread (or find the one with this title).")
     sub.add_argument("title", help="the thread's title (one line, ≤ 200 characters)")
@@ -101,7 +108,8 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     match args.action:
         case None | "list":
-            listed = threads.list_threads(service, ctx.group, at_least(args.limit, "limit"))
+            limit = within(args.limit, "limit", 1, tool_maximum("thread_list", "limit"))
+            listed = threads.list_threads(service, ctx.group, limit)
             text = "\n".join(map(_format_thread, listed)) or "no threads yet"
             ctx.emit([t.to_dict() for t in listed], text)
         case "open":

@@ -7,13 +7,13 @@ from dataclasses import replace
 
 from core.cli.context import (
     Context,
-    at_least,
     command,
     format_entry,
     format_result,
     paging_line,
     read_stdin,
     whole,
+    within,
 )
 from core.model.entries import (
     ENTRY_TYPES,
@@ -194,16 +194,26 @@ def cmd_delete(ctx: Context, args: argparse.Namespace) -> int:
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", choices=ENTRY_TYPES, help="only this type")
     p.add_argument(
-        "--limit", type=whole, default=50, metavar="N", help="at most N entries (default 50)"
+        "--limit",
+        type=whole,
+        default=50,
+        metavar="N",
+        help=f"at most N entries (default 50, at most {MAX_SEARCH_LIMIT})",
     )
     p.add_argument(
-        "--offset", type=whole, default=0, metavar="N", help="skip the first N entries (default 0)"
+        "--offset",
+        type=whole,
+        default=0,
+        metavar="N",
+        help=f"skip the first N entries (default 0, at most {MAX_SEARCH_OFFSET})",
     )
 
 
 @command("list", "List current entries, newest first, a page at a time.")(_list_args)
 def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
-    limit, offset = at_least(args.limit, "limit"), at_least(args.offset, "offset", 0)
+    # The bounds of memory_search, which lists the same entries when given no words.
+    limit = within(args.limit, "limit", 1, MAX_SEARCH_LIMIT)
+    offset = within(args.offset, "offset", 0, MAX_SEARCH_OFFSET)
     flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
     stored = ctx.service.store_for(ctx.group).recent(flt, limit, offset)
     entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked

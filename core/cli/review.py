@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.context import Context, at_least, command, fail, format_entry, whole
+from core.cli.context import Context, command, fail, format_entry, whole, within
 from core.memory import curation
 from core.memory.curation import Decision
 from core.storage import audit
+
+#: The most audit rows one ``ambry audit`` prints. No agent tool reads the log, so
+#: no schema bounds it; a thousand is as deep as a search pages, and --action and
+#: --actor narrow the rows to the ones wanted (the app scrolls through all of them).
+MAX_AUDIT_ROWS = 1000
 
 
 def _review_args(p: argparse.ArgumentParser) -> None:
@@ -80,7 +85,7 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
         type=whole,
         default=50,
         metavar="N",
-        help="at most N rows, newest first (default 50)",
+        help=f"at most N rows, newest first (default 50, at most {MAX_AUDIT_ROWS})",
     )
     p.add_argument("--action", action="append", default=[], help="only this action (repeatable)")
     p.add_argument("--actor", choices=["agent", "operator", "system"], help="only this actor")
@@ -89,7 +94,7 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
 @command("audit", "Show the audit log: what happened, never what was stored.")(_audit_args)
 def cmd_audit(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
-    limit = at_least(args.limit, "limit")
+    limit = within(args.limit, "limit", 1, MAX_AUDIT_ROWS)
     rows = audit.recent(store, limit=limit, actions=args.action, actor=args.actor)
 
     def line(r: audit.AuditRecord) -> str:

@@ -665,6 +665,14 @@ def test_a_limit_below_one_is_refused_not_raised_to_one(
         (["related", "mem-nope", "--limit", "21"], "--limit must be at most 20"),
         (["recall", "tea", "--budget", "8001"], "--budget must be at most 8000"),
         (["dig", "mem-nope", "--depth", "4"], "--depth must be at most 3"),
+        # The listings stop where the agent tool reading the same list stops.
+        (["list", "--limit", "101"], "--limit must be at most 100"),
+        (["list", "--offset", "1001"], "--offset must be at most 1000"),
+        (["threads", "--limit", "501"], "--limit must be at most 500"),
+        (["threads", "list", "--limit=501"], "--limit must be at most 500"),
+        (["attachments", "--limit", "101"], "--limit must be at most 100"),
+        (["claims", "list", "--limit", "101"], "--limit must be at most 100"),
+        (["audit", "--limit", "1001"], "--limit must be at most 1000"),
         (
             ["claims", "propose", "x", "--kind=fact", "--source=memory:x", "--recheck-days=3651"],
             "--recheck-days must be at most 3650",
@@ -681,6 +689,24 @@ def test_a_value_past_its_range_names_the_option_as_typed(
     error = json.loads(err)["error"]
     assert (code, error["message"], error["rule"]) == (1, says, "maximum")
     assert error["field"] == says.split()[0].removeprefix("--").replace("-", "_")
+
+
+def test_the_listings_take_their_largest_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    for argv in (
+        ["list", "--limit", "100", "--offset", "1000"],
+        ["threads", "--limit", "500"],
+        ["attachments", "--limit", "100"],
+        ["claims", "list", "--limit", "100"],
+        ["audit", "--limit", "1000"],
+    ):
+        code, _, err = run(capsys, *d, *argv)
+        assert (code, err) == (0, ""), argv
+    with pytest.raises(SystemExit):
+        main(["threads", "--help"])
+    assert "(default 100, at most 500)" in capsys.readouterr().out
 
 
 def test_help_gives_every_default_examples_and_the_exit_statuses(
