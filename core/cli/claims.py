@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from core.claims import gate, modes, records
 from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
-from core.claims.model import ClaimKind, ClaimStatus, Decision
+from core.claims.model import MAX_SOURCES, ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
 from core.cli.context import (
     Context,
@@ -20,7 +22,7 @@ from core.cli.context import (
     whole,
     within,
 )
-from core.model.errors import InvalidParams
+from core.model.errors import AmbryError, InvalidParams, NotFound
 
 _DECISIONS = {
     "accept": Decision.ACCEPT,
@@ -145,6 +147,44 @@ def parse_source(text: str) -> dict[str, Any]:
                 f"--source {text!r}: the kind must be exchange, handoff, attachment or memory",
                 field="source",
             )
+
+
+#: A refused source's field as the tool names it: ``sources.0`` and the part, ``version``.
+_SOURCE_FIELD = re.compile(r"sources\.(\d+)(?:\.(\w+))?")
+#: Each part of a source by what it is in the ``--source`` typed (``handoff:THREAD@VERSION``).
+_PARTS = {
+    "thread": "the thread",
+    "version": "the version",
+    "start": "the span's start",
+    "end": "the span's end",
+    "kind": "the kind",
+}
+
+
+def _as_typed(exc: AmbryError, typed: Sequence[str], sources: Sequence[dict[str, Any]]) -> str:
+    """``exc``'s message naming the ``--source`` as typed rather than the tool's path to
+    it: "sources.0.version must be at least 1" reads "--source 'handoff:thr-…@0': the
+    version must be at least 1"; "" when it names no single source."""
+    field = exc.data.get("field")
+    if field == "sources" and exc.data.get("rule") == "maxItems":
+        return (
+            f"--source is given {len(typed)} times; a claim cites at most {MAX_SOURCES} "
+            "sources, so split the claim"
+        )
+    found = _SOURCE_FIELD.fullmatch(field) if isinstance(field, str) else None
+    if found is None or int(found[1]) >= len(typed):
+        return ""
+    index, part = int(found[1]), found[2]
+    tool, sep, message = exc.message.partition(": ")
+    message = message if sep and tool == "claim_propose" else exc.message
+    if message.startswith(f"sources[{index}]: "):  # what the source itself says
+        rest = message.removeprefix(f"sources[{index}]: ")
+    elif message.startswith(f"{field} ") and part:  # a bound of the tool's schema
+        name = f"the {sources[index]['kind']} id" if part == "id" else _PARTS.get(part, part)
+        rest = f"{name} {message.removeprefix(f'{field} ')}"
+    else:
+        return ""
+    return f"--source {typed[index]!r}: {rest}"
 
 
 def _review(report: ClaimReport) -> str:
@@ -305,7 +345,13 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
             params: dict[str, Any] = {"text": args.text, "kind": args.kind, "sources": sources}
             if args.recheck_days is not None:
                 params["recheck_days"] = args.recheck_days
-            outcome = gate.propose(ctx.service, ctx.caller, params)
+            try:
+                outcome = gate.propose(ctx.service, ctx.caller, params)
+            except (InvalidParams, NotFound) as exc:
+                message = _as_typed(exc, args.source, sources)
+                if not message:
+                    raise
+                raise type(exc)(message, **exc.data) from None
             ctx.emit(
                 outcome.to_dict(),
                 f"{outcome.claim.id}  {outcome.claim.status.value}"

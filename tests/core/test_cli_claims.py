@@ -202,3 +202,61 @@ def test_search_json_carries_the_claims_the_text_lists(
     out = capsys.readouterr()
     paged = json.loads(out.out)
     assert (len(paged["results"]), paged["next_offset"], out.err) == (1, 1, "")
+
+
+@pytest.mark.parametrize(
+    ("source", "says", "field", "rule"),
+    [
+        (
+            "handoff:thr-aaaaaaaaaaaa@0",
+            "--source 'handoff:thr-aaaaaaaaaaaa@0': the version must be at least 1",
+            "sources.0.version",
+            "minimum",
+        ),
+        (
+            "handoff:thr-aaaaaaaaaaaa@2147483648",
+            "--source 'handoff:thr-aaaaaaaaaaaa@2147483648': the version must be at most "
+            "2147483647",
+            "sources.0.version",
+            "maximum",
+        ),
+        (
+            "exchange:9223372036854775808",
+            "--source 'exchange:9223372036854775808': the exchange id must be at most "
+            "9223372036854775807",
+            "sources.0.id",
+            "maximum",
+        ),
+    ],
+)
+def test_a_source_out_of_range_is_named_as_typed(
+    root: Path, capsys: pytest.CaptureFixture[str], source: str, says: str, field: str, rule: str
+) -> None:
+    argv = ["propose", "Postgres 16", "--kind", "fact", "--source", "exchange:1"]
+    code, message = run(root, capsys, *argv, "--source", source)
+    # The second --source is the one refused: its index stays in `field`, as the tool's.
+    error = json.loads(message)["error"]
+    assert (code, error["message"], error["field"], error["rule"]) == (
+        1,
+        says,
+        field.replace("sources.0", "sources.1"),
+        rule,
+    )
+    capsys.readouterr()
+    assert main(["--data-dir", str(root), "claims", *argv[:-2], "--source", source]) == 1
+    assert capsys.readouterr().err == f"error: {says}\n"
+
+
+def test_a_missing_source_and_too_many_say_which_option(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["propose", "Postgres 16", "--kind", "fact"]
+    code, message = run(root, capsys, *argv, "--source", "exchange:1", "--source", "exchange:7")
+    assert code == 1 and json.loads(message)["error"]["message"] == (
+        "--source 'exchange:7': no exchange 7 in group main"
+    )
+    nine = [arg for i in range(1, 10) for arg in ("--source", f"exchange:{i}")]
+    code, message = run(root, capsys, *argv, *nine)
+    assert code == 1 and json.loads(message)["error"]["message"] == (
+        "--source is given 9 times; a claim cites at most 8 sources, so split the claim"
+    )
