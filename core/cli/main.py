@@ -15,6 +15,7 @@ import difflib
 import logging
 import sys
 from collections.abc import Sequence
+from gettext import gettext
 from typing import Any, NoReturn
 
 from core import __version__
@@ -49,6 +50,10 @@ from core.storage.paths import (
 )
 
 log = logging.getLogger(__name__)
+
+
+#: How argparse starts the error for missing arguments (translated as it translates it).
+_REQUIRED = gettext("the following arguments are required: %s").removesuffix("%s")
 
 
 class UsageError(Exception):
@@ -108,6 +113,12 @@ class _Parser(argparse.ArgumentParser):
         return None
 
     def error(self, message: str) -> NoReturn:
+        missing = message.removeprefix(_REQUIRED)
+        if missing != message:
+            # argparse names them as typed, joined by ", ": `id`, `--source`, `ACTION`.
+            # The first is `field`, as a tool's schema names one missing property.
+            field = self._dest(missing.split(", ")[0])
+            raise UsageError(self.format_usage(), message, field, "required" if field else None)
         raise UsageError(self.format_usage(), message)
 
     def _get_value(self, action: argparse.Action, arg_string: str) -> Any:

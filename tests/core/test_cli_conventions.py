@@ -265,6 +265,14 @@ def test_errors_are_json_under_json(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert error["exit_status"] == 1
 
 
+def test_an_unknown_option_names_no_argument_under_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, _, err = run(capsys, "--json", "search", "tea", "--limt", "3")
+    error = json.loads(err)["error"]
+    assert (code, error["code"]) == (2, "usage") and "field" not in error and "rule" not in error
+
+
 def test_usage_errors_are_json_under_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "--json", "store", "--type", "opinion", "x")
     assert code == 2
@@ -284,6 +292,12 @@ def test_usage_errors_are_json_under_json(capsys: pytest.CaptureFixture[str]) ->
         (["serch", "tea"], "command", "enum"),
         (["threads", "lst"], "action", "enum"),
         (["search", "tea", "--limit"], "limit", "nargs"),
+        # A missing argument, as a tool names a missing property (the first of several).
+        (["show"], "id", "required"),
+        (["handoff", "show"], "thread", "required"),
+        (["claims"], "action", "required"),
+        (["claims", "propose", "x"], "kind", "required"),
+        (["threads", "rename"], "thread", "required"),
     ],
 )
 def test_a_usage_error_under_json_names_the_argument_and_the_rule(
