@@ -99,6 +99,10 @@ class AmbryClient:
         token: the agent token (default: read from the data dir's ``agent.token``).
         data_dir: where to find the token (default: ``AMBRY_DATA_DIR`` or the platform's).
         timeout: seconds to wait for a reply.
+
+    Raises:
+        StorageError: no ``socket_path`` was given and ``AMBRY_SOCKET`` is a relative
+            path, which the server, started elsewhere, would not have resolved alike.
     """
 
     def __init__(

@@ -294,7 +294,10 @@ def check_keyring() -> Finding:
 
 
 def check_socket() -> Finding:
-    path = default_socket_path()
+    try:
+        path = default_socket_path()
+    except StorageError as exc:  # a relative AMBRY_SOCKET
+        return Finding("socket", Status.FAIL, exc.message, "set AMBRY_SOCKET to an absolute path")
     if not path.exists():
         return Finding("socket", Status.OK, f"{path}: no server running (`ambry` or `ambry serve`)")
     if not stat.S_ISSOCK(path.stat().st_mode):

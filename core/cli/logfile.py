@@ -24,6 +24,7 @@ from typing import Any
 import platformdirs
 
 from core.policy.secrets import redact
+from core.storage.paths import path_from_env
 
 LOG_DIR_ENV = "AMBRY_LOG_DIR"
 LOG_FILE_NAME = "ambry.log"
@@ -36,11 +37,14 @@ CONSOLE_VERBOSE = "%(levelname)s %(name)s: %(message)s"
 
 
 def log_dir() -> Path:
-    """``AMBRY_LOG_DIR``, else the platform's user log dir for Ambry."""
-    env = os.environ.get(LOG_DIR_ENV)
-    if env:
-        return Path(env).expanduser().absolute()
-    return Path(platformdirs.user_log_dir("Ambry", appauthor=False))
+    """``AMBRY_LOG_DIR``, else the platform's user log dir for Ambry.
+
+    Raises:
+        StorageError: ``AMBRY_LOG_DIR`` holds a relative path (refused as a relative
+            ``AMBRY_DATA_DIR`` is: each process would log in another folder).
+    """
+    named = path_from_env(LOG_DIR_ENV, "folder")
+    return named or Path(platformdirs.user_log_dir("Ambry", appauthor=False))
 
 
 def log_file() -> Path:
@@ -212,13 +216,14 @@ def _file_handler(path: Path) -> logging.Handler | None:
 
 
 @contextmanager
-def logging_to_file(*, verbose: bool) -> Iterator[Path]:
-    """Log to stderr (WARNING, or INFO with ``verbose``) and to the log file while inside."""
+def logging_to_file(*, verbose: bool, path: Path | None = None) -> Iterator[Path]:
+    """Log to stderr (WARNING, or INFO with ``verbose``) and to the log file (``path``,
+    by default :func:`log_file`) while inside."""
     root = logging.getLogger()
     stderr = logging.StreamHandler(sys.stderr)
     stderr.setLevel(logging.INFO if verbose else logging.WARNING)
     stderr.setFormatter(logging.Formatter(CONSOLE_VERBOSE) if verbose else _Console())
-    path = log_file()
+    path = log_file() if path is None else path
     handlers = [h for h in (stderr, _file_handler(path)) if h is not None]
     previous_level = root.level
     root.setLevel(logging.INFO)

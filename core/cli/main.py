@@ -35,7 +35,7 @@ from core.cli.context import (
     common_options,
     fail,
 )
-from core.cli.logfile import logging_to_file
+from core.cli.logfile import log_file, logging_to_file
 from core.model.config import Config, load_config
 from core.model.errors import AmbryError, InvalidParams
 from core.policy.manifest import load_manifest
@@ -294,10 +294,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not JSON_ERRORS.get():
                 print(exc.usage, end="", file=sys.stderr)
             return fail(exc.message, 2, {"code": "usage", **exc.details})
-        with logging_to_file(verbose=args.verbose) as log_path:
+        options = _options(_chosen(parser, args))
+        try:
+            path = log_file()
+        except AmbryError as exc:  # a relative AMBRY_LOG_DIR: nothing to log to yet
+            return _refuse(args, exc, options, started=False)
+        with logging_to_file(verbose=args.verbose, path=path) as log_path:
             args.log_file = log_path
             try:
-                return _run(args, _options(_chosen(parser, args)))
+                return _run(args, options)
             except Exception:
                 log.exception("bug in ambry %s (%s)", args.command or "app", __version__)
                 raise
@@ -351,14 +356,7 @@ def _run(args: argparse.Namespace, options: dict[str, str]) -> int:
             ) from None
     except AmbryError as exc:
         log.info("refused: %s", exc.message)
-        message = _for_a_person(exc, options)
-        code = fail(message, 1, {**exc.to_dict(), "message": message})
-        if args.command == "mcp" and ctx is None and not sys.stdin.isatty():
-            # An MCP client shows an answer; the line on stderr few of them show.
-            from core.agent.mcp_stdio import refuse_stdio
-
-            refuse_stdio(exc, sys.stdin.fileno(), sys.stdout.fileno())
-        return code
+        return _refuse(args, exc, options, started=ctx is not None)
     except KeyboardInterrupt:
         if sys.stderr.isatty():
             # The terminal's ^C, a progress line or a question holds the cursor.
@@ -374,6 +372,20 @@ def _run(args: argparse.Namespace, options: dict[str, str]) -> int:
                 with contextlib.suppress(AmbryError):
                     service.end_session(ctx.opened)
             service.close()
+
+
+def _refuse(
+    args: argparse.Namespace, exc: AmbryError, options: dict[str, str], *, started: bool
+) -> int:
+    """Report ``exc`` (exit status 1); ``started``: the command had begun its work."""
+    message = _for_a_person(exc, options)
+    code = fail(message, 1, {**exc.to_dict(), "message": message})
+    if args.command == "mcp" and not started and not sys.stdin.isatty():
+        # An MCP client shows an answer; the line on stderr few of them show.
+        from core.agent.mcp_stdio import refuse_stdio
+
+        refuse_stdio(exc, sys.stdin.fileno(), sys.stdout.fileno())
+    return code
 
 
 def _known_group(args: argparse.Namespace, data_dir: DataDir, group: str) -> None:

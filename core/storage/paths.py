@@ -3,7 +3,8 @@
 The data directory comes from ``--data-dir``, else ``AMBRY_DATA_DIR``, else
 ``platformdirs.user_data_dir("Ambry")`` (:func:`locate_data_dir`). A relative
 ``AMBRY_DATA_DIR`` is refused: it would name another folder from every working
-directory, and MCP clients start ``ambry mcp`` wherever they run. Whether a data
+directory, and MCP clients start ``ambry mcp`` wherever they run. So is a relative
+``AMBRY_SOCKET``, or ``AMBRY_LOG_DIR`` (:func:`path_from_env`). Whether a data
 dir that does not exist may be created is the front end's rule (``core.cli.main``).
 Group names are checked before any path is built from them, so a name can never
 point outside ``memory/``.
@@ -105,18 +106,34 @@ def locate_data_dir(explicit: str | os.PathLike[str] | None = None) -> LocatedDa
 def _locate(explicit: str | os.PathLike[str] | None) -> LocatedDataDir:
     if explicit:
         return LocatedDataDir(Path(explicit).expanduser().absolute(), DataDirOrigin.FLAG)
-    env = os.environ.get(DATA_DIR_ENV)
-    if env:
-        path = Path(env).expanduser()
-        if not path.is_absolute():
-            raise StorageError(
-                f"{DATA_DIR_ENV}={env} is a relative path, so it would name another folder "
-                "in every working directory (MCP clients and the app start Ambry elsewhere); "
-                f"set it to an absolute path, such as {Path(env).absolute()}"
-            )
+    path = path_from_env(DATA_DIR_ENV, "folder")
+    if path is not None:
         return LocatedDataDir(path, DataDirOrigin.ENV)
     default = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
     return LocatedDataDir(default, DataDirOrigin.DEFAULT)
+
+
+def path_from_env(name: str, what: str) -> Path | None:
+    """The absolute path the environment variable ``name`` holds (``~`` expanded), or
+    None when it is unset or empty; ``what`` it names ("folder", "socket") is for the
+    refusal.
+
+    Raises:
+        StorageError: the variable holds a relative path. It would name another
+            ``what`` from every working directory, and MCP clients and the app start
+            Ambry wherever they run, so it is refused rather than resolved.
+    """
+    env = os.environ.get(name)
+    if not env:
+        return None
+    path = Path(env).expanduser()
+    if not path.is_absolute():
+        raise StorageError(
+            f"{name}={env} is a relative path, so it would name another {what} "
+            "in every working directory (MCP clients and the app start Ambry elsewhere); "
+            f"set it to an absolute path, such as {Path(env).absolute()}"
+        )
+    return path
 
 
 def resolve_data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -221,11 +238,14 @@ class DataDir:
 
 
 def default_socket_path() -> Path:
-    """The agent socket: ``AMBRY_SOCKET`` or ``<user runtime dir>/ambry/agent.sock``."""
-    env = os.environ.get(SOCKET_ENV)
-    if env:
-        return Path(env).expanduser().absolute()
-    return runtime_socket_path()
+    """The agent socket: ``AMBRY_SOCKET`` or ``<user runtime dir>/ambry/agent.sock``.
+
+    Raises:
+        StorageError: ``AMBRY_SOCKET`` holds a relative path (see :func:`path_from_env`):
+            the app, ``ambry serve`` and an agent's client, each started in another
+            folder, would not meet on one socket.
+    """
+    return path_from_env(SOCKET_ENV, "socket") or runtime_socket_path()
 
 
 def runtime_socket_path() -> Path:

@@ -23,7 +23,7 @@ from core import __version__
 from core.model.config import load_config
 from core.model.errors import AmbryError
 from core.service import MemoryService
-from core.storage.paths import DEFAULT_GROUP, DataDir, resolve_data_dir
+from core.storage.paths import DEFAULT_GROUP, DataDir, default_socket_path, resolve_data_dir
 from desktop.server.agent_server import AgentServer
 from desktop.server.headless import quit_on_signals
 from desktop.settings.appearance import theme_choice
@@ -175,9 +175,12 @@ def launch(args: argparse.Namespace, instance: InstanceServer | None = None) -> 
     """Build the service, the executor and the agent socket, and show the window.
 
     Raises:
-        AmbryError: the data dir or its settings cannot be used.
+        AmbryError: the data dir or its settings cannot be used, or ``AMBRY_SOCKET``
+            is a relative path.
     """
     data_dir = DataDir(resolve_data_dir(getattr(args, "data_dir", None)))
+    # A relative AMBRY_SOCKET is refused before anything is opened that would need closing.
+    socket_path = default_socket_path()
     data_dir.ensure()
     if instance is None:
         instance = InstanceServer(data_dir)
@@ -195,7 +198,7 @@ def launch(args: argparse.Namespace, instance: InstanceServer | None = None) -> 
         raise
     executor = Executor(data_dir, service.config, "ambry-query")
     state.config_changed.connect(executor.set_config)
-    server = AgentServer(service, data_dir)
+    server = AgentServer(service, data_dir, socket_path)
     socket_error: str | None = None
     try:
         server.start()

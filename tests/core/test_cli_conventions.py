@@ -188,6 +188,41 @@ def test_a_relative_data_dir_in_the_environment_is_refused(
     assert code == 0 and DataDir(tmp_path / "store").groups() == ["main"]
 
 
+def test_a_relative_log_dir_in_the_environment_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As AMBRY_DATA_DIR: each process would log in its own working directory.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AMBRY_LOG_DIR", "logs")
+    d = ["--data-dir", str(tmp_path / "data")]
+    for argv in (["--create", "store", "x"], ["doctor", "--no-mcp"], ["completion", "bash"]):
+        code, out, err = run(capsys, *d, *argv)
+        assert (code, out) == (1, ""), argv
+        assert err == (
+            "error: AMBRY_LOG_DIR=logs is a relative path, so it would name another folder "
+            "in every working directory (MCP clients and the app start Ambry elsewhere); "
+            f"set it to an absolute path, such as {tmp_path / 'logs'}\n"
+        )
+    code, _, err = run(capsys, *d, "--json", "list")
+    error = json.loads(err)["error"]
+    assert (code, error["code"]) == (1, "storage_error")
+    assert error["message"].startswith("AMBRY_LOG_DIR=logs is a relative path")
+    assert sorted(tmp_path.iterdir()) == []  # no data dir, no log folder
+    monkeypatch.setenv("AMBRY_LOG_DIR", str(tmp_path / "logs"))
+    assert run(capsys, *d, "--create", "store", "x")[0] == 0
+    assert (tmp_path / "logs" / "ambry.log").is_file()
+
+
+def test_doctor_fails_a_relative_socket_in_the_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AMBRY_SOCKET", "agent.sock")
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "--json", "doctor", "--no-mcp")
+    [socket] = [f for f in json.loads(out) if f["check"] == "socket"]
+    assert code == 1 and socket["status"] == "fail"
+    assert socket["detail"].startswith("AMBRY_SOCKET=agent.sock is a relative path")
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="XDG_DATA_HOME moves the default on Linux")
 @pytest.mark.parametrize("blocked_by", ["a file", "a read-only folder"])
 def test_a_default_data_dir_that_cannot_be_created_is_one_clear_error(

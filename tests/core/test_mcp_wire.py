@@ -316,3 +316,20 @@ def test_an_mcp_server_that_cannot_start_answers_with_the_reason(tmp_path: Path)
     assert [r["id"] for r in replies] == [0, 1, 2]
     assert all(str(missing) in r["error"]["message"] for r in replies)
     assert done.returncode == 1 and not missing.exists()
+
+
+def test_an_mcp_server_with_a_relative_log_dir_answers_with_the_reason(tmp_path: Path) -> None:
+    # The client starts `ambry mcp` in a folder of its choosing: a relative
+    # AMBRY_LOG_DIR is refused there, as a relative AMBRY_DATA_DIR is.
+    done = subprocess.run(
+        [str(AMBRY), "mcp"],
+        input=json.dumps(request(0, "initialize", init_params("2025-11-25"))) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, "AMBRY_LOG_DIR": "logs"},
+    )
+    [reply] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert reply["error"]["message"].startswith("AMBRY_LOG_DIR=logs is a relative path")
+    assert done.returncode == 1 and not (tmp_path / "logs").exists()

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import re
 import warnings
 from pathlib import Path
 
 import pytest
 
+from core.agent.client import AmbryClient
 from core.model.errors import InvalidGroup, StorageError
 from core.storage.paths import (
     DataDir,
@@ -76,6 +78,25 @@ def test_socket_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert default_socket_path() == tmp_path / "s.sock"
     monkeypatch.delenv("AMBRY_SOCKET")
     assert default_socket_path().parts[-2:] == ("ambry", "agent.sock")
+
+
+@pytest.mark.parametrize("value", ["agent.sock", "./run/agent.sock", "../agent.sock"])
+def test_a_relative_socket_in_the_environment_is_refused(
+    value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The app, `ambry serve` and an agent's client start in other folders: resolved
+    # where each started, they would not meet on one socket.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AMBRY_SOCKET", value)
+    says = f"AMBRY_SOCKET={value} is a relative path, so it would name another socket"
+    with pytest.raises(StorageError, match=re.escape(says)) as info:
+        default_socket_path()
+    assert f"set it to an absolute path, such as {tmp_path / value}" in info.value.message
+    with pytest.raises(StorageError, match="AMBRY_SOCKET"):
+        AmbryClient()
+    assert AmbryClient(tmp_path / "s.sock").socket_path == tmp_path / "s.sock"
+    monkeypatch.setenv("AMBRY_SOCKET", "~/agent.sock")
+    assert default_socket_path() == Path.home() / "agent.sock"
 
 
 def test_no_runtime_dir_puts_no_warning_on_stderr(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -217,3 +217,20 @@ def test_doctor_tells_an_ambry_server_from_another_listener(
         assert found.status is Status.OK and found.detail.endswith("an Ambry server is listening")
     finally:
         srv.stop()
+
+
+def test_the_app_refuses_a_relative_socket_before_opening_anything(
+    qapp: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import argparse
+
+    from core.model.errors import AmbryError
+    from desktop.shell.app import launch
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AMBRY_SOCKET", "agent.sock")
+    data = tmp_path / "data"
+    args = argparse.Namespace(data_dir=str(data), group=None)
+    with pytest.raises(AmbryError, match=r"AMBRY_SOCKET=agent\.sock is a relative path"):
+        launch(args)
+    assert not data.exists()
