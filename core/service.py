@@ -35,6 +35,7 @@ from core.memory.writing import (
     clean_tags,
     parse_store_args,
     prepare,
+    refuse_blank_tags,
     write_entry,
     writing,
 )
@@ -383,6 +384,7 @@ class MemoryService(Workspace):
     def search_page(self, caller: Caller, args: dict[str, Any]) -> SearchPage:
         """:meth:`search` from ``args["offset"]`` on, and where the next page starts."""
         args = validate_args("memory_search", args)
+        refuse_blank_tags("memory_search", args.get("tags") or ())
         types = (EntryType(args["type"]),) if args.get("type") else ()
         flt = EntryFilter(
             types=types,

@@ -158,6 +158,8 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
         )
     if report.redacted:
         text += f"; {report.redacted} secrets redacted"
+    if report.empty_tags:
+        text += f"; {plural(report.empty_tags, 'empty tag')} left out"
     ctx.emit(report.to_dict(), text)
     return 0
 

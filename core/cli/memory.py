@@ -26,13 +26,38 @@ from core.model.entries import (
     Status,
     Trust,
 )
+from core.model.errors import InvalidParams
 from core.model.paging import page_fields
 from core.model.text import plural
 from core.policy.manifest import validate_args
+from core.policy.screening import strip_controls
 
 
 def _tags(text: str | None) -> list[str]:
-    return [t for t in (text or "").split(",") if t.strip()]
+    """``--tags A,B`` as a list. An empty tag is refused, as the tools refuse one:
+    ``--tags ""`` (an unset shell variable, say), or ``a,,b`` and ``a,`` (a stray comma)."""
+    if text is None:
+        return []
+    if not _words(text):
+        raise InvalidParams(
+            "--tags is empty; give tags separated by commas, or leave the option out",
+            field="tags",
+            rule="minLength",
+        )
+    tags = text.split(",")
+    for i, tag in enumerate(tags):
+        if not _words(tag):
+            raise InvalidParams(
+                f"--tags {text!r}: tag {i + 1} is empty; take out the extra comma",
+                field=f"tags.{i}",
+                rule="minLength",
+            )
+    return tags
+
+
+def _words(text: str) -> str:
+    """``text`` as a tag keeps it: without control characters and outer white space."""
+    return " ".join(strip_controls(text).split())
 
 
 def _store_args(p: argparse.ArgumentParser) -> None:

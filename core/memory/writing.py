@@ -97,6 +97,7 @@ class StoreOutcome:
 def parse_store_args(args: dict[str, Any]) -> StoreRequest:
     """A :class:`StoreRequest` from ``memory_store`` arguments, validated against the manifest."""
     args = validate_args("memory_store", args)
+    refuse_blank_tags("memory_store", args.get("tags") or ())
     claim = args.get("source") or {}
     return StoreRequest(
         entry_type=EntryType(args["type"]),
@@ -107,6 +108,23 @@ def parse_store_args(args: dict[str, Any]) -> StoreRequest:
         claimed_trust=Trust(claim["trust"]) if claim.get("trust") else None,
         privacy=Privacy(args.get("privacy") or "public"),
     )
+
+
+def refuse_blank_tags(tool: str, tags: Iterable[str]) -> None:
+    """Refuse a tag that is only white space (or control characters) in ``tool``'s
+    arguments, as its schema refuses an empty one: the caller sent it, so it is told,
+    rather than the tag being dropped without a word.
+
+    Raises:
+        InvalidParams: naming the tag by its index (``tags.1``), rule ``minLength``.
+    """
+    for i, tag in enumerate(tags):
+        if not " ".join(strip_controls(tag).split()):
+            raise InvalidParams(
+                f"{tool}: tags.{i} must not be empty or only white space; leave it out",
+                field=f"tags.{i}",
+                rule="minLength",
+            )
 
 
 def clean_tags(tags: Iterable[str]) -> tuple[str, ...]:

@@ -41,6 +41,8 @@ class ScreenedEntry:
     #: The record's status, or ``candidate`` when a possible secret needs review.
     status: Status
     redacted: int
+    #: Tags left out for being empty or only white space (an older or edited file).
+    empty_tags: int = 0
 
 
 #: Entry fields screened as labels: top-level ones, then provenance's.
@@ -68,10 +70,15 @@ def screen_entry(
     redacted = len(body.redacted)
     possible = list(body.possible)
     kept: list[str] = []
+    empty = 0
     for tag in tags:
         redacted += len(tag.redacted)
         possible += tag.possible
-        if not tag.redacted:
+        if not tag.text.split():
+            # A write refuses one, and the write path always dropped it: one in a
+            # file is dropped too, and counted, so the import still goes through.
+            empty += 1
+        elif not tag.redacted:
             kept.append(tag.text)
     raw = {k: rec.get(k) for k in _ENTRY_FIELDS}
     raw |= {k: rec["provenance"][k] for k in _PROVENANCE_FIELDS}
@@ -86,7 +93,7 @@ def screen_entry(
     if possible and status is Status.ACTIVE:
         status = Status.CANDIDATE
         fields["review_reason"] = "possible secret (" + ", ".join(sorted(set(possible))) + ")"
-    return ScreenedEntry(body.text, tuple(kept), fields, status, redacted)
+    return ScreenedEntry(body.text, tuple(kept), fields, status, redacted, empty)
 
 
 def screen_row(

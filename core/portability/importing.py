@@ -63,6 +63,8 @@ class ImportReport:
     #: Older versions whose newer version was not imported (refused or skipped): each
     #: now names the newest version that was, or is current again if none was.
     relinked: list[str] = field(default_factory=list)
+    #: Tags left out for being empty or only white space, which no write keeps.
+    empty_tags: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +76,7 @@ class ImportReport:
             "refused": self.refused,
             "secret_only": self.secret_only,
             "relinked": self.relinked,
+            "empty_tags": self.empty_tags,
         }
 
 
@@ -282,6 +285,7 @@ def _import_entry(
     )
     store.insert(service.row_for(entry))
     report.entries += 1
+    report.empty_tags += screened.empty_tags
 
 
 def _relink_chains(store: Any, records: list[Any], report: ImportReport) -> None:

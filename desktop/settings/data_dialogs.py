@@ -129,6 +129,8 @@ def import_text(report: ImportReport, path: Path, group: str) -> str:
             f" {len(report.relinked)} older versions now follow the next version imported, "
             "or are current again, because the memories that replaced them were left out."
         )
+    if report.empty_tags:
+        text += f" {_counted(report.empty_tags, ('empty tag', 'empty tags'))} left out."
     return text
 
 

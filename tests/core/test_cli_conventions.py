@@ -113,6 +113,43 @@ def test_blank_arguments_are_one_clear_error(
     assert json.loads(err)["error"]["message"] == "--limit must be at least 1"
 
 
+@pytest.mark.parametrize(
+    ("argv", "says", "field"),
+    [
+        (
+            ["store", "Works on billing", "--tags", "work,"],
+            "--tags 'work,': tag 2 is empty; take out the extra comma",
+            "tags.1",
+        ),
+        (
+            ["store", "Works on billing", "--tags", "work, ,home"],
+            "--tags 'work, ,home': tag 2 is empty; take out the extra comma",
+            "tags.1",
+        ),
+        (
+            ["store", "Works on billing", "--tags", ""],
+            "--tags is empty; give tags separated by commas, or leave the option out",
+            "tags",
+        ),
+        (
+            ["search", "billing", "--tags", ",work"],
+            "--tags ',work': tag 1 is empty; take out the extra comma",
+            "tags.0",
+        ),
+    ],
+)
+def test_an_empty_tag_is_refused_not_dropped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], says: str, field: str
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    code, out, err = run(capsys, *d, *argv)
+    assert (code, out, err) == (1, "", f"error: {says}\n")
+    code, _, err = run(capsys, *d, "--json", *argv)
+    error = json.loads(err)["error"]
+    assert (code, error["message"], error["field"], error["rule"]) == (1, says, field, "minLength")
+    assert DataDir(tmp_path).groups() == []  # nothing stored, no group started
+
+
 def test_errors_name_options_not_agent_tools(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

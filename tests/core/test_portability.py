@@ -439,3 +439,31 @@ def test_a_version_left_out_of_an_import_hides_no_older_one(
     data = ["--data-dir", str(service.data_dir.root), "--group", "third"]
     assert main([*data, "import", str(edited)]) == 0
     assert "1 older version re-linked past a memory left out" in capsys.readouterr().out
+
+
+def test_an_older_export_with_empty_tags_imports_without_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No write keeps an empty tag now, but a file from before (or edited by hand) may
+    # hold some: the import still goes through, leaves them out and says how many.
+    source, target = tmp_path / "source", tmp_path / "target"
+    d = ["--data-dir", str(source), "--create"]
+    assert main([*d, "store", "--tags", "work", "Works on the billing service"]) == 0
+    out = tmp_path / "older.jsonl"
+    assert main([*d, "export", str(out)]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[1])
+    entry["tags"] = ["work", "", "  ", "\t"]
+    out.write_text("\n".join([lines[0], json.dumps(entry), *lines[2:]]) + "\n", encoding="utf-8")
+    capsys.readouterr()
+    t = ["--data-dir", str(target), "--create"]
+    assert main([*t, "import", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert said.strip().endswith("; 3 empty tags left out")
+    assert main([*t, "--json", "list"]) == 0
+    [imported] = json.loads(capsys.readouterr().out)
+    assert (imported["id"], imported["tags"]) == (entry["id"], ["work"])
+    # Once held, the same file is a duplicate: nothing left out, as nothing is written.
+    assert main([*t, "--json", "import", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["entries"], report["empty_tags"], report["duplicates"]) == (0, 0, [entry["id"]])

@@ -28,6 +28,7 @@ from core.agent.framing import (
     nesting_depth,
     parse_request,
 )
+from core.agent.mcp_bridge import McpSession
 from core.agent.protocol import agent_dispatcher
 from core.agent.rpc_memory import run_tool
 from core.cli.main import main as cli_main
@@ -454,6 +455,59 @@ def test_invalid_params_name_the_field_and_rule(
     code, data = error_of(call(conn, method, params))
     assert code == ErrorCode.INVALID_PARAMS
     assert (data["field"], data["rule"]) == (field, rule)
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "message"),
+    [
+        (
+            "memory_store",
+            {"type": "fact", "content": "Works on billing", "tags": ["work", ""]},
+            "memory_store: tags.1 must not be empty",
+        ),
+        (
+            "memory_store",
+            {"type": "fact", "content": "Works on billing", "tags": ["work", " \t", "x"]},
+            "memory_store: tags.1 must not be empty or only white space; leave it out",
+        ),
+        (
+            "memory_store",
+            {"type": "fact", "content": "Works on billing", "tags": ["\u0007"]},
+            "memory_store: tags.0 must not be empty or only white space; leave it out",
+        ),
+        ("memory_search", {"tags": [""]}, "memory_search: tags.0 must not be empty"),
+        (
+            "memory_search",
+            {"query": "billing", "tags": ["work", "  "]},
+            "memory_search: tags.1 must not be empty or only white space; leave it out",
+        ),
+    ],
+)
+def test_an_empty_tag_is_refused_by_its_index_not_dropped(
+    conn: Connection, service: MemoryService, method: str, params: dict[str, Any], message: str
+) -> None:
+    # It was dropped without a word: the agent believed it had tagged the memory, or
+    # searched by a tag, when the tag was gone (and a search was widened to all).
+    reply = call(conn, method, params)
+    code, data = error_of(reply)
+    assert (code, reply["error"]["message"]) == (ErrorCode.INVALID_PARAMS, message)
+    index = message.split("tags.")[1].split()[0]
+    assert (data["field"], data["rule"]) == (f"tags.{index}", "minLength")
+    assert entry_rows(service) == []
+    # MCP's tools/call goes through the same method: the same refusal, as a tool error.
+    session = McpSession(service, "main", client="mcp-test")
+    session.handle(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-test", "version": "1"},
+        },
+    )
+    result = session.handle("tools/call", {"name": method, "arguments": params})
+    assert result["isError"] and result["content"][0]["text"] == f"invalid_params: {message}"
+    session.close()
+    assert entry_rows(service) == []
 
 
 @pytest.mark.parametrize(

@@ -327,3 +327,26 @@ def test_the_import_summary_says_when_a_version_chain_was_mended() -> None:
         "secret). 1 older version now follows the next version imported, or is current "
         "again, because the memory that replaced it was left out."
     )
+
+
+def test_an_import_that_leaves_empty_tags_out_says_so(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    panel: DataPanel,
+    files: FileDialogs,
+    tmp_path: Path,
+) -> None:
+    service.store(operator, {"type": "fact", "content": "Works on billing", "tags": ["work"]})
+    files.save_path = tmp_path / "older.jsonl"
+    assert run_job(qtbot, panel, "export_button")[0]
+    lines = files.save_path.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[1])
+    entry["tags"] = ["work", " "]  # as a file from before (or edited by hand) may hold
+    files.save_path.write_text("\n".join([lines[0], json.dumps(entry), *lines[2:]]) + "\n")
+    window.state.set_group("copy")
+    files.open_path = files.save_path
+    ok, text = run_job(qtbot, panel, "import_button")
+    assert ok and text.endswith(" 1 empty tag left out.")
+    assert service.get("copy", str(entry["id"])).tags == ("work",)
