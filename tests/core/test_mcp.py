@@ -31,7 +31,9 @@ def server_params(data: Path, *extra: str, group: str = "main") -> StdioServerPa
     return StdioServerParameters(
         command=str(AMBRY),
         args=["--data-dir", str(data), "--create", "--group", group, "mcp", *extra],
-        env={"QT_QPA_PLATFORM": "offscreen"},
+        # The SDK hands the server a few variables only: PYTHONPATH (tests/conftest.py)
+        # too, so it runs this checkout's code whatever the venv's install points at.
+        env={"QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": os.environ["PYTHONPATH"]},
     )
 
 
