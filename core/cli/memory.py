@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from core.cli.context import (
     Context,
+    at_least,
     command,
     format_entry,
     format_result,
@@ -230,15 +231,17 @@ def _list_args(p: argparse.ArgumentParser) -> None:
         type=whole,
         default=0,
         metavar="N",
-        help=f"skip the first N entries (default 0, at most {MAX_SEARCH_OFFSET})",
+        help="skip the first N entries (default 0)",
     )
 
 
 @command("list", "List current entries, newest first, a page at a time.")(_list_args)
 def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
-    # The bounds of memory_search, which lists the same entries when given no words.
+    # memory_search's page size, which lists the same entries when given no words. Not
+    # its deepest offset: that bounds the ranking's work, and a list by age reads on
+    # to the oldest entry.
     limit = within(args.limit, "limit", 1, MAX_SEARCH_LIMIT)
-    offset = within(args.offset, "offset", 0, MAX_SEARCH_OFFSET)
+    offset = at_least(args.offset, "offset", 0)
     flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
     stored = ctx.service.store_for(ctx.group).recent(flt, limit, offset)
     entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked
