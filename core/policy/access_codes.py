@@ -43,7 +43,17 @@ _SAID = (
 
 _PLACE = (
     r"(?:door|gate|alarm|garage|safe|lock[ \t-]?box|key[ \t-]?safe|keypad|padlock|locker"
-    r"|(?:building[ \t]+)?entry)"
+    r"|(?:(?:bike|bicycle|cable|combination)[ \t-]+)?lock|(?:building[ \t]+)?entry)"
+)
+# A digit said as a word ("nine one one five"; "oh" for a zero).
+_DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+#: A code said one digit at a time: four to twelve digits apart ("1 2 3 4"), or
+#: four to eight digits as words ("four four one two", "nine-one-one-five"),
+#: and no more of them after it.
+DIGITS_ONE_BY_ONE = (
+    r"(?P<single>\d(?:[ \t]\d){3,11})(?![\w-]|[ \t]\d|[.,:/]\d)"
+    rf"|(?P<spelled>{_DIGIT_WORD}(?:(?:[ \t]*,[ \t]*|[ \t]+|-){_DIGIT_WORD}){{3,7}})"
+    rf"(?![\w-]|(?:[ \t]*,[ \t]*|[ \t]+|-){_DIGIT_WORD}(?![\w-]))"
 )
 # Codes of another kind that can be "for the door": a zip code, a building code,
 # an error code ("the error code for the lock is 4001").
@@ -65,7 +75,9 @@ _ACCESS = re.compile(
     + rf"(?P<said>{_SAID})"
     # 4-12 digits, perhaps with the keypad's * or #, or a dial's numbers (12-34-56),
     # or digits in groups ("48 21", "48-21"; only after "is", ":" or "=").
+    # Or one digit at a time, in figures or in words ("1 2 3 4", "nine one one five").
     + r"(?P<value>(?P<groups>\d{2,6}(?:[ -]\d{2,6}){1,2})(?![\w-]|[.,:/]\d)"
+    + rf"|{DIGITS_ONE_BY_ONE}"
     r"|[*#]?\d{4,12}[*#]?|\d{1,3}(?:[ \t]*[-/][ \t]*\d{1,3}){2,4})(?![\w-]|[.,:/]\d)",
     re.IGNORECASE,
 )

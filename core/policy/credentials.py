@@ -143,6 +143,8 @@ _CLAUSE_WORDS = _FUNCTION_WORDS | frozenset(
 # A first word shaped as a participle or an adverb makes "is" a verb of the clause
 # ("is shared between ...", "is rarely used", "is expiring soon"), not the "is" of a value.
 _PREDICATE = re.compile(r"[a-z]{3,}(?<!e)ed|[a-z]{3,}ing|[a-z]{3,}ly")
+# Digits said one at a time ("1 9 8 4", "four four one two"): one PIN or password.
+_ONE_BY_ONE = re.compile(access_codes.DIGITS_ONE_BY_ONE, re.IGNORECASE)
 
 
 # "Login for the NAS: admin / hunter2", "creds for staging: root:Pa55word".
@@ -267,6 +269,10 @@ def _value_span(m: re.Match[str], *, assigned: bool = False) -> tuple[int, int] 
         assigned: The noun was followed by ``=`` or ``:`` rather than a verb.
     """
     noun = m.group("noun").lower()
+    if noun.startswith(("pass", "pw", "pin")):
+        digits = _ONE_BY_ONE.match(m.string, m.start("value"))
+        if digits is not None:
+            return digits.span()
     if noun.startswith(("pass", "pw")):
         phrase = _phrase(m, noun)
         if phrase is not None:

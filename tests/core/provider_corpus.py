@@ -323,6 +323,16 @@ def _said_other_ways() -> list[Positive]:
         ("my wifi password is correct horse battery staple", "correct horse battery staple"),
         ("the router password is purple monkey dishwasher 42", "purple monkey dishwasher 42"),
         ("The guest wifi password is sunny beach house 2024.", "sunny beach house 2024"),
+        # Codes said one digit at a time, in figures or in words.
+        ("the alarm code is 1 2 3 4", "1 2 3 4"),
+        ("my pin is 1 9 8 4", "1 9 8 4"),
+        ("garage code is 5 5 1 2", "5 5 1 2"),
+        ("my atm pin is four four one two", "four four one two"),
+        ("the door code is nine one one five", "nine one one five"),
+        # The codes of other locks.
+        ("the lockbox combination is 3-1-4-1", "3-1-4-1"),
+        ("the bike lock code is 3141", "3141"),
+        ("keypad code: 7 7 0 1", "7 7 0 1"),
     ]
     return [Positive("prose", text, value) for text, value in said]
 
@@ -412,6 +422,10 @@ def _negatives() -> list[str]:
         "the passphrase is shared between staging environments",
         "the password was stolen last week",
         "Password: Bitwarden team vault",
+        # Too few digits, or too many digit words, for a code.
+        "the alarm code is 1 2 3",
+        "the door code is one two three four five six seven eight nine",
+        "the bike lock code is in the app",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

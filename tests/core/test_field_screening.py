@@ -47,6 +47,9 @@ def test_file_text_loses_only_the_stated_values() -> None:
         ),
         ("authenticator setup key: jbsw y3dp ehpk 3pxp kq2a ok", "jbsw y3dp ehpk 3pxp kq2a"),
         ("Door code: 48 21, ring twice", "48 21"),
+        ("the alarm code is 1 2 3 4 now", "1 2 3 4"),
+        ("my atm pin is four four one two, thanks", "four four one two"),
+        ("the door code is nine-one-one-five.", "nine-one-one-five"),
         ("recovery codes: abcd-efgh, ijkl-mnop and that is all", "abcd-efgh, ijkl-mnop"),
         (
             "my 12 words are legal winner thank year wave sausage worth useful legal winner "

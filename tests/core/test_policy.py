@@ -116,6 +116,25 @@ def test_credential_statements_are_refused_and_audited(
     assert refused and "Tr0ub4dor" not in str(refused[0].to_dict())
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "the alarm code is 1 2 3 4",
+        "my pin is 1 9 8 4",
+        "the lockbox combination is 3-1-4-1",
+        "the bike lock code is 3141",
+        "my atm pin is four four one two",
+        "the door code is nine one one five",
+    ],
+)
+def test_codes_said_one_digit_at_a_time_are_refused(
+    service: MemoryService, agent: Caller, content: str
+) -> None:
+    with pytest.raises(Refused, match="not stored"):
+        service.store(agent, {"type": "fact", "content": content})
+    assert service.store_for("main").total() == 0
+
+
 @pytest.mark.parametrize("content", [SECRETS[1], f"{SECRETS[1]},\n{SECRETS[2]}."])
 def test_a_memory_that_is_nothing_but_a_secret_is_refused(
     service: MemoryService, agent: Caller, content: str
