@@ -143,6 +143,26 @@ _CLAUSE_WORDS = _FUNCTION_WORDS | frozenset(
 # A first word shaped as a participle or an adverb makes "is" a verb of the clause
 # ("is shared between ...", "is rarely used", "is expiring soon"), not the "is" of a value.
 _PREDICATE = re.compile(r"[a-z]{3,}(?<!e)ed|[a-z]{3,}ing|[a-z]{3,}ly")
+# A password of two words closing the clause: a word in lower case, then a
+# number in figures or in words ("hunter two", "dragon 7").
+_NUMBER_WORD = (
+    r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+    r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty"
+    r"|sixty|seventy|eighty|ninety|hundred)"
+)
+_PAIR = re.compile(
+    rf"(?P<word>[a-z]{{3,}})[ \t]+(?:\d{{1,8}}|{_NUMBER_WORD})"
+    r"(?=[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z)))"
+)
+# Nouns a number labels or bounds: "the password is step two", "is priority one",
+# "is min 8" say which or how much, not what.
+_NUMBERED = frozenset(
+    """number num no step part phase stage level tier round priority factor option choice
+    item point rule section chapter page line table figure version release build day
+    week month year hour minute attempt try count type class grade rank size length min
+    max minimum maximum top""".split()
+)
+_NOT_PAIR_WORDS = _PROSE_WORDS | _CLAUSE_WORDS | _COMPOUNDS | _INSTRUCTIONS | _NUMBERED
 # Digits said one at a time ("1 9 8 4", "four four one two"): one PIN or password.
 _ONE_BY_ONE = re.compile(access_codes.DIGITS_ONE_BY_ONE, re.IGNORECASE)
 
@@ -328,7 +348,19 @@ def _phrase(m: re.Match[str], noun: str) -> tuple[int, int] | None:
         plain = _PLAIN.match(text, start)
         if plain is not None and _plain_phrase(plain.group().lower().split()):
             return plain.span()
+        pair = _PAIR.match(text, start)
+        if pair is not None and _pair_word(pair.group("word")):
+            return pair.span()
     return None
+
+
+def _pair_word(word: str) -> bool:
+    """Whether ``word``, before a number that closes the clause after "password
+    is", reads as the start of a password of two words ("hunter two") rather than
+    a clause ("is under 12", "is step two", "is expiring 2"): no word a clause or
+    talk about passwords is made of, no participle or adverb, no noun a number
+    labels or bounds."""
+    return word not in _NOT_PAIR_WORDS and _PREDICATE.fullmatch(word) is None
 
 
 def _plain_phrase(words: list[str]) -> bool:

@@ -323,6 +323,9 @@ def _said_other_ways() -> list[Positive]:
         ("my wifi password is correct horse battery staple", "correct horse battery staple"),
         ("the router password is purple monkey dishwasher 42", "purple monkey dishwasher 42"),
         ("The guest wifi password is sunny beach house 2024.", "sunny beach house 2024"),
+        # ... or of two, a word and a number.
+        ("my password is hunter two", "hunter two"),
+        ("the wifi password is dragon 7.", "dragon 7"),
         # Codes said one digit at a time, in figures or in words.
         ("the alarm code is 1 2 3 4", "1 2 3 4"),
         ("my pin is 1 9 8 4", "1 9 8 4"),
@@ -426,6 +429,12 @@ def _negatives() -> list[str]:
         "the alarm code is 1 2 3",
         "the door code is one two three four five six seven eight nine",
         "the bike lock code is in the app",
+        # Two words after "password is" that are a clause, not a password.
+        "the password is expired now",
+        "the password is accepted now",
+        "the password is changing next week",
+        "the password is expiring soon",
+        "the password is step two",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

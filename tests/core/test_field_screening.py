@@ -50,6 +50,7 @@ def test_file_text_loses_only_the_stated_values() -> None:
         ("the alarm code is 1 2 3 4 now", "1 2 3 4"),
         ("my atm pin is four four one two, thanks", "four four one two"),
         ("the door code is nine-one-one-five.", "nine-one-one-five"),
+        ("my password is hunter two.", "hunter two"),
         ("recovery codes: abcd-efgh, ijkl-mnop and that is all", "abcd-efgh, ijkl-mnop"),
         (
             "my 12 words are legal winner thank year wave sausage worth useful legal winner "

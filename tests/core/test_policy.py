@@ -125,9 +125,10 @@ def test_credential_statements_are_refused_and_audited(
         "the bike lock code is 3141",
         "my atm pin is four four one two",
         "the door code is nine one one five",
+        "my password is hunter two",
     ],
 )
-def test_codes_said_one_digit_at_a_time_are_refused(
+def test_codes_said_one_digit_at_a_time_and_two_word_passwords_are_refused(
     service: MemoryService, agent: Caller, content: str
 ) -> None:
     with pytest.raises(Refused, match="not stored"):
