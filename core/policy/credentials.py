@@ -163,6 +163,10 @@ _NUMBERED = frozenset(
     max minimum maximum top""".split()
 )
 _NOT_PAIR_WORDS = _PROSE_WORDS | _CLAUSE_WORDS | _COMPOUNDS | _INSTRUCTIONS | _NUMBERED
+# A lone word that reads as a participle, before "but" or "and", is a verb of the
+# clause ("the password is accepted but login fails", "is working and ...").
+_PARTICIPLE = re.compile(r"[a-z]{3,}(?<!e)ed|[a-z]{3,}ing")
+_POSSESSIVE = re.compile(r"[A-Za-z]+['\u2019]s")
 # Digits said one at a time ("1 9 8 4", "four four one two"): one PIN or password.
 _ONE_BY_ONE = re.compile(access_codes.DIGITS_ONE_BY_ONE, re.IGNORECASE)
 
@@ -313,9 +317,11 @@ def _value_span(m: re.Match[str], *, assigned: bool = False) -> tuple[int, int] 
     ):
         return None
     rest = (m.group("rest") or "").strip().lower()
-    if value.isalpha():
-        # A lone word closing the clause is the value; one that runs on is prose.
-        if rest and rest not in ("and", "but", "so", "btw"):
+    if value.isalpha() or (_POSSESSIVE.fullmatch(value) and rest):
+        # A lone word closing the clause is the value; one that runs on is prose
+        # ("the password is Bitwarden's job now"), and so is a participle before
+        # "but" or "and" ("the password is accepted but login fails").
+        if rest and (rest not in ("and", "but", "so", "btw") or _PARTICIPLE.fullmatch(value)):
             return None
         if value.lower() in _COMPOUNDS:
             return None  # "log in with password authentication."

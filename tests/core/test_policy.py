@@ -136,6 +136,23 @@ def test_codes_said_one_digit_at_a_time_and_two_word_passwords_are_refused(
     assert service.store_for("main").total() == 0
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "the password is accepted but login fails",
+        "the password is Bitwarden's job now",
+        "the password is required but never checked",
+        "the password is what Sam changed last week",
+        "the password is expiring soon",
+    ],
+)
+def test_talk_about_a_password_is_stored(
+    service: MemoryService, operator: Caller, content: str
+) -> None:
+    e = service.store(operator, {"type": "fact", "content": content}).entry
+    assert e.content == content
+
+
 @pytest.mark.parametrize("content", [SECRETS[1], f"{SECRETS[1]},\n{SECRETS[2]}."])
 def test_a_memory_that_is_nothing_but_a_secret_is_refused(
     service: MemoryService, agent: Caller, content: str

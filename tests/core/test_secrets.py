@@ -472,6 +472,12 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "the password is under 12",
         "the password is rotating 2",
         "the password is Bitwarden 8",
+        # A participle before "but" or "and", a possessive before more words.
+        "the password is accepted but login fails",
+        "the password is working and the token is not",
+        "the password is Bitwarden's job now",
+        "the password is required but never checked",
+        "the password is what Sam changed last week",
         "the door code is on the fridge note",
         "the door code changed in 2023",
         "building code 2021 applies",
