@@ -291,6 +291,26 @@ def redact(text: str) -> Redaction:
         The redacted text, plus the pattern names that were replaced and those that
         were only possible (left in place for a person to judge).
     """
+    done = _redact_once(text)
+    # A placeholder can give what follows it an edge the secret before it hid
+    # ("…-----END RSA PRIVATE KEY-----sk-ant-…"): scan again until nothing more
+    # goes, so that redacting a redacted text changes nothing. Only a text that
+    # had something redacted is scanned twice.
+    for _ in range(_MAX_ROUNDS - 1):
+        if not done.redacted:
+            break
+        again = _redact_once(done.text)
+        if not again.redacted:
+            break
+        done = Redaction(again.text, done.redacted + again.redacted, again.possible)
+    return done
+
+
+#: Rounds of :func:`redact` at most (each round after the first is rare).
+_MAX_ROUNDS = 4
+
+
+def _redact_once(text: str) -> Redaction:
     pieces: list[str] = []
     redacted: list[str] = []
     possible: list[str] = []
