@@ -151,7 +151,7 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     }
     if args.type:
         tool_args["type"] = args.type
-    if args.tags:
+    if args.tags is not None:  # "" too: refused below, never a search of every tag
         tool_args["tags"] = _tags(args.tags)
     # The tool's own checks (both bounds of --limit and --offset), before any embedding.
     validate_args("memory_search", tool_args)

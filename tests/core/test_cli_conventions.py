@@ -136,6 +136,11 @@ def test_blank_arguments_are_one_clear_error(
             "--tags ',work': tag 1 is empty; take out the extra comma",
             "tags.0",
         ),
+        (  # an unset shell variable: never a search of every tag
+            ["search", "billing", "--tags", ""],
+            "--tags is empty; give tags separated by commas, or leave the option out",
+            "tags",
+        ),
     ],
 )
 def test_an_empty_tag_is_refused_not_dropped(
