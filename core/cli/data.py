@@ -142,22 +142,21 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     )
     rows = sum(report.rows.values())
     text = (
-        f"imported {report.entries} entries and {rows} other records; "
-        f"{len(report.duplicates)} duplicates skipped"
+        f"imported {plural(report.entries, 'entry', 'entries')} and "
+        f"{plural(rows, 'other record')}; {plural(len(report.duplicates), 'duplicate')} skipped"
     )
     if report.refused:
-        text += f"; {len(report.refused)} credential statements refused"
+        text += f"; {plural(len(report.refused), 'credential statement')} refused"
     if report.secret_only:
         count = len(report.secret_only)
-        text += f"; {count} {'memory' if count == 1 else 'memories'} skipped (nothing but a secret)"
+        text += f"; {plural(count, 'memory', 'memories')} skipped (nothing but a secret)"
     if report.relinked:
-        count = len(report.relinked)
         text += (
-            f"; {count} older {'version' if count == 1 else 'versions'} re-linked past "
+            f"; {plural(len(report.relinked), 'older version')} re-linked past "
             "a memory left out (current again if nothing newer was imported)"
         )
     if report.redacted:
-        text += f"; {report.redacted} secrets redacted"
+        text += f"; {plural(report.redacted, 'secret')} redacted"
     if report.empty_tags:
         text += f"; {plural(report.empty_tags, 'empty tag')} left out"
     ctx.emit(report.to_dict(), text)

@@ -391,7 +391,7 @@ def test_an_imported_memory_that_is_only_a_secret_is_skipped_and_reported(
     data = ["--data-dir", str(service.data_dir.root), "--group", "third"]
     assert main([*data, "import", str(edited)]) == 0
     assert capsys.readouterr().out == (
-        "imported 1 entries and 0 other records; 0 duplicates skipped; "
+        "imported 1 entry and 0 other records; 0 duplicates skipped; "
         "2 memories skipped (nothing but a secret)\n"
     )
 
@@ -439,6 +439,29 @@ def test_a_version_left_out_of_an_import_hides_no_older_one(
     data = ["--data-dir", str(service.data_dir.root), "--group", "third"]
     assert main([*data, "import", str(edited)]) == 0
     assert "1 older version re-linked past a memory left out" in capsys.readouterr().out
+
+
+def test_the_import_summary_counts_one_of_a_kind_in_the_singular(
+    service: MemoryService, operator: Caller, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = service.store(operator, {"type": "fact", "content": "Lives in Paris"}).entry.id
+    new = service.store(operator, {"type": "fact", "content": "Lives in Lyon", "supersedes": old})
+    out = tmp_path / "export.jsonl"
+    export(service, operator, out)
+    # Edited by hand: the newest version is now a credential statement, refused.
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    for rec in records:
+        if rec.get("id") == new.entry.id:
+            rec["content"] = "my password is hunter2"
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    data = ["--data-dir", str(service.data_dir.root), "--group", "other"]
+    assert main([*data, "import", str(edited)]) == 0
+    assert capsys.readouterr().out == (
+        "imported 1 entry and 0 other records; 0 duplicates skipped; "
+        "1 credential statement refused; 1 older version re-linked past a memory left out "
+        "(current again if nothing newer was imported)\n"
+    )
 
 
 def test_an_older_export_with_empty_tags_imports_without_them(
