@@ -74,7 +74,8 @@ def _return(ctx: Context, args: argparse.Namespace) -> int:
     if done.left:
         return fail(
             f"not returned: {', '.join(done.left)} changed since the accept (edited, deleted, "
-            "or replaced, or the memory it replaced was replaced again) and stay as they are"
+            "or replaced, or the memory it replaced was replaced again) and "
+            + ("stays as it is" if len(done.left) == 1 else "stay as they are")
         )
     return 0
 

@@ -109,5 +109,8 @@ def test_what_cannot_be_taken_back_says_why(
     stored(capsys, tmp_path, "Deploys go out on Wednesdays", "--supersedes", held)
     code, out, err = run(capsys, tmp_path, "review", "return", held)
     assert code == 1 and out == ""
-    assert f"not returned: {held} changed since the accept" in err
+    assert err == (
+        f"error: not returned: {held} changed since the accept (edited, deleted, or replaced, "
+        "or the memory it replaced was replaced again) and stays as it is\n"
+    )
     assert read(tmp_path, held)[0] is Status.ACTIVE
