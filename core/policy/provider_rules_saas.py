@@ -8,7 +8,9 @@ readable.
 
 from __future__ import annotations
 
-from core.policy.secret_rules import Rule
+import re
+
+from core.policy.secret_rules import Rule, Span, Tier
 from core.policy.token_formats import (
     ALNUM,
     HEX,
@@ -17,10 +19,17 @@ from core.policy.token_formats import (
     URLSAFE,
     group_span,
     prefixed,
+    random_enough,
     shaped,
 )
 
 _UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def _hex_token(m: re.Match[str]) -> Span | None:
+    # Hex digits and letters both: 32 digits alone are a number, not a token.
+    return m.span("v") if random_enough(m.group("v")) else None
+
 
 PAYMENTS: tuple[Rule, ...] = (
     prefixed("stripe_webhook_secret", "whsec_", f"[{ALNUM}]{{32,}}"),
@@ -98,7 +107,20 @@ MESSAGING: tuple[Rule, ...] = (
         ("maker.ifttt.com/",),
         needs="/",
     ),
+    # Twilio: an account SID (AC + 32 hex) names the account and stays; an API
+    # key (SK + 32 hex) is a credential; the account's auth token is 32 hex
+    # digits with no prefix, so it is found by its name before it, with or
+    # without ":" or "is" ("Twilio auth token 9f8e…", TWILIO_AUTH_TOKEN …).
     prefixed("twilio_api_key", "SK", f"[{HEX_ANY}]{{32}}"),
+    shaped(
+        "twilio_auth_token",
+        r"(?<![A-Za-z0-9])auth[ \t_-]?token(?:[ \t]+(?:is|was)|[ \t]*[:=])?[ \t]*[\"']?"
+        r"(?P<v>[0-9a-fA-F]{32})(?![A-Za-z0-9])",
+        ("auth",),
+        tier=Tier.PROBABLE,
+        caseless=True,
+        extract=_hex_token,
+    ),
     prefixed(
         "sendgrid_key", "SG.", f"[{URLSAFE}]{{20,24}}\\.[{URLSAFE}]{{40,46}}", check_random=False
     ),

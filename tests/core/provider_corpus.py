@@ -340,7 +340,21 @@ def _said_other_ways() -> list[Positive]:
     return [Positive("prose", text, value) for text, value in said]
 
 
-POSITIVES: list[Positive] = _positives() + _logins() + _said_other_ways()
+def _twilio_auth_tokens() -> list[Positive]:
+    """Twilio's auth token: 32 hex digits with no prefix, named before it."""
+    token = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+    return [
+        Positive("Twilio", text.format(v=token), token)
+        for text in (
+            "Twilio auth token {v} for account AC1234567890abcdef1234567890abcdef",
+            "TWILIO_AUTH_TOKEN {v}",
+            'client = Client(account_sid, authToken="{v}")',
+            "auth-token {v}",
+        )
+    ]
+
+
+POSITIVES: list[Positive] = _positives() + _logins() + _said_other_ways() + _twilio_auth_tokens()
 
 
 def _negatives() -> list[str]:

@@ -358,6 +358,7 @@ def _secret_cases() -> list[Case]:
         + _otp_cases()
         + _glued_name_cases()
         + _signature_cases()
+        + _twilio_auth_token_cases()
     )
     return cases + _number_cases() + _wrapped_cases() + later
 
@@ -705,6 +706,23 @@ def _signature_cases() -> list[Case]:
     )
 
 
+def _twilio_auth_token_cases() -> list[Case]:
+    """Twilio's auth token, 32 hex digits with no prefix, after its name with
+    no ":" or "is" between them."""
+    tokens = ["".join(_later.choice("0123456789abcdef") for _ in range(32)) for _ in range(5)]
+    return _cases(
+        "twilio_auth_token",
+        [
+            "Twilio auth token {v} for account AC1234567890abcdef1234567890abcdef",
+            "TWILIO_AUTH_TOKEN {v}",
+            "staging SMS uses SID AC0f1e2d3c4b5a69788796a5b4c3d2e1f0 and auth token {v}",
+            "SMS: auth_token {v}, from +15005550006",
+            "rotate the Twilio Auth Token {v} after the demo",
+        ],
+        tokens,
+    )
+
+
 CASES: list[Case] = _secret_cases()
 SECRETS: list[tuple[str, str]] = [(c.text, c.pattern) for c in CASES]
 
@@ -745,6 +763,11 @@ def _benign() -> list[str]:
         "The API key is required for the paid tier.",
         "Ask before changing the password policy.",
         "passwords are hashed with argon2id",
+        # A Twilio account SID names the account; the auth token's name without a token.
+        "Twilio account AC1234567890abcdef1234567890abcdef sends the reminders.",
+        "Call twilio.rest.Client(account_sid, auth_token) to send the SMS.",
+        "auth token 12345678901234567890123456789012 is the sample in the docs' table",
+        "The oauth token refresh runs every 3600 s.",
         # Code that names credentials without holding one.
         'password = os.environ["DB_PASSWORD"]',
         "api_key: str = Field(..., description='Provider key')",

@@ -135,6 +135,11 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
         "JBSWY3DPEHPK3PXPQ4DS",
     ),
     "huggingface_token": (Tier.DEFINITE, f"HF token hf_{_B36[:36]}", f"hf_{_B36[:36]}"),
+    "twilio_auth_token": (
+        Tier.PROBABLE,
+        "Twilio auth token 9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+    ),
 }
 
 
@@ -172,6 +177,12 @@ def test_findings_never_carry_the_value() -> None:
         ("PGPASS=s3cr3tPass psql", "PGPASS=[SECRET_REDACTED] psql"),
         ("dbpass=s3cr3tPass psql", "dbpass=[SECRET_REDACTED] psql"),
         ("setx PGPASS s3cr3tPass", "setx PGPASS [SECRET_REDACTED]"),
+        # Twilio's auth token after its name, with no ":" between; the account SID stays.
+        (
+            "Twilio auth token 9f8e7d6c5b4a39281706f5e4d3c2b1a0 for account "
+            "AC1234567890abcdef1234567890abcdef",
+            "Twilio auth token [SECRET_REDACTED] for account AC1234567890abcdef1234567890abcdef",
+        ),
     ],
 )
 def test_probable_findings_redact_the_value_only(text: str, expected: str) -> None:
