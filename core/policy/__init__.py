@@ -2,10 +2,11 @@
 
 Owns: argument validation against ``resources/manifest.json`` (``manifest``); secret
 detection and redaction (``token_formats``, ``provider_rules_dev``,
-``provider_rules_saas``, ``secret_rules``, ``secrets``) and credential statements
-(``credentials``); one screening of every text field (``field_screening``,
-``import_screening``, ``screening``) and Ambry's own files (``own_files``); injection
-neutralising and agent text (``sanitize``, ``agent_text``); trust routing
-(``write_policy``); rate windows per agent (``ratelimit``).
+``provider_rules_saas``, ``secret_rules``, ``secrets``, ``personal_numbers``) and
+credential statements (``credentials``, ``access_codes``, ``indirect_statements``);
+one screening of every text field (``field_screening``, ``import_screening``,
+``screening``) and Ambry's own files (``own_files``); injection neutralising and
+agent text (``sanitize``, ``agent_text``); trust routing (``write_policy``); rate
+windows per agent (``ratelimit``).
 May import: ``core.semantic``, ``core.storage``, ``core.model``.
 """

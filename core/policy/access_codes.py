@@ -29,8 +29,9 @@ from collections.abc import Iterator
 from core.policy.secret_rules import Rule, Span, Tier
 
 # The optional "for the NAS" part of a statement, as in core.policy.credentials
-# (its second word is never the verb: "backup code for google is 4821...").
-_WORD = r"[\w@-]+(?:\.[\w@-]+)*"
+# (its second word is never the verb: "backup code for google is 4821..."); a
+# word may be a possessive ("the gate code at grandma's is *4590").
+_WORD = r"[\w@-]+(?:\.[\w@-]+)*(?:['\u2019]s|(?<=s)['\u2019])?"
 _FOR = (
     r"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?"
     rf"{_WORD}(?:[ \t]+(?!(?:is|are|was|were)(?![\w-])){_WORD})?)?"
@@ -125,10 +126,26 @@ _OTP_NOUN = (
 )
 _SIX = r"\d{6}|\d{3}[ -]\d{3}"
 _SIX_DIGITS = re.compile(r"\d{3}[ -]?\d{3}")
+# Words between the noun and "is" that say where the code came from: "the 2FA
+# code they texted me is 558213", "the login code I got is …". Only "is", "was"
+# or ":" may follow them. A code of no named kind is a one-time code when it was
+# texted ("the code they texted me is 558213"), unless a word before it names
+# another kind ("the order code they texted me").
+_CLAUSE = r"(?:[ \t]+(?!(?:is|are|was|were)(?![\w'-]))[\w'\u2019-]+){1,5}?"
+_TEXTED = (
+    r"(?:[ \t]+(?!(?:is|are|was|were)(?![\w'-]))[\w'\u2019-]+){0,3}?"
+    r"[ \t]+(?:texted|sms(?:'?e)?d)(?:[ \t]+(?:me|us|him|her|them|you))?"
+)
+_VERB_SAID = r"(?:[ \t]+(?:is|was)(?:[ \t]+(?:now|still|just))?(?:[ \t]*:)?[ \t]+|[ \t]*:[ \t]*)"
+_NOT_OTP_BEFORE = "".join(
+    f"(?<!{word}[ \t])"
+    for word in "zip area post postal promo error status country building source discount coupon"
+    " order tracking referral confirmation booking product invite gift voucher".split()
+)
 _ONE_TIME = re.compile(
-    rf"(?<![\w-])(?P<noun>{_OTP_NOUN})"
-    + _FOR
-    + rf"(?P<said>{_SAID})(?P<value>{_SIX})(?![\w-]|[.,:/]\d)",
+    rf"(?<![\w-])(?:(?P<noun>{_OTP_NOUN})(?:{_FOR}{_SAID}|{_CLAUSE}{_VERB_SAID})"
+    rf"|{_NOT_OTP_BEFORE}code{_TEXTED}{_VERB_SAID})"
+    rf"(?P<value>{_SIX})(?![\w-]|[.,:/]\d)",
     re.IGNORECASE,
 )
 # "482913 is your verification code", "G-482913 is your Google verification

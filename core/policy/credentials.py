@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from core.policy import access_codes
+from core.policy import access_codes, indirect_statements, personal_numbers
 from core.policy.secrets import REPLACEMENT, fold_width
 
 # A word of the "for the NAS" part: dots only inside it (a host name such as db.example.com),
@@ -260,6 +260,8 @@ def _statements(text: str) -> Iterator[tuple[str, tuple[int, int]]]:
             if _login_value(m):
                 yield "looks like a login (user and password)", m.span("value")
     yield from access_codes.statements(text, lowered)
+    yield from personal_numbers.statements(text, lowered)
+    yield from indirect_statements.statements(text, lowered)
     if not any(noun in lowered for noun in _STATEMENT_NOUNS):
         return  # the regex costs ~50x more than these look-ups
     for m in _STATEMENT.finditer(text):

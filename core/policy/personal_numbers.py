@@ -6,11 +6,19 @@ its Luhn check digit (a number that happens to pass all three is rare in a
 memory); a social security number only where the text says it is one ("SSN",
 "social security"), since its shape alone (``123-45-6789``) is shared by other
 identifiers. Both are redacted like any other secret.
+
+A card's security code (CVV, CVC, CSC: three or four digits) has no shape of its
+own either, so like a PIN it is recognised by its name ("cvv 123", "the CVC is
+4821", "card security code: 123") and the statement is refused
+(:func:`statements`; in text nobody composed, its value is cut out). What the
+code is, or where, is no code: "CVV is the 3 digits on the back" and "the cvv
+field was empty" pass.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from core.policy.secret_rules import Rule, Span, Tier
 
@@ -85,3 +93,29 @@ RULES: tuple[Rule, ...] = (
         extract=_ssn,
     ),
 )
+
+
+# "cvv 123", "CVV2: 123", "the CVC is 4821", "card security code 123", "the
+# security code on the card is 123". A security code, a CSC or a CVN only where
+# the text speaks of a card: "CSC 2024" is a conference, and six digits after
+# "security code" are a one-time code (core.policy.access_codes).
+_SECURITY_CODE = re.compile(
+    r"(?<![\w-])(?:cvv2?|cvc2?|card[ \t-]+(?:security|verification)[ \t-]+"
+    r"(?:code|value|number)|(?P<bare>csc|cvn|security[ \t-]+code))"
+    r"(?:[ \t]+(?:on|of|for)[ \t]+(?:the|my|our|this|that)[ \t]+(?:[\w-]+[ \t]+)?card)?"
+    r"(?:[ \t]+(?:is|was)(?:[ \t]*:)?[ \t]+|[ \t]*[:=#][ \t]*|[ \t]+)"
+    r"(?P<value>\d{3,4})(?![\w-]|[.,:/]\d)",
+    re.IGNORECASE,
+)
+_CARD_WORDS = ("card", "visa", "mastercard", "amex", "credit", "debit")
+
+
+def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
+    """Each statement of a card's security code in ``text``: its reason and the
+    value's span (``lowered`` is ``text.lower()``, for the cheap look-ups)."""
+    if not ("cv" in lowered or "csc" in lowered or "security" in lowered):
+        return
+    card = any(word in lowered for word in _CARD_WORDS)
+    for m in _SECURITY_CODE.finditer(text):
+        if m.group("bare") is None or card:
+            yield "looks like a card security code statement", m.span("value")

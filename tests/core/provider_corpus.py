@@ -336,6 +336,28 @@ def _said_other_ways() -> list[Positive]:
         ("the lockbox combination is 3-1-4-1", "3-1-4-1"),
         ("the bike lock code is 3141", "3141"),
         ("keypad code: 7 7 0 1", "7 7 0 1"),
+        # A Wi-Fi key called "the key" where the text speaks of Wi-Fi.
+        ("the wifi at home is BlueFox-5G and the key is orange-tractor-91", "orange-tractor-91"),
+        ("the wifi key is orange-tractor-91", "orange-tractor-91"),
+        ("WPA key: Lantern#Pebble-2024", "Lantern#Pebble-2024"),
+        ("the network key for the guest wifi is 58213904", "58213904"),
+        # A one-time code with words between the noun and "is".
+        ("the 2FA code they texted me is 558213", "558213"),
+        ("the verification code I got from the bank is 558 213", "558 213"),
+        ("the code they texted me is 558213", "558213"),
+        # A place, possessive, between the code and "is"; the keypad's * or #.
+        ("the gate code at grandma's is *4590", "*4590"),
+        ("the door code for the office is 4821#", "4821#"),
+        ("the door code at the Smiths' is 7731", "7731"),
+        # A password given later in the sentence that describes it.
+        ("my password is the name of my first dog plus 1987, i.e. Rex1987", "Rex1987"),
+        ("my password is my dog's name plus his birth year, so it's Rex1987.", "Rex1987"),
+        ("our wifi password is the street and number, which is Baker221", "Baker221"),
+        # A card's security code.
+        ("card 4111 1111 1111 1111 exp 09/27 cvv 123", "123"),
+        ("the cvv is 123", "123"),
+        ("CVC: 4821", "4821"),
+        ("the security code on the card is 318", "318"),
     ]
     return [Positive("prose", text, value) for text, value in said]
 
@@ -454,6 +476,33 @@ def _negatives() -> list[str]:
         "the password is Bitwarden's job now",
         "the password is required but never checked",
         "the password is what Sam changed last week",
+        # "Key" alone, or a Wi-Fi key's place, is no Wi-Fi key.
+        "the key is under the mat",
+        "the key is to start early",
+        "the wifi key is on the router sticker",
+        "the key point is orange",
+        "the key is orange-tractor-91",
+        "the wifi SSID is Home-5G and the key is in 1Password",
+        "the wifi key is WPA2-PSK",
+        # Codes of other kinds, with words before "is".
+        "the error code they showed me is 404",
+        "the ZIP code they gave me is 94105",
+        "the order number they texted me is 558213",
+        "the order code they texted me is 558213",
+        "the gate code at grandma's is on the fridge",
+        # Talk about a password, and names of algorithms, after "i.e." or "so".
+        "my password is long, so I wrote it down",
+        "the password is hashed with PBKDF2, i.e. PBKDF2-SHA256",
+        "the password is set via env, i.e. DB_PASS2",
+        "my password is the usual one. so Rex1987 is next",
+        # What a card's security code is, or where.
+        "CVV is the 3 digits on the back",
+        "the cvv field was empty",
+        "the cvv is 3-4 digits",
+        "CSC 2024 conference",
+        # Twilio's account SID names the account; 32 digits alone are a number.
+        "Twilio account SID AC1234567890abcdef1234567890abcdef; the auth token is in 1Password",
+        "auth token 12345678901234567890123456789012",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

@@ -137,6 +137,62 @@ def test_codes_said_one_digit_at_a_time_and_two_word_passwords_are_refused(
 
 
 @pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("the wifi at home is BlueFox-5G and the key is orange-tractor-91", "Wi-Fi key"),
+        ("the wifi key is orange-tractor-91", "Wi-Fi key"),
+        ("the 2FA code they texted me is 558213", "one-time code"),
+        ("the gate code at grandma's is *4590", "access code"),
+        ("the door code for the office is 4821#", "access code"),
+        ("my password is the name of my first dog plus 1987, i.e. Rex1987", "password"),
+        ("card 4111 1111 1111 1111 exp 09/27 cvv 123", "card security code"),
+        ("the cvv is 123", "card security code"),
+        ("CVC: 4821", "card security code"),
+    ],
+)
+def test_keys_codes_and_passwords_said_less_directly_are_refused(
+    service: MemoryService, operator: Caller, content: str, reason: str
+) -> None:
+    with pytest.raises(Refused, match=f"not stored: looks like an? {reason} statement"):
+        service.store(operator, {"type": "fact", "content": content})
+    store = service.store_for("main")
+    assert store.total() == 0
+    assert audit.recent(store, actions=["refused"])
+
+
+def test_a_twilio_auth_token_named_without_a_colon_is_redacted(
+    service: MemoryService, operator: Caller
+) -> None:
+    token = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+    sid = "AC1234567890abcdef1234567890abcdef"
+    content = f"Twilio auth token {token} for account {sid}"
+    entry = service.store(operator, {"type": "fact", "content": content}).entry
+    assert entry.content == f"Twilio auth token [SECRET_REDACTED] for account {sid}"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "the key is under the mat",
+        "the key is to start early",
+        "the wifi key is on the router sticker",
+        "the key point is orange",
+        "the error code they showed me is 404",
+        "the ZIP code they gave me is 94105",
+        "the order number they texted me is 558213",
+        "CVV is the 3 digits on the back",
+        "the cvv field was empty",
+        "my password is long, so I wrote it down",
+    ],
+)
+def test_keys_codes_and_passwords_talked_about_are_stored(
+    service: MemoryService, operator: Caller, content: str
+) -> None:
+    e = service.store(operator, {"type": "fact", "content": content}).entry
+    assert e.content == content
+
+
+@pytest.mark.parametrize(
     "content",
     [
         "the password is accepted but login fails",

@@ -255,6 +255,8 @@ _RECOVERY_CODES = "looks like a recovery codes statement"
 _TWO_FACTOR = "looks like a two-factor secret statement"
 _RECOVERY_PHRASE = "looks like a recovery phrase statement"
 _ONE_TIME = "looks like a one-time code statement"
+_WIFI_KEY = "looks like a Wi-Fi key statement"
+_CARD_CODE = "looks like a card security code statement"
 _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abuse access accident"
 
 
@@ -339,6 +341,11 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("keypad code is 3141", _ACCESS_CODE),
         ("the padlock combination is 3141", _ACCESS_CODE),
         ("my locker combination is 12-34-56", _ACCESS_CODE),
+        # A place between the code and "is", possessive too, and the keypad's * or #.
+        ("the gate code at grandma's is *4590", _ACCESS_CODE),
+        ("the gate code at my grandma's house is *4590", _ACCESS_CODE),
+        ("the door code for the office is 4821#", _ACCESS_CODE),
+        ("the door code at the Smiths' is 7731", _ACCESS_CODE),
         # Backup and recovery codes.
         ("The recovery codes are 8f3k-2jd9, 7dk2-9dk3", _RECOVERY_CODES),
         ("GitHub recovery codes: 3f2a1-9c8b7, 77e2d-01fa3, 5b6c9-d2e41", _RECOVERY_CODES),
@@ -369,6 +376,31 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("one-time password 482913", _ONE_TIME),
         ("482913 is your Instagram code", _ONE_TIME),
         ("G-482913 is your Google verification code", _ONE_TIME),
+        # ... with words between the noun and "is", or a code of no kind that was texted.
+        ("the 2FA code they texted me is 558213", _ONE_TIME),
+        ("the verification code I got from the bank is 558 213", _ONE_TIME),
+        ("the login code that came this morning was: 558213", _ONE_TIME),
+        ("the code they texted me is 558213", _ONE_TIME),
+        ("the code Google texted me is: 558213", _ONE_TIME),
+        # A Wi-Fi key called "the key" in a text about Wi-Fi.
+        ("the wifi at home is BlueFox-5G and the key is orange-tractor-91", _WIFI_KEY),
+        ("the wifi key is orange-tractor-91", _WIFI_KEY),
+        ("WPA key: orange-tractor-91", _WIFI_KEY),
+        ("Wi-Fi: BlueFox-5G / key: Orange#Tractor", _WIFI_KEY),
+        ("the network key for the guest wifi is 58213904", _WIFI_KEY),
+        # A password given later in the sentence that describes it.
+        ("my password is the name of my first dog plus 1987, i.e. Rex1987", _PASSWORD),
+        ("my password is my dog's name plus his birth year, so it's Rex1987.", _PASSWORD),
+        ("our wifi password is the street name and number, which is Baker221", _PASSWORD),
+        ("the password is the default, which is admin123", _PASSWORD),
+        ("my password is Rex's name and year (e.g. Rex-1987)", _PASSWORD),
+        # A card's security code, like a PIN.
+        ("card 4111 1111 1111 1111 exp 09/27 cvv 123", _CARD_CODE),
+        ("the cvv is 123", _CARD_CODE),
+        ("CVC: 4821", _CARD_CODE),
+        ("CVV2 is 4821", _CARD_CODE),
+        ("the security code on the card is 123", _CARD_CODE),
+        ("the card's CSC is 123", _CARD_CODE),
         # A wallet's recovery phrase.
         (f"Bitcoin seed phrase: {_BIP39_12}", _RECOVERY_PHRASE),
         ("mnemonic: legal winner thank year wave sausage worth useful legal winner thank yellow",
@@ -545,6 +577,46 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         f"My 24 words: {_BIP39_12}",
         f"the 12 words are {_BIP39_12}",
         "A 12-word phrase is easier to write down than 24 words",
+        # "Key" alone, where a Wi-Fi key is, or what it is, is no Wi-Fi key.
+        "the key is under the mat",
+        "the key is to start early",
+        "the wifi key is on the router sticker",
+        "the key point is orange",
+        "the key is orange-tractor-91",
+        "the wifi is slow and the key is to restart the router",
+        "the wifi key is WPA2-PSK",
+        "the wifi key is orange-tractor",
+        "the wifi key is 8 characters",
+        "the wifi SSID is Home-5G and the key is in 1Password",
+        "The hotspot key is 2024-05-01",
+        "Wi-Fi 6: key: 802.11ax",
+        # Codes of other kinds with words before "is", and a code that was not texted.
+        "the error code they showed me is 404",
+        "the ZIP code they gave me is 94105",
+        "the order number they texted me is 558213",
+        "the order code they texted me is 558213",
+        "the error code they texted me is 558213",
+        "the code they sent me is 558213",
+        "the 2FA code they texted me is wrong",
+        "verification code sent to 555 123 4567",
+        "the gate code at grandma's is on the fridge",
+        # After "i.e." or "so": talk, a name in code, an algorithm, digits alone.
+        "my password is long, so I wrote it down",
+        "the password is hashed with bcrypt, i.e. bcrypt12",
+        "the password is hashed with PBKDF2, i.e. PBKDF2-SHA256",
+        "the password is set via env, i.e. DB_PASS2",
+        "my password is 12 characters, i.e. 12chars",
+        "my password is the year I was born, so 1987",
+        "my password is the usual one. so Rex1987 is next",
+        "a strong password is long, e.g. Tr0ub4dor3",
+        # What a card's security code is, or where; a CSC that is no card's.
+        "CVV is the 3 digits on the back",
+        "the cvv field was empty",
+        "CVV: 3 digits",
+        "the cvv is 3-4 digits",
+        "security code 123",
+        "CSC 2024 conference",
+        "CVC words like cat and dog",
     ],
 )
 def test_credential_statement_negatives(text: str) -> None:
@@ -568,6 +640,11 @@ ADVERSARIAL = [
     "eyJ" + "a." * 2500,
     " " * 50000,
     "api key " * 6000,
+    "my password is " + "plus 1987, " * 2000 + "i.e.",
+    "the wifi key " * 3000,
+    "the 2FA code " + "they texted " * 2000 + "is 558213",
+    "cvv " * 5000,
+    "auth token " * 4000,
 ]
 
 

@@ -1,0 +1,123 @@
+"""Credentials said less directly than "my password is …": a Wi-Fi network's key,
+and a password given later in the sentence that describes it.
+
+A Wi-Fi key is often called just "the key" ("the wifi at home is BlueFox-5G and
+the key is orange-tractor-91", "WPA key: …"). "Key" alone says nothing ("the key
+is under the mat", "the key is to start early"), so it names a credential only
+in a text that speaks of Wi-Fi, and only before a value that a WPA passphrase
+can be: 8 to 63 characters, one word, with a digit or a sign in it. "The wifi
+key is on the router sticker" says where the key is.
+
+A password is sometimes described before it is given: "my password is the name
+of my first dog plus 1987, i.e. Rex1987". The value then follows "i.e.", "e.g.",
+"so", "so it's", "which is" or "that is" in the same sentence whose subject is
+someone's password, and is one word mixing letters and digits.
+
+Like the statements of :mod:`core.policy.credentials`, both are refused (in
+text nobody composed, their value is cut out).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from core.policy.secret_rules import Span
+
+# The optional "for the guest wifi" part, as in core.policy.access_codes.
+_WORD = r"[\w@-]+(?:\.[\w@-]+)*(?:['\u2019]s)?"
+_FOR = (
+    rf"(?:[ \t]+(?:for|to|on|of|at)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+)?{_WORD}"
+    rf"(?:[ \t]+(?!(?:is|are|was|were)(?![\w-])){_WORD})?)?"
+)
+_QUOTE = "\"'`\u201c\u201d\u2018\u2019"
+
+# Words that say the text is about a Wi-Fi network.
+_WIFI_WORDS = ("wifi", "wi-fi", "wlan", "wpa", "ssid", "hotspot", "wireless")
+_NETWORK_KEY = re.compile(
+    r"(?<![\w-])(?:(?:wi-?fi|wlan|wpa[23]?(?:[ \t-]?psk)?|wireless|network|hotspot|router|wep)"
+    r"[ \t_-]*)?(?:security[ \t]+)?(?:key|psk)"
+    + _FOR
+    + r"(?:[ \t]+(?:is|was)(?:[ \t]+(?:now|still|just))?(?:[ \t]*:)?[ \t]+|[ \t]*[:=][ \t]*)"
+    + rf"[{_QUOTE}]?(?P<value>[^\s{_QUOTE}]+)",
+    re.IGNORECASE,
+)
+# A security mode ("the wifi key is WPA2-PSK"), a link, a path, a date or a
+# version number says what, where or when.
+_NOT_A_KEY = re.compile(
+    r"(?:wpa|wep|tkip|aes|psk)|.*://|[/~.]|\d{4}-\d\d-\d\d\Z|\d+(?:\.\d+)+[a-z]*\Z", re.IGNORECASE
+)
+_PLACEHOLDER = re.compile(r"x{3,}|\*{3,}|your|example|redacted|<|>|\{", re.IGNORECASE)
+
+_LATER = re.compile(
+    r"(?<![\w-])(?:my|our|his|her|their|the)[ \t]+(?:[\w'\u2019-]+[ \t]+){0,2}?"
+    r"(?:password|passwd|passphrase|passcode|pw)" + _FOR + r"[ \t]+(?:is|was)[ \t]+"
+    # The description, within the sentence ("…plus 1987"), then the marker.
+    r"[^\n.!?;]{1,160}?(?:[ \t]*[,(:\u2013\u2014-][ \t]*|[ \t]+)"
+    r"(?:i\.?[ \t]?e\.?|e\.?[ \t]?g\.?|so[ \t]+it(?:['\u2019]s|[ \t]+is|[ \t]+was)|so"
+    r"|which[ \t]+(?:is|was|makes[ \t]+it)|that[ \t]+is)(?![\w'\u2019])"
+    + rf"[ \t]*[:,]?[ \t]*[{_QUOTE}]?(?P<value>[^\s{_QUOTE},;)]+)",
+    re.IGNORECASE,
+)
+_LATER_HINTS = ("i.e", "ie ", "e.g", "eg ", "so ", "which", "that is")
+# Names of algorithms, formats and protocols mix letters and digits too
+# ("the password is hashed, i.e. SHA256"), and so do measurements ("e.g. 12chars").
+_NAMED = re.compile(
+    r"(?:sha|aes|utf|base|ipv|wpa|http|oauth|pbkdf|tls|ssl|iso|rfc|crc|des|rc)-?\d+"
+    r"|(?:md|[hrpe]s)\d{1,3}|rsa-?\d*|ed25519|x509|argon2(?:id|i|d)?|bcrypt\d*|v\d+"
+    r"|\d+(?:[a-z]{1,5})",
+    re.IGNORECASE,
+)
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*(?:\.\w+)+|[A-Za-z]\w*_\w+")
+
+
+def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
+    """Each indirect statement in ``text``: its reason and the value's span.
+
+    Args:
+        text: The text, already read with fullwidth forms folded.
+        lowered: ``text.lower()``, for the cheap look-ups that skip most texts.
+    """
+    if ("key" in lowered or "psk" in lowered) and any(w in lowered for w in _WIFI_WORDS):
+        for m in _NETWORK_KEY.finditer(text):
+            span = _trimmed(m)
+            if span is not None and _network_key(text[span[0] : span[1]]):
+                yield "looks like a Wi-Fi key statement", span
+    if ("pass" in lowered or "pw" in lowered) and any(h in lowered for h in _LATER_HINTS):
+        for m in _LATER.finditer(text):
+            span = _trimmed(m)
+            if span is not None and _later_password(text[span[0] : span[1]]):
+                yield "looks like a password statement", span
+
+
+def _trimmed(m: re.Match[str]) -> Span | None:
+    """The value's span without the punctuation that closes the sentence."""
+    start, end = m.span("value")
+    while end > start and m.string[end - 1] in ".,;:!?)]":
+        end -= 1
+    return (start, end) if end > start else None
+
+
+def _network_key(value: str) -> bool:
+    """Whether ``value`` can be a WPA passphrase said as one word: 8 to 63
+    characters with a digit or a sign ("orange-tractor-91"), or 64 hex digits."""
+    if not 8 <= len(value) <= 64 or _NOT_A_KEY.match(value) or _PLACEHOLDER.search(value):
+        return False
+    if len(value) == 64:
+        return all(c in "0123456789abcdefABCDEF" for c in value)
+    return any(c.isdigit() or not (c.isalpha() or c in "-'") for c in value)
+
+
+def _later_password(value: str) -> bool:
+    """Whether ``value``, given after "i.e." or "so" in a sentence about a
+    password, is one: 6 to 64 characters mixing letters and digits ("Rex1987"),
+    not the name of an algorithm or a measurement."""
+    if not 6 <= len(value) <= 64 or _PLACEHOLDER.search(value):
+        return False
+    if not (any(c.isalpha() for c in value) and any(c.isdigit() for c in value)):
+        return False
+    if _IDENTIFIER.fullmatch(value):
+        return False  # "i.e. DB_PASS2", "i.e. conf.v2": a name in code
+    # "i.e. PBKDF2-SHA256", "HMAC-SHA256": names all through.
+    return not all(p.isalpha() or _NAMED.fullmatch(p) for p in re.split(r"[-_/]", value))
