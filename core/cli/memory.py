@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import replace
 
 from core.cli.context import (
@@ -98,18 +99,25 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
         privacy=Privacy(args.privacy),
     )
     outcome = ctx.service.store_entries(ctx.caller, [request])[0]
-    note = "" if outcome.created else "  (already stored; existing entry kept)"
-    if outcome.entry.status is Status.CANDIDATE:
-        note += f"  (awaiting review: {outcome.entry.review_reason})"
     said = outcome.to_dict()
+    # stdout holds the id alone, so `id=$(ambry store …)` captures it; what the person
+    # should know about the write goes to stderr (--json carries it in its keys).
+    notes = []
+    if not outcome.created:
+        notes.append("already stored; the existing entry was kept")
+    if outcome.entry.status is Status.CANDIDATE:
+        notes.append(
+            f"awaiting review ({outcome.entry.review_reason}): "
+            f"`ambry review accept {outcome.entry.id}` makes it active"
+        )
     if outcome.redacted:
         # What was kept is not what was typed: say so, and of which kind.
         kinds = ", ".join(said["redacted_kinds"])
-        note += f"  ({plural(said['redacted'], 'secret')} replaced by [SECRET_REDACTED]: {kinds})"
-    ctx.emit(
-        {**outcome.entry.to_dict(), "created": outcome.created, **said},
-        outcome.entry.id + note,
-    )
+        notes.append(f"{plural(said['redacted'], 'secret')} replaced by [SECRET_REDACTED]: {kinds}")
+    ctx.emit({**outcome.entry.to_dict(), "created": outcome.created, **said}, outcome.entry.id)
+    if not ctx.as_json:
+        for note in notes:
+            print(f"note: {note}", file=sys.stderr)
     return 0
 
 

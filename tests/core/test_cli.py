@@ -129,13 +129,37 @@ def test_each_command_ends_the_session_it_opened(
 def test_store_says_what_it_redacted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Before, the person saw only the id, as if the text had been kept as typed.
     d = ["--data-dir", str(tmp_path)]
-    code, out, _ = run(capsys, *d, "store", "AKIAQ3EGUZ7W4NXM2KFB is the access key id for CI")
-    assert code == 0
-    assert out.strip().endswith("(1 secret replaced by [SECRET_REDACTED]: aws_access_key)")
+    code, out, err = run(capsys, *d, "store", "AKIAQ3EGUZ7W4NXM2KFB is the access key id for CI")
+    assert code == 0 and out.startswith("mem-") and len(out.split()) == 1
+    assert err == "note: 1 secret replaced by [SECRET_REDACTED]: aws_access_key\n"
     code, out, _ = run(capsys, *d, "--json", "store", "AKIAQ3EGUZ7W4NXM2KFC belongs to staging")
     said = json.loads(out)
     assert said["redacted"] == 1 and said["redacted_kinds"] == {"aws_access_key": 1}
     assert said["content"] == "[SECRET_REDACTED] belongs to staging"
+
+
+def test_store_prints_the_id_alone_and_its_notes_on_stderr(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, "mem-…  (awaiting review: low-trust source (operator))" on stdout:
+    # `id=$(ambry store …)` captured the note with the id.
+    d = ["--data-dir", str(tmp_path)]
+    code, out, err = run(capsys, *d, "store", "Prefers tea", "--trust", "low")
+    entry_id = out.strip()
+    assert code == 0 and out == f"{entry_id}\n" and entry_id.startswith("mem-")
+    assert err == (
+        "note: awaiting review (low-trust source (operator)): "
+        f"`ambry review accept {entry_id}` makes it active\n"
+    )
+    assert run(capsys, *d, "show", entry_id)[0] == 0
+    code, out, err = run(capsys, *d, "store", "Likes green tea")
+    again = run(capsys, *d, "store", "Likes green tea")
+    assert again == (0, out, "note: already stored; the existing entry was kept\n")
+    # --json keeps its keys, and stderr stays quiet: the JSON says it all.
+    code, out, err = run(capsys, *d, "--json", "store", "Prefers coffee", "--trust", "low")
+    said = json.loads(out)
+    assert (code, err) == (0, "")
+    assert said["status"] == "candidate" and said["review_reason"] == "low-trust source (operator)"
 
 
 def test_search_reads_on_with_offset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
