@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.context import Context, command, fail, format_entry, whole, within
+from core.cli.context import Context, command, confirm, fail, format_entry, whole, within
 from core.memory import curation
 from core.memory.curation import Decision
+from core.model.text import plural
 from core.storage import audit
 
 #: The most audit rows one ``ambry audit`` prints. No agent tool reads the log, so
@@ -26,6 +27,9 @@ def _review_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="candidate ids")
     p.add_argument("--all", action="store_true", help="every candidate (after an import, say)")
+    p.add_argument(
+        "--yes", action="store_true", help="reject --all without asking for confirmation"
+    )
 
 
 @command("review", "List memories awaiting review, or accept/reject/defer them.")(_review_args)
@@ -48,6 +52,9 @@ def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
         if not args.ids:
             ctx.emit({"ids": [], "decision": args.action}, "nothing awaits review")
             return 0
+        # Ids typed one by one name what goes; --all deletes what nobody listed.
+        if args.action == Decision.REJECT and not args.yes and not _confirm_reject(ctx, args.ids):
+            return fail("cancelled; nothing was rejected")
     if not args.ids:
         return fail(f"review {args.action} needs at least one candidate id (or --all)", 2)
     decision = Decision(args.action)
@@ -57,6 +64,16 @@ def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
         {"ids": args.ids, "decision": decision.value}, "\n".join(f"{past} {i}" for i in args.ids)
     )
     return 0
+
+
+def _confirm_reject(ctx: Context, ids: list[str]) -> bool:
+    """Ask before ``review reject --all`` deletes every memory awaiting review."""
+    return confirm(
+        f"Reject {plural(len(ids), 'memory', 'memories')} awaiting review in group "
+        f"{ctx.group}? They are deleted for good.",
+        "rejecting every memory awaiting review deletes them and needs confirmation: "
+        "run it in a terminal or pass --yes",
+    )
 
 
 def _return(ctx: Context, args: argparse.Namespace) -> int:

@@ -622,6 +622,7 @@ def test_a_question_goes_to_stderr_and_ctrl_d_is_a_no(tmp_path: Path) -> None:
     d = ["--data-dir", str(tmp_path), "--create"]
     assert main([*d, "store", "Luna is the dog"]) == 0
     assert main([*d, "threads", "open", "Launch"]) == 0
+    assert main([*d, "store", "Deploys go out on Tuesdays", "--trust", "low"]) == 0
     # stdout holds the JSON only, never the question: `--json forget … > out.json`.
     done = answer_on_a_terminal([*d, "--json", "forget", "luna"], b"n\n")
     assert (done.returncode, done.stdout) == (1, "")
@@ -634,6 +635,7 @@ def test_a_question_goes_to_stderr_and_ctrl_d_is_a_no(tmp_path: Path) -> None:
         ["clear", "semantic"],
         ["trash", "empty"],
         ["threads", "delete", "Launch"],
+        ["review", "reject", "--all"],
     ):
         done = answer_on_a_terminal([*d, *argv], b"\x04")
         assert done.returncode == 1, argv
@@ -641,6 +643,20 @@ def test_a_question_goes_to_stderr_and_ctrl_d_is_a_no(tmp_path: Path) -> None:
         assert done.stderr.splitlines()[-1].startswith("error: cancelled; "), argv
     assert main([*d, "search", "luna"]) == 0
     assert main([*d, "threads", "delete", "Launch", "--yes"]) == 0
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a pseudo-terminal")
+def test_review_reject_all_asks_before_it_deletes(tmp_path: Path) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    assert main([*d, "store", "Deploys go out on Tuesdays", "--trust", "low"]) == 0
+    done = answer_on_a_terminal([*d, "review", "reject", "--all"], b"n\n")
+    question, error = done.stderr.split("[y/N] ")
+    assert question == "Reject 1 memory awaiting review in group main? They are deleted for good. "
+    assert (done.returncode, done.stdout) == (1, "")
+    assert error.endswith("error: cancelled; nothing was rejected\n")
+    done = answer_on_a_terminal([*d, "review", "reject", "--all"], b"y\n")
+    assert done.returncode == 0 and done.stdout.startswith("rejected mem-")
+    assert main([*d, "--json", "review"]) == 0
 
 
 def test_bytes_that_are_not_utf8_are_one_clear_error(tmp_path: Path) -> None:

@@ -114,3 +114,29 @@ def test_what_cannot_be_taken_back_says_why(
         "or the memory it replaced was replaced again) and stays as it is\n"
     )
     assert read(tmp_path, held)[0] is Status.ACTIVE
+
+
+def test_reject_all_asks_first_and_ids_typed_one_by_one_do_not(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, `review reject --all` deleted every memory awaiting review at once.
+    held = [
+        stored(capsys, tmp_path, f"Deploys go out on day {n}", "--trust", "low") for n in (1, 2)
+    ]
+    code, out, err = run(capsys, tmp_path, "review", "reject", "--all")  # stdin: no terminal
+    assert (code, out) == (1, "")
+    assert err == (
+        "error: rejecting every memory awaiting review deletes them and needs "
+        "confirmation: run it in a terminal or pass --yes\n"
+    )
+    code, _, err = run(capsys, tmp_path, "--json", "review", "reject", "--all")
+    assert (code, json.loads(err)["error"]["field"]) == (1, "yes")
+    assert [read(tmp_path, i)[0] for i in held] == [Status.CANDIDATE] * 2
+    # accept and defer --all are not asked about: an accept is taken back with return.
+    assert run(capsys, tmp_path, "review", "defer", "--all")[0] == 0
+    # One id names what goes, as `ambry delete ID` does.
+    code, out, _ = run(capsys, tmp_path, "review", "reject", held[0])
+    assert (code, out) == (0, f"rejected {held[0]}\n")
+    code, out, _ = run(capsys, tmp_path, "review", "reject", "--all", "--yes")
+    assert (code, out) == (0, f"rejected {held[1]}\n")
+    assert run(capsys, tmp_path, "review")[1] == "nothing awaits review\n"
