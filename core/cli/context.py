@@ -10,10 +10,10 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
@@ -25,6 +25,7 @@ from core.semantic import hybrid
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP
 
+T = TypeVar("T")
 Handler = Callable[["Context", argparse.Namespace], int]
 COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None], str]] = {}
 #: Commands that never open a store, so they run on a data dir that does not exist
@@ -276,6 +277,45 @@ def paging_line(next_offset: int | None, truncated: bool, narrow: str) -> str:
     if truncated:
         return f"(more match than paging reaches: narrow the search with more words, {narrow})"
     return ""
+
+
+def read_page(
+    fetch: Callable[[int, int], list[T]], limit: int, offset: int
+) -> tuple[list[T], int | None]:
+    """A page of a listing read ``fetch(limit, offset)``: its rows, and the ``--offset`` the
+    next page starts at (None when none follows). One row more than the page is read, so
+    the listing can say that more follow without counting them all."""
+    rows = fetch(limit + 1, offset)
+    if len(rows) > limit:
+        return rows[:limit], offset + limit
+    return rows, None
+
+
+def emit_listing(
+    ctx: Context,
+    data: list[Any],
+    lines: Iterable[str],
+    *,
+    offset: int,
+    next_offset: int | None,
+    nothing: str,
+    empty: str | None = None,
+) -> None:
+    """Print a page of a listing as ``search`` prints its results: the rows, then
+    ``(more follow: add --offset N)`` when more rows follow (under ``--json`` that line
+    goes to stderr, where the list on stdout has no room for it).
+
+    ``nothing`` says the listing is empty (``no threads``); past its last row, however
+    far, it says so with the offset (``no threads at --offset 500 or beyond``), never
+    as if the store were empty. ``empty`` words the first case otherwise.
+    """
+    text = "\n".join(lines)
+    if not text:
+        text = f"{nothing} at --offset {offset} or beyond" if offset else (empty or nothing)
+    more = paging_line(next_offset, False, "")
+    if more:
+        text += "\n" + more
+    ctx.emit(data, text, aside=more)
 
 
 def progress_line(label: str, enabled: bool) -> Callable[[int, int], None] | None:

@@ -10,9 +10,11 @@ from core.cli.context import (
     Context,
     at_least,
     command,
+    emit_listing,
     format_entry,
     format_result,
     paging_line,
+    read_page,
     read_stdin,
     whole,
     within,
@@ -239,7 +241,7 @@ def _list_args(p: argparse.ArgumentParser) -> None:
         type=whole,
         default=0,
         metavar="N",
-        help="skip the first N entries (default 0)",
+        help="skip the first N entries, to read on (default 0)",
     )
 
 
@@ -251,9 +253,15 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     limit = within(args.limit, "limit", 1, MAX_SEARCH_LIMIT)
     offset = at_least(args.offset, "offset", 0)
     flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
-    stored = ctx.service.store_for(ctx.group).recent(flt, limit, offset)
+    store = ctx.service.store_for(ctx.group)
+    stored, next_offset = read_page(lambda n, skip: store.recent(flt, n, skip), limit, offset)
     entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked
-    ctx.emit(
-        [e.to_dict() for e in entries], "\n".join(format_entry(e) for e in entries) or "no memories"
+    emit_listing(
+        ctx,
+        [e.to_dict() for e in entries],
+        map(format_entry, entries),
+        offset=offset,
+        next_offset=next_offset,
+        nothing="no memories",
     )
     return 0

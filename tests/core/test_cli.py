@@ -238,3 +238,31 @@ def test_duplicates_lists_a_paraphrase_and_keeps_one(
     assert out.startswith("0 clusters of near-duplicates among 3 memories compared")
     code, _, err = run(capsys, *d, "duplicates", "keep", done["kept"]["id"], "--yes")
     assert code == 1 and "no near-duplicate" in err
+
+
+def test_list_says_when_more_follow_and_when_it_read_past_the_end(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, a full page ended as if it were the last, and an offset past the last
+    # entry said "no memories", as an empty store does.
+    d = ["--data-dir", str(tmp_path), "--create"]
+    assert run(capsys, *d, "list") == (0, "no memories\n", "")
+    for n in range(5):
+        assert run(capsys, *d, "store", f"Fact number {n}")[0] == 0
+    code, out, _ = run(capsys, *d, "list", "--limit", "3")
+    assert code == 0 and out.count("\nmem-") + out.startswith("mem-") == 3
+    assert out.endswith("\n(more follow: add --offset 3)\n") and "Fact number 2" in out
+    code, out, _ = run(capsys, *d, "list", "--limit", "3", "--offset", "3")
+    assert "Fact number 1" in out and "Fact number 0" in out and "more follow" not in out
+    code, out, _ = run(capsys, *d, "list", "--limit", "5")
+    assert "more follow" not in out
+    assert run(capsys, *d, "list", "--offset", "1500") == (
+        0,
+        "no memories at --offset 1500 or beyond\n",
+        "",
+    )
+    # --json: stdout keeps the list of entries, the line goes to stderr.
+    code, out, err = run(capsys, *d, "--json", "list", "--limit", "3")
+    assert [e["content"] for e in json.loads(out)] == [f"Fact number {n}" for n in (4, 3, 2)]
+    assert err == "(more follow: add --offset 3)\n"
+    assert run(capsys, *d, "--json", "list", "--offset", "1500") == (0, "[]\n", "")
