@@ -152,8 +152,10 @@ def list_claims(
     statuses: Sequence[ClaimStatus] = (),
     kinds: Sequence[ClaimKind] = (),
     limit: int = 50,
+    offset: int = 0,
 ) -> list[Claim]:
-    """Claims matching a full-text ``query`` (best first) or the newest first."""
+    """Claims matching a full-text ``query`` (best first) or the newest first, from the
+    ``offset``-th on."""
     clauses: list[str] = []
     params: list[Any] = []
     if statuses:
@@ -168,15 +170,15 @@ def list_claims(
         sql = (
             f"SELECT {_COLUMNS} FROM (SELECT rowid, rank FROM claims_fts WHERE claims_fts "
             "MATCH ?) AS f JOIN claims c ON c.seq = f.rowid "
-            f"WHERE {where} ORDER BY f.rank, c.seq DESC LIMIT ?"
+            f"WHERE {where} ORDER BY f.rank, c.seq DESC LIMIT ? OFFSET ?"
         )
-        rows = store.execute(sql, (expression, *params, limit)).fetchall()
+        rows = store.execute(sql, (expression, *params, limit, offset)).fetchall()
     else:
         sql = (
             f"SELECT {_COLUMNS} FROM claims c WHERE {where} "
-            "ORDER BY c.updated_at DESC, c.seq DESC LIMIT ?"
+            "ORDER BY c.updated_at DESC, c.seq DESC LIMIT ? OFFSET ?"
         )
-        rows = store.execute(sql, (*params, limit)).fetchall()
+        rows = store.execute(sql, (*params, limit, offset)).fetchall()
     return _claims(store, rows)
 
 

@@ -17,9 +17,13 @@ from core.attachments.receipts import (
 )
 from core.cli.context import (
     Context,
+    at_least,
     command,
+    emit_listing,
     fail,
+    offset_option,
     progress_line,
+    read_page,
     tool_maximum,
     watching,
     whole,
@@ -137,6 +141,7 @@ def _list_args(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"at most N receipts (default 50, at most {most})",
     )
+    offset_option(p, "receipts")
 
 
 @command("attachments", "List attachment receipts, most recently attached first.")(_list_args)
@@ -149,7 +154,16 @@ def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
         ctx.emit(data, _details(receipt, found))
         return 0
     limit = within(args.limit, "limit", 1, tool_maximum("attachment_list", "limit"))
-    receipts = list_receipts(store, args.thread, limit)
-    text = "\n".join(f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in receipts)
-    ctx.emit([r.to_dict() for r in receipts], text or "no attachment receipts")
+    offset = at_least(args.offset, "offset", 0)
+    receipts, next_offset = read_page(
+        lambda n, skip: list_receipts(store, args.thread, n, skip), limit, offset
+    )
+    emit_listing(
+        ctx,
+        [r.to_dict() for r in receipts],
+        (f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in receipts),
+        offset=offset,
+        next_offset=next_offset,
+        nothing="no attachment receipts",
+    )
     return 0

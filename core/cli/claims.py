@@ -14,10 +14,14 @@ from core.claims.model import MAX_SOURCES, ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
 from core.cli.context import (
     Context,
+    at_least,
     command,
     common_options,
     confirm,
+    emit_listing,
     fail,
+    offset_option,
+    read_page,
     tool_maximum,
     whole,
     within,
@@ -59,6 +63,7 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"at most N claims (default 50, at most {most})",
     )
+    offset_option(ls, "claims")
     for name, text in (
         ("show", "a claim, its sources and its decision history"),
         ("verify", "check a claim's sources now and recommend (changes nothing)"),
@@ -308,15 +313,28 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
     match args.action:
         case "list":
-            found = records.list_claims(
-                store,
-                query=args.query,
-                statuses=[ClaimStatus(args.status)] if args.status else [],
-                kinds=[ClaimKind(args.kind)] if args.kind else [],
-                limit=within(args.limit, "limit", 1, tool_maximum("claim_search", "limit")),
+            limit = within(args.limit, "limit", 1, tool_maximum("claim_search", "limit"))
+            offset = at_least(args.offset, "offset", 0)
+            found, next_offset = read_page(
+                lambda n, skip: records.list_claims(
+                    store,
+                    query=args.query,
+                    statuses=[ClaimStatus(args.status)] if args.status else [],
+                    kinds=[ClaimKind(args.kind)] if args.kind else [],
+                    limit=n,
+                    offset=skip,
+                ),
+                limit,
+                offset,
             )
-            lines = [f"{c.id}  [{c.kind.value}] {c.status.value}: {c.text}" for c in found]
-            ctx.emit([c.to_dict() for c in found], "\n".join(lines) or "no claims")
+            emit_listing(
+                ctx,
+                [c.to_dict() for c in found],
+                (f"{c.id}  [{c.kind.value}] {c.status.value}: {c.text}" for c in found),
+                offset=offset,
+                next_offset=next_offset,
+                nothing="no claims",
+            )
         case "show" | "verify":
             report = verify_claim(store, records.get_claim(store, args.id))
             text = _review(report)

@@ -279,6 +279,18 @@ def paging_line(next_offset: int | None, truncated: bool, narrow: str) -> str:
     return ""
 
 
+def offset_option(parser: argparse.ArgumentParser, rows: str, *, suppress: bool = False) -> None:
+    """``--offset N``: skip the first N ``rows`` of a listing, to read on. No ceiling:
+    a listing by age is not a ranking, and reads on to its last row."""
+    parser.add_argument(
+        "--offset",
+        type=whole,
+        default=argparse.SUPPRESS if suppress else 0,
+        metavar="N",
+        help=f"skip the first N {rows}, to read on (default 0)",
+    )
+
+
 def read_page(
     fetch: Callable[[int, int], list[T]], limit: int, offset: int
 ) -> tuple[list[T], int | None]:

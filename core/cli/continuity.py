@@ -15,9 +15,12 @@ from core.cli.context import (
     command,
     common_options,
     confirm,
+    emit_listing,
     fail,
     found_by,
+    offset_option,
     paging_line,
+    read_page,
     read_stdin,
     tool_maximum,
     whole,
@@ -82,6 +85,7 @@ def _threads_args(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"at most N threads (default 100, at most {most})",
     )
+    offset_option(p, "threads")
     subs = _subcommands(p, required=False)
     sub = _sub(subs, "list", "List threads, most recently active first (the default).")
     sub.add_argument(
@@ -91,6 +95,7 @@ def _threads_args(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"at most N threads (default 100, at most {most})",
     )
+    offset_option(sub, "threads", suppress=True)
     sub = _sub(subs, "open", "Create a thread (or find the one with this title).")
     sub.add_argument("title", help="the thread's title (one line, ≤ 200 characters)")
     sub = _sub(subs, "rename", "Give a thread a new title.")
@@ -109,9 +114,19 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
     match args.action:
         case None | "list":
             limit = within(args.limit, "limit", 1, tool_maximum("thread_list", "limit"))
-            listed = threads.list_threads(service, ctx.group, limit)
-            text = "\n".join(map(_format_thread, listed)) or "no threads yet"
-            ctx.emit([t.to_dict() for t in listed], text)
+            offset = at_least(args.offset, "offset", 0)
+            listed, next_offset = read_page(
+                lambda n, skip: threads.list_threads(service, ctx.group, n, skip), limit, offset
+            )
+            emit_listing(
+                ctx,
+                [t.to_dict() for t in listed],
+                map(_format_thread, listed),
+                offset=offset,
+                next_offset=next_offset,
+                nothing="no threads",
+                empty="no threads yet",
+            )
         case "open":
             thread, created = threads.open_thread(service, ctx.caller, title=args.title)
             note = "created" if created else "exists"

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.context import Context, command, confirm, fail, format_entry, whole, within
+from core.cli.context import (
+    Context,
+    at_least,
+    command,
+    confirm,
+    emit_listing,
+    fail,
+    format_entry,
+    offset_option,
+    read_page,
+    whole,
+    within,
+)
 from core.memory import curation
 from core.memory.curation import Decision
 from core.model.text import plural
@@ -105,6 +117,7 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help=f"at most N rows, newest first (default 50, at most {MAX_AUDIT_ROWS})",
     )
+    offset_option(p, "rows")
     p.add_argument("--action", action="append", default=[], help="only this action (repeatable)")
     p.add_argument("--actor", choices=["agent", "operator", "system"], help="only this actor")
 
@@ -113,7 +126,14 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
 def cmd_audit(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
     limit = within(args.limit, "limit", 1, MAX_AUDIT_ROWS)
-    rows = audit.recent(store, limit=limit, actions=args.action, actor=args.actor)
+    offset = at_least(args.offset, "offset", 0)
+    rows, next_offset = read_page(
+        lambda n, skip: audit.recent(
+            store, limit=n, offset=skip, actions=args.action, actor=args.actor
+        ),
+        limit,
+        offset,
+    )
 
     def line(r: audit.AuditRecord) -> str:
         ids = " ".join(r.entry_ids[:3]) + (" …" if len(r.entry_ids) > 3 else "")
@@ -122,5 +142,12 @@ def cmd_audit(ctx: Context, args: argparse.Namespace) -> int:
             bits.insert(0, f"count={r.count}")
         return f"{r.at}  {r.actor:<8} {r.action:<22} {ids}  {' '.join(bits)}".rstrip()
 
-    ctx.emit([r.to_dict() for r in rows], "\n".join(map(line, rows)) or "no audit records")
+    emit_listing(
+        ctx,
+        [r.to_dict() for r in rows],
+        map(line, rows),
+        offset=offset,
+        next_offset=next_offset,
+        nothing="no audit records",
+    )
     return 0

@@ -147,10 +147,11 @@ def require_thread(store: GroupStore, thread_id: str) -> Thread:
     return thread
 
 
-def list_threads(service: Workspace, group: str, limit: int = 500) -> list[Thread]:
-    """Threads, most recently active first."""
+def list_threads(service: Workspace, group: str, limit: int = 500, offset: int = 0) -> list[Thread]:
+    """Threads, most recently active first, from the ``offset``-th on."""
     rows = service.store_for(group).execute(
-        _THREAD_SELECT + " ORDER BY t.updated_at DESC, t.id LIMIT ?", (max(1, limit),)
+        _THREAD_SELECT + " ORDER BY t.updated_at DESC, t.id LIMIT ? OFFSET ?",
+        (max(1, limit), max(0, offset)),
     )
     return [_thread(r) for r in rows]
 

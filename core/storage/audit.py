@@ -142,12 +142,14 @@ def recent(
     store: GroupStore,
     *,
     limit: int = 50,
+    offset: int = 0,
     actions: Iterable[str] = (),
     actor: str | None = None,
     text: str = "",
     text_actions: Iterable[str] = (),
 ) -> list[AuditRecord]:
-    """The newest audit rows first, optionally filtered by action, actor and text.
+    """The newest audit rows first (from the ``offset``-th on), optionally filtered by
+    action, actor and text.
 
     ``text`` is found, case-insensitively, in a row's ids, details, action,
     actor or its session's client name; ``text_actions`` are actions whose
@@ -176,8 +178,8 @@ def recent(
     where = " AND ".join(clauses) or "1"
     rows = store.execute(
         "SELECT id, at, action, actor, session_id, entry_ids, count, size, detail "
-        f"FROM audit_log WHERE {where} ORDER BY id DESC LIMIT ?",
-        (*params, limit),
+        f"FROM audit_log WHERE {where} ORDER BY id DESC LIMIT ? OFFSET ?",
+        (*params, limit, offset),
     )
     return [
         AuditRecord(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6], r[7], json.loads(r[8]))

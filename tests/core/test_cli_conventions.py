@@ -816,6 +816,47 @@ def test_the_listings_take_their_largest_page(
     assert "(default 100, at most 500)" in capsys.readouterr().out
 
 
+def test_the_listings_read_on_with_offset_and_say_when_more_follow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, threads, attachments, claims list and audit had no --offset: rows past
+    # their largest page could not be reached, and a full page did not say more follow
+    # (`ambry threads --offset 5` was "invalid choice: '5'").
+    d = ["--data-dir", str(tmp_path / "data"), "--create"]
+    for n in range(3):
+        assert run(capsys, *d, "threads", "open", f"Plan {n}")[0] == 0
+        (tmp_path / f"notes-{n}.txt").write_text(f"Notes number {n}\n")
+        assert run(capsys, *d, "attach", str(tmp_path / f"notes-{n}.txt"))[0] == 0
+        code, out, _ = run(capsys, *d, "store", f"The build takes {n + 5} minutes")
+        source = f"--source=memory:{out.strip()}"
+        claim = ["claims", "propose", f"The build takes {n + 5} minutes", "--kind=fact", source]
+        assert run(capsys, *d, *claim)[0] == 0
+    for argv, key in (
+        (["threads"], "title"),
+        (["threads", "list"], "title"),
+        (["attachments"], "filename"),
+        (["claims", "list"], "text"),
+        (["audit"], "id"),
+    ):
+        code, first, _ = run(capsys, *d, *argv, "--limit", "2")
+        assert code == 0 and first.endswith("\n(more follow: add --offset 2)\n"), argv
+        code, out, err = run(capsys, *d, "--json", *argv, "--limit", "2")
+        assert (code, err) == (0, "(more follow: add --offset 2)\n"), argv
+        page = [row[key] for row in json.loads(out)]
+        code, out, err = run(capsys, *d, "--json", *argv, "--limit", "2", "--offset", "2")
+        rest = [row[key] for row in json.loads(out)]
+        assert len(page) == 2 and rest and not set(page) & set(rest), argv
+        code, out, _ = run(capsys, *d, *argv, "--offset", "5000")
+        assert (code, out) == (0, f"{out.split(' at ')[0]} at --offset 5000 or beyond\n"), argv
+        assert out.startswith("no "), argv
+        code, _, err = run(capsys, *d, *argv, "--offset", "-1")
+        assert (code, err) == (1, "error: --offset must be at least 0\n"), argv
+    code, out, _ = run(capsys, *d, "threads", "--offset", "2")
+    assert code == 0 and out.startswith("thr-") and "Plan 0" in out and "more follow" not in out
+    code, out, _ = run(capsys, *d, "claims", "list", "--query", "build", "--limit", "1")
+    assert out.endswith("(more follow: add --offset 1)\n")
+
+
 def test_help_gives_every_default_examples_and_the_exit_statuses(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
