@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.agent.search_results import ExchangeSearch
 from core.continuity import context as continuity
 from core.continuity import episodes, handoff_text, handoffs, session_handoffs, threads
 from core.model.errors import InvalidParams
@@ -69,7 +70,7 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
         offset=int(args.get("offset") or 0),
         mode=mode,
     )
-    return {**page.to_dict(), **conn.service.vectors_note(conn.caller.group, mode)}
+    return ExchangeSearch(page, conn.service.vectors_note(conn.caller.group, mode)).to_dict()
 
 
 def _thread_list(conn: Connection, params: dict[str, Any]) -> Any:

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from core.agent.dispatch import Connection, Dispatcher, Handler
+from core.agent.search_results import search_memories
 from core.model.errors import NotFound
-from core.model.paging import page_fields
 from core.policy.manifest import validate_args
-from core.semantic.hybrid import parse_mode
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
@@ -34,12 +33,7 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_store":
             return service.store(caller, args).to_dict()
         case "memory_search":
-            page = service.search_page(caller, args)
-            results = [r.to_dict() for r in page.results]
-            more = page_fields(page.next_offset, page.truncated)
-            claims = service.claims_matching(caller.group, str(args.get("query") or ""))
-            note = service.vectors_note(caller.group, parse_mode(args.get("mode")))
-            return {"results": results, **more, "claims": claims, **note}
+            return search_memories(service, caller, args).to_dict()
         case "memory_brief":
             return service.brief(caller, args).to_dict()
         case "memory_delete":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core.agent.search_results import ExchangeSearch
 from core.cli.context import (
     Context,
     at_least,
@@ -324,10 +325,11 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
         "exchange_search",
         {"query": " ".join(args.query), "limit": args.limit, "offset": args.offset},
     )
+    waiting: dict[str, object] = {}
     if args.mode != "keyword" and args.query:
         from core.cli.semantic import catch_up
 
-        catch_up(ctx)
+        waiting = catch_up(ctx, say=not ctx.as_json)
     page = episodes.search_exchanges_page(
         ctx.service,
         ctx.caller,
@@ -358,5 +360,6 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     more = paging_line(page.next_offset, page.truncated, "--thread or --speaker")
     if more:
         text += "\n" + more
-    ctx.emit([h.to_dict() for h in hits], text, aside=more)
+    # exchange_search's result, key for key, as `ambry --json search` prints memory_search's.
+    ctx.emit(ExchangeSearch(page, waiting).to_dict(), text)
     return 0

@@ -6,6 +6,7 @@ import argparse
 import sys
 from dataclasses import replace
 
+from core.agent.search_results import search_memories
 from core.cli.context import (
     Context,
     at_least,
@@ -31,7 +32,6 @@ from core.model.entries import (
     Trust,
 )
 from core.model.errors import InvalidParams
-from core.model.paging import page_fields
 from core.model.text import plural
 from core.policy.manifest import validate_args
 from core.policy.screening import strip_controls
@@ -165,11 +165,15 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
         tool_args["tags"] = _tags(args.tags)
     # The tool's own checks (both bounds of --limit and --offset), before any embedding.
     validate_args("memory_search", tool_args)
+    waiting: dict[str, object] = {}
     if args.mode != "keyword" and args.query:
         from core.cli.semantic import catch_up
 
-        catch_up(ctx)
-    page = ctx.service.search_page(ctx.caller, tool_args)
+        waiting = catch_up(ctx, say=not ctx.as_json)
+    # memory_search's result, key for key: what the text shows, paging, claims, and
+    # the rows not found by meaning yet.
+    found = search_memories(ctx.service, ctx.caller, tool_args, waiting)
+    page = found.page
     results = page.results
     ranked = bool(str(tool_args["query"]).strip())
     none = "no matching memories"
@@ -179,19 +183,12 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     more = paging_line(page.next_offset, page.truncated, "--type or --tags")
     if more:
         text += "\n" + more
-    claims = ctx.service.claims_matching(ctx.group, str(tool_args["query"]))
-    if claims:
+    if found.claims:
         # Labelled, so an unverified claim is never read as one of the memories above.
         text += "\n\nclaims:\n" + "\n".join(
-            f"{c['id']}  {c['text']}\n  ({c['label']})" for c in claims
+            f"{c['id']}  {c['text']}\n  ({c['label']})" for c in found.claims
         )
-    # memory_search's result, key for key: what the text shows, paging and claims too.
-    data = {
-        "results": [r.to_dict() for r in results],
-        **page_fields(page.next_offset, page.truncated),
-        "claims": claims,
-    }
-    ctx.emit(data, text)
+    ctx.emit(found.to_dict(), text)
     return 0
 
 

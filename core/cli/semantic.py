@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from typing import Any
 
 from core.cli.context import Context, command, fail, format_result, whole
 from core.model.errors import AmbryError
@@ -23,33 +25,40 @@ class SemanticSearchOff(AmbryError):
 CATCH_UP_LIMIT = 1000
 
 
-def catch_up(ctx: Context) -> None:
+def catch_up(ctx: Context, *, say: bool = True) -> dict[str, Any]:
     """Embed the few rows written since the last run, so a one-shot search sees them.
 
     The CLI runs no background worker; a long backlog is left to ``ambry reindex``.
+    Returns what a search result adds about that backlog (``pending_vectors`` and
+    ``note``, as the tools add theirs), empty when there is none; ``say`` also prints
+    the note on stderr.
     """
     embedder = shared_embedder(ctx.service.config.embedding_model_dir)
     if embedder is None:
-        return
+        return {}
     store = ctx.service.store_for(ctx.group)
     if store.read_only:
-        return  # a read-only or full disk: the search still works, by words for new rows
+        return {}  # a read-only or full disk: the search still works, by words for new rows
     waiting = sum(
         vectors.pending_count(store.conn, kind, embedder.model_id) for kind in vectors.TABLES
     )
     if 0 < waiting <= CATCH_UP_LIMIT:
         # Vectors are derived data: a failed write here must never fail the search.
-        with best_effort(store, "embedding new rows before the search"):
-            try:
-                backfill.reindex(store.conn, store.path, ctx.group, embedder)
-            except EmbeddingUnavailable:
-                return  # the model failed on a row: logged; the search ranks by words
-    elif waiting:
-        print(
-            f"note: {backfill.lacking(waiting)} no vector yet; run `ambry reindex` "
-            "(until then they are found by their words)",
-            file=sys.stderr,
-        )
+        # A model that fails on a row is logged; the search then ranks by words.
+        with (
+            best_effort(store, "embedding new rows before the search"),
+            contextlib.suppress(EmbeddingUnavailable),
+        ):
+            backfill.reindex(store.conn, store.path, ctx.group, embedder)
+        return {}
+    said = backfill.pending_note(
+        waiting,
+        f"{backfill.lacking(waiting)} no vector yet; run `ambry reindex` "
+        "(until then they are found by their words)",
+    )
+    if said and say:
+        print(f"note: {said['note']}", file=sys.stderr)
+    return said
 
 
 def _reindex_args(p: argparse.ArgumentParser) -> None:

@@ -89,14 +89,19 @@ def lacking(rows: int) -> str:
     return "1 memory or turn has" if rows == 1 else f"{rows} memories and turns have"
 
 
-def pending_note(pending: int) -> dict[str, Any]:
-    """The keys a search result gains while ``pending`` rows have no vector yet."""
+def pending_note(pending: int, note: str = "") -> dict[str, Any]:
+    """The keys a search result gains while ``pending`` rows have no vector yet.
+
+    ``note`` words it for a reader the background worker does not serve (a command
+    line, which runs none); the default is an agent's.
+    """
     if pending <= 0:
         return {}
     them = "it is" if pending == 1 else "they are"
     return {
         "pending_vectors": pending,
-        "note": (
+        "note": note
+        or (
             f"{lacking(pending)} no vector yet and {'is' if pending == 1 else 'are'} being "
             f"embedded in the background; until then {them} found by words only (mode auto "
             "or keyword), not by meaning"

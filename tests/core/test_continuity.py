@@ -762,7 +762,7 @@ def test_cli_exchanges(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     code, out, _ = run(capsys, *d, "exchanges", "pnpm", "--speaker", "user")
     assert code == 0 and "[user] (Project X, sess-" in out and "Switched" not in out
     code, out, _ = run(capsys, *d, "exchanges", "--thread", "Project X", "--json")
-    assert [e["speaker"] for e in json.loads(out)] == ["assistant", "user"]
+    assert [e["speaker"] for e in json.loads(out)["results"]] == ["assistant", "user"]
     code, _, err = run(capsys, *d, "exchanges", "x", "--limit", "51")
     assert code == 1 and "limit" in err
 
@@ -842,15 +842,16 @@ def test_cli_exchanges_reads_on_with_offset(
     assert (code, out) == (0, "no matching exchanges at --offset 3 or beyond\n")
     code, out, _ = run(capsys, *d, "--offset", "1000")
     assert (code, out) == (0, "no matching exchanges at --offset 1000 or beyond\n")
-    # --json stays a list of turns; that more follow, or that more match than paging
-    # reaches, is said on stderr.
+    # --json prints exchange_search's result: that more follow, or that more match
+    # than paging reaches, is in it, as the tool says it.
     code, out, err = run(capsys, "--json", *d, "--limit", "2", "--offset", "1")
-    turns = json.loads(out)
+    turns = json.loads(out)["results"]
     assert code == 0 and len(turns) == 2 and all(t["text"].startswith("Sam buys") for t in turns)
-    assert err == ""
+    assert err == "" and "next_offset" not in json.loads(out)
     code, out, err = run(capsys, "--json", *d, "--limit", "1")
-    assert (code, len(json.loads(out)), err) == (0, 1, "(more follow: add --offset 1)\n")
+    assert (code, json.loads(out)["next_offset"], err) == (0, 1, "")
     monkeypatch.setattr(episodes, "MAX_EXCHANGE_OFFSET", 1)
     code, out, err = run(capsys, "--json", *d, "--limit", "1", "--offset", "1")
-    assert code == 0 and len(json.loads(out)) == 1
-    assert err.startswith("(more match than paging reaches: ") and err.count("\n") == 1
+    page = json.loads(out)
+    assert code == 0 and len(page["results"]) == 1 and page["truncated"] is True
+    assert err == "" and "next_offset" not in page

@@ -12,16 +12,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from core.agent.auth import load_or_create_token
 from core.agent.dispatch import Connection
 from core.agent.protocol import agent_dispatcher
 from core.agent.rpc_memory import MEMORY_TOOLS
 from core.cli.main import main
+from core.cli.semantic import CATCH_UP_LIMIT
 from core.continuity import episodes, exchange_candidates, exchange_recall
 from core.continuity.exchange_recall import as_spoken
 from core.model.entries import Actor
 from core.model.errors import Forbidden, InvalidParams
+from core.policy.manifest import load_manifest
 from core.semantic import backfill, timeref
 from core.semantic.embedding import shared_embedder
 from core.semantic.hybrid import Mode, parse_mode
@@ -604,3 +607,43 @@ def test_cli_results_say_their_score_and_what_found_them(
     assert main([*d, "exchanges", "hose"]) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert "[user: Sam]" in head and "keyword" in head and "(0." in head
+
+
+def test_cli_json_searches_carry_every_key_their_tool_returns(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, `--json search` left out pending_vectors and note (printed as text on
+    # stderr only), and `--json exchanges` printed a bare list of turns, without
+    # next_offset, truncated or the vectors still pending.
+    service = MemoryService(DataDir(tmp_path))
+    try:
+        me = service.open_session("main", Actor.OPERATOR, "cli-test")
+        for n in range(CATCH_UP_LIMIT + 1):  # more than a search embeds first
+            service.store(me, {"type": "fact", "content": f"Shelf {n} holds the river maps"})
+        for n in range(12):
+            episodes.log_exchange(service, me, "user", f"Where are the river maps, take {n}?")
+        service.end_session(me)
+    finally:
+        service.close()
+    pending = CATCH_UP_LIMIT + 13
+    manifest = load_manifest()
+    d = ["--data-dir", str(tmp_path), "--json"]
+    for command, tool in (("search", "memory_search"), ("exchanges", "exchange_search")):
+        assert main([*d, command, "river", "maps"]) == 0
+        out, err = capsys.readouterr()
+        found = json.loads(out)
+        Draft202012Validator(manifest[tool].result_schema).validate(found)
+        assert err == "", command  # the JSON holds it all
+        assert found["next_offset"] == (10 if command == "exchanges" else 20)
+        assert found["pending_vectors"] == pending, command
+        assert found["note"] == (
+            f"{pending} memories and turns have no vector yet; run `ambry reindex` "
+            "(until then they are found by their words)"
+        )
+        # Text: the same note, on stderr.
+        assert main([*d[:2], command, "river", "maps"]) == 0
+        out, err = capsys.readouterr()
+        assert err == f"note: {found['note']}\n" and "(more follow: add --offset" in out
+        # A keyword search asks nothing of meaning: no note, as from the tool.
+        assert main([*d, command, "river", "--mode", "keyword"]) == 0
+        assert "pending_vectors" not in json.loads(capsys.readouterr().out)
