@@ -101,7 +101,7 @@ class AmbryClient:
         timeout: seconds to wait for a reply.
 
     Raises:
-        StorageError: no ``socket_path`` was given and ``AMBRY_SOCKET`` is a relative
+        InvalidParams: no ``socket_path`` was given and ``AMBRY_SOCKET`` is a relative
             path, which the server, started elsewhere, would not have resolved alike.
     """
 

@@ -31,7 +31,7 @@ from core.cli.context import Context, command
 from core.cli.logfile import log_file
 from core.cli.qtlibs import check_qt_libraries, report
 from core.model.config import load_config
-from core.model.errors import AmbryError, SchemaTooNew, StorageError
+from core.model.errors import AmbryError, InvalidParams, SchemaTooNew, StorageError
 from core.storage.crypto import (
     KeyUnavailable,
     describe_key_entry,
@@ -296,7 +296,7 @@ def check_keyring() -> Finding:
 def check_socket() -> Finding:
     try:
         path = default_socket_path()
-    except StorageError as exc:  # a relative AMBRY_SOCKET
+    except InvalidParams as exc:  # a relative AMBRY_SOCKET
         return Finding("socket", Status.FAIL, exc.message, "set AMBRY_SOCKET to an absolute path")
     if not path.exists():
         return Finding("socket", Status.OK, f"{path}: no server running (`ambry` or `ambry serve`)")

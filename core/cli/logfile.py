@@ -40,7 +40,7 @@ def log_dir() -> Path:
     """``AMBRY_LOG_DIR``, else the platform's user log dir for Ambry.
 
     Raises:
-        StorageError: ``AMBRY_LOG_DIR`` holds a relative path (refused as a relative
+        InvalidParams: ``AMBRY_LOG_DIR`` holds a relative path (refused as a relative
             ``AMBRY_DATA_DIR`` is: each process would log in another folder).
     """
     named = path_from_env(LOG_DIR_ENV, "folder")

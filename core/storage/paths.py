@@ -23,7 +23,7 @@ from pathlib import Path
 
 import platformdirs
 
-from core.model.errors import InvalidGroup, StorageError
+from core.model.errors import InvalidGroup, InvalidParams, StorageError
 from core.storage import pending_files
 from core.storage.crypto import pin_key_account
 from core.storage.file_safety import tighten
@@ -89,8 +89,8 @@ def locate_data_dir(explicit: str | os.PathLike[str] | None = None) -> LocatedDa
     """The data directory, absolute: explicit argument, then environment, then default.
 
     Raises:
-        StorageError: ``AMBRY_DATA_DIR`` holds a relative path, or the path is not
-            UTF-8 text (SQLite opens UTF-8 file names only).
+        InvalidParams: ``AMBRY_DATA_DIR`` holds a relative path.
+        StorageError: the path is not UTF-8 text (SQLite opens UTF-8 file names only).
     """
     located = _locate(explicit)
     try:
@@ -119,19 +119,23 @@ def path_from_env(name: str, what: str) -> Path | None:
     refusal.
 
     Raises:
-        StorageError: the variable holds a relative path. It would name another
-            ``what`` from every working directory, and MCP clients and the app start
-            Ambry wherever they run, so it is refused rather than resolved.
+        InvalidParams: the variable holds a relative path (``field`` names it, ``rule``
+            is ``absolute``): a setting to fix, as a bad value in the settings file is,
+            not a fault of the disk. It would name another ``what`` from every working
+            directory, and MCP clients and the app start Ambry wherever they run, so it
+            is refused rather than resolved.
     """
     env = os.environ.get(name)
     if not env:
         return None
     path = Path(env).expanduser()
     if not path.is_absolute():
-        raise StorageError(
+        raise InvalidParams(
             f"{name}={env} is a relative path, so it would name another {what} "
             "in every working directory (MCP clients and the app start Ambry elsewhere); "
-            f"set it to an absolute path, such as {Path(env).absolute()}"
+            f"set it to an absolute path, such as {Path(env).absolute()}",
+            field=name,
+            rule="absolute",
         )
     return path
 
@@ -241,7 +245,7 @@ def default_socket_path() -> Path:
     """The agent socket: ``AMBRY_SOCKET`` or ``<user runtime dir>/ambry/agent.sock``.
 
     Raises:
-        StorageError: ``AMBRY_SOCKET`` holds a relative path (see :func:`path_from_env`):
+        InvalidParams: ``AMBRY_SOCKET`` holds a relative path (see :func:`path_from_env`):
             the app, ``ambry serve`` and an agent's client, each started in another
             folder, would not meet on one socket.
     """

@@ -224,6 +224,9 @@ def test_a_relative_data_dir_in_the_environment_is_refused(
         assert err.startswith("error: AMBRY_DATA_DIR=store is a relative path") and (
             f"set it to an absolute path, such as {tmp_path / 'store'}" in err
         )
+    code, _, err = run(capsys, "--json", "list")
+    error = json.loads(err)["error"]
+    assert (code, error["code"], error["field"]) == (1, "invalid_params", "AMBRY_DATA_DIR")
     assert not any((tmp_path / "store").iterdir())
     # On the command line a relative path is fine: it is resolved where it is typed.
     code, _, _ = run(capsys, "--data-dir", "store", "store", "Likes tea")
@@ -247,7 +250,13 @@ def test_a_relative_log_dir_in_the_environment_is_refused(
         )
     code, _, err = run(capsys, *d, "--json", "list")
     error = json.loads(err)["error"]
-    assert (code, error["code"]) == (1, "storage_error")
+    # A setting to fix, as a bad value in the settings file is; not a storage fault.
+    assert (code, error["code"], error["field"], error["rule"]) == (
+        1,
+        "invalid_params",
+        "AMBRY_LOG_DIR",
+        "absolute",
+    )
     assert error["message"].startswith("AMBRY_LOG_DIR=logs is a relative path")
     assert sorted(tmp_path.iterdir()) == []  # no data dir, no log folder
     monkeypatch.setenv("AMBRY_LOG_DIR", str(tmp_path / "logs"))

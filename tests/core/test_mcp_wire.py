@@ -318,7 +318,12 @@ def test_an_mcp_server_that_cannot_start_answers_with_the_reason(tmp_path: Path)
     assert done.returncode == 1 and not missing.exists()
 
 
-def test_an_mcp_server_with_a_relative_log_dir_answers_with_the_reason(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("variable", "value"), [("AMBRY_LOG_DIR", "logs"), ("AMBRY_DATA_DIR", "store")]
+)
+def test_an_mcp_server_with_a_relative_folder_answers_with_the_reason(
+    tmp_path: Path, variable: str, value: str
+) -> None:
     # The client starts `ambry mcp` in a folder of its choosing: a relative
     # AMBRY_LOG_DIR is refused there, as a relative AMBRY_DATA_DIR is.
     done = subprocess.run(
@@ -328,8 +333,15 @@ def test_an_mcp_server_with_a_relative_log_dir_answers_with_the_reason(tmp_path:
         text=True,
         timeout=60,
         cwd=tmp_path,
-        env={**os.environ, "AMBRY_LOG_DIR": "logs"},
+        env={**os.environ, variable: value},
     )
     [reply] = [json.loads(line) for line in done.stdout.splitlines()]
-    assert reply["error"]["message"].startswith("AMBRY_LOG_DIR=logs is a relative path")
-    assert done.returncode == 1 and not (tmp_path / "logs").exists()
+    assert reply["error"]["message"].startswith(f"{variable}={value} is a relative path")
+    # A setting to fix (-32602, as a bad argument is), not a fault of the disk (-32010).
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["data"] == {
+        "code": "invalid_params",
+        "field": variable,
+        "rule": "absolute",
+    }
+    assert done.returncode == 1 and not (tmp_path / value).exists()

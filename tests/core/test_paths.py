@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.agent.client import AmbryClient
-from core.model.errors import InvalidGroup, StorageError
+from core.model.errors import InvalidGroup, InvalidParams, StorageError
 from core.storage.paths import (
     DataDir,
     DataDirOrigin,
@@ -59,8 +59,14 @@ def test_a_relative_data_dir_in_the_environment_is_refused(
     value: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("AMBRY_DATA_DIR", value)
-    with pytest.raises(StorageError, match=f"AMBRY_DATA_DIR={value} is a relative path"):
+    # A setting to fix, not a fault of the disk: invalid_params, naming the variable.
+    with pytest.raises(InvalidParams, match=f"AMBRY_DATA_DIR={value} is a relative path") as info:
         resolve_data_dir(None)
+    assert (info.value.code, info.value.field, info.value.rule) == (
+        "invalid_params",
+        "AMBRY_DATA_DIR",
+        "absolute",
+    )
     monkeypatch.setenv("AMBRY_DATA_DIR", "~/store")
     assert resolve_data_dir(None) == Path.home() / "store"
 
@@ -89,10 +95,11 @@ def test_a_relative_socket_in_the_environment_is_refused(
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("AMBRY_SOCKET", value)
     says = f"AMBRY_SOCKET={value} is a relative path, so it would name another socket"
-    with pytest.raises(StorageError, match=re.escape(says)) as info:
+    with pytest.raises(InvalidParams, match=re.escape(says)) as info:
         default_socket_path()
     assert f"set it to an absolute path, such as {tmp_path / value}" in info.value.message
-    with pytest.raises(StorageError, match="AMBRY_SOCKET"):
+    assert info.value.field == "AMBRY_SOCKET"
+    with pytest.raises(InvalidParams, match="AMBRY_SOCKET"):
         AmbryClient()
     assert AmbryClient(tmp_path / "s.sock").socket_path == tmp_path / "s.sock"
     monkeypatch.setenv("AMBRY_SOCKET", "~/agent.sock")
