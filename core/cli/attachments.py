@@ -24,9 +24,9 @@ from core.cli.context import (
     offset_option,
     progress_line,
     read_page,
+    tool_limit_option,
     tool_maximum,
     watching,
-    whole,
     within,
 )
 from core.model.errors import InvalidParams
@@ -133,14 +133,7 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> int:
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", nargs="?", help="show this receipt in full, with its links")
     p.add_argument("--thread", metavar="ID", help="only receipts seen in this thread")
-    most = tool_maximum("attachment_list", "limit")
-    p.add_argument(
-        "--limit",
-        type=whole,
-        default=50,
-        metavar="N",
-        help=f"at most N receipts (default 50, at most {most})",
-    )
+    tool_limit_option(p, "attachment_list", "receipts", 50)
     offset_option(p, "receipts")
 
 

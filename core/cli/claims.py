@@ -22,6 +22,7 @@ from core.cli.context import (
     fail,
     offset_option,
     read_page,
+    tool_limit_option,
     tool_maximum,
     whole,
     within,
@@ -55,14 +56,7 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
     ls.add_argument(
         "--query", default="", metavar="WORDS", help="words to look for (best match first)"
     )
-    most = tool_maximum("claim_search", "limit")
-    ls.add_argument(
-        "--limit",
-        type=whole,
-        default=50,
-        metavar="N",
-        help=f"at most N claims (default 50, at most {most})",
-    )
+    tool_limit_option(ls, "claim_search", "claims", 50)
     offset_option(ls, "claims")
     for name, text in (
         ("show", "a claim, its sources and its decision history"),

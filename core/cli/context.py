@@ -279,6 +279,21 @@ def paging_line(next_offset: int | None, truncated: bool, narrow: str) -> str:
     return ""
 
 
+def tool_limit_option(
+    parser: argparse.ArgumentParser, tool: str, rows: str, default: int, *, suppress: bool = False
+) -> None:
+    """``--limit N`` of a listing an agent tool also reads: at most the tool's largest page.
+    ``suppress`` leaves it unset (for a subcommand that repeats its parent's option)."""
+    most = tool_maximum(tool, "limit")
+    parser.add_argument(
+        "--limit",
+        type=whole,
+        default=argparse.SUPPRESS if suppress else default,
+        metavar="N",
+        help=f"at most N {rows} (default {default}, at most {most})",
+    )
+
+
 def offset_option(parser: argparse.ArgumentParser, rows: str, *, suppress: bool = False) -> None:
     """``--offset N``: skip the first N ``rows`` of a listing, to read on. No ceiling:
     a listing by age is not a ranking, and reads on to its last row."""

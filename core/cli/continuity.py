@@ -23,6 +23,7 @@ from core.cli.context import (
     paging_line,
     read_page,
     read_stdin,
+    tool_limit_option,
     tool_maximum,
     whole,
     within,
@@ -78,24 +79,11 @@ def _format_version(h: ThreadHandoff) -> str:
 
 
 def _threads_args(p: argparse.ArgumentParser) -> None:
-    most = tool_maximum("thread_list", "limit")
-    p.add_argument(
-        "--limit",
-        type=whole,
-        default=100,
-        metavar="N",
-        help=f"at most N threads (default 100, at most {most})",
-    )
+    tool_limit_option(p, "thread_list", "threads", 100)
     offset_option(p, "threads")
     subs = _subcommands(p, required=False)
     sub = _sub(subs, "list", "List threads, most recently active first (the default).")
-    sub.add_argument(
-        "--limit",
-        type=whole,
-        default=argparse.SUPPRESS,
-        metavar="N",
-        help=f"at most N threads (default 100, at most {most})",
-    )
+    tool_limit_option(sub, "thread_list", "threads", 100, suppress=True)
     offset_option(sub, "threads", suppress=True)
     sub = _sub(subs, "open", "Create a thread (or find the one with this title).")
     sub.add_argument("title", help="the thread's title (one line, ≤ 200 characters)")
