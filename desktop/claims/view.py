@@ -190,13 +190,7 @@ class ClaimsPage(LazyPage):
             action.triggered.connect(lambda _c=False, d=decision: self.decide(d))
             self.addAction(action)
             self.keys[decision] = action
-        self.undo_action = QAction(commands.undo_text, self)
-        self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
-        self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.undo_action.setEnabled(commands.can_undo)
-        self.undo_action.triggered.connect(self.undo)
-        commands.undo_changed.connect(self._on_undo_changed)
-        self.addAction(self.undo_action)
+        self.undo_action = commands.undo_action(self, self.undo)
 
         left = QWidget(self)
         left_layout = QVBoxLayout(left)
@@ -364,10 +358,6 @@ class ClaimsPage(LazyPage):
         # Work through the list without the mouse: the next row is selected.
         if self._claims:
             self.table.selectRow(min(max(row, 0), len(self._claims) - 1))
-
-    def _on_undo_changed(self, can_undo: bool) -> None:
-        self.undo_action.setEnabled(can_undo)
-        self.undo_action.setText(self._commands.undo_text)
 
     def undo(self) -> None:
         """Take back the last accept (or the memory list's or Review's last step)."""

@@ -14,12 +14,13 @@ The undo stack is the app's: the Claims page puts its accepts on it too.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
 from core.claims import gate
@@ -114,6 +115,23 @@ class UndoStep:
     audit_at: tuple[Any, ...] = ()
 
 
+class _UndoAction(QAction):
+    """Ctrl+Z in one view, following the shared undo stack (a slot of its own, so the
+    connection goes when the view does)."""
+
+    def __init__(self, commands: MemoryActions, view: QWidget) -> None:
+        super().__init__(commands.undo_text, view)
+        self._commands = commands
+        self.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
+        self.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.setEnabled(commands.can_undo)
+        commands.undo_changed.connect(self._follow)
+
+    def _follow(self, can_undo: bool) -> None:
+        self.setEnabled(can_undo)
+        self.setText(self._commands.undo_text)
+
+
 class MemoryActions(QObject):
     """The browser's commands, with an undo stack for deletes, rejects and accepts.
 
@@ -149,6 +167,14 @@ class MemoryActions(QObject):
     def undo_text(self) -> str:
         """``Undo accept``, ``Undo reject`` or ``Undo delete``; ``Undo`` with nothing to undo."""
         return f"Undo {self._undo[-1].kind}" if self._undo else "Undo"
+
+    def undo_action(self, view: QWidget, undo: Callable[[], None]) -> QAction:
+        """A view's Ctrl+Z: ``undo`` while the view has focus, named and enabled as
+        the shared stack's top step (``Undo accept``; greyed with nothing to undo)."""
+        action = _UndoAction(self, view)
+        action.triggered.connect(undo)
+        view.addAction(action)
+        return action
 
     def _forget_undo(self, group: str) -> None:
         """Drop what could be taken back in ``group``: another process forgot or cleared

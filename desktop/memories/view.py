@@ -150,13 +150,7 @@ class BrowserPage(QWidget):
         edit.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
         edit.triggered.connect(self._edit_current)
         self.table.addAction(edit)
-        self.undo_action = QAction(self.commands.undo_text, self)
-        self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
-        self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.undo_action.setEnabled(self.commands.can_undo)
-        self.undo_action.triggered.connect(self.undo)
-        self.commands.undo_changed.connect(self._on_undo_changed)
-        self.addAction(self.undo_action)
+        self.undo_action = self.commands.undo_action(self, self.undo)
 
     # -- queries -----------------------------------------------------------------
 
@@ -513,10 +507,6 @@ class BrowserPage(QWidget):
     def delete_matching(self) -> None:
         """Delete everything the search and filters match, after asking (the editor follows)."""
         self.commands.delete_matching(self._query, self, self.model.listed_by_meaning)
-
-    def _on_undo_changed(self, can_undo: bool) -> None:
-        self.undo_action.setEnabled(can_undo)
-        self.undo_action.setText(self.commands.undo_text)
 
     def undo(self) -> None:
         self._select_ids = self.commands.undo()

@@ -131,13 +131,7 @@ class ReviewPage(LazyPage):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.stack, 1)
-        self.undo_action = QAction(commands.undo_text, self)
-        self.undo_action.setShortcut(QKeySequence(QKeySequence.StandardKey.Undo))
-        self.undo_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self.undo_action.setEnabled(commands.can_undo)
-        self.undo_action.triggered.connect(self.undo)
-        commands.undo_changed.connect(self._on_undo_changed)
-        self.addAction(self.undo_action)
+        self.undo_action = commands.undo_action(self, self.undo)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
@@ -245,10 +239,6 @@ class ReviewPage(LazyPage):
                 copy_command(ids, "memory"),
             ],
         )
-
-    def _on_undo_changed(self, can_undo: bool) -> None:
-        self.undo_action.setEnabled(can_undo)
-        self.undo_action.setText(self._commands.undo_text)
 
     def undo(self) -> None:
         """Take back the last reject, delete or accept: the candidates wait here again, selected."""
