@@ -4,6 +4,10 @@ The dialog lists the versions, shows what any of them changed (or how it
 differs from the current one) word by word, and restores one. A restore never
 rewrites history: the old version's type, text, tags and privacy are saved as a
 new version on top, so a restore is itself one more step in the chain.
+
+A forget or a clear (in the app, or ``ambry forget`` in a terminal) that takes any
+version of the chain empties the dialog: no word of a forgotten version stays on
+screen, and it says why.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ import html
 import re
 from collections.abc import Callable, Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSignalBlocker, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
+    QLabel,
     QListWidget,
     QListWidgetItem,
     QSplitter,
@@ -36,6 +41,7 @@ from desktop.memories.values import (
 )
 from desktop.widgets import messages
 from desktop.widgets.version_diff import Compare, VersionDiffPane
+from desktop.widgets.watch import Forgetting
 
 _WORDS = re.compile(r"\s+|[^\s]+")
 
@@ -117,6 +123,7 @@ class HistoryDialog(QDialog):
     """Every version through one entry, newest first, with a diff and restore.
 
     Args:
+        group: the group the memory is in.
         chain: the versions, oldest first (``MemoryService.history``).
         selected: the id the person opened it from (selected first).
         commands: reads a secret version's text for a restore, without showing it.
@@ -126,6 +133,7 @@ class HistoryDialog(QDialog):
 
     def __init__(
         self,
+        group: str,
         chain: Sequence[MemoryEntry],
         selected: str,
         commands: MemoryActions,
@@ -133,6 +141,7 @@ class HistoryDialog(QDialog):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
+        self._group = group
         self._chain = list(chain)
         self._commands = commands
         self._save = save
@@ -161,9 +170,15 @@ class HistoryDialog(QDialog):
         splitter.addWidget(self.versions)
         splitter.addWidget(self.pane)
         splitter.setSizes([220, 540])
+        #: Says why the dialog is empty once a forget took versions of the memory.
+        self.gone = QLabel(self)
+        self.gone.setObjectName("warningLabel")
+        self.gone.setWordWrap(True)
+        self.gone.hide()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, self)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
+        layout.addWidget(self.gone)
         layout.addWidget(splitter, 1)
         layout.addWidget(buttons)
 
@@ -181,8 +196,8 @@ class HistoryDialog(QDialog):
         item = self.versions.currentItem()
         return None if item is None else self._chain[int(item.data(Qt.ItemDataRole.UserRole))]
 
-    def _head(self) -> MemoryEntry:
-        return self._chain[-1]
+    def _head(self) -> MemoryEntry | None:
+        return self._chain[-1] if self._chain else None
 
     def _show(self, *_args: object) -> None:
         chosen = self.chosen()
@@ -191,7 +206,7 @@ class HistoryDialog(QDialog):
             self.restore_button.setEnabled(False)
             return
         index = self._chain.index(chosen)
-        head = self._head()
+        head = self._chain[-1]
         self.restore_button.setEnabled(chosen is not head and head.superseded_by is None)
         body = version_html(chosen, index + 1)
         if self.compare_box.currentData() == Compare.CURRENT and chosen is not head:
@@ -202,10 +217,38 @@ class HistoryDialog(QDialog):
             body += compare_html(None, chosen, "")
         self.view.setHtml(body)
 
+    def drop_forgotten(self, erased: Forgetting) -> None:
+        """A forget or a clear took versions of this memory: drop every version's
+        words from the dialog (the list, the diff, what a restore would save) and
+        say so. Versions left are read again by opening History again."""
+        if erased.group != self._group:
+            return
+        taken = sum(1 for entry in self._chain if erased.took(entry.id))
+        if not taken:
+            return
+        count = len(self._chain)
+        how = "cleared" if erased.cleared else "forgotten"
+        if taken == count:
+            text = f"This memory was {how}: its versions are no longer shown."
+        else:
+            text = (
+                f"{taken} of the {count} versions of this memory were {how}: no version "
+                "is shown any more. Open History again to see the versions left."
+            )
+        self._chain = []
+        with QSignalBlocker(self.versions):
+            self.versions.clear()
+        self.view.clear()
+        self.compare_box.setEnabled(False)
+        self.restore_button.setEnabled(False)
+        self.setWindowTitle(f"History: {how}")
+        self.gone.setText(text)
+        self.gone.show()
+
     def restore(self) -> None:
         """Save the chosen version again on top of the current one, after asking."""
         chosen, head = self.chosen(), self._head()
-        if chosen is None or chosen is head or head.superseded_by is not None:
+        if chosen is None or head is None or chosen is head or head.superseded_by is not None:
             return
         number, last = self._chain.index(chosen) + 1, len(self._chain)
         question = (

@@ -529,7 +529,9 @@ class BrowserPage(QWidget):
 
     def show_history(self, entry_id: str) -> None:
         chain = self._state.service.history(self._state.group, entry_id)
-        dialog = HistoryDialog(chain, entry_id, self.commands, self._save, self)
+        dialog = HistoryDialog(self._state.group, chain, entry_id, self.commands, self._save, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        # Disconnected when the dialog closes (and is deleted).
+        self._state.memories_forgotten.connect(dialog.drop_forgotten)
         dialog.open()
         self.history_dialog = dialog

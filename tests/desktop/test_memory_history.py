@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
+from core.cli.main import main
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType, Privacy
 from core.service import Caller, MemoryService
+from core.storage.paths import DataDir
 from desktop.memories.history import HistoryDialog, word_diff_html
 from desktop.shell.main_window import MainWindow
 from desktop.widgets.version_diff import Compare
 from tests.desktop.conftest import Dialogs, add
 from tests.desktop.test_browser import listed, select
+from tests.desktop.test_forget_gui import forget, look, opened
 
 
 def edit(
@@ -113,3 +116,74 @@ def test_restore_of_a_secret_version_keeps_its_unseen_text(
     head = service.history("main", v2)[-1]
     assert head.privacy is Privacy.SECRET
     assert service.get("main", head.id, reveal=True).content == "The spare key is in locker 4412"
+
+
+def shows_no_word_of(dialog: HistoryDialog, *texts: str) -> None:
+    """The dialog keeps none of ``texts``: not in the list, the diff or the title,
+    and Restore has nothing to save."""
+    on_screen = [dialog.view.toPlainText(), dialog.windowTitle()]
+    on_screen += [dialog.versions.item(i).text() for i in range(dialog.versions.count())]
+    for text in texts:
+        assert not any(text in shown for shown in on_screen)
+    assert dialog.versions.count() == 0 and dialog.chosen() is None
+    assert not dialog.restore_button.isEnabled()
+
+
+def test_ambry_forget_in_a_terminal_empties_an_open_history(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    data_dir: DataDir,
+    window: MainWindow,
+    dialogs: Dialogs,
+) -> None:
+    v1 = add(service, operator, "Sees Dr Moreau about the knee on Fridays")
+    v2 = edit(service, operator, v1, "Sees Dr Moreau about the knee on Tuesdays", ())
+    dialog = open_history(qtbot, window, v2)
+    dialog.select_version(1)
+    assert "Fridays" in dialog.view.toPlainText()
+    assert main(["--data-dir", str(data_dir.root), "forget", "Moreau", "--yes"]) == 0
+    window.state.poll()  # as the app's timer does, twice a second
+    qtbot.waitUntil(lambda: dialog.gone.isVisible())
+    assert dialog.gone.text() == "This memory was forgotten: its versions are no longer shown."
+    shows_no_word_of(dialog, "Moreau", "Fridays", "Tuesdays")
+    dialog.restore()  # Restore does nothing: nothing to save back
+    assert dialogs.asked == []
+    dialog.grab().save("/tmp/desk-more-1.png")
+    dialog.close()
+
+
+def test_a_forget_in_the_app_that_takes_an_old_version_empties_the_history_too(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+) -> None:
+    v1 = add(service, operator, "Owes Marguerite the deposit for the flat")
+    v2 = edit(service, operator, v1, "Paid the deposit for the flat", ())
+    dialog = open_history(qtbot, window, v2)
+    forgetting = opened(window)
+    look(qtbot, forgetting, "Marguerite")
+    forget(qtbot, forgetting)
+    qtbot.waitUntil(lambda: dialog.gone.isVisible())
+    assert dialog.gone.text().startswith("1 of the 2 versions of this memory were forgotten")
+    shows_no_word_of(dialog, "Marguerite", "deposit")
+    dialog.close()
+
+
+def test_forgetting_another_topic_leaves_an_open_history_alone(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    data_dir: DataDir,
+    filled: dict[str, str],
+    window: MainWindow,
+) -> None:
+    v2 = edit(service, operator, filled["luna"], "Has a dog named Luna Belle", ("pets",))
+    dialog = open_history(qtbot, window, v2)
+    assert main(["--data-dir", str(data_dir.root), "forget", "tea", "--yes"]) == 0
+    window.state.poll()
+    qtbot.waitUntil(lambda: filled["tea"] not in listed(window))
+    assert dialog.versions.count() == 2 and not dialog.gone.isVisible()
+    assert "Luna Belle" in dialog.view.toPlainText()
+    dialog.close()
