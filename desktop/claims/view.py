@@ -7,6 +7,8 @@ exactly the text and source state on screen: if either changed meanwhile, the
 service refuses and the pane shows the new state to review. Retract takes a
 verified claim back out of the brief. Ctrl+Z takes back the last accept, by
 the same retraction (the app's undo stack, shared with Review and the memory list).
+A reject or a defer is final: no decision a receipt can record takes a claim back
+to the candidates, so a reject asks first.
 
 **Extract candidates…** reads the current handoff of every thread of the group and
 the day summaries, and records the statements in them as candidates, on the
@@ -59,7 +61,7 @@ from desktop.widgets.watch import AppState
 _INTRO = (
     "Claims are statements with the sources they came from. A candidate never reaches the "
     "agent's brief; only what you verify does, in enforce mode. Keys: A accept (Ctrl+Z "
-    "takes it back), R reject, D defer."
+    "takes it back), R reject (asks first; final), D defer (stays a candidate)."
 )
 _COLUMNS = ("Claim", "Kind", "Status", "Sources", "Check")
 #: Each filter: its name, the statuses it lists, and what the pane says when it lists none.
@@ -116,7 +118,7 @@ class ClaimsPage(LazyPage):
         self._claims: list[Claim] = []
         self._report: ClaimReport | None = None
 
-        intro = QLabel(_INTRO, self)
+        self.intro = intro = QLabel(_INTRO, self)
         intro.setObjectName("hint")
         intro.setWordWrap(True)
         self.filter = QComboBox(self)
@@ -337,6 +339,16 @@ class ClaimsPage(LazyPage):
             "Retract",
         ):
             return
+        # The receipts record accept, reject, defer and retract only: nothing takes a
+        # rejected claim back to the candidates, so Ctrl+Z cannot, and R asks first.
+        if decision is Decision.REJECT and not messages.confirm(
+            self,
+            "Reject claim",
+            f"Reject “{report.claim.text}”? A reject is final: Ctrl+Z does not take it "
+            "back. If an agent proposes the statement again, it is a new candidate.",
+            "Reject",
+        ):
+            return
         row = self.table.currentRow()
         try:
             outcome = gate.decide(
@@ -354,6 +366,10 @@ class ClaimsPage(LazyPage):
         if decision is Decision.ACCEPT:
             self._commands.claim_accepted(self._state.group, outcome.claim.id, outcome.claim.text)
             messages.info(f"Verified “{outcome.claim.text}”. Ctrl+Z to undo.")
+        elif decision is Decision.REJECT:
+            messages.info(f"Rejected “{outcome.claim.text}”.")
+        elif decision is Decision.DEFER:
+            messages.info(f"Deferred “{outcome.claim.text}”: still a candidate, to decide later.")
         self._invalidate()
         # Work through the list without the mouse: the next row is selected.
         if self._claims:

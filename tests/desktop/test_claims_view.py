@@ -428,3 +428,52 @@ def test_a_source_deleted_since_says_its_quote_went_with_it(
     detail = page.detail.toPlainText()
     assert "not kept: the source was deleted" in detail
     assert "hangs by the door." not in detail.split("Cited (then)")[1]
+
+
+def test_a_reject_asks_first_and_a_reject_or_defer_is_final(
+    qtbot: QtBot,
+    service: MemoryService,
+    window: MainWindow,
+    dialogs: Dialogs,
+    shown: list[tuple[str, str]],
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "view-test")
+    wrong = _claim(service, agent, "Lunch is at noon.", "The office is at 44 Elm Street")
+    later = _claim(service, agent, "The cache is cold on Mondays.", "The cache is cold on Mondays")
+    window.resize(1280, 720)
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    assert "R reject (asks first; final)" in page.intro.text()
+    qtbot.waitUntil(lambda: len(rows(window)) == 2)
+    store = service.store_for("main")
+    page.table.selectRow(rows(window).index("The office is at 44 Elm Street"))
+    page.table.setFocus()
+    # No receipt can take a rejected claim back to the candidates: R asks first.
+    dialogs.answer = False
+    qtbot.keyClick(page.table, Qt.Key.Key_R)
+    assert "Reject “The office is at 44 Elm Street”?" in dialogs.asked[-1]
+    assert "Ctrl+Z does not take it back" in dialogs.asked[-1]
+    assert records.get_claim(store, wrong).status is ClaimStatus.CANDIDATE
+    assert records.decisions(store, wrong) == []
+    dialogs.answer = True
+    qtbot.keyClick(page.table, Qt.Key.Key_R)
+    assert records.get_claim(store, wrong).status is ClaimStatus.REJECTED
+    assert shown[-1] == ("info", "Rejected “The office is at 44 Elm Street”.")
+    # Nothing on the undo stack: Ctrl+Z leaves the reject as it is.
+    assert not page.undo_action.isEnabled()
+    qtbot.keyClick(page.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert records.get_claim(store, wrong).status is ClaimStatus.REJECTED
+
+    # A defer asks nothing: the claim stays a candidate, and nothing goes on the stack.
+    qtbot.waitUntil(lambda: rows(window) == ["The cache is cold on Mondays"])
+    page.table.selectRow(0)
+    asked = len(dialogs.asked)
+    qtbot.keyClick(page.table, Qt.Key.Key_D)
+    assert len(dialogs.asked) == asked
+    claim = records.get_claim(store, later)
+    assert claim.status is ClaimStatus.CANDIDATE and claim.deferred_at is not None
+    deferred = "Deferred “The cache is cold on Mondays”: still a candidate, to decide later."
+    assert shown[-1] == ("info", deferred)
+    assert not page.undo_action.isEnabled()
+    if os.environ.get("AMBRY_SCREENSHOT_DIR"):
+        window.grab().save(str(Path(os.environ["AMBRY_SCREENSHOT_DIR"]) / "claims-deferred.png"))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from pytestqt.qtbot import QtBot
 
 from core.cli.main import main
@@ -149,7 +152,8 @@ def test_ambry_forget_in_a_terminal_empties_an_open_history(
     shows_no_word_of(dialog, "Moreau", "Fridays", "Tuesdays")
     dialog.restore()  # Restore does nothing: nothing to save back
     assert dialogs.asked == []
-    dialog.grab().save("/tmp/desk-more-1.png")
+    if os.environ.get("AMBRY_SCREENSHOT_DIR"):
+        dialog.grab().save(str(Path(os.environ["AMBRY_SCREENSHOT_DIR"]) / "history-forgotten.png"))
     dialog.close()
 
 
