@@ -96,6 +96,17 @@ class Context:
         elif text:
             print(text)
 
+    def notes(self, notes: Iterable[str]) -> None:
+        """Print each of ``notes`` on stderr as a ``note:`` line, unless under ``--json``.
+
+        A command that creates something prints what a script captures on stdout (the
+        id alone, so ``id=$(ambry store …)`` holds it); what the person should know
+        about the write goes here, and ``--json`` carries it in its keys instead.
+        """
+        if not self.as_json:
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
+
 
 def common_options(
     parser: argparse.ArgumentParser, *, suppress: bool, create: bool | None = None

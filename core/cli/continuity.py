@@ -118,8 +118,10 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
             )
         case "open":
             thread, created = threads.open_thread(service, ctx.caller, title=args.title)
-            note = "created" if created else "exists"
-            ctx.emit({**thread.to_dict(), "created": created}, f"{thread.id}  ({note})")
+            # The id alone, so `tid=$(ambry threads open …)` holds it.
+            ctx.emit({**thread.to_dict(), "created": created}, thread.id)
+            if not created:
+                ctx.notes([f"a thread titled {thread.title!r} already exists; this is its id"])
         case "rename":
             found = threads.find_thread(service, ctx.group, args.thread)
             thread = threads.rename_thread(service, ctx.caller, found.id, args.title)
@@ -195,7 +197,7 @@ def _replaced_line(thread: Thread, old: ThreadHandoff) -> str:
     keeps the tool's ``note``, written for agents)."""
     who = {"agent": "an agent session", "operator": "you"}.get(old.author or "", "another session")
     return (
-        f"note: this replaced version {old.version}, which {who} wrote at {old.created_at}; "
+        f"this replaced version {old.version}, which {who} wrote at {old.created_at}; "
         f"it is kept: ambry handoff show {thread.id} --version {old.version} "
         "(use --base-version to be refused instead of replacing)"
     )
@@ -208,8 +210,11 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     if args.action == "write" and args.base_version is not None:
         at_least(args.base_version, "base_version", 0)  # before a thread is created
+    notes = []
     if args.action == "write" and args.create:
-        thread, _ = threads.open_thread(service, ctx.caller, title=args.thread)
+        thread, created = threads.open_thread(service, ctx.caller, title=args.thread)
+        if created:
+            notes.append(f"created the thread {thread.title!r}, {thread.id}")
     else:
         thread = threads.find_thread(service, ctx.group, args.thread)
     match args.action:
@@ -227,12 +232,21 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
                 _read_text(args.file),
                 base_version=args.base_version,
             )
-            note = "" if outcome.created else " (unchanged)"
+            version = outcome.handoff.version
+            if not outcome.created:
+                notes.append(f"the text is already version {version}'s; no version was added")
             if outcome.redacted:
-                note += f" ({len(outcome.redacted)} secrets redacted)"
+                kinds = ", ".join(sorted(set(outcome.redacted)))
+                notes.append(
+                    f"{plural(len(outcome.redacted), 'secret')} replaced by "
+                    f"[SECRET_REDACTED]: {kinds}"
+                )
             if outcome.replaced is not None:
-                note += "\n" + _replaced_line(thread, outcome.replaced)
-            ctx.emit(outcome.to_dict(), f"{thread.id} handoff v{outcome.handoff.version}{note}")
+                notes.append(_replaced_line(thread, outcome.replaced))
+            # The version alone, so `v=$(ambry handoff write …)` can be the next
+            # write's --base-version.
+            ctx.emit(outcome.to_dict(), str(version))
+            ctx.notes(notes)
         case "export":
             path = Path(args.path).expanduser()
             handoff = handoffs.export_handoff(
@@ -250,12 +264,14 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
             )
         case "restore":
             outcome = handoffs.restore_handoff(service, ctx.caller, thread.id, args.version)
-            text = (
-                f"restored v{args.version} as v{outcome.handoff.version}"
+            version = outcome.handoff.version
+            # The current version alone, as `handoff write` prints it.
+            ctx.emit({**outcome.to_dict(), "restored": args.version}, str(version))
+            ctx.notes(
+                [f"restored version {args.version} as version {version}"]
                 if outcome.created
-                else f"v{args.version} is already the current text (v{outcome.handoff.version})"
+                else [f"version {args.version} is already the current text (version {version})"]
             )
-            ctx.emit({**outcome.to_dict(), "restored": args.version}, text)
         case "diff":
             old = _current(ctx, thread, args.old)
             new = _current(ctx, thread, args.new)

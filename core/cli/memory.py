@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import replace
 
 from core.agent.search_results import search_memories
@@ -117,9 +116,7 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
         kinds = ", ".join(said["redacted_kinds"])
         notes.append(f"{plural(said['redacted'], 'secret')} replaced by [SECRET_REDACTED]: {kinds}")
     ctx.emit({**outcome.entry.to_dict(), "created": outcome.created, **said}, outcome.entry.id)
-    if not ctx.as_json:
-        for note in notes:
-            print(f"note: {note}", file=sys.stderr)
+    ctx.notes(notes)
     return 0
 
 

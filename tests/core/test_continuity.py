@@ -700,14 +700,29 @@ def test_cli_threads_and_handoffs(
 ) -> None:
     d = ["--data-dir", str(tmp_path / "data"), "--create"]
     assert run(capsys, *d, "threads")[1].strip() == "no threads yet"
-    code, out, _ = run(capsys, *d, "threads", "open", "Project X")
-    tid = out.split()[0]
-    assert code == 0 and threads.THREAD_ID.fullmatch(tid) and "(created)" in out
+    # stdout is the id alone, so `tid=$(ambry threads open …)` holds it; before, it was
+    # "thr-…  (created)". Finding the title again says so on stderr.
+    code, out, err = run(capsys, *d, "threads", "open", "Project X")
+    tid = out.strip()
+    assert (code, out, err) == (0, f"{tid}\n", "") and threads.THREAD_ID.fullmatch(tid)
+    assert run(capsys, *d, "threads", "open", "Project X") == (
+        0,
+        f"{tid}\n",
+        "note: a thread titled 'Project X' already exists; this is its id\n",
+    )
+    code, out, err = run(capsys, *d, "--json", "threads", "open", "Project X")
+    assert (code, err, json.loads(out)["created"]) == (0, "", False)
 
     source = tmp_path / "plan.md"
     source.write_text("# Plan\n\n- [ ] first step\n", encoding="utf-8")
-    code, out, _ = run(capsys, *d, "handoff", "write", "project x", str(source))
-    assert code == 0 and out.strip() == f"{tid} handoff v1"
+    # The version alone, which the next write can give as --base-version.
+    code, out, err = run(capsys, *d, "handoff", "write", "project x", str(source))
+    assert (code, out, err) == (0, "1\n", "")
+    assert run(capsys, *d, "handoff", "write", tid, str(source)) == (
+        0,
+        "1\n",
+        "note: the text is already version 1's; no version was added\n",
+    )
     monkeypatch.setattr(sys, "stdin", __import__("io").StringIO("# Plan\n\nrevised\n"))
     assert run(capsys, *d, "handoff", "write", tid, "-", "--base-version", "1")[0] == 0
     code, _, err = run(capsys, *d, "handoff", "write", tid, str(source), "--base-version", "1")
@@ -719,8 +734,16 @@ def test_cli_threads_and_handoffs(
     code, out, _ = run(capsys, *d, "handoff", "history", tid)
     assert out.startswith("v2 ") and "\nv1 " in out
     assert "+revised" in run(capsys, *d, "handoff", "diff", tid, "1")[1]
-    code, out, _ = run(capsys, *d, "handoff", "restore", tid, "1")
-    assert code == 0 and out.strip() == "restored v1 as v3"
+    assert run(capsys, *d, "handoff", "restore", tid, "1") == (
+        0,
+        "3\n",
+        "note: restored version 1 as version 3\n",
+    )
+    assert run(capsys, *d, "handoff", "restore", tid, "1") == (
+        0,
+        "3\n",
+        "note: version 1 is already the current text (version 3)\n",
+    )
 
     target = tmp_path / "out" / "HANDOFF.md"
     code, out, _ = run(capsys, *d, "handoff", "export", tid, str(target))
@@ -734,7 +757,9 @@ def test_cli_threads_and_handoffs(
     assert code == 1 and "no thread titled" in err
     code, _, err = run(capsys, *d, "handoff", "write", "Brand new", str(source))
     assert code == 1
-    assert run(capsys, *d, "handoff", "write", "Brand new", str(source), "--create")[0] == 0
+    code, out, err = run(capsys, *d, "handoff", "write", "Brand new", str(source), "--create")
+    new_tid = err.removeprefix("note: created the thread 'Brand new', ").strip()
+    assert (code, out) == (0, "1\n") and threads.THREAD_ID.fullmatch(new_tid)
     code, _, err = run(capsys, *d, "handoff", "write", tid, str(tmp_path / "missing.md"))
     assert code == 1 and "cannot read" in err
 
@@ -773,11 +798,12 @@ def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
     d = ["--data-dir", str(tmp_path / "data"), "--create"]
     source = tmp_path / "plan.md"
     source.write_text("- [ ] my plan\n", encoding="utf-8")
-    code, out, _ = run(capsys, *d, "handoff", "write", "Project X", str(source), "--create")
-    tid = out.split()[0]
+    code, out, _ = run(capsys, *d, "threads", "open", "Project X")
+    tid = out.strip()
+    assert run(capsys, *d, "handoff", "write", tid, str(source))[1] == "1\n"
     # The person replacing their own text without --base-version is not told of it.
     source.write_text("- [ ] my plan, revised\n", encoding="utf-8")
-    assert run(capsys, *d, "handoff", "write", tid, str(source))[1].strip() == f"{tid} handoff v2"
+    assert run(capsys, *d, "handoff", "write", tid, str(source)) == (0, "2\n", "")
 
     service = MemoryService(DataDir(tmp_path / "data"))
     try:
@@ -786,11 +812,14 @@ def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
         ).handoff
     finally:
         service.close()
-    code, out, _ = run(capsys, *d, "handoff", "write", tid, str(source))
-    # Written for the person: the command that shows the kept text, no tool names.
-    assert (code, out) == (
+    code, out, err = run(capsys, *d, "handoff", "write", tid, str(source))
+    # Written for the person: the command that shows the kept text, no tool names. It
+    # is on stderr, so `v=$(ambry handoff write …)` holds the version alone (before,
+    # stdout held "thr-… handoff v4" and this note).
+    assert (code, out, err) == (
         0,
-        f"{tid} handoff v4\nnote: this replaced version 3, which an agent session wrote at "
+        "4\n",
+        f"note: this replaced version 3, which an agent session wrote at "
         f"{agents.created_at}; it is kept: ambry handoff show {tid} --version 3 "
         "(use --base-version to be refused instead of replacing)\n",
     )
@@ -803,9 +832,9 @@ def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
         handoffs.write_handoff(service, new_agent(service), tid, "- [ ] the agent's next plan")
     finally:
         service.close()
-    code, out, _ = run(capsys, *d, "--json", "handoff", "write", tid, str(source))
+    code, out, err = run(capsys, *d, "--json", "handoff", "write", tid, str(source))
     done = json.loads(out)
-    assert code == 0 and done["replaced"]["version"] == 5 and done["replaced"]["author"] == "agent"
+    assert code == 0 and err == "" and done["replaced"]["version"] == 5 and done["replaced"]["author"] == "agent"
     assert done["note"].startswith("this replaced version 5") and "base_version" in done["note"]
     # Each agent write is a compaction, counted in words that agree with the number.
     code, out, _ = run(capsys, *d, "handoff", "history", tid)
