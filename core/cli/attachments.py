@@ -86,10 +86,14 @@ def cmd_attach(ctx: Context, args: argparse.Namespace) -> int:
         observation=args.observation,
     )
     r = outcome.receipt
-    verb = "new receipt" if outcome.created else f"already known; link {r.link_count} added"
-    ctx.emit(
-        outcome.to_dict(),
-        f"{_summary(r)}  ({verb})\n  sha256 {r.sha256}\n  source {r.source_path}",
+    # The id alone, so `rid=$(ambry attach …)` holds it; `ambry attachments ID` shows
+    # the receipt in full.
+    ctx.emit(outcome.to_dict(), r.id)
+    what = f"{r.filename} ({r.kind}, {human_size(r.size)}, {r.mime_type}) at {r.source_path}"
+    ctx.notes(
+        [f"new receipt for {what}"]
+        if outcome.created
+        else [f"the same bytes already have this receipt; link {r.link_count} added for {what}"]
     )
     return 0
 

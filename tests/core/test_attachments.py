@@ -687,17 +687,24 @@ def test_cli_attach_list_verify(
 ) -> None:
     d = ["--data-dir", str(tmp_path / "cli-data"), "--create"]
     path = write(files / "notes.md", "# Notes\nremember this\n")
-    code, out, _ = cli(capsys, *d, "attach", str(path), "--observation", "notes seen")
-    assert code == 0 and "new receipt" in out and "text/markdown" in out
-    rid = out.split()[0]
-    code, out, _ = cli(capsys, *d, "attach", str(path), "--json")
+    # stdout is the receipt id alone, so `rid=$(ambry attach …)` holds it; before, it
+    # was three lines (summary, hash, source). What was made goes to stderr.
+    code, out, err = cli(capsys, *d, "attach", str(path), "--observation", "notes seen")
+    rid = out.strip()
+    assert (code, out) == (0, f"{rid}\n") and rid.startswith("att_")
+    assert err == f"note: new receipt for notes.md (text, 22 bytes, text/markdown) at {path}\n"
+    code, out, err = cli(capsys, *d, "attach", str(path))
+    assert (code, out) == (0, f"{rid}\n")
+    assert err.startswith("note: the same bytes already have this receipt; link 2 added for ")
+    code, out, err = cli(capsys, *d, "attach", str(path), "--json")
     data = json.loads(out)
-    assert code == 0 and data["created"] is False and data["receipt"]["link_count"] == 2
+    assert code == 0 and err == "" and data["created"] is False
+    assert data["receipt"]["link_count"] == 3
 
     code, out, _ = cli(capsys, *d, "attachments")
     assert code == 0 and rid in out and "[verified]" in out and str(path) in out
     code, out, _ = cli(capsys, *d, "attachments", rid)
-    assert "excerpt: # Notes remember this" in out and out.count("  - ") == 2
+    assert "excerpt: # Notes remember this" in out and out.count("  - ") == 3
 
     code, out, err = cli(capsys, *d, "verify")
     assert code == 0 and "1 checked: 1 verified" in out and err == ""
