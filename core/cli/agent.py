@@ -72,9 +72,10 @@ def cmd_token(ctx: Context, args: argparse.Namespace) -> int:
     ctx.service.data_dir.ensure()
     if args.regenerate:
         regenerate_token(path)
-        text = f"{path}\nnew token written; agents must read it again before their next hello"
     else:
         load_or_create_token(path)
-        text = str(path)
-    ctx.emit({"path": str(path), "regenerated": bool(args.regenerate)}, text)
+    # The path alone, so `token=$(cat "$(ambry token)")` works.
+    ctx.emit({"path": str(path), "regenerated": bool(args.regenerate)}, str(path))
+    if args.regenerate:
+        ctx.notes(["new token written; agents must read it again before their next hello"])
     return 0

@@ -28,6 +28,7 @@ from core.cli.context import (
     within,
 )
 from core.model.errors import AmbryError, InvalidParams, NotFound
+from core.model.text import plural
 
 _DECISIONS = {
     "accept": Decision.ACCEPT,
@@ -364,15 +365,12 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
                 if not message:
                     raise
                 raise type(exc)(message, **exc.data) from None
-            ctx.emit(
-                outcome.to_dict(),
-                f"{outcome.claim.id}  {outcome.claim.status.value}"
-                + (
-                    ""
-                    if outcome.created
-                    else f" (existing; {outcome.added_sources} source(s) added)"
-                ),
-            )
+            claim = outcome.claim
+            # The id alone, so `cid=$(ambry claims propose …)` holds it.
+            ctx.emit(outcome.to_dict(), claim.id)
+            if not outcome.created:
+                added = plural(outcome.added_sources, "source")
+                ctx.notes([f"the same claim exists ({claim.status.value}); {added} added to it"])
         case "extract":
             result = ctx.service.extract_claims(ctx.caller, args.thread)
             ctx.emit(result.to_dict(), _extracted(result))

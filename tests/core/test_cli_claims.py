@@ -71,6 +71,26 @@ def test_propose_review_accept_and_history(root: Path, capsys: pytest.CaptureFix
     assert done["status"] == "retracted"
 
 
+def test_propose_prints_the_claim_id_alone_and_its_note_on_stderr(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, stdout was "clm-…  candidate (existing; 1 source(s) added)": a script's
+    # `cid=$(ambry claims propose …)` captured the status and the note with the id.
+    argv = ["--data-dir", str(root), "claims", "propose", "Staging runs Postgres 16"]
+    capsys.readouterr()
+    assert main([*argv, "--kind", "fact", "--source", "exchange:1"]) == 0
+    out, err = capsys.readouterr()
+    cid = out.strip()
+    assert (out, err) == (f"{cid}\n", "") and cid.startswith("clm")
+    assert main(["--data-dir", str(root), "store", "Staging runs Postgres 16"]) == 0
+    memory = f"memory:{capsys.readouterr().out.strip()}"
+    assert main([*argv, "--kind", "fact", "--source", memory]) == 0
+    assert tuple(capsys.readouterr()) == (
+        f"{cid}\n",
+        "note: the same claim exists (candidate); 1 source added to it\n",
+    )
+
+
 def test_human_output_shows_the_claim_beside_its_source(
     root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

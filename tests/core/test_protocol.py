@@ -688,8 +688,19 @@ def test_ambry_token_command(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert path == data / "agent.token" and path.exists()
     first = read_token(path)
     assert cli_main(["--data-dir", str(data), "--json", "token", "--regenerate"]) == 0
-    assert json.loads(capsys.readouterr().out)["regenerated"] is True
-    assert read_token(path) != first
+    said = capsys.readouterr()
+    assert json.loads(said.out)["regenerated"] is True and said.err == ""
+    second = read_token(path)
+    assert second != first
+    # The path alone on stdout, so `cat "$(ambry token --regenerate)"` reads the token;
+    # before, stdout held a second line saying a new token was written.
+    assert cli_main(["--data-dir", str(data), "token", "--regenerate"]) == 0
+    said = capsys.readouterr()
+    assert said.out == f"{path}\n"
+    assert said.err == (
+        "note: new token written; agents must read it again before their next hello\n"
+    )
+    assert read_token(path) != second
 
 
 # -- the client's error mapping --------------------------------------------------------
