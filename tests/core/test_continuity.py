@@ -834,7 +834,8 @@ def test_cli_handoff_write_says_when_it_replaced_an_agents_version(
         service.close()
     code, out, err = run(capsys, *d, "--json", "handoff", "write", tid, str(source))
     done = json.loads(out)
-    assert code == 0 and err == "" and done["replaced"]["version"] == 5 and done["replaced"]["author"] == "agent"
+    assert (code, err) == (0, "")
+    assert done["replaced"]["version"] == 5 and done["replaced"]["author"] == "agent"
     assert done["note"].startswith("this replaced version 5") and "base_version" in done["note"]
     # Each agent write is a compaction, counted in words that agree with the number.
     code, out, _ = run(capsys, *d, "handoff", "history", tid)
