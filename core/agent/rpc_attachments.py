@@ -10,9 +10,9 @@ import os
 from typing import Any
 
 from core.agent.dispatch import Connection, Dispatcher
+from core.agent.listings import attachment_list
 from core.attachments import attach as attachments
-from core.attachments.receipts import get_receipt, list_receipts
-from core.continuity import threads
+from core.attachments.receipts import get_receipt
 from core.model.errors import InvalidParams
 from core.policy.manifest import validate_args
 
@@ -45,12 +45,15 @@ def _attachment_verify(conn: Connection, params: dict[str, Any]) -> Any:
 
 def _attachment_list(conn: Connection, params: dict[str, Any]) -> Any:
     args = validate_args("attachment_list", params)
-    group = conn.caller.group
     # An id or a title, as every other method's thread argument takes.
-    ref = args.get("thread")
-    thread_id = None if ref is None else threads.find_thread(conn.service, group, ref).id
-    receipts = list_receipts(conn.service.store_for(group), thread_id, args["limit"])
-    return {"receipts": [r.to_dict() for r in receipts]}
+    _, result = attachment_list(
+        conn.service,
+        conn.caller.group,
+        args.get("thread"),
+        limit=args["limit"],
+        offset=args["offset"],
+    )
+    return result
 
 
 def register(dispatcher: Dispatcher) -> None:

@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.agent.dispatch import Connection, Dispatcher
+from core.agent.listings import claim_search
 from core.claims import gate, records
-from core.claims.model import ClaimKind, ClaimStatus
-from core.claims.modes import current_mode
 from core.claims.verify import verify_claim
 from core.model.changes import Changes
 from core.policy.manifest import validate_args
@@ -29,24 +28,26 @@ def _claim_search(conn: Connection, params: dict[str, Any]) -> Any:
     args = validate_args("claim_search", params)
     caller = conn.caller
     store = conn.service.store_for(caller.group)
-    found = records.list_claims(
-        store,
+    page, result = claim_search(
+        conn.service,
+        caller.group,
         query=args.get("query") or "",
-        statuses=[ClaimStatus(args["status"])] if args.get("status") else [],
-        kinds=[ClaimKind(args["kind"])] if args.get("kind") else [],
-        limit=int(args["limit"]),
+        status=args.get("status"),
+        kind=args.get("kind"),
+        limit=args["limit"],
+        offset=args["offset"],
     )
     audit.record(
         store,
         Action.SEARCH,
         caller.actor,
         session_id=caller.session_id,
-        count=len(found),
+        count=len(page.rows),
         read=True,
         what="claims",
     )
     conn.service.emit(Changes(group=store.group, audit=True))
-    return {"claims": [c.to_dict() for c in found], "mode": current_mode(store).value}
+    return result
 
 
 def _claim_verify(conn: Connection, params: dict[str, Any]) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from core.agent.listings import thread_list
 from core.agent.search_results import ExchangeSearch
 from core.continuity import context as continuity
 from core.continuity import episodes, handoff_text, handoffs, session_handoffs, threads
@@ -75,11 +76,11 @@ def _exchange_search(conn: Connection, params: dict[str, Any]) -> Any:
 
 def _thread_list(conn: Connection, params: dict[str, Any]) -> Any:
     args = validate_args("thread_list", params)
-    listed = threads.list_threads(conn.service, conn.caller.group, args["limit"])
-    return {
-        "threads": [t.to_dict() for t in listed],
-        "current": threads.session_thread(conn.service, conn.caller),
-    }
+    current = threads.session_thread(conn.service, conn.caller)
+    _, result = thread_list(
+        conn.service, conn.caller.group, current, limit=args["limit"], offset=args["offset"]
+    )
+    return result
 
 
 def _thread_open(conn: Connection, params: dict[str, Any]) -> Any:

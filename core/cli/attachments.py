@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from core.agent.listings import attachment_list
 from core.attachments import attach as attachments
 from core.attachments.receipts import (
     Link,
@@ -13,19 +14,16 @@ from core.attachments.receipts import (
     get_receipts,
     human_size,
     links,
-    list_receipts,
 )
 from core.cli.context import (
     Context,
-    at_least,
     command,
     emit_listing,
     fail,
-    offset_option,
     progress_line,
-    read_page,
     tool_limit_option,
     tool_maximum,
+    tool_offset_option,
     watching,
     within,
 )
@@ -138,7 +136,7 @@ def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", nargs="?", help="show this receipt in full, with its links")
     p.add_argument("--thread", metavar="ID", help="only receipts seen in this thread")
     tool_limit_option(p, "attachment_list", "receipts", 50)
-    offset_option(p, "receipts")
+    tool_offset_option(p, "attachment_list", "receipts")
 
 
 @command("attachments", "List attachment receipts, most recently attached first.")(_list_args)
@@ -151,16 +149,17 @@ def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
         ctx.emit(data, _details(receipt, found))
         return 0
     limit = within(args.limit, "limit", 1, tool_maximum("attachment_list", "limit"))
-    offset = at_least(args.offset, "offset", 0)
-    receipts, next_offset = read_page(
-        lambda n, skip: list_receipts(store, args.thread, n, skip), limit, offset
-    )
+    offset = within(args.offset, "offset", 0, tool_maximum("attachment_list", "offset"))
+    # attachment_list's result, key for key.
+    page, result = attachment_list(ctx.service, ctx.group, args.thread, limit=limit, offset=offset)
     emit_listing(
         ctx,
-        [r.to_dict() for r in receipts],
-        (f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in receipts),
+        result,
+        (f"{_summary(r)}  [{r.state}]\n  {r.source_path}" for r in page.rows),
         offset=offset,
-        next_offset=next_offset,
+        next_offset=page.next_offset,
+        truncated=page.truncated,
+        narrow="--thread",
         nothing="no attachment receipts",
     )
     return 0

@@ -7,6 +7,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from core.agent.listings import claim_search
 from core.claims import gate, modes, records
 from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
@@ -14,16 +15,14 @@ from core.claims.model import MAX_SOURCES, ClaimKind, ClaimStatus, Decision
 from core.claims.verify import ClaimReport, verify_claim
 from core.cli.context import (
     Context,
-    at_least,
     command,
     common_options,
     confirm,
     emit_listing,
     fail,
-    offset_option,
-    read_page,
     tool_limit_option,
     tool_maximum,
+    tool_offset_option,
     whole,
     within,
 )
@@ -58,7 +57,7 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
         "--query", default="", metavar="WORDS", help="words to look for (best match first)"
     )
     tool_limit_option(ls, "claim_search", "claims", 50)
-    offset_option(ls, "claims")
+    tool_offset_option(ls, "claim_search", "claims")
     for name, text in (
         ("show", "a claim, its sources and its decision history"),
         ("verify", "check a claim's sources now and recommend (changes nothing)"),
@@ -309,25 +308,25 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
     match args.action:
         case "list":
             limit = within(args.limit, "limit", 1, tool_maximum("claim_search", "limit"))
-            offset = at_least(args.offset, "offset", 0)
-            found, next_offset = read_page(
-                lambda n, skip: records.list_claims(
-                    store,
-                    query=args.query,
-                    statuses=[ClaimStatus(args.status)] if args.status else [],
-                    kinds=[ClaimKind(args.kind)] if args.kind else [],
-                    limit=n,
-                    offset=skip,
-                ),
-                limit,
-                offset,
+            offset = within(args.offset, "offset", 0, tool_maximum("claim_search", "offset"))
+            # claim_search's result, key for key (the person's reads are not audited).
+            page, listing = claim_search(
+                ctx.service,
+                ctx.group,
+                query=args.query,
+                status=args.status,
+                kind=args.kind,
+                limit=limit,
+                offset=offset,
             )
             emit_listing(
                 ctx,
-                [c.to_dict() for c in found],
-                (f"{c.id}  [{c.kind.value}] {c.status.value}: {c.text}" for c in found),
+                listing,
+                (f"{c.id}  [{c.kind.value}] {c.status.value}: {c.text}" for c in page.rows),
                 offset=offset,
-                next_offset=next_offset,
+                next_offset=page.next_offset,
+                truncated=page.truncated,
+                narrow="--status or --kind",
                 nothing="no claims",
             )
         case "show" | "verify":

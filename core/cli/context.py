@@ -317,6 +317,21 @@ def offset_option(parser: argparse.ArgumentParser, rows: str, *, suppress: bool 
     )
 
 
+def tool_offset_option(
+    parser: argparse.ArgumentParser, tool: str, rows: str, *, suppress: bool = False
+) -> None:
+    """``--offset N`` of a listing an agent tool also reads, within the tool's bounds
+    (check it with :func:`within` and :func:`tool_maximum`)."""
+    parser.add_argument(
+        "--offset",
+        type=whole,
+        default=argparse.SUPPRESS if suppress else 0,
+        metavar="N",
+        help=f"skip the first N {rows}, to read on "
+        f"(default 0, at most {tool_maximum(tool, 'offset')})",
+    )
+
+
 def read_page(
     fetch: Callable[[int, int], list[T]], limit: int, offset: int
 ) -> tuple[list[T], int | None]:
@@ -331,17 +346,22 @@ def read_page(
 
 def emit_listing(
     ctx: Context,
-    data: list[Any],
+    data: list[Any] | dict[str, Any],
     lines: Iterable[str],
     *,
     offset: int,
     next_offset: int | None,
     nothing: str,
     empty: str | None = None,
+    truncated: bool = False,
+    narrow: str = "",
 ) -> None:
     """Print a page of a listing as ``search`` prints its results: the rows, then
-    ``(more follow: add --offset N)`` when more rows follow (under ``--json`` that line
-    goes to stderr, where the list on stdout has no room for it).
+    ``(more follow: add --offset N)`` when more rows follow. ``data`` is a bare list
+    (that line then goes to stderr under ``--json``, where the list on stdout has no
+    room for it) or an agent tool's result, which carries ``next_offset`` itself.
+    ``truncated`` says more follow than ``--offset`` reaches; ``narrow`` names the
+    options that narrow the listing.
 
     ``nothing`` says the listing is empty (``no threads``); past its last row, however
     far, it says so with the offset (``no threads at --offset 500 or beyond``), never
@@ -350,10 +370,10 @@ def emit_listing(
     text = "\n".join(lines)
     if not text:
         text = f"{nothing} at --offset {offset} or beyond" if offset else (empty or nothing)
-    more = paging_line(next_offset, False, "")
+    more = paging_line(next_offset, truncated, narrow)
     if more:
         text += "\n" + more
-    ctx.emit(data, text, aside=more)
+    ctx.emit(data, text, aside=more if isinstance(data, list) else "")
 
 
 def progress_line(label: str, enabled: bool) -> Callable[[int, int], None] | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core.agent.listings import thread_list
 from core.agent.search_results import ExchangeSearch
 from core.cli.context import (
     Context,
@@ -19,12 +20,11 @@ from core.cli.context import (
     emit_listing,
     fail,
     found_by,
-    offset_option,
     paging_line,
-    read_page,
     read_stdin,
     tool_limit_option,
     tool_maximum,
+    tool_offset_option,
     whole,
     within,
 )
@@ -80,11 +80,11 @@ def _format_version(h: ThreadHandoff) -> str:
 
 def _threads_args(p: argparse.ArgumentParser) -> None:
     tool_limit_option(p, "thread_list", "threads", 100)
-    offset_option(p, "threads")
+    tool_offset_option(p, "thread_list", "threads")
     subs = _subcommands(p, required=False)
     sub = _sub(subs, "list", "List threads, most recently active first (the default).")
     tool_limit_option(sub, "thread_list", "threads", 100, suppress=True)
-    offset_option(sub, "threads", suppress=True)
+    tool_offset_option(sub, "thread_list", "threads", suppress=True)
     sub = _sub(subs, "open", "Create a thread (or find the one with this title).")
     sub.add_argument("title", help="the thread's title (one line, ≤ 200 characters)")
     sub = _sub(subs, "rename", "Give a thread a new title.")
@@ -103,16 +103,16 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
     match args.action:
         case None | "list":
             limit = within(args.limit, "limit", 1, tool_maximum("thread_list", "limit"))
-            offset = at_least(args.offset, "offset", 0)
-            listed, next_offset = read_page(
-                lambda n, skip: threads.list_threads(service, ctx.group, n, skip), limit, offset
-            )
+            offset = within(args.offset, "offset", 0, tool_maximum("thread_list", "offset"))
+            # thread_list's result, key for key; a command's session is in no thread.
+            page, result = thread_list(service, ctx.group, None, limit=limit, offset=offset)
             emit_listing(
                 ctx,
-                [t.to_dict() for t in listed],
-                map(_format_thread, listed),
+                result,
+                map(_format_thread, page.rows),
                 offset=offset,
-                next_offset=next_offset,
+                next_offset=page.next_offset,
+                truncated=page.truncated,
                 nothing="no threads",
                 empty="no threads yet",
             )
