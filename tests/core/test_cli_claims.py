@@ -54,7 +54,7 @@ def test_propose_review_accept_and_history(root: Path, capsys: pytest.CaptureFix
     assert code == 0 and made["status"] == "candidate"
     cid = made["id"]
     code, listed = run(root, capsys, "list", "--status", "candidate")
-    assert [c["id"] for c in listed] == [cid]
+    assert [c["id"] for c in listed["claims"]] == [cid]
     code, shown = run(root, capsys, "show", cid)
     assert shown["state"] == "source_exact_match" and shown["recommendation"] == "accept"
     code, message = run(root, capsys, "accept", cid)  # no terminal, no --yes: refused

@@ -708,7 +708,7 @@ def test_global_options_may_follow_every_subcommand(
     for path, options in leaves(build_parser(), "ambry"):
         assert {"--data-dir", "--group", "--json"} <= options, path
     code, out, _ = run(capsys, "claims", "list", "--json", "--data-dir", str(tmp_path))
-    assert (code, json.loads(out)) == (0, [])
+    assert (code, json.loads(out)) == (0, {"claims": [], "mode": "observe"})
 
 
 @pytest.mark.parametrize(
@@ -840,20 +840,27 @@ def test_the_listings_read_on_with_offset_and_say_when_more_follow(
         source = f"--source=memory:{out.strip()}"
         claim = ["claims", "propose", f"The build takes {n + 5} minutes", "--kind=fact", source]
         assert run(capsys, *d, *claim)[0] == 0
-    for argv, key in (
-        (["threads"], "title"),
-        (["threads", "list"], "title"),
-        (["attachments"], "filename"),
-        (["claims", "list"], "text"),
-        (["audit"], "id"),
+    # The listings an agent tool also reads print its result, next_offset and all;
+    # audit's bare list leaves the line to stderr.
+    for argv, rows, key in (
+        (["threads"], "threads", "title"),
+        (["threads", "list"], "threads", "title"),
+        (["attachments"], "receipts", "filename"),
+        (["claims", "list"], "claims", "text"),
+        (["audit"], None, "id"),
     ):
         code, first, _ = run(capsys, *d, *argv, "--limit", "2")
         assert code == 0 and first.endswith("\n(more follow: add --offset 2)\n"), argv
         code, out, err = run(capsys, *d, "--json", *argv, "--limit", "2")
-        assert (code, err) == (0, "(more follow: add --offset 2)\n"), argv
-        page = [row[key] for row in json.loads(out)]
+        if rows is None:
+            assert (code, err) == (0, "(more follow: add --offset 2)\n"), argv
+            page = [row[key] for row in json.loads(out)]
+        else:
+            assert (code, err, json.loads(out)["next_offset"]) == (0, "", 2), argv
+            page = [row[key] for row in json.loads(out)[rows]]
         code, out, err = run(capsys, *d, "--json", *argv, "--limit", "2", "--offset", "2")
-        rest = [row[key] for row in json.loads(out)]
+        data = json.loads(out)
+        rest = [row[key] for row in (data if rows is None else data[rows])]
         assert len(page) == 2 and rest and not set(page) & set(rest), argv
         code, out, _ = run(capsys, *d, *argv, "--offset", "5000")
         assert (code, out) == (0, f"{out.split(' at ')[0]} at --offset 5000 or beyond\n"), argv
