@@ -361,3 +361,19 @@ def test_exchange_search_says_where_the_next_page_starts(tmp_path: Path) -> None
     assert len(rest["results"]) == 1 and "next_offset" not in rest
     ids = [r["id"] for r in first["results"] + rest["results"]]
     assert len(set(ids)) == 3
+
+
+def test_thread_list_says_where_the_next_page_starts(tmp_path: Path) -> None:
+    # Before, thread_list took no offset: an agent could not read past its first page.
+    async def body(session: ClientSession, init: Any) -> list[dict[str, Any]]:
+        for n in range(3):
+            await call(session, "thread_open", {"title": f"Plan {n}"})
+        first = await call(session, "thread_list", {"limit": 2})
+        rest = await call(session, "thread_list", {"limit": 2, "offset": first["next_offset"]})
+        return [first, rest]
+
+    first, rest = run_session(tmp_path / "mcp-data", body)
+    assert (len(first["threads"]), first["next_offset"]) == (2, 2)
+    assert len(rest["threads"]) == 1 and "next_offset" not in rest
+    ids = [t["id"] for t in first["threads"] + rest["threads"]]
+    assert len(set(ids)) == 3
