@@ -134,7 +134,9 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> int:
 
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("id", nargs="?", help="show this receipt in full, with its links")
-    p.add_argument("--thread", metavar="ID", help="only receipts seen in this thread")
+    p.add_argument(
+        "--thread", metavar="THREAD", help="only receipts seen in this thread (its id or title)"
+    )
     tool_limit_option(p, "attachment_list", "receipts", 50)
     tool_offset_option(p, "attachment_list", "receipts")
 
