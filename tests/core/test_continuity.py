@@ -750,7 +750,7 @@ def test_cli_threads_and_handoffs(
     assert code == 0 and target.read_text(encoding="utf-8") == "# Plan\n\n- [ ] first step\n"
 
     code, out, _ = run(capsys, *d, "threads", "--json")
-    listed = json.loads(out)
+    listed = json.loads(out)["threads"]
     assert listed[0]["id"] == tid and listed[0]["handoff_version"] == 3
     assert run(capsys, *d, "threads", "rename", tid, "Project Y")[0] == 0
     code, _, err = run(capsys, *d, "handoff", "show", "Project X")
@@ -768,7 +768,7 @@ def test_cli_threads_and_handoffs(
     assert code == 1 and "--yes" in err
     assert run(capsys, *d, "threads", "delete", tid, "--yes")[0] == 0
     code, out, _ = run(capsys, *d, "threads", "list", "--limit", "5", "--json")
-    assert [t["title"] for t in json.loads(out)] == ["Brand new"]
+    assert [t["title"] for t in json.loads(out)["threads"]] == ["Brand new"]
     assert main([*d, "handoff"]) == 2  # the subcommand is required
     assert "required: ACTION" in capsys.readouterr().err
 

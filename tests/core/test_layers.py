@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -300,6 +301,9 @@ def test_links_from_supersede_same_turn_and_references(service: MemoryService) -
         service, 1, [("user", "The wifi password changed; see [[sum-000000000000]].")]
     )
     first = service.store(agent, {"type": "fact", "content": "The router is in the hallway"})
+    # The batch is another call, so a later moment: entries share a turn by sharing
+    # their time, and on a fast machine the next call could fall in the same millisecond.
+    time.sleep(0.002)
     batch = service.store_entries(
         agent,
         [
