@@ -19,6 +19,7 @@ from core.cli.context import (
     whole,
     within,
 )
+from core.memory.curation import candidate_ids
 from core.model.entries import (
     ENTRY_TYPES,
     MAX_SEARCH_LIMIT,
@@ -250,12 +251,21 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
     stored, next_offset = read_page(lambda n, skip: store.recent(flt, n, skip), limit, offset)
     entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked
+    nothing = "no memories"
+    if not entries and not offset:
+        # The list holds current memories; say where the ones not yet accepted are.
+        waiting = len(candidate_ids(store))
+        if waiting:
+            nothing += (
+                f" ({plural(waiting, 'memory', 'memories')} awaiting review: `ambry review`"
+                f" lists {'it' if waiting == 1 else 'them'})"
+            )
     emit_listing(
         ctx,
         [e.to_dict() for e in entries],
         map(format_entry, entries),
         offset=offset,
         next_offset=next_offset,
-        nothing="no memories",
+        nothing=nothing,
     )
     return 0

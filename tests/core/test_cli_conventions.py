@@ -949,3 +949,13 @@ def test_a_long_or_multi_line_memory_is_one_cut_line_in_search_and_whole_in_json
     assert "…" in line and len(line) < 420
     code, out, _ = run(capsys, *d, "search", "deploy checklist", "--json")
     assert json.loads(out)["results"][0]["content"] == body.strip()
+
+
+def test_an_empty_list_says_where_the_memories_awaiting_review_are(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path), "--create"]
+    assert run(capsys, *d, "list")[1] == "no memories\n"
+    assert run(capsys, *d, "store", "Has a cat called Miso", "--trust", "low")[0] == 0
+    code, out, _ = run(capsys, *d, "list")
+    assert (code, out) == (0, "no memories (1 memory awaiting review: `ambry review` lists it)\n")
