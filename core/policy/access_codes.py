@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from core.policy.secret_rules import Rule, Span, Tier
+from core.policy.rule_types import Rule, Span, Tier
 
 # The optional "for the NAS" part of a statement, as in core.policy.credentials
 # (its second word is never the verb: "backup code for google is 4821..."); a

@@ -6,23 +6,16 @@ password in the command, and ``gh secret set NAME --body …`` a secret's value;
 ``setx PGPASSWORD s3cr3t``, fish's ``set -x OPENAI_API_KEY …`` and "set
 DJANGO_SECRET_KEY to '…'" set a variable whose name says what it holds. These
 rules report the value only, so the command still reads. ``NAME=value`` itself
-is the contextual rules' work (:mod:`core.policy.secret_rules`).
+is the contextual rules' work (:mod:`core.policy.assignment_rules`).
 """
 
 from __future__ import annotations
 
 import re
 
-from core.policy.secret_rules import (
-    PASS_OWNERS,
-    Extract,
-    Rule,
-    Span,
-    Tier,
-    judged_group,
-    password_like,
-    token_like,
-)
+from core.policy.assignment_rules import PASS_OWNERS
+from core.policy.rule_types import Extract, Rule, Span, Tier
+from core.policy.value_judgement import judged_group, password_like, token_like
 
 # A value: quoted, or a bare word that starts neither like another flag nor like
 # a command's output ("$(pass show db)", a backquote).

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from core.policy.secret_rules import Span
+from core.policy.rule_types import Span
 
 # The optional "for the guest wifi" part, as in core.policy.access_codes.
 _WORD = r"[\w@-]+(?:\.[\w@-]+)*(?:['\u2019]s)?"

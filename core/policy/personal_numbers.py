@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from core.policy.secret_rules import Rule, Span, Tier
+from core.policy.rule_types import Rule, Span, Tier
 
 # 13-19 digits, in one run or in groups split by single spaces, hyphens or dots.
 _CARD = re.compile(r"(?<![\w.+-])\d(?:[ .-]?\d){12,18}(?![\w-]|\.\d)")

@@ -8,7 +8,7 @@ the same characters is not mistaken for a token.
 
 from __future__ import annotations
 
-from core.policy.secret_rules import Rule
+from core.policy.rule_types import Rule
 from core.policy.token_formats import (
     ALNUM,
     ALNUM_U,

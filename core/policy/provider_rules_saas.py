@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from core.policy.secret_rules import Rule, Span, Tier
+from core.policy.rule_types import Rule, Span, Tier
 from core.policy.token_formats import (
     ALNUM,
     HEX,

@@ -26,7 +26,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 
-from core.policy.secret_rules import RULES, Rule, Span, Tier, matches
+from core.policy.rule_types import Rule, Span, Tier, matches
+from core.policy.secret_rules import RULES
 
 
 @cache

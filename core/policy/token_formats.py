@@ -5,14 +5,14 @@ Most providers mark their credentials with a fixed prefix (``glpat-``, ``hf_``,
 providers' own documentation and the public rule sets of secret scanners. Each
 provider module (:mod:`core.policy.provider_rules_dev`, :mod:`core.policy.provider_rules_saas`)
 lists its formats with :func:`prefixed` and :func:`shaped`; :mod:`core.policy.secrets`
-runs them alongside the contextual rules of :mod:`core.policy.secret_rules`.
+runs them after the contextual rules of :mod:`core.policy.secret_rules`.
 """
 
 from __future__ import annotations
 
 import re
 
-from core.policy.secret_rules import Extract, Rule, Span, Tier, edge
+from core.policy.rule_types import Extract, Rule, Span, Tier, edge
 
 #: Alphabets of token bodies, as regex character-class contents.
 ALNUM = "A-Za-z0-9"

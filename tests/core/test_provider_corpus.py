@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.policy.credentials import credential_statement
-from core.policy.secret_rules import Tier
+from core.policy.rule_types import Tier
 from core.policy.secrets import REPLACEMENT, redact, scan
 from tests.core.provider_corpus import NEGATIVES, POSITIVES, Positive, detected, scores
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.policy.credentials import credential_statement
-from core.policy.secret_rules import Tier
+from core.policy.rule_types import Tier
 from core.policy.secrets import (
     REPLACEMENT,
     Finding,

@@ -1,0 +1,111 @@
+"""The most common providers' keys, by their fixed prefix or shape: OpenAI,
+Anthropic, AWS, GitHub, Slack, Google, Stripe, and JWTs.
+
+The long tail of providers is in :mod:`core.policy.provider_rules_dev` and
+:mod:`core.policy.provider_rules_saas`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from core.policy.rule_types import Rule, Span, Tier, edge
+
+
+def _openai_body(m: re.Match[str]) -> Span | None:
+    # A lower-case hyphenated slug after "sk-" is a CSS class or an id, not a key.
+    body = m.group("body")
+    if any(c.isdigit() or c.isupper() for c in body):
+        return m.span()
+    return None
+
+
+def _slack(m: re.Match[str]) -> Span | None:
+    return m.span() if any(c.isdigit() for c in m.group()) else None
+
+
+_D, _P = Tier.DEFINITE, Tier.PROBABLE
+_EDGE = edge("A-Za-z0-9_-")
+
+#: In the order :data:`core.policy.secret_rules.RULES` tries them.
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "anthropic_key",
+        _D,
+        re.compile(_EDGE + r"sk-ant-[A-Za-z0-9_-]{20,}"),
+        ("sk-ant-",),
+        needs="-",
+    ),
+    Rule(
+        "openai_key",
+        _D,
+        # An OpenRouter key (sk-or-v1- and 64 hex digits) and a Langfuse secret key
+        # (sk-lf-) are named by their own rules.
+        re.compile(
+            _EDGE + r"sk-(?!ant-|lf-|or-v1-[0-9a-f]{64}(?![A-Za-z0-9_-]))"
+            r"(?:proj-|svcacct-|admin-)?(?P<body>[A-Za-z0-9_-]{32,})"
+        ),
+        ("sk-",),
+        needs="-",
+        extract=_openai_body,
+    ),
+    Rule(
+        "aws_access_key",
+        _D,
+        re.compile(edge("A-Za-z0-9") + r"(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        ("AKIA", "ASIA"),
+        needs="A",
+    ),
+    Rule(
+        "github_token",
+        _D,
+        re.compile(edge("A-Za-z0-9_") + r"gh[pousr]_[A-Za-z0-9]{36,251}(?![A-Za-z0-9_])"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        needs="_",
+    ),
+    Rule(
+        "github_pat",
+        _D,
+        re.compile(edge("A-Za-z0-9_") + r"github_pat_[A-Za-z0-9_]{22,}"),
+        ("github_pat_",),
+        needs="_",
+    ),
+    Rule(
+        "slack_token",
+        _D,
+        re.compile(edge("A-Za-z0-9") + r"xox[abpr]-[A-Za-z0-9-]{10,}"),
+        ("xox",),
+        needs="-",
+        extract=_slack,
+    ),
+    Rule(
+        "google_api_key",
+        _D,
+        re.compile(_EDGE + r"AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+        ("AIza",),
+        needs="A",
+    ),
+    Rule(
+        "stripe_live_key",
+        _D,
+        re.compile(edge("A-Za-z0-9_") + r"[sr]k_live_[0-9A-Za-z]{10,}"),
+        ("k_live_",),
+        needs="_",
+        back=1,
+    ),
+    Rule(
+        "jwt",
+        _D,
+        re.compile(_EDGE + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+        ("eyJ",),
+        needs="J",
+    ),
+    Rule(
+        "stripe_test_key",
+        _P,
+        re.compile(edge("A-Za-z0-9_") + r"[sr]k_test_[0-9A-Za-z]{10,}"),
+        ("k_test_",),
+        needs="_",
+        back=1,
+    ),
+)
