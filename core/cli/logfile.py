@@ -93,8 +93,8 @@ class _LogFile(logging.handlers.RotatingFileHandler):
     handler checks that ``ambry.log`` is still the file it holds open, and reopens it
     when another process has rotated it away: a long-running server would otherwise
     go on writing into ``ambry.log.1`` and push that past the size limit. A rotation
-    runs under a lock file and first checks again that the file on disk is due, so
-    two processes never rotate the same file twice.
+    runs under a lock file and first checks that no other process rotated the file
+    meanwhile, so two processes never rotate the same file twice.
     """
 
     failed = False
