@@ -16,8 +16,7 @@ into pages that neither repeat nor skip a row while the store is unchanged.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.attachments.receipts import Receipt, list_receipts
 from core.claims import records
@@ -25,8 +24,8 @@ from core.claims.model import Claim, ClaimKind, ClaimStatus
 from core.claims.modes import current_mode
 from core.continuity import threads
 from core.continuity.threads import Thread
-from core.model.paging import next_page, page_fields
-from core.policy.manifest import load_manifest
+from core.model.paging import Page, read_page
+from core.policy.manifest import tool_maximum
 
 if TYPE_CHECKING:
     from core.service import MemoryService
@@ -34,38 +33,16 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def offset_maximum(tool: str) -> int:
-    """The largest ``offset`` the tool ``tool`` takes (its schema's ``maximum``)."""
-    return int(load_manifest()[tool].schema["properties"]["offset"]["maximum"])
-
-
-@dataclass(frozen=True)
-class Page(Generic[T]):
-    """Rows ``offset`` to ``offset + limit`` of a listing, and what follows them."""
-
-    rows: list[T]
-    #: Where the next page starts; None when none follows or paging cannot reach it.
-    next_offset: int | None
-    #: More rows follow than the largest offset reaches.
-    truncated: bool
-
-    def paging(self) -> dict[str, Any]:
-        """``next_offset`` or ``truncated`` as a tool's result carries them."""
-        return page_fields(self.next_offset, self.truncated)
-
-
-def read_page(tool: str, fetch: Callable[[int, int], list[T]], limit: int, offset: int) -> Page[T]:
-    """The page ``fetch(n, skip)`` gives at ``offset``, one row more read to know if more follow."""
-    rows = fetch(limit + 1, offset)
-    following, truncated = next_page(offset, limit, len(rows) > limit, offset_maximum(tool))
-    return Page(rows[:limit], following, truncated)
+def _read(tool: str, fetch: Callable[[int, int], list[T]], limit: int, offset: int) -> Page[T]:
+    """A page of the listing ``tool`` reads, up to the tool's largest offset."""
+    return read_page(fetch, limit, offset, tool_maximum(tool, "offset"))
 
 
 def thread_list(
     service: MemoryService, group: str, current: str | None, *, limit: int, offset: int
 ) -> tuple[Page[Thread], dict[str, Any]]:
     """A page of ``thread_list`` and its result; ``current`` is the session's thread."""
-    page = read_page(
+    page = _read(
         "thread_list", lambda n, skip: threads.list_threads(service, group, n, skip), limit, offset
     )
     result = {"threads": [t.to_dict() for t in page.rows], **page.paging(), "current": current}
@@ -82,7 +59,7 @@ def attachment_list(
     """
     thread_id = None if thread is None else threads.find_thread(service, group, thread).id
     store = service.store_for(group)
-    page = read_page(
+    page = _read(
         "attachment_list",
         lambda n, skip: list_receipts(store, thread_id, n, skip),
         limit,
@@ -103,7 +80,7 @@ def claim_search(
 ) -> tuple[Page[Claim], dict[str, Any]]:
     """A page of ``claim_search`` and its result (no audit: the tool records its reads)."""
     store = service.store_for(group)
-    page = read_page(
+    page = _read(
         "claim_search",
         lambda n, skip: records.list_claims(
             store,

@@ -20,12 +20,11 @@ from core.cli.context import (
     command,
     emit_listing,
     fail,
+    offset_option,
     progress_line,
     tool_limit_option,
-    tool_maximum,
-    tool_offset_option,
+    tool_page,
     watching,
-    within,
 )
 from core.model.errors import InvalidParams
 
@@ -138,7 +137,7 @@ def _list_args(p: argparse.ArgumentParser) -> None:
         "--thread", metavar="THREAD", help="only receipts seen in this thread (its id or title)"
     )
     tool_limit_option(p, "attachment_list", "receipts", 50)
-    tool_offset_option(p, "attachment_list", "receipts")
+    offset_option(p, "receipts", tool="attachment_list")
 
 
 @command("attachments", "List attachment receipts, most recently attached first.")(_list_args)
@@ -150,8 +149,7 @@ def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
         data = {**receipt.to_dict(), "links": [link.to_dict() for link in found]}
         ctx.emit(data, _details(receipt, found))
         return 0
-    limit = within(args.limit, "limit", 1, tool_maximum("attachment_list", "limit"))
-    offset = within(args.offset, "offset", 0, tool_maximum("attachment_list", "offset"))
+    limit, offset = tool_page(args, "attachment_list")
     # attachment_list's result, key for key.
     page, result = attachment_list(ctx.service, ctx.group, args.thread, limit=limit, offset=offset)
     emit_listing(

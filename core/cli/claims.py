@@ -20,11 +20,10 @@ from core.cli.context import (
     confirm,
     emit_listing,
     fail,
+    offset_option,
     tool_limit_option,
-    tool_maximum,
-    tool_offset_option,
+    tool_page,
     whole,
-    within,
 )
 from core.model.errors import AmbryError, InvalidParams, NotFound
 from core.model.text import plural
@@ -57,7 +56,7 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
         "--query", default="", metavar="WORDS", help="words to look for (best match first)"
     )
     tool_limit_option(ls, "claim_search", "claims", 50)
-    tool_offset_option(ls, "claim_search", "claims")
+    offset_option(ls, "claims", tool="claim_search")
     for name, text in (
         ("show", "a claim, its sources and its decision history"),
         ("verify", "check a claim's sources now and recommend (changes nothing)"),
@@ -307,8 +306,7 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
     match args.action:
         case "list":
-            limit = within(args.limit, "limit", 1, tool_maximum("claim_search", "limit"))
-            offset = within(args.offset, "offset", 0, tool_maximum("claim_search", "offset"))
+            limit, offset = tool_page(args, "claim_search")
             # claim_search's result, key for key (the person's reads are not audited).
             page, listing = claim_search(
                 ctx.service,

@@ -13,19 +13,18 @@ import time
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
 from core.model.entries import Actor, MemoryEntry, SearchResult
 from core.model.errors import InvalidParams
 from core.model.text import one_line
-from core.policy.manifest import load_manifest
+from core.policy.manifest import tool_maximum
 from core.semantic import hybrid
 from core.service import MemoryService
 from core.storage.paths import DEFAULT_GROUP
 
-T = TypeVar("T")
 Handler = Callable[["Context", argparse.Namespace], int]
 COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None], str]] = {}
 #: Commands that never open a store, so they run on a data dir that does not exist
@@ -212,12 +211,6 @@ def within(value: int, field: str, lowest: int, highest: int) -> int:
     return value
 
 
-def tool_maximum(tool: str, argument: str) -> int:
-    """The largest value the agent tool ``tool`` takes for ``argument`` (its schema's
-    ``maximum``): the command that reads the same list stops where the tool does."""
-    return int(load_manifest()[tool].schema["properties"][argument]["maximum"])
-
-
 def read_stdin(field: str) -> str:
     """All of standard input as text (``-`` for a file or a memory).
 
@@ -305,43 +298,31 @@ def tool_limit_option(
     )
 
 
-def offset_option(parser: argparse.ArgumentParser, rows: str, *, suppress: bool = False) -> None:
-    """``--offset N``: skip the first N ``rows`` of a listing, to read on. No ceiling:
-    a listing by age is not a ranking, and reads on to its last row."""
-    parser.add_argument(
-        "--offset",
-        type=whole,
-        default=argparse.SUPPRESS if suppress else 0,
-        metavar="N",
-        help=f"skip the first N {rows}, to read on (default 0)",
-    )
+def tool_page(args: argparse.Namespace, tool: str) -> tuple[int, int]:
+    """``--limit`` and ``--offset`` of a listing the agent ``tool`` also reads, checked
+    against the tool's bounds as the tool checks them."""
+    limit = within(args.limit, "limit", 1, tool_maximum(tool, "limit"))
+    return limit, within(args.offset, "offset", 0, tool_maximum(tool, "offset"))
 
 
-def tool_offset_option(
-    parser: argparse.ArgumentParser, tool: str, rows: str, *, suppress: bool = False
+def offset_option(
+    parser: argparse.ArgumentParser,
+    rows: str,
+    *,
+    suppress: bool = False,
+    tool: str | None = None,
 ) -> None:
-    """``--offset N`` of a listing an agent tool also reads, within the tool's bounds
-    (check it with :func:`within` and :func:`tool_maximum`)."""
+    """``--offset N``: skip the first N ``rows`` of a listing, to read on. No ceiling,
+    as a listing by age reads on to its last row, unless an agent ``tool`` reads the
+    same listing: then its bounds (:func:`tool_page` checks them)."""
+    most = f", at most {tool_maximum(tool, 'offset')}" if tool else ""
     parser.add_argument(
         "--offset",
         type=whole,
         default=argparse.SUPPRESS if suppress else 0,
         metavar="N",
-        help=f"skip the first N {rows}, to read on "
-        f"(default 0, at most {tool_maximum(tool, 'offset')})",
+        help=f"skip the first N {rows}, to read on (default 0{most})",
     )
-
-
-def read_page(
-    fetch: Callable[[int, int], list[T]], limit: int, offset: int
-) -> tuple[list[T], int | None]:
-    """A page of a listing read ``fetch(limit, offset)``: its rows, and the ``--offset`` the
-    next page starts at (None when none follows). One row more than the page is read, so
-    the listing can say that more follow without counting them all."""
-    rows = fetch(limit + 1, offset)
-    if len(rows) > limit:
-        return rows[:limit], offset + limit
-    return rows, None
 
 
 def emit_listing(

@@ -20,13 +20,12 @@ from core.cli.context import (
     emit_listing,
     fail,
     found_by,
+    offset_option,
     paging_line,
     read_stdin,
     tool_limit_option,
-    tool_maximum,
-    tool_offset_option,
+    tool_page,
     whole,
-    within,
 )
 from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
@@ -80,11 +79,11 @@ def _format_version(h: ThreadHandoff) -> str:
 
 def _threads_args(p: argparse.ArgumentParser) -> None:
     tool_limit_option(p, "thread_list", "threads", 100)
-    tool_offset_option(p, "thread_list", "threads")
+    offset_option(p, "threads", tool="thread_list")
     subs = _subcommands(p, required=False)
     sub = _sub(subs, "list", "List threads, most recently active first (the default).")
     tool_limit_option(sub, "thread_list", "threads", 100, suppress=True)
-    tool_offset_option(sub, "thread_list", "threads", suppress=True)
+    offset_option(sub, "threads", suppress=True, tool="thread_list")
     sub = _sub(subs, "open", "Create a thread (or find the one with this title).")
     sub.add_argument("title", help="the thread's title (one line, ≤ 200 characters)")
     sub = _sub(subs, "rename", "Give a thread a new title.")
@@ -102,8 +101,7 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
     service = ctx.service
     match args.action:
         case None | "list":
-            limit = within(args.limit, "limit", 1, tool_maximum("thread_list", "limit"))
-            offset = within(args.offset, "offset", 0, tool_maximum("thread_list", "offset"))
+            limit, offset = tool_page(args, "thread_list")
             # thread_list's result, key for key; a command's session is in no thread.
             page, result = thread_list(service, ctx.group, None, limit=limit, offset=offset)
             emit_listing(

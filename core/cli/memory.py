@@ -14,12 +14,10 @@ from core.cli.context import (
     format_entry,
     format_result,
     paging_line,
-    read_page,
     read_stdin,
     whole,
     within,
 )
-from core.memory.curation import candidate_ids
 from core.model.entries import (
     ENTRY_TYPES,
     MAX_SEARCH_LIMIT,
@@ -32,6 +30,7 @@ from core.model.entries import (
     Trust,
 )
 from core.model.errors import InvalidParams
+from core.model.paging import read_page
 from core.model.text import plural
 from core.policy.manifest import validate_args
 from core.policy.screening import strip_controls
@@ -249,23 +248,25 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     offset = at_least(args.offset, "offset", 0)
     flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
     store = ctx.service.store_for(ctx.group)
-    stored, next_offset = read_page(lambda n, skip: store.recent(flt, n, skip), limit, offset)
-    entries = [ctx.service.readable(e) for e in stored]  # private text decrypted, secrets masked
-    nothing = "no memories"
+    page = read_page(lambda n, skip: store.recent(flt, n, skip), limit, offset)
+    entries = [ctx.service.readable(e) for e in page.rows]  # private text decrypted, secrets masked
+    empty = None
     if not entries and not offset:
-        # The list holds current memories; say where the ones not yet accepted are.
-        waiting = len(candidate_ids(store))
+        # The list holds current memories; say where the ones not yet accepted are
+        # (counted as the Review badge counts them).
+        waiting = store.count(EntryFilter(statuses=(Status.CANDIDATE,)))
         if waiting:
-            nothing += (
-                f" ({plural(waiting, 'memory', 'memories')} awaiting review: `ambry review`"
-                f" lists {'it' if waiting == 1 else 'them'})"
+            empty = (
+                f"no memories ({plural(waiting, 'memory', 'memories')} awaiting review: "
+                f"`ambry review` lists {'it' if waiting == 1 else 'them'})"
             )
     emit_listing(
         ctx,
         [e.to_dict() for e in entries],
         map(format_entry, entries),
         offset=offset,
-        next_offset=next_offset,
-        nothing=nothing,
+        next_offset=page.next_offset,
+        nothing="no memories",
+        empty=empty,
     )
     return 0

@@ -13,12 +13,12 @@ from core.cli.context import (
     fail,
     format_entry,
     offset_option,
-    read_page,
     whole,
     within,
 )
 from core.memory import curation
 from core.memory.curation import Decision
+from core.model.paging import read_page
 from core.model.text import plural
 from core.storage import audit
 
@@ -127,7 +127,7 @@ def cmd_audit(ctx: Context, args: argparse.Namespace) -> int:
     store = ctx.service.store_for(ctx.group)
     limit = within(args.limit, "limit", 1, MAX_AUDIT_ROWS)
     offset = at_least(args.offset, "offset", 0)
-    rows, next_offset = read_page(
+    page = read_page(
         lambda n, skip: audit.recent(
             store, limit=n, offset=skip, actions=args.action, actor=args.actor
         ),
@@ -144,10 +144,10 @@ def cmd_audit(ctx: Context, args: argparse.Namespace) -> int:
 
     emit_listing(
         ctx,
-        [r.to_dict() for r in rows],
-        map(line, rows),
+        [r.to_dict() for r in page.rows],
+        map(line, page.rows),
         offset=offset,
-        next_offset=next_offset,
+        next_offset=page.next_offset,
         nothing="no audit records",
     )
     return 0

@@ -9,7 +9,8 @@ builds one list for every page of a search instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -66,3 +67,34 @@ def page_fields(next_offset: int | None, truncated: bool) -> dict[str, Any]:
     if next_offset is not None:
         return {"next_offset": next_offset}
     return {"truncated": True} if truncated else {}
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """Rows ``offset`` to ``offset + limit`` of a listing, and what follows them."""
+
+    rows: list[T]
+    #: Where the next page starts; None when none follows or paging cannot reach it.
+    next_offset: int | None
+    #: More rows follow than the largest offset reaches.
+    truncated: bool
+
+    def paging(self) -> dict[str, Any]:
+        """``next_offset`` or ``truncated`` as a tool's result carries them."""
+        return page_fields(self.next_offset, self.truncated)
+
+
+def read_page(
+    fetch: Callable[[int, int], list[T]], limit: int, offset: int, deepest: int | None = None
+) -> Page[T]:
+    """The page ``fetch(n, skip)`` gives at ``offset`` of a listing in a fixed order.
+
+    One row more than the page is read, so the page can say that more follow without
+    counting them all. ``deepest`` is the highest offset accepted (None: no ceiling).
+    """
+    rows = fetch(limit + 1, offset)
+    more = len(rows) > limit
+    if deepest is None:
+        return Page(rows[:limit], offset + limit if more else None, False)
+    following, truncated = next_page(offset, limit, more, deepest)
+    return Page(rows[:limit], following, truncated)

@@ -74,6 +74,12 @@ def load_manifest() -> dict[str, Tool]:
     return tools
 
 
+def tool_maximum(tool: str, argument: str) -> int:
+    """The largest value the agent tool ``tool`` takes for ``argument`` (its schema's
+    ``maximum``): a command that reads the same list stops where the tool does."""
+    return int(load_manifest()[tool].schema["properties"][argument]["maximum"])
+
+
 def _field_name(error: jsonschema.ValidationError) -> str:
     path = ".".join(str(p) for p in error.absolute_path)
     if error.validator == "required":
