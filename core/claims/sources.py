@@ -15,9 +15,11 @@ from core.attachments.receipts import get_receipt
 from core.attachments.verification import SourceCheck, check_source
 from core.claims.model import MAX_SOURCES, SourceHandle, SourceKind
 from core.continuity.handoffs import current_handoff
+from core.continuity.threads import THREAD_ID, Thread, resolve_thread
 from core.model.entries import Privacy
 from core.model.errors import InvalidParams, NotFound
 from core.model.text import sha256_text
+from core.policy.secrets import redact
 from core.storage.store import GroupStore
 
 #: The longest passage one source handle may quote: cite the passage, not the file.
@@ -117,28 +119,26 @@ def cite(store: GroupStore, arg: object, index: int) -> SourceHandle:
                 )
             text, ref = str(row[0]), str(seq)
         case SourceKind.HANDOFF:
-            thread = arg.get("thread")
-            if not isinstance(thread, str) or not thread:
-                raise _bad(index, "a handoff source needs its thread id", "thread", "required")
+            thread = _handoff_thread(store, arg.get("thread"), index)
             version = _int(arg, "version", index)
-            if version is None:
-                current = current_handoff(store, thread)
-                if current is None:
-                    raise NotFound(
-                        f"sources[{index}]: thread {thread} has no handoff",
-                        field=f"sources.{index}.thread",
-                    )
-                version = current.version
+            current = current_handoff(store, thread.id)
+            if current is None:
+                raise NotFound(
+                    f"sources[{index}]: thread {thread.title!r} ({thread.id}) has no handoff yet",
+                    field=f"sources.{index}.thread",
+                )
+            version = current.version if version is None else version
             row = store.execute(
                 "SELECT markdown FROM thread_handoffs WHERE thread_id = ? AND version = ?",
-                (thread, version),
+                (thread.id, version),
             ).fetchone()
             if row is None:
                 raise NotFound(
-                    f"sources[{index}]: thread {thread} has no handoff version {version}",
+                    f"sources[{index}]: thread {thread.title!r} ({thread.id}) has no handoff "
+                    f"version {version}; its current version is {current.version}",
                     field=f"sources.{index}.version",
                 )
-            text, ref = str(row[0]), f"{thread}@{version}"
+            text, ref = str(row[0]), f"{thread.id}@{version}"
         case SourceKind.ATTACHMENT:
             rid = arg.get("id")
             if not isinstance(rid, str) or not rid:
@@ -171,6 +171,31 @@ def cite(store: GroupStore, arg: object, index: int) -> SourceHandle:
             text, ref = entry.content, mid
     span = _span(arg, index, len(text))
     return SourceHandle(kind, ref, _cited(text, span, index), sha256_text(text), span)
+
+
+def _handoff_thread(store: GroupStore, ref: object, index: int) -> Thread:
+    """The thread a handoff source names, by id or by title as every ``thread`` param."""
+    if not isinstance(ref, str) or not ref.strip():
+        raise _bad(
+            index,
+            "a handoff source needs its thread: its id (thr-...) or its title",
+            "thread",
+            "required",
+        )
+    try:
+        return resolve_thread(store, ref)
+    except NotFound:
+        # The title as looked up: a secret typed into it is not echoed.
+        name = redact(ref.strip()).text
+        named = f"with the id {name}" if THREAD_ID.fullmatch(name) else f"titled {name!r}"
+        raise NotFound(
+            f"sources[{index}]: no thread {named} in group {store.group}; name the thread by "
+            "its id (thr-...) or its title, as thread_list shows them",
+            field=f"sources.{index}.thread",
+        ) from None
+    except InvalidParams as exc:
+        message = exc.message.removeprefix("thread ")
+        raise _bad(index, f"the thread {message}", "thread", exc.rule or "pattern") from None
 
 
 def cite_all(store: GroupStore, args: object) -> tuple[SourceHandle, ...]:

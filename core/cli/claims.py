@@ -104,7 +104,8 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
 
 
 def parse_source(text: str) -> dict[str, Any]:
-    """``exchange:12``, ``handoff:thr-x@3``, ``attachment:att_…#10-80``, ``memory:mem-…``."""
+    """``exchange:12``, ``handoff:thr-x@3`` (or the thread's title), ``attachment:att_…#10-80``,
+    ``memory:mem-…``."""
     kind, sep, rest = text.partition(":")
     if not sep or not rest:
         raise InvalidParams(
@@ -118,7 +119,8 @@ def parse_source(text: str) -> dict[str, Any]:
                 )
             return {"kind": kind, "id": int(rest)}
         case "handoff":
-            thread, _, version = rest.partition("@")
+            # A title may hold "@": the version is what follows the last one.
+            thread, _, version = rest.rpartition("@") if "@" in rest else (rest, "", "")
             out: dict[str, Any] = {"kind": kind, "thread": thread}
             if version:
                 if not version.isdigit():

@@ -166,7 +166,16 @@ def find_thread(service: Workspace, group: str, ref: str) -> Thread:
     Raises:
         NotFound: no such thread.
     """
-    store = service.store_for(group)
+    return resolve_thread(service.store_for(group), ref)
+
+
+def resolve_thread(store: GroupStore, ref: str) -> Thread:
+    """:func:`find_thread` in one group's store: every ``thread`` param resolves here.
+
+    Raises:
+        NotFound: no such thread (``field`` is ``thread``).
+        InvalidParams: ``ref`` cannot be a title (empty, several lines, too long).
+    """
     ref = ref.strip() if isinstance(ref, str) else ref
     if isinstance(ref, str) and THREAD_ID.fullmatch(ref):
         return require_thread(store, ref)

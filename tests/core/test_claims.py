@@ -175,6 +175,45 @@ def test_a_missing_source_or_a_bad_span_is_refused_precisely(conn: Connection) -
     assert error["code"] == -32602 and "start < end <= length" in error["message"]
 
 
+def test_a_handoff_source_names_its_thread_by_id_or_by_title(conn: Connection) -> None:
+    thread = ok(conn, "thread_open", {"title": "Handoff test"})["thread"]["id"]
+    for n in (1, 2, 3):
+        ok(conn, "handoff_write", {"markdown": f"# State\n- Step {n} is done."})
+    by_title = {"kind": "handoff", "thread": "handoff TEST", "version": 1}
+    cid = _propose(conn, "Step 1 is done", [by_title])
+    [source] = ok(conn, "claim_search", {"query": "step"})["claims"][0]["sources"]
+    # The handle keeps the thread's id, whatever named it.
+    assert source["ref"] == f"{thread}@1" and source["quote"] == "# State\n- Step 1 is done."
+    again = ok(
+        conn,
+        "claim_propose",
+        {"text": "step 1 is done", "kind": "fact", "sources": [{**by_title, "thread": thread}]},
+    )
+    assert (again["id"], again["added_sources"]) == (cid, 0)
+    # Neither an id nor a title: said precisely, for the field that named it.
+    for ref, named in (
+        ("No such project", "titled 'No such project'"),
+        ("thr-aaaaaaaaaaaa", "with the id thr-aaaaaaaaaaaa"),
+    ):
+        error = err(
+            conn,
+            "claim_propose",
+            {"text": "a b c", "kind": "fact", "sources": [{"kind": "handoff", "thread": ref}]},
+        )
+        assert (error["code"], error["data"]["field"]) == (-32002, "sources.0.thread")
+        assert f"no thread {named} in group main" in error["message"]
+    error = err(
+        conn,
+        "claim_propose",
+        {"text": "a b c", "kind": "fact", "sources": [{**by_title, "version": 9}]},
+    )
+    assert (error["code"], error["data"]["field"]) == (-32002, "sources.0.version")
+    assert error["message"] == (
+        f"sources[0]: thread 'Handoff test' ({thread}) has no handoff version 9; "
+        "its current version is 3"
+    )
+
+
 @pytest.mark.parametrize(
     ("source", "field", "most"),
     [

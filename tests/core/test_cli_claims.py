@@ -155,12 +155,40 @@ def test_extract_and_diagnose(
     assert code == 0 and len(report["ready"]) == 3 and report["read_only"] is True
 
 
+def test_a_handoff_source_names_its_thread_by_title_too(
+    root: Path, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    d = ["--data-dir", str(root)]
+    note = tmp_path / "handoff.md"
+    for n in (1, 2):
+        note.write_text(f"# Release\n- Step {n} is done.\n", encoding="utf-8")
+        assert main([*d, "handoff", "write", "Release plan", str(note), "--create"]) == 0
+    capsys.readouterr()
+    argv = ["propose", "Step 1 is done", "--kind", "project"]
+    code, made = run(root, capsys, *argv, "--source", "handoff:release PLAN@1")
+    assert code == 0 and made["created"] is True
+    code, shown = run(root, capsys, "show", made["id"])
+    [source] = [s["source"] for s in shown["sources"]]
+    # Version 1 as cited, of the thread the title names (by its id).
+    assert main([*d, "--json", "threads"]) == 0
+    [thread] = json.loads(capsys.readouterr().out)["threads"]
+    assert source["ref"] == f"{thread['id']}@1" and "Step 1 is done" in source["quote"]
+    code, message = run(root, capsys, *argv, "--source", "handoff:Release plans@1")
+    error = json.loads(message)["error"]
+    assert (code, error["field"]) == (1, "sources.0.thread")
+    assert error["message"] == (
+        "--source 'handoff:Release plans@1': no thread titled 'Release plans' in group main; "
+        "name the thread by its id (thr-...) or its title, as thread_list shows them"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("exchange:12", {"kind": "exchange", "id": 12}),
         ("handoff:thr-abc@3", {"kind": "handoff", "thread": "thr-abc", "version": 3}),
         ("handoff:thr-abc", {"kind": "handoff", "thread": "thr-abc"}),
+        ("handoff:Launch @ noon@2", {"kind": "handoff", "thread": "Launch @ noon", "version": 2}),
         (
             "attachment:att_0123#5-40",
             {"kind": "attachment", "id": "att_0123", "start": 5, "end": 40},
