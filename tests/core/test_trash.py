@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from core.agent.auth import load_or_create_token
+from core.agent.dispatch import Connection
+from core.agent.protocol import agent_dispatcher
 from core.cli.main import main
 from core.memory import trash
 from core.model.config import Config
@@ -50,6 +53,33 @@ def test_an_agents_delete_can_be_restored_whole(
         ("restore", "operator", None),
         ("delete", "agent", "trash"),
     ]
+
+
+def test_memory_delete_says_what_it_does_the_trash_for_the_configured_days(
+    service: MemoryService, operator: Caller, data_dir: DataDir
+) -> None:
+    conn = agent_dispatcher(service).connect()
+    hello = {"token": load_or_create_token(data_dir.token_file), "client": "unit"}
+    assert "result" in _rpc(conn, "hello", hello)
+    listed = {t["name"]: t for t in _rpc(conn, "tools/list", {})["result"]["tools"]}
+    described = listed["memory_delete"]["description"]
+    # What the agent is told is what happens: the trash, restorable, for trash_days.
+    assert "for good, only" not in described and "Returns the deleted id" not in described
+    assert "goes to the person's trash: they can restore it" in described
+    assert f"for {Config().trash_days} days by default (their trash_days setting)" in described
+    entry_id = store(service, operator, "The boiler service is due in March")
+    assert _rpc(conn, "memory_delete", {"id": entry_id})["result"] == {"deleted": entry_id}
+    [item] = trash.list_trash(service, "main")
+    kept = datetime.fromisoformat(item.expires_at) - datetime.fromisoformat(item.deleted_at)
+    assert (item.id, kept) == (entry_id, timedelta(days=Config().trash_days))
+
+
+def _rpc(conn: Connection, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    reply = conn.handle_line(line.encode())
+    assert reply.frame is not None
+    decoded: dict[str, Any] = json.loads(reply.frame)
+    return decoded
 
 
 def test_the_persons_delete_is_final(service: MemoryService, operator: Caller) -> None:
