@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from core.attachments.filetypes import Kind
 from core.model.entries import parse_iso
-from core.model.errors import NotFound
+from core.model.errors import InvalidParams, NotFound
 from core.model.text import single_line
 from core.policy.sanitize import neutralize
 
@@ -140,8 +140,13 @@ def get_receipt(store: GroupStore, rid: str) -> Receipt:
     """One receipt.
 
     Raises:
+        InvalidParams: ``rid`` is empty or blank (rather than "no attachment receipt  in").
         NotFound: no receipt ``rid`` in this group.
     """
+    if not rid.strip():
+        raise InvalidParams(
+            "id must not be empty: give a receipt id (att_...)", field="id", rule="minLength"
+        )
     row = store.execute(f"{_RECEIPT_SELECT} WHERE r.id = ?", (rid,)).fetchone()
     if row is None:
         raise NotFound(f"no attachment receipt {rid} in group {store.group}", field="id")

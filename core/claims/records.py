@@ -20,7 +20,7 @@ from core.claims.model import (
     SourceHandle,
     SourceKind,
 )
-from core.model.errors import NotFound
+from core.model.errors import InvalidParams, NotFound
 from core.storage.fts import build_match
 from core.storage.store import GroupStore
 
@@ -127,8 +127,13 @@ def get_claim(store: GroupStore, claim_id: str) -> Claim:
     """One claim with its sources.
 
     Raises:
+        InvalidParams: ``claim_id`` is empty or blank (rather than "no claim  in group").
         NotFound: no claim with that id in this group.
     """
+    if not claim_id.strip():
+        raise InvalidParams(
+            "id must not be empty: give a claim id (clm-...)", field="id", rule="minLength"
+        )
     row = store.execute(f"SELECT {_COLUMNS} FROM claims c WHERE c.id = ?", (claim_id,)).fetchone()
     if row is None:
         raise NotFound(

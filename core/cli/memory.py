@@ -91,7 +91,16 @@ def _store_args(p: argparse.ArgumentParser) -> None:
 def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
     content = read_stdin("content") if args.content == "-" else args.content
     tool_args: dict[str, object] = {"type": args.type, "content": content, "tags": _tags(args.tags)}
-    if args.supersedes:
+    if args.supersedes is not None:
+        # An empty --supersedes is refused, not dropped: the new entry would not replace
+        # the one meant, and both would stay current.
+        if not args.supersedes.strip():
+            raise InvalidParams(
+                "--supersedes must not be empty: give the id (mem-...) of the entry this one "
+                "replaces, or leave the option out",
+                field="supersedes",
+                rule="minLength",
+            )
         tool_args["supersedes"] = args.supersedes
     request = replace(
         ctx.service.parse_store_args(tool_args),

@@ -10,9 +10,10 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from core.model.errors import InvalidParams, NotFound
 from core.model.text import check_unicode
@@ -124,6 +125,37 @@ def _describe(error: jsonschema.ValidationError) -> str:
             return error.message
 
 
+#: The pattern an id-valued argument carries beside ``minLength``: not only white space.
+NOT_BLANK: Final = r"\S"
+
+
+def _is_blank(error: jsonschema.ValidationError) -> bool:
+    """An empty or blank string where the schema wants a value (an id, a thread)."""
+    blank_rule = error.validator == "minLength" or (
+        error.validator == "pattern" and error.validator_value == NOT_BLANK
+    )
+    return blank_rule and isinstance(error.instance, str) and not error.instance.strip()
+
+
+def _what_to_give(tool: Tool, error: jsonschema.ValidationError) -> str:
+    """What the refused string should have been, from the first clause of its
+    description (": give the entry's id (mem-...), from memory_search or the
+    brief"), and for an optional argument that it may be left out (or be null).
+    Empty when the field has no description."""
+    schema: Any = error.schema
+    described = re.split(r"\. |: ", str(schema.get("description") or ""))[0].rstrip(".")
+    if not described:
+        return ""
+    hint = f": give {described[:1].lower()}{described[1:]}"
+    path = list(error.absolute_path)
+    # Only a top-level argument: a member of an object in a list (a claim's source)
+    # may be needed by the object's kind although the schema does not require it.
+    if len(path) == 1 and path[0] not in tool.schema.get("required", ()):
+        nullable = "null" in (schema.get("type") or ())
+        hint += ", or leave it out" + (" (or pass null)" if nullable else "")
+    return hint
+
+
 def _unknown_arguments(error: jsonschema.ValidationError) -> str:
     """Which arguments are unknown and which the object takes, so the caller can fix a typo."""
     schema: Any = error.schema
@@ -172,12 +204,20 @@ def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
 
     error = best_match(tool.validator.iter_errors(args))
     if error is not None:
-        name = _field_name(error)
+        name, rule = _field_name(error), str(error.validator)
         if error.validator == "additionalProperties":
             message = f"{tool_name}: {_unknown_arguments(error)}"
+        elif _is_blank(error):
+            # "" as an id says what goes there, not "no such entry" from a lookup of
+            # nothing; white space alone is refused the same way (as a blank tag is).
+            empty = "empty" if error.instance == "" else "only white space"
+            message = f"{tool_name}: {name} must not be {empty}{_what_to_give(tool, error)}"
+            rule = "minLength"
+        elif error.validator == "minLength":
+            message = f"{tool_name}: {name} {_describe(error)}{_what_to_give(tool, error)}"
         else:
             message = f"{tool_name}: {name} {_describe(error)}"
-        raise InvalidParams(message, field=name, rule=str(error.validator))
+        raise InvalidParams(message, field=name, rule=rule)
     for name, value in args.items():
         _refuse_lone_surrogates(value, name)
     filled = dict(args)

@@ -106,9 +106,15 @@ def test_blank_arguments_are_one_clear_error(
         (["show", ""], "id must not be empty"),
         (["delete", "  "], "id must not be empty"),
         (["ingest", ""], "give a file to read, or - for standard input"),
+        # An empty --supersedes was dropped: a new entry, the old one left current.
+        (["store", "--supersedes", "", "Lives in Lyon"], "--supersedes must not be empty"),
+        (["store", "--supersedes", " ", "Lives in Lyon"], "--supersedes must not be empty"),
+        (["claims", "show", ""], "id must not be empty: give a claim id (clm-...)"),
+        (["claims", "verify", " "], "id must not be empty: give a claim id (clm-...)"),
     ):
         code, _, err = run(capsys, *d, *argv)
         assert code == 1 and err.startswith(f"error: {says}") and err.count("\n") == 1, argv
+    assert run(capsys, *d, "list")[1] == "no memories\n"  # nothing was stored
     code, _, err = run(capsys, *d, "--json", "search", "--limit", "0", "dog")
     assert json.loads(err)["error"]["message"] == "--limit must be at least 1"
 

@@ -524,8 +524,18 @@ def test_an_empty_tag_is_refused_by_its_index_not_dropped(
             {"type": "fact", "content": "x", "source": {"kind": "user_message"}},
             "memory_store: source: unknown member(s): 'kind'; allowed: type, trust",
         ),
-        ("memory_delete", {"id": ""}, "memory_delete: id must not be empty"),
-        ("dig", {"id": "abc"}, "dig: id must be at least 5 characters"),
+        (
+            "memory_delete",
+            {"id": ""},
+            "memory_delete: id must not be empty: give the entry's id (mem-...), from "
+            "memory_search or the brief",
+        ),
+        (
+            "dig",
+            {"id": "abc"},
+            "dig: id must be at least 5 characters: give a memory id (mem-...) or a summary "
+            "id (sum-...)",
+        ),
         (
             "thread_open",
             {"id": "thr-x"},
@@ -546,6 +556,104 @@ def test_a_schema_refusal_says_what_to_change(
     # in jsonschema's own words ("'' should be non-empty").
     reply = call(conn, method, params)
     assert reply["error"]["message"] == message
+
+
+_SUPERSEDES_HINT = (
+    "give the id (mem-...) of the entry this one replaces, from memory_search or the brief, "
+    "or leave it out (or pass null)"
+)
+_THREAD_HINT = "give a thread id (thr- and 12 hex digits) or its title, or leave it out"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "field", "says"),
+    [
+        (
+            "memory_store",
+            {"type": "fact", "content": "abc", "supersedes": ""},
+            "supersedes",
+            f"memory_store: supersedes must not be empty: {_SUPERSEDES_HINT}",
+        ),
+        (
+            "memory_store",
+            {"type": "fact", "content": "abc", "supersedes": "  "},
+            "supersedes",
+            f"memory_store: supersedes must not be only white space: {_SUPERSEDES_HINT}",
+        ),
+        ("memory_delete", {"id": " "}, "id", "memory_delete: id must not be only white space"),
+        ("memory_related", {"id": ""}, "id", "memory_related: id must not be empty: give the id"),
+        ("dig", {"id": ""}, "id", "dig: id must not be empty: give a memory id (mem-...)"),
+        (
+            "claim_verify",
+            {"id": ""},
+            "id",
+            "claim_verify: id must not be empty: give the claim's id (clm-...)",
+        ),
+        (
+            "attachment_verify",
+            {"id": ""},
+            "id",
+            "attachment_verify: id must not be empty: give the receipt's id (att_...)",
+        ),
+        ("handoff_read", {"thread": ""}, "thread", "handoff_read: thread must not be empty: "),
+        (
+            "handoff_write",
+            {"thread": "", "markdown": "- [ ] ship"},
+            "thread",
+            f"handoff_write: thread must not be empty: {_THREAD_HINT}",
+        ),
+        ("exchange_search", {"thread": " "}, "thread", "exchange_search: thread must not be"),
+        ("attachment_list", {"thread": ""}, "thread", "attachment_list: thread must not be "),
+        (
+            "claim_propose",
+            {"text": "a b c", "kind": "fact", "sources": [{"kind": "handoff", "thread": ""}]},
+            "sources.0.thread",
+            "claim_propose: sources.0.thread must not be empty: give the thread id (thr- and 12 "
+            "hex digits) or title of a cited handoff, as thread_list shows them",
+        ),
+    ],
+)
+def test_an_empty_id_is_invalid_params_saying_what_goes_there(
+    conn: Connection,
+    service: MemoryService,
+    method: str,
+    params: dict[str, Any],
+    field: str,
+    says: str,
+) -> None:
+    # An empty supersedes was looked up and came back as -32005 "cannot supersede :
+    # no such entry"; an empty claim or receipt id as -32002 "no claim  in group".
+    reply = call(conn, method, params)
+    code, data = error_of(reply)
+    message = reply["error"]["message"]
+    assert (code, data["code"], data["field"], data["rule"]) == (
+        ErrorCode.INVALID_PARAMS,
+        "invalid_params",
+        field,
+        "minLength",
+    )
+    assert message.startswith(says), message
+    if field == "thread":
+        assert message.endswith(_THREAD_HINT), message
+    assert entry_rows(service) == []
+    # MCP's tools/call answers the same, as a tool error.
+    session = McpSession(service, "main", client="mcp-test")
+    session.handle(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-test", "version": "1"},
+        },
+    )
+    result = session.handle("tools/call", {"name": method, "arguments": params})
+    assert result["isError"] and result["content"][0]["text"] == f"invalid_params: {message}"
+    session.close()
+
+
+def test_a_null_supersedes_is_none(conn: Connection) -> None:
+    stored = call(conn, "memory_store", {"type": "fact", "content": "abc", "supersedes": None})
+    assert stored["result"]["created"] is True and stored["result"]["superseded"] is None
 
 
 def test_ingest_text_stores_markers(conn: Connection, service: MemoryService) -> None:
