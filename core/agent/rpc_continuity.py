@@ -91,6 +91,16 @@ def _thread_open(conn: Connection, params: dict[str, Any]) -> Any:
             field="title",
             rule="oneOf",
         )
+    if "title" in args and threads.THREAD_ID.fullmatch(args["title"].strip()):
+        # Not looked up as an id (not_found for a new title) nor created (a title
+        # shaped like an id could never be found by its title).
+        raise InvalidParams(
+            "thread_open: "
+            + threads.id_shaped_title("title", args["title"].strip())
+            + "; to open the thread with that id, pass it as id",
+            field="title",
+            rule="pattern",
+        )
     ref = args.get("id") or args["title"]
     entry = continuity.enter_thread(conn.service, conn.caller, ref)
     # Later calls on this connection (attachments, exchanges) work in the new thread.

@@ -98,12 +98,17 @@ def clean_title(title: object, field: str = "title") -> str:
             f"{field} must be at most {MAX_TITLE_CHARS} characters", field=field, rule="maxLength"
         )
     if THREAD_ID.fullmatch(text):
-        raise InvalidParams(
-            f"{field} looks like a thread id; pass an id as the id, or choose another title",
-            field=field,
-            rule="pattern",
-        )
+        raise InvalidParams(id_shaped_title(field, text), field=field, rule="pattern")
     return text
+
+
+def id_shaped_title(field: str, text: str) -> str:
+    """Why ``text`` cannot be a title: a thread is found by id or title, and a title
+    shaped like an id would be looked up as an id and never found by its title."""
+    return (
+        f"{field} {text!r} has the shape of a thread id (thr- and 12 hex digits), which "
+        "only thread ids may have: choose another title"
+    )
 
 
 # -- threads ------------------------------------------------------------------------

@@ -712,12 +712,24 @@ def test_cli_threads_and_handoffs(
     )
     code, out, err = run(capsys, *d, "--json", "threads", "open", "Project X")
     assert (code, err, json.loads(out)["created"]) == (0, "", False)
+    # A title with the shape of an id is refused as the agent's thread_open refuses it.
+    assert run(capsys, *d, "threads", "open", "thr-aaaaaaaaaaaa") == (
+        1,
+        "",
+        "error: title 'thr-aaaaaaaaaaaa' has the shape of a thread id (thr- and 12 hex "
+        "digits), which only thread ids may have: choose another title\n",
+    )
 
     source = tmp_path / "plan.md"
     source.write_text("# Plan\n\n- [ ] first step\n", encoding="utf-8")
     # The version alone, which the next write can give as --base-version.
     code, out, err = run(capsys, *d, "handoff", "write", "project x", str(source))
     assert (code, out, err) == (0, "1\n", "")
+    # --create with the id of a thread that exists writes to it (it was refused as a
+    # title shaped like an id); an unknown id is not found, not made a title.
+    assert run(capsys, *d, "handoff", "write", tid, str(source), "--create")[:2] == (0, "1\n")
+    code, _, err = run(capsys, *d, "handoff", "write", "thr-aaaaaaaaaaaa", str(source), "--create")
+    assert (code, err) == (1, "error: no thread thr-aaaaaaaaaaaa in group main\n")
     assert run(capsys, *d, "handoff", "write", tid, str(source)) == (
         0,
         "1\n",

@@ -12,6 +12,7 @@ from jsonschema import Draft202012Validator
 
 from core.agent.auth import load_or_create_token
 from core.agent.dispatch import Connection, Dispatcher
+from core.agent.mcp_bridge import McpSession
 from core.agent.protocol import agent_dispatcher
 from core.continuity import session_handoffs
 from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
@@ -110,6 +111,45 @@ def test_thread_open_params(
 ) -> None:
     data = fails(conn, "thread_open", params, InvalidParams.rpc_code)
     assert (data["field"], data["rule"]) == (field, rule)
+
+
+def test_a_title_shaped_like_a_thread_id_is_refused_not_looked_up(
+    conn: Connection, service: MemoryService
+) -> None:
+    # It answered not_found "no thread thr-aaaaaaaaaaaa" although a new title creates
+    # the thread; created, it could never be found by its title (an id is looked up).
+    existing = ok(conn, "thread_open", {"title": "Project X"})["thread"]["id"]
+    for title in ("thr-aaaaaaaaaaaa", f" {existing} "):
+        reply = call(conn, "thread_open", {"title": title})
+        assert reply["error"]["code"] == InvalidParams.rpc_code, reply
+        assert (reply["error"]["data"]["field"], reply["error"]["data"]["rule"]) == (
+            "title",
+            "pattern",
+        )
+        assert reply["error"]["message"] == (
+            f"thread_open: title {title.strip()!r} has the shape of a thread id (thr- and 12 "
+            "hex digits), which only thread ids may have: choose another title; to open the "
+            "thread with that id, pass it as id"
+        )
+    assert [t["id"] for t in ok(conn, "thread_list")["threads"]] == [existing]
+    described = load_manifest()["thread_open"]
+    assert "a title shaped like a thread id" in described.description
+    assert "not shaped like a thread id" in described.schema["properties"]["title"]["description"]
+    # MCP's tools/call answers the same, as a tool error.
+    session = McpSession(service, "main", client="mcp-test")
+    session.handle(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-test", "version": "1"},
+        },
+    )
+    result = session.handle(
+        "tools/call", {"name": "thread_open", "arguments": {"title": "thr-aaaaaaaaaaaa"}}
+    )
+    assert result["isError"] and "only thread ids may have" in result["content"][0]["text"]
+    session.close()
 
 
 def test_unknown_thread_id_is_not_found(conn: Connection) -> None:
