@@ -833,6 +833,37 @@ def test_error_replies_become_the_service_error_classes() -> None:
 # -- documentation -------------------------------------------------------------------
 
 
+def test_every_tool_argument_is_documented_in_its_section() -> None:
+    # memory_store's section named no `privacy`, which the schema has, nor that
+    # private and secret need the OS keyring (key_unavailable otherwise).
+    text = DOCS.read_text(encoding="utf-8")
+    for name, tool in load_manifest().items():
+        found = re.search(rf"^### `{name}`\n(.*?)(?=^##|\Z)", text, re.S | re.M)
+        assert found, f"docs/protocol.md has no section for {name}"
+        missing = [arg for arg in tool.schema["properties"] if f"`{arg}`" not in found[1]]
+        assert missing == [], f"docs/protocol.md's {name} section omits {missing}"
+    store = re.search(r"^### `memory_store`\n(.*?)(?=^##)", text, re.S | re.M)
+    assert store is not None
+    section = " ".join(store[1].split())
+    assert "`public` (default), `private` or `secret`" in section
+    assert "`-32010` `key_unavailable`" in section and "OS keyring" in section
+
+
+@pytest.mark.parametrize("privacy", ["private", "secret"])
+def test_a_sealed_store_without_a_keyring_is_key_unavailable_as_documented(
+    conn: Connection, service: MemoryService, privacy: str
+) -> None:
+    # The machines running the tests have no OS keyring (tests/keyring_backend.py).
+    reply = call(
+        conn, "memory_store", {"type": "fact", "content": "Lives in Lyon", "privacy": privacy}
+    )
+    code, data = error_of(reply)
+    assert (code, data["code"]) == (errors.StorageError.rpc_code, "key_unavailable")
+    assert "OS keyring" in reply["error"]["message"] and entry_rows(service) == []
+    described = load_manifest()["memory_store"].schema["properties"]["privacy"]["description"]
+    assert "need the OS keyring" in described and "(key_unavailable)" in described
+
+
 def test_every_method_and_error_code_is_documented(dispatcher: Dispatcher) -> None:
     text = DOCS.read_text(encoding="utf-8")
     for name in dispatcher.method_names:
