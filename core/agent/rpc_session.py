@@ -11,7 +11,7 @@ from core.agent.dispatch import Connection, Dispatcher, StringParam, check_strin
 from core.continuity import context as continuity
 from core.continuity import session_handoffs
 from core.model.entries import Actor
-from core.model.errors import AmbryError, Conflict, Unauthorized
+from core.model.errors import AmbryError, Conflict, InvalidParams, Unauthorized
 from core.policy.manifest import load_manifest, validate_args
 from core.policy.ratelimit import agent_key
 from core.storage.paths import DEFAULT_GROUP, validate_group
@@ -35,6 +35,14 @@ def _hello(conn: Connection, params: dict[str, Any]) -> Any:
             StringParam("thread", max_length=250),
         ),
     )
+    if "thread" in args and not args["thread"].strip():
+        # As every thread param: not read as an empty title ("title must not be empty").
+        raise InvalidParams(
+            "hello: thread must not be empty: give a thread id (thr- and 12 hex digits) or "
+            "its title, or leave it out",
+            field="thread",
+            rule="minLength",
+        )
     if conn.session is not None:
         raise Conflict(
             f"this connection already has session {conn.session.session_id}; "

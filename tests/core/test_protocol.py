@@ -651,6 +651,17 @@ def test_an_empty_id_is_invalid_params_saying_what_goes_there(
     session.close()
 
 
+@pytest.mark.parametrize("thread", ["", "  "])
+def test_hello_with_an_empty_thread_names_the_thread(
+    dispatcher: Dispatcher, token: str, thread: str
+) -> None:
+    # It was read as a new thread's title: field "title", "title must not be empty".
+    reply = call(dispatcher.connect(), "hello", {"token": token, "thread": thread})
+    code, data = error_of(reply)
+    assert (code, data["field"], data["rule"]) == (ErrorCode.INVALID_PARAMS, "thread", "minLength")
+    assert reply["error"]["message"].endswith(_THREAD_HINT)
+
+
 def test_a_null_supersedes_is_none(conn: Connection) -> None:
     stored = call(conn, "memory_store", {"type": "fact", "content": "abc", "supersedes": None})
     assert stored["result"]["created"] is True and stored["result"]["superseded"] is None
