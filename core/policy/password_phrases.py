@@ -4,7 +4,8 @@ A password of one word is the word after "is"; one of several has no mark
 where it ends, so the clause's shape decides (:mod:`core.policy.prose_words`):
 Google's app password after "app password" ("abcd efgh ijkl mnop"), a quoted
 phrase ("'Summer 2024 rocks'"), three to eight words that close the clause
-("correct horse battery staple"), or a word and a number ("hunter two").
+("correct horse battery staple"), or a word and a number or another word
+("hunter two", "Hunter two", "hunter dragon").
 """
 
 from __future__ import annotations
@@ -35,15 +36,19 @@ _PLAIN = re.compile(
     r"[A-Za-z0-9]+(?:[ \t]+[A-Za-z0-9]+){2,7}"
     r"(?=[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z)))"
 )
-# A password of two words closing the clause: a word in lower case, then a
-# number in figures or in words ("hunter two", "dragon 7").
+# A password of two words closing the clause: a word, then a number in figures
+# or in words ("hunter two", "dragon 7") or a second word in lower case ("hunter
+# dragon"). A word with a capital before figures is a name and its version
+# ("Bitwarden 8", "Windows 11"); before a number in words it is a password's
+# ("Hunter two").
 _NUMBER_WORD = (
     r"(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
     r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty"
     r"|sixty|seventy|eighty|ninety|hundred)"
 )
 _PAIR = re.compile(
-    rf"(?P<word>[a-z]{{3,}})[ \t]+(?:\d{{1,8}}|{_NUMBER_WORD})"
+    rf"(?P<word>[A-Za-z][a-z]{{2,}})[ \t]+"
+    rf"(?:(?P<figures>\d{{1,8}})|{_NUMBER_WORD}(?![a-z])|(?P<second>[a-z]{{3,}}))"
     r"(?=[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z)))"
 )
 # Nouns a number labels or bounds: "the password is step two", "is priority one",
@@ -55,12 +60,26 @@ _NUMBERED = frozenset(
     max minimum maximum top""".split()
 )
 _NOT_PAIR_WORDS = PROSE_WORDS | CLAUSE_WORDS | COMPOUNDS | INSTRUCTIONS | _NUMBERED
+# A second word shaped as an adjective says what the password is like ("is
+# machine readable", "is user specific", "is case sensitive"); other words
+# qualify a password rather than spell one ("is factory default", "is plain
+# text", "is pretty standard") or say what it is made of ("is email address",
+# "is company name", "is username backwards").
+_MODIFIER = re.compile(r"[a-z]+(?:able|ible|ic|al|ive|ous|ful|less|ent|ant|ary|ory|ish)")
+_QUALIFIERS = frozenset(
+    """default factory plain clear text cleartext plaintext standard usual normal common
+    quite pretty rather fairly super way real kinda sorta wide based only name names
+    firstname lastname surname username nickname initials email address phone birthday
+    birthdate date word words phrase backwards reversed lowercase uppercase caps""".split()
+)
+_A_NUMBER = re.compile(_NUMBER_WORD)
 
 
 def phrase(m: re.Match[str], noun: str) -> Span | None:
     """The span of a password of several words, or None: Google's app password
-    ("abcd efgh ijkl mnop"), a quoted phrase ("Summer 2024 rocks"), or a
-    passphrase said plainly ("correct horse battery staple")."""
+    ("abcd efgh ijkl mnop"), a quoted phrase ("Summer 2024 rocks"), a
+    passphrase said plainly ("correct horse battery staple"), or two words
+    ("hunter two", "hunter dragon")."""
     text, start = m.string, m.start("value")
     if _APP_BEFORE.search(text, max(0, m.start("noun") - 24), m.start("noun")):
         app = _APP_PASSWORD.match(text, start)
@@ -80,17 +99,37 @@ def phrase(m: re.Match[str], noun: str) -> Span | None:
         if plain is not None and _plain_phrase(plain.group().lower().split()):
             return plain.span()
         pair = _PAIR.match(text, start)
-        if pair is not None and _pair_word(pair.group("word")):
+        if (
+            pair is not None
+            and not (pair.group("figures") and pair.group("word")[0].isupper())
+            and _pair(pair.group("word").lower(), pair.group("second"), said)
+        ):
             return pair.span()
     return None
 
 
+def _pair(word: str, second: str | None, said: str) -> bool:
+    """Whether ``word`` and a number or a ``second`` word, closing the clause
+    after "password is", read as a password of two words ("hunter two", "hunter
+    dragon") rather than a clause ("is under 12", "is step two", "is expiring 2",
+    "is rarely used", "is case sensitive"): no word a clause or talk about
+    passwords is made of, no participle or adverb, no noun a number labels or
+    bounds. A second word follows "is" only ("Passphrase: Bitwarden note" is a
+    label), and then neither word qualifies a password or says what it is made
+    of, the first is no number ("is one time"), and the second is not shaped as
+    an adjective."""
+    if not _pair_word(word):
+        return False
+    if second is None:
+        return True
+    if said not in ("is", "was"):
+        return False
+    if _A_NUMBER.fullmatch(word) or not _QUALIFIERS.isdisjoint((word, second)):
+        return False
+    return _MODIFIER.fullmatch(second) is None and _pair_word(second)
+
+
 def _pair_word(word: str) -> bool:
-    """Whether ``word``, before a number that closes the clause after "password
-    is", reads as the start of a password of two words ("hunter two") rather than
-    a clause ("is under 12", "is step two", "is expiring 2"): no word a clause or
-    talk about passwords is made of, no participle or adverb, no noun a number
-    labels or bounds."""
     return word not in _NOT_PAIR_WORDS and PREDICATE.fullmatch(word) is None
 
 

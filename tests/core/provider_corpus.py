@@ -326,6 +326,9 @@ def _said_other_ways() -> list[Positive]:
         # ... or of two, a word and a number.
         ("my password is hunter two", "hunter two"),
         ("the wifi password is dragon 7.", "dragon 7"),
+        # ... with a capital before a number in words, or two words after "is".
+        ("the password is Hunter two", "Hunter two"),
+        ("my password is hunter dragon", "hunter dragon"),
         # Codes said one digit at a time, in figures or in words.
         ("the alarm code is 1 2 3 4", "1 2 3 4"),
         ("my pin is 1 9 8 4", "1 9 8 4"),
@@ -471,6 +474,11 @@ def _negatives() -> list[str]:
         "the password is changing next week",
         "the password is expiring soon",
         "the password is step two",
+        "the password is Windows 11",
+        "the password is company name",
+        "the password is case sensitive",
+        "the password is factory default",
+        "Passphrase: Bitwarden note",
         # A participle before "but", a possessive before more words.
         "the password is accepted but login fails",
         "the password is Bitwarden's job now",

@@ -126,6 +126,8 @@ def test_credential_statements_are_refused_and_audited(
         "my atm pin is four four one two",
         "the door code is nine one one five",
         "my password is hunter two",
+        "the password is Hunter two",
+        "my password is hunter dragon",
     ],
 )
 def test_codes_said_one_digit_at_a_time_and_two_word_passwords_are_refused(
@@ -200,6 +202,8 @@ def test_keys_codes_and_passwords_talked_about_are_stored(
         "the password is required but never checked",
         "the password is what Sam changed last week",
         "the password is expiring soon",
+        "the password is company name",
+        "the password is Windows 11",
     ],
 )
 def test_talk_about_a_password_is_stored(

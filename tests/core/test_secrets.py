@@ -297,6 +297,12 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("my password is hunter 2", _PASSWORD),
         ("the wifi password is dragon seven.", _PASSWORD),
         ("our password was monkey 1987, ask Sam", _PASSWORD),
+        # ... a word with a capital and a number in words, or two words after "is".
+        ("the password is Hunter two", _PASSWORD),
+        ("My password is Hunter seven.", _PASSWORD),
+        ("my password is hunter dragon", _PASSWORD),
+        ("the wifi password is Purple dragon, ask Sam", _PASSWORD),
+        ("the passphrase is ninja turtle", _PASSPHRASE),
         ("the passphrase is purple monkey dishwasher 42", _PASSPHRASE),
         # Door, gate, alarm and safe codes.
         ("remember the door code 1234#", _ACCESS_CODE),
@@ -515,6 +521,20 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "the password is under 12",
         "the password is rotating 2",
         "the password is Bitwarden 8",
+        "the password is Windows 11",
+        # Two words after "password is" that qualify it or say what it is made of.
+        "the password is company name",
+        "the password is email address",
+        "the password is username backwards",
+        "the password is case sensitive",
+        "the password is machine readable",
+        "the password is user specific",
+        "the password is factory default",
+        "the password is plain text",
+        "the password is pretty obvious",
+        "the password is one time",
+        "the password is Bitwarden managed",
+        "Passphrase: Bitwarden note",
         # A participle before "but" or "and", a possessive before more words.
         "the password is accepted but login fails",
         "the password is working and the token is not",
