@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 
 from core.policy import access_codes, indirect_statements, password_phrases, personal_numbers
-from core.policy.prose_words import COMPOUNDS, NOT_A_VALUE, PARTICIPLE, UNITS
+from core.policy.prose_words import COMPOUNDS, KEEP_QUIET, NOT_A_VALUE, PARTICIPLE, UNITS
 from core.policy.secrets import REPLACEMENT, fold_width
 
 # A word of the "for the NAS" part: dots only inside it (a host name such as db.example.com),
@@ -227,8 +227,12 @@ def _value_span(m: re.Match[str], *, assigned: bool = False) -> tuple[int, int] 
     if value.isalpha() or (_POSSESSIVE.fullmatch(value) and rest):
         # A lone word closing the clause is the value; one that runs on is prose
         # ("the password is Bitwarden's job now"), and so is a participle before
-        # "but" or "and" ("the password is accepted but login fails").
-        if rest and (rest not in ("and", "but", "so", "btw") or PARTICIPLE.fullmatch(value)):
+        # "but" or "and" ("the password is accepted but login fails"), unless
+        # the clause after asks to keep it quiet ("is dumpling but don't share it").
+        if rest and (
+            rest not in ("and", "but", "so", "btw")
+            or (PARTICIPLE.fullmatch(value) and KEEP_QUIET.match(m.string, m.end("rest")) is None)
+        ):
             return None
         if value.lower() in COMPOUNDS:
             return None  # "log in with password authentication."

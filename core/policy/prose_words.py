@@ -73,3 +73,16 @@ PREDICATE = re.compile(r"[a-z]{3,}(?<!e)ed|[a-z]{3,}ing|[a-z]{3,}ly")
 #: A lone word that reads as a participle, before "but" or "and", is a verb of the
 #: clause ("the password is accepted but login fails", "is working and ...").
 PARTICIPLE = re.compile(r"[a-z]{3,}(?<!e)ed|[a-z]{3,}ing")
+#: A clause after "but", "and" or "so" that asks to keep what came before to
+#: oneself, or says how to type it ("... dumpling but don't share it", "and keep
+#: it to yourself", "so it's case sensitive"): what came before was the value.
+KEEP_QUIET = re.compile(
+    r"[ \t]+(?:(?:please[ \t]+)?(?:don['\u2019]?t|do[ \t]+not|never)[ \t]+"
+    r"(?:share|tell|give|post|send|show|repeat|spread|leak|say)"
+    r"(?:[ \t]+(?:it|this|anyone|anybody|with|to|out|around)(?![\w-])|[ \t]*(?:[.,;:!?)]|\Z))"
+    r"|keep[ \t]+it[ \t]+(?:secret|private|quiet|safe|to[ \t]+(?:yourself|yourselves|us)"
+    r"|between[ \t]+us)"
+    r"|it['\u2019]?s[ \t]+(?:a[ \t]+)?secret"
+    r"|(?:it['\u2019]?s[ \t]+)?(?:case[ \t-]sensitive|all[ \t]+(?:lower|upper|small)[ \t-]?case))",
+    re.IGNORECASE,
+)

@@ -329,6 +329,8 @@ def _said_other_ways() -> list[Positive]:
         # ... with a capital before a number in words, or two words after "is".
         ("the password is Hunter two", "Hunter two"),
         ("my password is hunter dragon", "hunter dragon"),
+        # A lone word before a clause that asks to keep it quiet.
+        ("the wifi password is dumpling but don't share it", "dumpling"),
         # Codes said one digit at a time, in figures or in words.
         ("the alarm code is 1 2 3 4", "1 2 3 4"),
         ("my pin is 1 9 8 4", "1 9 8 4"),
@@ -481,6 +483,7 @@ def _negatives() -> list[str]:
         "Passphrase: Bitwarden note",
         # A participle before "but", a possessive before more words.
         "the password is accepted but login fails",
+        "the password is working but don't share the link",
         "the password is Bitwarden's job now",
         "the password is required but never checked",
         "the password is what Sam changed last week",

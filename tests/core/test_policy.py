@@ -128,6 +128,7 @@ def test_credential_statements_are_refused_and_audited(
         "my password is hunter two",
         "the password is Hunter two",
         "my password is hunter dragon",
+        "the wifi password is dumpling but don't share it",
     ],
 )
 def test_codes_said_one_digit_at_a_time_and_two_word_passwords_are_refused(

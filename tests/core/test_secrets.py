@@ -303,6 +303,11 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("my password is hunter dragon", _PASSWORD),
         ("the wifi password is Purple dragon, ask Sam", _PASSWORD),
         ("the passphrase is ninja turtle", _PASSPHRASE),
+        # A lone word before a clause that asks to keep it quiet, participle-shaped or not.
+        ("the wifi password is dumpling but don't share it", _PASSWORD),
+        ("my password is pudding, but please don't tell anyone", _PASSWORD),
+        ("the wifi password is dumpling and it's case sensitive", _PASSWORD),
+        ("the password is darling so keep it to yourself", _PASSWORD),
         ("the passphrase is purple monkey dishwasher 42", _PASSPHRASE),
         # Door, gate, alarm and safe codes.
         ("remember the door code 1234#", _ACCESS_CODE),
@@ -538,6 +543,8 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         # A participle before "but" or "and", a possessive before more words.
         "the password is accepted but login fails",
         "the password is working and the token is not",
+        "the password is working but don't share the link",
+        "the password is expiring so don't forget to change it",
         "the password is Bitwarden's job now",
         "the password is required but never checked",
         "the password is what Sam changed last week",
