@@ -5,8 +5,10 @@ A Wi-Fi key is often called just "the key" ("the wifi at home is BlueFox-5G and
 the key is orange-tractor-91", "WPA key: …"). "Key" alone says nothing ("the key
 is under the mat", "the key is to start early"), so it names a credential only
 in a text that speaks of Wi-Fi, and only before a value that a WPA passphrase
-can be: 8 to 63 characters, one word, with a digit or a sign in it. "The wifi
-key is on the router sticker" says where the key is.
+can be: 8 to 63 characters, one word, with a digit or a sign in it, or, after
+a key named as Wi-Fi's ("the wifi key is bluemoonlight."), of letters only
+when it closes the clause and reads as no word of a sentence. "The wifi key is
+on the router sticker" says where the key is, "is different" what it is like.
 
 A password is sometimes described before it is given: "my password is the name
 of my first dog plus 1987, i.e. Rex1987". The value then follows "i.e.", "e.g.",
@@ -22,6 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from core.policy.prose_words import (
+    ADJECTIVE,
+    CLAUSE_WORDS,
+    COMPOUNDS,
+    KEEP_QUIET,
+    NOT_A_VALUE,
+    PREDICATE,
+    QUALIFIERS,
+    UNITS,
+)
 from core.policy.rule_types import Span
 
 # The optional "for the guest wifi" part, as in core.policy.access_codes.
@@ -35,8 +47,8 @@ _QUOTE = "\"'`\u201c\u201d\u2018\u2019"
 # Words that say the text is about a Wi-Fi network.
 _WIFI_WORDS = ("wifi", "wi-fi", "wlan", "wpa", "ssid", "hotspot", "wireless")
 _NETWORK_KEY = re.compile(
-    r"(?<![\w-])(?:(?:wi-?fi|wlan|wpa[23]?(?:[ \t-]?psk)?|wireless|network|hotspot|router|wep)"
-    r"[ \t_-]*)?(?:security[ \t]+)?(?:key|psk)"
+    r"(?<![\w-])(?:(?P<named>wi-?fi|wlan|wpa[23]?(?:[ \t-]?psk)?|wireless|network|hotspot|router"
+    r"|wep)[ \t_-]*)?(?:security[ \t]+)?(?:key|psk)"
     + _FOR
     + r"(?:[ \t]+(?:is|was)(?:[ \t]+(?:now|still|just))?(?:[ \t]*:)?[ \t]+|[ \t]*[:=][ \t]*)"
     + rf"[{_QUOTE}]?(?P<value>[^\s{_QUOTE}]+)",
@@ -47,6 +59,11 @@ _NETWORK_KEY = re.compile(
 _NOT_A_KEY = re.compile(
     r"(?:wpa|wep|tkip|aes|psk)|.*://|[/~.]|\d{4}-\d\d-\d\d\Z|\d+(?:\.\d+)+[a-z]*\Z", re.IGNORECASE
 )
+# What closes a clause after a key of letters only ("... is bluemoonlight.", "...
+# is bluemoonlight but don't share it").
+_CLOSED = re.compile(r"[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z))")
+_CONJUNCTION = re.compile(r",?[ \t]+(?:and|but|so)(?![\w-])", re.IGNORECASE)
+_NOT_A_WORD_KEY = NOT_A_VALUE | CLAUSE_WORDS | COMPOUNDS | UNITS | QUALIFIERS
 _PLACEHOLDER = re.compile(r"x{3,}|\*{3,}|your|example|redacted|<|>|\{", re.IGNORECASE)
 
 _LATER = re.compile(
@@ -82,7 +99,12 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
     if ("key" in lowered or "psk" in lowered) and any(w in lowered for w in _WIFI_WORDS):
         for m in _NETWORK_KEY.finditer(text):
             span = _trimmed(m)
-            if span is not None and _network_key(text[span[0] : span[1]]):
+            if span is None:
+                continue
+            value = text[span[0] : span[1]]
+            if _network_key(value) or (
+                m.group("named") is not None and _closes(text, span[1]) and _key_of_letters(value)
+            ):
                 yield "looks like a Wi-Fi key statement", span
     if ("pass" in lowered or "pw" in lowered) and any(h in lowered for h in _LATER_HINTS):
         for m in _LATER.finditer(text):
@@ -107,6 +129,27 @@ def _network_key(value: str) -> bool:
     if len(value) == 64:
         return all(c in "0123456789abcdefABCDEF" for c in value)
     return any(c.isdigit() or not (c.isalpha() or c in "-'") for c in value)
+
+
+def _closes(text: str, end: int) -> bool:
+    """Whether the clause ends at ``end``, or goes on only to ask to keep it quiet."""
+    if _CLOSED.match(text, end) is not None:
+        return True
+    conjunction = _CONJUNCTION.match(text, end)
+    return conjunction is not None and KEEP_QUIET.match(text, conjunction.end()) is not None
+
+
+def _key_of_letters(value: str) -> bool:
+    """Whether ``value``, closing the clause after a Wi-Fi key named as one ("the
+    wifi key is bluemoonlight."), is a WPA passphrase of letters only: 8 to 63
+    of them, in one word that says nothing of the key ("is different", "is
+    printed", "is downstairs", "is lowercase")."""
+    word = value.lower()
+    if not (8 <= len(word) <= 63 and word.isascii() and word.isalpha()):
+        return False
+    if word in _NOT_A_WORD_KEY or _PLACEHOLDER.search(word):
+        return False
+    return PREDICATE.fullmatch(word) is None and ADJECTIVE.fullmatch(word) is None
 
 
 def _later_password(value: str) -> bool:

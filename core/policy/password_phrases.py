@@ -13,12 +13,14 @@ from __future__ import annotations
 import re
 
 from core.policy.prose_words import (
+    ADJECTIVE,
     CLAUSE_WORDS,
     COMPOUNDS,
     FUNCTION_WORDS,
     INSTRUCTIONS,
     PREDICATE,
     PROSE_WORDS,
+    QUALIFIERS,
 )
 from core.policy.rule_types import Span
 
@@ -60,18 +62,6 @@ _NUMBERED = frozenset(
     max minimum maximum top""".split()
 )
 _NOT_PAIR_WORDS = PROSE_WORDS | CLAUSE_WORDS | COMPOUNDS | INSTRUCTIONS | _NUMBERED
-# A second word shaped as an adjective says what the password is like ("is
-# machine readable", "is user specific", "is case sensitive"); other words
-# qualify a password rather than spell one ("is factory default", "is plain
-# text", "is pretty standard") or say what it is made of ("is email address",
-# "is company name", "is username backwards").
-_MODIFIER = re.compile(r"[a-z]+(?:able|ible|ic|al|ive|ous|ful|less|ent|ant|ary|ory|ish)")
-_QUALIFIERS = frozenset(
-    """default factory plain clear text cleartext plaintext standard usual normal common
-    quite pretty rather fairly super way real kinda sorta wide based only name names
-    firstname lastname surname username nickname initials email address phone birthday
-    birthdate date word words phrase backwards reversed lowercase uppercase caps""".split()
-)
 _A_NUMBER = re.compile(_NUMBER_WORD)
 
 
@@ -124,9 +114,9 @@ def _pair(word: str, second: str | None, said: str) -> bool:
         return True
     if said not in ("is", "was"):
         return False
-    if _A_NUMBER.fullmatch(word) or not _QUALIFIERS.isdisjoint((word, second)):
+    if _A_NUMBER.fullmatch(word) or not QUALIFIERS.isdisjoint((word, second)):
         return False
-    return _MODIFIER.fullmatch(second) is None and _pair_word(second)
+    return ADJECTIVE.fullmatch(second) is None and _pair_word(second)
 
 
 def _pair_word(word: str) -> bool:

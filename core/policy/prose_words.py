@@ -65,7 +65,8 @@ CLAUSE_WORDS = FUNCTION_WORDS | frozenset(
     """between among across along around behind beyond inside outside within through
     throughout toward towards upon since though although whether once like unlike near
     despite except plus minus versus vs up down out off away somewhere anywhere everywhere
-    nowhere elsewhere ago yesterday today tonight tomorrow last next""".split()
+    nowhere elsewhere upstairs downstairs indoors outdoors underneath beneath overhead ago
+    yesterday today tonight tomorrow last next""".split()
 )
 #: A first word shaped as a participle or an adverb makes "is" a verb of the clause
 #: ("is shared between ...", "is rarely used", "is expiring soon"), not the "is" of a value.
@@ -73,6 +74,19 @@ PREDICATE = re.compile(r"[a-z]{3,}(?<!e)ed|[a-z]{3,}ing|[a-z]{3,}ly")
 #: A lone word that reads as a participle, before "but" or "and", is a verb of the
 #: clause ("the password is accepted but login fails", "is working and ...").
 PARTICIPLE = re.compile(r"[a-z]{3,}(?<!e)ed|[a-z]{3,}ing")
+#: A word shaped as an adjective says what a password is like ("is machine
+#: readable", "is user specific", "is case sensitive", "the wifi key is different").
+ADJECTIVE = re.compile(r"[a-z]+(?:able|ible|ic|al|ive|ous|ful|less|ent|ant|ary|ory|ish)")
+#: Words that qualify a password rather than spell one ("is factory default", "is
+#: plain text", "is pretty standard") or say what it is made of ("is email
+#: address", "is company name", "is username backwards").
+QUALIFIERS = frozenset(
+    """default factory plain clear text cleartext plaintext standard usual normal common
+    quite pretty rather fairly super way real kinda sorta wide based only name names
+    firstname lastname surname username nickname initials email address phone birthday
+    birthdate date word words phrase backwards reversed lowercase uppercase caps nonsense
+    gibberish""".split()
+)
 #: A clause after "but", "and" or "so" that asks to keep what came before to
 #: oneself, or says how to type it ("... dumpling but don't share it", "and keep
 #: it to yourself", "so it's case sensitive"): what came before was the value.

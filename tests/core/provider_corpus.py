@@ -346,6 +346,7 @@ def _said_other_ways() -> list[Positive]:
         ("the wifi key is orange-tractor-91", "orange-tractor-91"),
         ("WPA key: Lantern#Pebble-2024", "Lantern#Pebble-2024"),
         ("the network key for the guest wifi is 58213904", "58213904"),
+        ("the wifi key is bluemoonlight", "bluemoonlight"),
         # A one-time code with words between the noun and "is".
         ("the 2FA code they texted me is 558213", "558213"),
         ("the verification code I got from the bank is 558 213", "558 213"),
@@ -495,6 +496,8 @@ def _negatives() -> list[str]:
         "the key is orange-tractor-91",
         "the wifi SSID is Home-5G and the key is in 1Password",
         "the wifi key is WPA2-PSK",
+        "the wifi key is different",
+        "the wifi key is downstairs",
         # Codes of other kinds, with words before "is".
         "the error code they showed me is 404",
         "the ZIP code they gave me is 94105",

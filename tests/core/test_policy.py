@@ -144,6 +144,7 @@ def test_codes_said_one_digit_at_a_time_and_two_word_passwords_are_refused(
     [
         ("the wifi at home is BlueFox-5G and the key is orange-tractor-91", "Wi-Fi key"),
         ("the wifi key is orange-tractor-91", "Wi-Fi key"),
+        ("the wifi key is bluemoonlight", "Wi-Fi key"),
         ("the 2FA code they texted me is 558213", "one-time code"),
         ("the gate code at grandma's is *4590", "access code"),
         ("the door code for the office is 4821#", "access code"),
@@ -179,6 +180,7 @@ def test_a_twilio_auth_token_named_without_a_colon_is_redacted(
         "the key is under the mat",
         "the key is to start early",
         "the wifi key is on the router sticker",
+        "the wifi key is different",
         "the key point is orange",
         "the error code they showed me is 404",
         "the ZIP code they gave me is 94105",
