@@ -63,9 +63,13 @@ _NOT_ACCESS = "".join(
     for word in "zip area post postal promo error status country building source discount coupon"
     " fault product".split()
 )
-_ACCESS = re.compile(
-    rf"(?<![\w-])(?P<noun>{_PLACE}(?:'s)?(?:[ \t-]+(?:entry|access|door|alarm|keypad))?[ \t-]+"
+#: A place's code by name: "door code", "garage door code", "bike lock combination".
+PLACE_CODE = (
+    rf"{_PLACE}(?:'s)?(?:[ \t-]+(?:entry|access|door|alarm|keypad))?[ \t-]+"
     r"(?:code|combo|combination|pin)"
+)
+_ACCESS = re.compile(
+    rf"(?<![\w-])(?P<noun>{PLACE_CODE}"
     # "the code to the front door", "code for the garage", "the combination of my locker".
     rf"|{_NOT_ACCESS}(?:combination|combo|code)[ \t]+"
     r"(?:(?:to|for|of)|to[ \t]+(?:open|unlock|get[ \t]+into|enter))[ \t]+"

@@ -13,7 +13,9 @@ on the router sticker" says where the key is, "is different" what it is like.
 A password is sometimes described before it is given: "my password is the name
 of my first dog plus 1987, i.e. Rex1987". The value then follows "i.e.", "e.g.",
 "so", "so it's", "which is" or "that is" in the same sentence whose subject is
-someone's password, and is one word mixing letters and digits.
+someone's password, and is one word mixing letters and digits. And a PIN, a
+door's code or a password is given after the news that it changed: "the pin
+changed, so it's 4471 now", "door code changed so now 8812".
 
 Like the statements of :mod:`core.policy.credentials`, both are refused (in
 text nobody composed, their value is cut out).
@@ -24,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from core.policy import access_codes
 from core.policy.prose_words import (
     ADJECTIVE,
     CLAUSE_WORDS,
@@ -77,6 +80,25 @@ _LATER = re.compile(
     re.IGNORECASE,
 )
 _LATER_HINTS = ("i.e", "ie ", "e.g", "eg ", "so ", "which", "that is")
+
+# "the pin changed, so it's 4471 now", "door code changed so now 8812", "the
+# wifi password was reset: Rex1987": a new code or password given after the
+# news that it changed, up to the end of the clause or "now".
+_CHANGED = re.compile(
+    r"(?<![\w-])(?:(?P<pin>pin(?:[ \t]+(?:code|number))?|passcode)"
+    rf"|(?P<place>{access_codes.PLACE_CODE})|(?P<password>password|passwd|pw))"
+    r"[ \t]+(?:(?:has|had|was|got|is)[ \t]+)?(?:been[ \t]+)?(?:changed|reset|updated|rotated|new)"
+    r"(?:[ \t]+(?:again|today|yesterday|recently))?"
+    # "so it's", "so now", "and now it's", ":", a dash, "to".
+    r"(?:[ \t]*[,;:\u2013\u2014-])?[ \t]*(?:(?:so|and)(?![\w'\u2019])[ \t]*)?(?:now[ \t]+)?"
+    r"(?:it(?:['\u2019]s|[ \t]+is|[ \t]+was)[ \t]+|to[ \t]+)?(?:now[ \t]*)?(?::[ \t]*)?"
+    rf"[{_QUOTE}]?(?P<value>[*#]?\d{{4,12}}[*#]?(?![\w-]|[.,:/]\d)|[^\s{_QUOTE},;)]+)"
+    r"(?=[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z))"
+    r"|[ \t]+(?:now|instead|and|but|so)(?![\w-]))",
+    re.IGNORECASE,
+)
+_CHANGE_WORDS = ("chang", "reset", "updated", "rotated", "new")
+_CHANGED_NOUNS = ("pin", "code", "comb", "pass", "pw")
 # Names of algorithms, formats and protocols mix letters and digits too
 # ("the password is hashed, i.e. SHA256"), and so do measurements ("e.g. 12chars").
 _NAMED = re.compile(
@@ -111,6 +133,28 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
             span = _trimmed(m)
             if span is not None and _later_password(text[span[0] : span[1]]):
                 yield "looks like a password statement", span
+    if (
+        any(w in lowered for w in _CHANGE_WORDS)
+        and any(n in lowered for n in _CHANGED_NOUNS)
+        and any(c.isdigit() for c in text)
+    ):
+        for m in _CHANGED.finditer(text):
+            yield from _changed(m)
+
+
+def _changed(m: re.Match[str]) -> Iterator[tuple[str, Span]]:
+    """The code or password given after the news that it changed: 4 to 12 digits
+    for a PIN or a place's code, a word mixing letters and digits for a password."""
+    value = m.group("value")
+    digits = 4 <= len(value.strip("*#")) <= 12 and value.strip("*#").isdigit()
+    if m.group("pin") is not None and digits:
+        yield "looks like a PIN statement", m.span("value")
+    elif m.group("place") is not None and digits:
+        yield "looks like an access code statement", m.span("value")
+    elif m.group("password") is not None:
+        span = _trimmed(m)
+        if span is not None and _later_password(m.string[span[0] : span[1]]):
+            yield "looks like a password statement", span
 
 
 def _trimmed(m: re.Match[str]) -> Span | None:

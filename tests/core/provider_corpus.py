@@ -359,6 +359,9 @@ def _said_other_ways() -> list[Positive]:
         ("my password is the name of my first dog plus 1987, i.e. Rex1987", "Rex1987"),
         ("my password is my dog's name plus his birth year, so it's Rex1987.", "Rex1987"),
         ("our wifi password is the street and number, which is Baker221", "Baker221"),
+        # A code given after the news that it changed.
+        ("the pin changed, so it's 4471 now", "4471"),
+        ("door code changed so now 8812", "8812"),
         # A card's security code.
         ("card 4111 1111 1111 1111 exp 09/27 cvv 123", "123"),
         ("the cvv is 123", "123"),
@@ -504,6 +507,8 @@ def _negatives() -> list[str]:
         "the order number they texted me is 558213",
         "the order code they texted me is 558213",
         "the gate code at grandma's is on the fridge",
+        "the LED pin changed, so it's 13 now",
+        "the alarm code changed, so it's 4 digits now",
         # Talk about a password, and names of algorithms, after "i.e." or "so".
         "my password is long, so I wrote it down",
         "the password is hashed with PBKDF2, i.e. PBKDF2-SHA256",

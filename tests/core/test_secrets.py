@@ -410,6 +410,13 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("our wifi password is the street name and number, which is Baker221", _PASSWORD),
         ("the password is the default, which is admin123", _PASSWORD),
         ("my password is Rex's name and year (e.g. Rex-1987)", _PASSWORD),
+        # A code or password given after the news that it changed.
+        ("the pin changed, so it's 4471 now", "looks like a PIN statement"),
+        ("my PIN was reset, it's 0042 now", "looks like a PIN statement"),
+        ("door code changed so now 8812", _ACCESS_CODE),
+        ("the gate code has changed to 5521#", _ACCESS_CODE),
+        ("the wifi password was reset: Rex1987", _PASSWORD),
+        ("my password changed, so it's Rex1988 now", _PASSWORD),
         # A card's security code, like a PIN.
         ("card 4111 1111 1111 1111 exp 09/27 cvv 123", _CARD_CODE),
         ("the cvv is 123", _CARD_CODE),
@@ -520,6 +527,11 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "the pin is one of three",
         "the bike lock code is in the app",
         "the lock code changed in 2023",
+        "the LED pin changed, so it's 13 now",
+        "the alarm code changed, so it's 4 digits now",
+        "the pin changed so now 1234 is blocked",
+        "the password changed, so it's long now",
+        "the password changed so now SHA256 is used",
         # Two words after "password is" that are a clause, not a password.
         "the password is expired now",
         "the password is accepted now",
