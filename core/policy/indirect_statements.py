@@ -31,6 +31,7 @@ from core.policy.prose_words import (
     ADJECTIVE,
     CLAUSE_WORDS,
     COMPOUNDS,
+    JUDGEMENTS,
     KEEP_QUIET,
     NOT_A_VALUE,
     PREDICATE,
@@ -73,11 +74,14 @@ _LATER = re.compile(
     r"(?<![\w-])(?:my|our|his|her|their|the)[ \t]+(?:[\w'\u2019-]+[ \t]+){0,2}?"
     r"(?:password|passwd|passphrase|passcode|pw)" + _FOR + r"[ \t]+(?:is|was)[ \t]+"
     # The description, within the sentence ("…plus 1987"), then the marker.
-    r"[^\n.!?;]{1,160}?(?:[ \t]*[,(:\u2013\u2014-][ \t]*|[ \t]+)"
-    r"(?:i\.?[ \t]?e\.?|e\.?[ \t]?g\.?|so[ \t]+it(?:['\u2019]s|[ \t]+is|[ \t]+was)|so"
+    r"(?P<about>[^\n.!?;]{1,160}?)(?:[ \t]*[,(:\u2013\u2014-][ \t]*|[ \t]+)"
+    r"(?:i\.?[ \t]?e\.?|(?P<example>e\.?[ \t]?g\.?)|so[ \t]+it(?:['\u2019]s|[ \t]+is|[ \t]+was)|so"
     r"|which[ \t]+(?:is|was|makes[ \t]+it)|that[ \t]+is)(?![\w'\u2019])"
     + rf"[ \t]*[:,]?[ \t]*[{_QUOTE}]?(?P<value>[^\s{_QUOTE},;)]+)",
     re.IGNORECASE,
+)
+_THE_PASSWORD = re.compile(
+    r"the[ \t]+(?:password|passwd|passphrase|passcode|pw)[ \t]+(?:is|was)[ \t]+", re.IGNORECASE
 )
 _LATER_HINTS = ("i.e", "ie ", "e.g", "eg ", "so ", "which", "that is")
 
@@ -131,7 +135,9 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
     if ("pass" in lowered or "pw" in lowered) and any(h in lowered for h in _LATER_HINTS):
         for m in _LATER.finditer(text):
             span = _trimmed(m)
-            if span is not None and _later_password(text[span[0] : span[1]]):
+            if span is None or _an_example(m):
+                continue
+            if _later_password(text[span[0] : span[1]]):
                 yield "looks like a password statement", span
     if (
         any(w in lowered for w in _CHANGE_WORDS)
@@ -140,6 +146,19 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
     ):
         for m in _CHANGED.finditer(text):
             yield from _changed(m)
+
+
+def _an_example(m: re.Match[str]) -> bool:
+    """Whether a value after "e.g." is an example of what the sentence judges
+    "the password" to be ("the password is weak, e.g. abc123"), not the password.
+    Someone's own password, or one named ("my password is weak, e.g. …", "the
+    wifi password is weak, e.g. …"), is likely the example."""
+    if m.group("example") is None:
+        return False
+    if _THE_PASSWORD.fullmatch(m.string, m.start(), m.start("about")) is None:
+        return False
+    words = re.findall(r"[a-z]+", m.group("about").lower())
+    return bool(words) and all(w in JUDGEMENTS for w in words)
 
 
 def _changed(m: re.Match[str]) -> Iterator[tuple[str, Span]]:

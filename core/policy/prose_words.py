@@ -87,6 +87,13 @@ QUALIFIERS = frozenset(
     birthdate date word words phrase backwards reversed lowercase uppercase caps nonsense
     gibberish""".split()
 )
+#: The words of a judgement of a password's strength ("is weak", "is far too
+#: simple", "is easy to guess"): what follows it after "e.g." is an example.
+JUDGEMENTS = frozenset(
+    """weak strong simple easy hard complex obvious bad good short long common guessable
+    predictable insecure secure terrible awful trivial typical poor too very really quite
+    pretty so way far super extremely rather fairly to guess crack remember type""".split()
+)
 #: A clause after "but", "and" or "so" that asks to keep what came before to
 #: oneself, or says how to type it ("... dumpling but don't share it", "and keep
 #: it to yourself", "so it's case sensitive"): what came before was the value.

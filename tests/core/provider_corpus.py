@@ -359,6 +359,7 @@ def _said_other_ways() -> list[Positive]:
         ("my password is the name of my first dog plus 1987, i.e. Rex1987", "Rex1987"),
         ("my password is my dog's name plus his birth year, so it's Rex1987.", "Rex1987"),
         ("our wifi password is the street and number, which is Baker221", "Baker221"),
+        ("my password is weak, e.g. abc123", "abc123"),
         # A code given after the news that it changed.
         ("the pin changed, so it's 4471 now", "4471"),
         ("door code changed so now 8812", "8812"),
@@ -514,6 +515,8 @@ def _negatives() -> list[str]:
         "the password is hashed with PBKDF2, i.e. PBKDF2-SHA256",
         "the password is set via env, i.e. DB_PASS2",
         "my password is the usual one. so Rex1987 is next",
+        "the password is weak, e.g. abc123",
+        "the password is easy to guess, e.g. qwerty123",
         # What a card's security code is, or where.
         "CVV is the 3 digits on the back",
         "the cvv field was empty",

@@ -191,6 +191,7 @@ def test_a_twilio_auth_token_named_without_a_colon_is_redacted(
         "CVV is the 3 digits on the back",
         "the cvv field was empty",
         "my password is long, so I wrote it down",
+        "the password is weak, e.g. abc123",
     ],
 )
 def test_keys_codes_and_passwords_talked_about_are_stored(

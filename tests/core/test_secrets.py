@@ -410,6 +410,9 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("our wifi password is the street name and number, which is Baker221", _PASSWORD),
         ("the password is the default, which is admin123", _PASSWORD),
         ("my password is Rex's name and year (e.g. Rex-1987)", _PASSWORD),
+        # An example after a judgement of someone's own or a named password is likely it.
+        ("my password is weak, e.g. abc123", _PASSWORD),
+        ("the wifi password is easy to guess, e.g. qwerty123", _PASSWORD),
         # A code or password given after the news that it changed.
         ("the pin changed, so it's 4471 now", "looks like a PIN statement"),
         ("my PIN was reset, it's 0042 now", "looks like a PIN statement"),
@@ -660,6 +663,10 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "my password is the year I was born, so 1987",
         "my password is the usual one. so Rex1987 is next",
         "a strong password is long, e.g. Tr0ub4dor3",
+        # An example of what "the password" is judged to be is not the password.
+        "the password is weak, e.g. abc123",
+        "The password is far too simple (e.g. abc123)",
+        "the password is easy to guess, e.g. qwerty123",
         # What a card's security code is, or where; a CSC that is no card's.
         "CVV is the 3 digits on the back",
         "the cvv field was empty",
