@@ -13,6 +13,10 @@ own either, so like a PIN it is recognised by its name ("cvv 123", "the CVC is
 (:func:`statements`; in text nobody composed, its value is cut out). What the
 code is, or where, is no code: "CVV is the 3 digits on the back" and "the cvv
 field was empty" pass.
+
+Stripe's published test card numbers are documentation and stay; the code
+given with one is redacted rather than refused ("4242 4242 4242 4242 CVC
+[SECRET_REDACTED]"), so the note keeps its use.
 """
 
 from __future__ import annotations
@@ -51,6 +55,27 @@ def luhn_valid(digits: str) -> bool:
     return total % 10 == 0
 
 
+#: Stripe's published test card numbers: documentation, kept as written where the
+#: text says they are for testing ("Stripe test card 5555 5555 5555 4444"), and
+#: 4242 4242 4242 4242, the one every Stripe example uses, wherever it is. Most
+#: are valid numbers in real issuers' ranges too, so elsewhere they are cards.
+_EVERY_EXAMPLE = "4242424242424242"
+_TESTING = ("test", "sandbox", "stripe")
+STRIPE_TEST_CARDS = frozenset(
+    """4242424242424242 4000056655665556 5555555555554444 2223003122003222 5200828282828210
+    5105105105105100 378282246310005 371449635398431 6011111111111117 6011000990139424
+    6011981111111113 3056930009020004 36227206271667 6555900000604105 3566002020360505
+    6200000000000005 6200000000000047 6205500000000000004 4000002500001001 4000000000000002
+    4000000000009995 4000002500003155 4000000000003220 4000000000000077""".split()
+)
+
+
+def _test_card(digits: str, text: str) -> bool:
+    if digits not in STRIPE_TEST_CARDS:
+        return False
+    return digits == _EVERY_EXAMPLE or any(word in text.lower() for word in _TESTING)
+
+
 def _card(m: re.Match[str]) -> Span | None:
     text = m.group()
     separators = {c for c in text if not c.isdigit()}
@@ -59,6 +84,8 @@ def _card(m: re.Match[str]) -> Span | None:
     if "." in separators and any(len(g) != 4 for g in text.split(".")):
         return None  # dotted, only as 4111.1111.1111.1111: not a version or an address
     digits = "".join(c for c in text if c.isdigit())
+    if _test_card(digits, m.string):
+        return None
     if not any(lead.match(digits) and len(digits) in lengths for lead, lengths in _ISSUERS):
         return None
     return m.span() if luhn_valid(digits) else None
@@ -79,20 +106,6 @@ def _ssn(m: re.Match[str]) -> Span | None:
     if area in ("000", "666") or area[0] == "9" or group == "00" or serial == "0000":
         return None  # never issued: an example or a placeholder
     return m.span("v")
-
-
-RULES: tuple[Rule, ...] = (
-    Rule("payment_card", Tier.DEFINITE, _CARD, (), needs="0123456789", extract=_card),
-    Rule(
-        "us_ssn",
-        Tier.PROBABLE,
-        _SSN,
-        ("ssn", "social"),
-        needs="0123456789",
-        caseless=True,
-        extract=_ssn,
-    ),
-)
 
 
 # "cvv 123", "CVV2: 123", "the CVC is 4821", "card security code 123", "the
@@ -117,5 +130,50 @@ def statements(text: str, lowered: str) -> Iterator[tuple[str, Span]]:
         return
     card = any(word in lowered for word in _CARD_WORDS)
     for m in _SECURITY_CODE.finditer(text):
+        if _after_test_card(text, m.start()):
+            continue  # a test card's code: redacted (RULES), not refused
         if m.group("bare") is None or card:
             yield "looks like a card security code statement", m.span("value")
+
+
+#: How far a test card's code may follow its number, and what ends the card's part.
+_CODE_AFTER = 48
+_NOT_ONE_CARD = re.compile(r"[;!?\n]|\.[ \t]+[A-Z]|cv|csc|security", re.IGNORECASE)
+
+
+def _after_test_card(text: str, start: int) -> bool:
+    """Whether the code at ``start`` is a test card's: it follows one of
+    :data:`STRIPE_TEST_CARDS` closely, in the same sentence, with no other code
+    named between ("4242 4242 4242 4242 exp 12/34 CVC 123")."""
+    cards = list(_CARD.finditer(text, max(0, start - _CODE_AFTER - 23), start))
+    if not cards or not _test_card(re.sub(r"\D", "", cards[-1].group()), text):
+        return False
+    gap = text[cards[-1].end() : start]
+    return len(gap) <= _CODE_AFTER and _NOT_ONE_CARD.search(gap) is None
+
+
+def _test_card_code(m: re.Match[str]) -> Span | None:
+    return m.span("value") if _after_test_card(m.string, m.start()) else None
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("payment_card", Tier.DEFINITE, _CARD, (), needs="0123456789", extract=_card),
+    Rule(
+        "us_ssn",
+        Tier.PROBABLE,
+        _SSN,
+        ("ssn", "social"),
+        needs="0123456789",
+        caseless=True,
+        extract=_ssn,
+    ),
+    Rule(
+        "card_security_code",
+        Tier.PROBABLE,
+        _SECURITY_CODE,
+        ("cvv", "cvc", "cvn", "csc", "card", "security"),
+        needs="0123456789",
+        caseless=True,
+        extract=_test_card_code,
+    ),
+)

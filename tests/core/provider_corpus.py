@@ -368,6 +368,8 @@ def _said_other_ways() -> list[Positive]:
         ("the cvv is 123", "123"),
         ("CVC: 4821", "4821"),
         ("the security code on the card is 318", "318"),
+        # A Stripe test card's code is redacted (the published number stays).
+        ("4242 4242 4242 4242 CVC 123", "123"),
     ]
     return [Positive("prose", text, value) for text, value in said]
 
@@ -522,6 +524,7 @@ def _negatives() -> list[str]:
         "the cvv field was empty",
         "the cvv is 3-4 digits",
         "CSC 2024 conference",
+        "Stripe test card 4242 4242 4242 4242, any future expiry, any CVC",
         # Twilio's account SID names the account; 32 digits alone are a number.
         "Twilio account SID AC1234567890abcdef1234567890abcdef; the auth token is in 1Password",
         "auth token 12345678901234567890123456789012",

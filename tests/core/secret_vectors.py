@@ -359,6 +359,7 @@ def _secret_cases() -> list[Case]:
         + _glued_name_cases()
         + _signature_cases()
         + _twilio_auth_token_cases()
+        + _test_card_code_cases()
     )
     return cases + _number_cases() + _wrapped_cases() + later
 
@@ -723,6 +724,22 @@ def _twilio_auth_token_cases() -> list[Case]:
     )
 
 
+def _test_card_code_cases() -> list[Case]:
+    """The security code given with a Stripe test card: the code goes, the
+    published number stays."""
+    return _cases(
+        "card_security_code",
+        [
+            "4242 4242 4242 4242 CVC {v}",
+            "Stripe test card 5555 5555 5555 4444, exp 12/34, cvc {v}",
+            "sandbox: pay with 4242424242424242 exp 12/34 CVV {v}",
+            "Amex test card 3782 822463 10005 with CVC {v} in Stripe",
+            "test visa 4000 0566 5566 5556, card security code: {v}",
+        ],
+        ["123", "318", "4821", "7391", "552"],
+    )
+
+
 CASES: list[Case] = _secret_cases()
 SECRETS: list[tuple[str, str]] = [(c.text, c.pattern) for c in CASES]
 
@@ -907,6 +924,9 @@ def _benign() -> list[str]:
         "Contact bob.smith+ambry@example.org for access.",
         "Call +1 (555) 010-4477 after 9am.",
         "Build 4111 1111 1111 1112 failed; order 1234 5678 9012 3456 shipped.",
+        # Stripe's test cards are documentation.
+        "Stripe test card 4242 4242 4242 4242, any future expiry, any CVC",
+        "In test mode, 5555 5555 5555 4444 is a Mastercard that succeeds.",
         "Phone IMEI is 490154203237518; firmware 4.1.1.1111111111111.",
         "Our social media post got 123-45-6789 impressions.",
         "The epoch was 1700000000000 ms; invoice 30000000000000 is paid.",

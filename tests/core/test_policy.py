@@ -166,6 +166,19 @@ def test_keys_codes_and_passwords_said_less_directly_are_refused(
     assert audit.recent(store, actions=["refused"])
 
 
+def test_a_stripe_test_cards_code_is_redacted_and_its_number_kept(
+    service: MemoryService, operator: Caller
+) -> None:
+    content = "Stripe test card 4242 4242 4242 4242 CVC 123, any future date"
+    entry = service.store(operator, {"type": "fact", "content": content}).entry
+    assert (
+        entry.content
+        == "Stripe test card 4242 4242 4242 4242 CVC [SECRET_REDACTED], any future date"
+    )
+    with pytest.raises(Refused, match="card security code"):
+        service.store(operator, {"type": "fact", "content": "Mastercard 5555555555554444 cvc 123"})
+
+
 def test_a_twilio_auth_token_named_without_a_colon_is_redacted(
     service: MemoryService, operator: Caller
 ) -> None:

@@ -128,6 +128,7 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
     "url_credentials": (Tier.PROBABLE, "redis://bob:Zq81kLm2@cache:6379", "Zq81kLm2"),
     "payment_card": (Tier.DEFINITE, "card 4111 1111 1111 1111 exp 12/29", "4111 1111 1111 1111"),
     "us_ssn": (Tier.PROBABLE, "SSN is 078-05-1121", "078-05-1121"),
+    "card_security_code": (Tier.PROBABLE, "4242 4242 4242 4242 CVC 123", "123"),
     "aws_secret_key": (Tier.DEFINITE, f"aws secret {_B36}", _B36),
     "otp_secret": (
         Tier.DEFINITE,
@@ -183,6 +184,13 @@ def test_findings_never_carry_the_value() -> None:
             "AC1234567890abcdef1234567890abcdef",
             "Twilio auth token [SECRET_REDACTED] for account AC1234567890abcdef1234567890abcdef",
         ),
+        # A Stripe test card's code goes; the published number is documentation and stays.
+        ("4242 4242 4242 4242 CVC 123", "4242 4242 4242 4242 CVC [SECRET_REDACTED]"),
+        (
+            "Stripe test card 5555 5555 5555 4444, exp 12/34, cvc 318",
+            "Stripe test card 5555 5555 5555 4444, exp 12/34, cvc [SECRET_REDACTED]",
+        ),
+        ("Mastercard 5555 5555 5555 4444", "Mastercard [SECRET_REDACTED]"),
     ],
 )
 def test_probable_findings_redact_the_value_only(text: str, expected: str) -> None:
@@ -427,6 +435,10 @@ _BIP39_12 = "abandon ability able about above absent absorb abstract absurd abus
         ("CVV2 is 4821", _CARD_CODE),
         ("the security code on the card is 123", _CARD_CODE),
         ("the card's CSC is 123", _CARD_CODE),
+        # ... unless it is a Stripe test card's (redacted instead), and a real card's next to one.
+        ("4242 4242 4242 4242 CVC 123, and my card's cvv is 456", _CARD_CODE),
+        ("4242 4242 4242 4242 CVC 123\nmy cvv is 456", _CARD_CODE),
+        ("Mastercard 5555555555554444 cvc 123", _CARD_CODE),
         # A wallet's recovery phrase.
         (f"Bitcoin seed phrase: {_BIP39_12}", _RECOVERY_PHRASE),
         ("mnemonic: legal winner thank year wave sausage worth useful legal winner thank yellow",
@@ -675,6 +687,8 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "security code 123",
         "CSC 2024 conference",
         "CVC words like cat and dog",
+        "4242 4242 4242 4242 CVC 123",
+        "Stripe test card 5555 5555 5555 4444, exp 12/34, cvc 123",
     ],
 )
 def test_credential_statement_negatives(text: str) -> None:
