@@ -1,5 +1,6 @@
 """Secrets assigned to a name that says what they are: ``password=…``,
-``API_KEY: …``, ``clientSecret = "…"``, ``PGPASS=…``, an ``.npmrc``'s ``_auth``.
+``API_KEY: …``, ``clientSecret = "…"``, ``PGPASS=…``, an ``.npmrc``'s ``_auth``,
+and an OAuth token named before it in prose ("oauth token 3f9a…").
 
 The rules match the name and its value and report the value only, so the line
 still reads; a value that is a placeholder, a type, a path or code is no secret.
@@ -11,6 +12,7 @@ import re
 from collections.abc import Callable
 
 from core.policy.rule_types import Extract, Rule, Span, Tier
+from core.policy.token_formats import random_enough
 from core.policy.value_judgement import (
     basic_pair,
     password_like,
@@ -142,6 +144,20 @@ _KEY_PREFIX = re.compile(
 )
 _P = Tier.PROBABLE
 
+# An OAuth token said in prose, named before it with or without ":" or "is":
+# "oauth token 3f9a…", "OAuth access token 3f9a…", "refresh token: 3f9a…". 32
+# to 64 hex digits, letters and digits both (32 digits alone are a number).
+_NAMED_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9])(?:oauth2?(?:[ \t_-]+(?:access|bearer|refresh))?|access|refresh)"
+    r"[ \t_-]?token(?:[ \t]+(?:is|was)|[ \t]*[:=])?[ \t]*[\"'(]?"
+    r"(?P<v>[0-9a-fA-F]{32,64})(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+
+
+def _hex_token(m: re.Match[str]) -> Span | None:
+    return m.span("v") if random_enough(m.group("v")) else None
+
 
 #: In the order :data:`core.policy.secret_rules.RULES` tries them.
 RULES: tuple[Rule, ...] = (
@@ -214,5 +230,14 @@ RULES: tuple[Rule, ...] = (
         needs="=:",
         caseless=True,
         extract=_assignment(_auth_value),
+    ),
+    Rule(
+        "oauth_token",
+        _P,
+        _NAMED_TOKEN,
+        ("oauth", "access", "refresh"),
+        needs="0123456789",
+        caseless=True,
+        extract=_hex_token,
     ),
 )

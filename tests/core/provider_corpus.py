@@ -388,7 +388,25 @@ def _twilio_auth_tokens() -> list[Positive]:
     ]
 
 
-POSITIVES: list[Positive] = _positives() + _logins() + _said_other_ways() + _twilio_auth_tokens()
+def _oauth_tokens() -> list[Positive]:
+    """An OAuth token of 32 to 64 hex digits, named before it in prose (fixed
+    values: the corpus drawn above stays as it was)."""
+    tokens = (
+        "3f9a0c1b2d4e5f60718293a4b5c6d7e8",
+        "a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3e",
+        "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0",
+    )
+    texts = (
+        "oauth token {v}",
+        "OAuth access token {v} for the CRM sandbox",
+        "here's the refresh token {v}, it expires in a day",
+    )
+    return [Positive("prose", t.format(v=v), v) for t, v in zip(texts, tokens, strict=True)]
+
+
+POSITIVES: list[Positive] = (
+    _positives() + _logins() + _said_other_ways() + _twilio_auth_tokens() + _oauth_tokens()
+)
 
 
 def _negatives() -> list[str]:
@@ -528,6 +546,8 @@ def _negatives() -> list[str]:
         # Twilio's account SID names the account; 32 digits alone are a number.
         "Twilio account SID AC1234567890abcdef1234567890abcdef; the auth token is in 1Password",
         "auth token 12345678901234567890123456789012",
+        "access token 12345678901234567890123456789012",
+        "access token hash 3f9a0c1b2d4e5f60718293a4b5c6d7e8 is logged, never the token",
     ]
     out = list(fixed)
     repos = ("ambry", "infra", "website", "billing", "mobile-app")

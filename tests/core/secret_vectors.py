@@ -360,6 +360,7 @@ def _secret_cases() -> list[Case]:
         + _signature_cases()
         + _twilio_auth_token_cases()
         + _test_card_code_cases()
+        + _oauth_token_cases()
     )
     return cases + _number_cases() + _wrapped_cases() + later
 
@@ -737,6 +738,25 @@ def _test_card_code_cases() -> list[Case]:
             "test visa 4000 0566 5566 5556, card security code: {v}",
         ],
         ["123", "318", "4821", "7391", "552"],
+    )
+
+
+def _oauth_token_cases() -> list[Case]:
+    """An OAuth token of 32 to 64 hex digits, named before it with or without
+    ":" or "is"."""
+    tokens = [
+        "".join(_later.choice("0123456789abcdef") for _ in range(n)) for n in (32, 40, 48, 64, 32)
+    ]
+    return _cases(
+        "oauth_token",
+        [
+            "oauth token {v}",
+            "OAuth access token {v} for the CRM sandbox",
+            "here's the refresh token {v}, it expires in a day",
+            "got a new access token ({v}) from the consent screen",
+            "OAUTH_TOKEN {v}",
+        ],
+        tokens,
     )
 
 

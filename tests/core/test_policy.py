@@ -179,6 +179,14 @@ def test_a_stripe_test_cards_code_is_redacted_and_its_number_kept(
         service.store(operator, {"type": "fact", "content": "Mastercard 5555555555554444 cvc 123"})
 
 
+def test_an_oauth_token_named_without_a_colon_is_redacted(
+    service: MemoryService, operator: Caller
+) -> None:
+    content = "oauth token 3f9a0c1b2d4e5f60718293a4b5c6d7e8 for the CRM sandbox"
+    entry = service.store(operator, {"type": "fact", "content": content}).entry
+    assert entry.content == "oauth token [SECRET_REDACTED] for the CRM sandbox"
+
+
 def test_a_twilio_auth_token_named_without_a_colon_is_redacted(
     service: MemoryService, operator: Caller
 ) -> None:

@@ -129,6 +129,11 @@ EXAMPLES: dict[str, tuple[Tier, str, str]] = {
     "payment_card": (Tier.DEFINITE, "card 4111 1111 1111 1111 exp 12/29", "4111 1111 1111 1111"),
     "us_ssn": (Tier.PROBABLE, "SSN is 078-05-1121", "078-05-1121"),
     "card_security_code": (Tier.PROBABLE, "4242 4242 4242 4242 CVC 123", "123"),
+    "oauth_token": (
+        Tier.PROBABLE,
+        "oauth token 3f9a0c1b2d4e5f60718293a4b5c6d7e8",
+        "3f9a0c1b2d4e5f60718293a4b5c6d7e8",
+    ),
     "aws_secret_key": (Tier.DEFINITE, f"aws secret {_B36}", _B36),
     "otp_secret": (
         Tier.DEFINITE,
@@ -191,6 +196,15 @@ def test_findings_never_carry_the_value() -> None:
             "Stripe test card 5555 5555 5555 4444, exp 12/34, cvc [SECRET_REDACTED]",
         ),
         ("Mastercard 5555 5555 5555 4444", "Mastercard [SECRET_REDACTED]"),
+        # An OAuth token of hex digits after its name, with or without ":".
+        (
+            "OAuth access token 3f9a0c1b2d4e5f60718293a4b5c6d7e8f9a0b1c2 for the CRM",
+            "OAuth access token [SECRET_REDACTED] for the CRM",
+        ),
+        (
+            "access token 12345678901234567890123456789012",
+            "access token 12345678901234567890123456789012",
+        ),
     ],
 )
 def test_probable_findings_redact_the_value_only(text: str, expected: str) -> None:
