@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from core.policy import access_codes, indirect_statements, password_phrases, personal_numbers
 from core.policy.prose_words import COMPOUNDS, KEEP_QUIET, NOT_A_VALUE, PARTICIPLE, UNITS
 from core.policy.secrets import REPLACEMENT, fold_width
+from core.policy.value_judgement import publishable
 
 # A word of the "for the NAS" part: dots only inside it (a host name such as db.example.com),
 # so the phrase never runs over the end of a sentence ("a pin on your purse. Is it ...").
@@ -258,7 +259,8 @@ def _fits(noun: str, value: str) -> bool:
     """Whether ``value`` can be what ``noun`` names: a PIN is 4-12 digits or a longer
     code ("the LED pin is 13" and "the reset pin is GPIO4" are wiring); a token, key
     or secret is not a plain word ("the secret is patience", "the access token is
-    short-lived"); no credential is a measurement ("servo pw is 1500us")."""
+    short-lived") nor a key meant to be public ("the api key is pk_live_…"); no
+    credential is a measurement ("servo pw is 1500us")."""
     if _MEASURE.fullmatch(value):
         return False
     if noun.startswith("pin"):
@@ -268,4 +270,4 @@ def _fits(noun: str, value: str) -> bool:
         return len(value) >= 6 and _PIN_NAME.fullmatch(value) is None
     if noun.startswith(("pass", "pw")):
         return True  # a password may be any word
-    return not value.replace("-", "").replace("'", "").isalpha()
+    return not value.replace("-", "").replace("'", "").isalpha() and not publishable(value)

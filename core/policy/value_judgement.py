@@ -24,6 +24,18 @@ _NON_VALUES = frozenset(
     "api_key secretstr boolean number".split()
 )
 _WORDISH = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*")
+#: Keys meant for the browser, whatever a text calls them: Stripe's publishable
+#: key and Langfuse's public key ("the langfuse api key is pk-lf-…").
+_PUBLISHABLE = re.compile(
+    r"pk_(?:live|test)_[0-9A-Za-z]{10,}"
+    r"|pk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+)
+
+
+def publishable(value: str) -> bool:
+    """Whether ``value`` is a key meant to be public (Stripe's ``pk_live_…``,
+    Langfuse's ``pk-lf-…``): no secret, whatever name stands before it."""
+    return _PUBLISHABLE.fullmatch(value) is not None
 
 
 def _plausible(value: str) -> bool:
@@ -39,7 +51,7 @@ def password_like(value: str) -> bool:
 def token_like(value: str) -> bool:
     """Whether ``value``, found where a token or key goes, can be one: generated
     rather than a word."""
-    if len(value) < 8 or not _plausible(value):
+    if len(value) < 8 or not _plausible(value) or publishable(value):
         return False
     has_digit = any(c.isdigit() for c in value)
     has_alpha = any(c.isalpha() for c in value)

@@ -454,6 +454,8 @@ def _negatives() -> list[str]:
         "The sentry DSN is public by design; it only allows sending events.",
         "LANGFUSE_PUBLIC_KEY=pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d (browser scores only)",
         "Langfuse keys look like sk-lf-... and pk-lf-...",
+        "the langfuse api key is pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "api_key=pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
         "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGx8Qk3f1aTq9bVZ7y2mHnR5cJd0sLwE4uPoKiT6vXyB a@pc",
         "Use `docker login` with the credential helper, not a plain-text config.",
         "Project id: my-project-123456; region europe-west1.",

@@ -926,6 +926,8 @@ def _benign() -> list[str]:
         "We switched from sk-learn's old API to the new estimator interface.",
         "OpenAI keys start with sk- and Anthropic keys with sk-ant-.",
         "LANGFUSE_PUBLIC_KEY=pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "api_key=pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "stripe_api_key: pk_test_51H8abcdEFGHijklMNOPqrst",
         "AKIA is the prefix of long-term AWS access key ids.",
         "GitHub classic tokens look like ghp_ followed by 36 characters.",
         "Slack bot tokens begin with xoxb-.",

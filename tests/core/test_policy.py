@@ -213,6 +213,7 @@ def test_a_twilio_auth_token_named_without_a_colon_is_redacted(
         "the cvv field was empty",
         "my password is long, so I wrote it down",
         "the password is weak, e.g. abc123",
+        "the langfuse api key is pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
     ],
 )
 def test_keys_codes_and_passwords_talked_about_are_stored(

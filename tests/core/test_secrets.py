@@ -238,6 +238,9 @@ def test_possible_findings_stay_in_place_for_review() -> None:
         "![x](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk)",
         "sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
         "pk_live_51H8abcdEFGHijklMNOPqrst is publishable",
+        # A key meant to be public, whatever the name before it.
+        "api_key=pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "stripe_api_key: pk_test_51H8abcdEFGHijklMNOPqrst",
     ],
 )
 def test_look_alikes_raise_nothing(text: str) -> None:
@@ -703,6 +706,10 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "CVC words like cat and dog",
         "4242 4242 4242 4242 CVC 123",
         "Stripe test card 5555 5555 5555 4444, exp 12/34, cvc 123",
+        # A key meant to be public is no key statement, whatever a text calls it.
+        "the langfuse api key is pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        "the stripe api key is pk_live_51H8abcdEFGHijklMNOPqrst",
+        "token: pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
     ],
 )
 def test_credential_statement_negatives(text: str) -> None:
