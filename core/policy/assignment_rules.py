@@ -147,10 +147,14 @@ _P = Tier.PROBABLE
 # An OAuth token said in prose, named before it with or without ":" or "is":
 # "oauth token 3f9a…", "OAuth access token 3f9a…", "refresh token: 3f9a…". 32
 # to 64 hex digits, letters and digits both (32 digits alone are a number).
+# The rule anchors on "token", rarer than "access", and checks the name before it.
 _NAMED_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9])(?:oauth2?(?:[ \t_-]+(?:access|bearer|refresh))?|access|refresh)"
-    r"[ \t_-]?token(?:[ \t]+(?:is|was)|[ \t]*[:=])?[ \t]*[\"'(]?"
+    r"token(?:[ \t]+(?:is|was)|[ \t]*[:=])?[ \t]*[\"'(]?"
     r"(?P<v>[0-9a-fA-F]{32,64})(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_TOKEN_NAME = re.compile(
+    r"(?<![A-Za-z0-9])(?:oauth2?(?:[ \t_-]+(?:access|bearer|refresh))?|access|refresh)[ \t_-]?\Z",
     re.IGNORECASE,
 )
 
@@ -235,9 +239,9 @@ RULES: tuple[Rule, ...] = (
         "oauth_token",
         _P,
         _NAMED_TOKEN,
-        ("oauth", "access", "refresh"),
+        ("token",),
         needs="0123456789",
         caseless=True,
-        extract=_hex_token,
+        extract=preceded_by(_TOKEN_NAME, _hex_token),
     ),
 )

@@ -171,7 +171,7 @@ RULES: tuple[Rule, ...] = (
         "card_security_code",
         Tier.PROBABLE,
         _SECURITY_CODE,
-        ("cvv", "cvc", "cvn", "csc", "card", "security"),
+        ("cv", "csc", "card", "security"),
         needs="0123456789",
         caseless=True,
         extract=_test_card_code,
