@@ -40,7 +40,7 @@ QUESTIONS = {
 
 
 def run(n: int, queries: int) -> dict[str, object]:
-    from core.continuity import exchange_candidates, exchange_recall
+    from core.continuity import exchange_candidates, speaker_names
     from core.continuity.episodes import find_exchanges, log_exchange
     from core.model.entries import Actor
     from core.semantic.hybrid import Mode
@@ -71,7 +71,7 @@ def run(n: int, queries: int) -> dict[str, object]:
                 lookup, search = [], []
                 for q in asked:
                     t = time.perf_counter()
-                    names = exchange_recall.speakers_named(store, q)
+                    names = speaker_names.speakers_named(store, q)
                     exchange_candidates._said_by(store, names, 100, None)
                     lookup.append(time.perf_counter() - t)
                     t = time.perf_counter()

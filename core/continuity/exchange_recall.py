@@ -18,8 +18,6 @@ Then conversation structure counts:
 
 from __future__ import annotations
 
-import functools
-import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,18 +25,14 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from core.continuity.exchange_candidates import Query, gather
+from core.continuity.speaker_names import speakers_named
 from core.model.config import Config
 from core.model.entries import parse_iso
 from core.model.paging import tiered_page
-from core.model.text import without_accents
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import asks_when, says_when, time_spans
-from core.storage.fts import (
-    STOPWORDS,
-    query_terms,
-    unspaced_grams,
-)
+from core.storage.fts import query_terms, unspaced_grams, words
 from core.storage.store import GroupStore
 
 #: Share of a neighbour's relevance a turn takes on.
@@ -53,9 +47,6 @@ DATE_BOOST: Final = 0.25
 WHEN_BOOST: Final = 0.15
 #: How many of the best candidates have their neighbouring turns scored too.
 NEIGHBOURED: Final = 40
-#: At most this many names are taken for one first name, itself among them ("Sam" for
-#: "Sam", "Sam Okafor", "Sam Lee"...).
-MAX_NAMES_IN_RANGE: Final = 20
 
 
 @dataclass(frozen=True)
@@ -96,96 +87,12 @@ def _turns(store: GroupStore, seqs: Sequence[int], *, when: bool) -> dict[int, _
     return found
 
 
-def speakers_named(store: GroupStore, query: str) -> set[str]:
-    """The speaker names that ``query`` mentions (its words and word pairs), as logged."""
-    words = re.findall(r"\w+", query)
-    if query == query.lower():
-        # Typed all in lower case ("what did sam say"): any word but a stopword may
-        # be a name; with capitals, only the capitalised ones are.
-        words = [w[:1].upper() + w[1:] if w not in STOPWORDS else w for w in words]
-    grams = {w for w in words if w[:1].isupper()} | {
-        f"{a} {b}" for a, b in itertools.pairwise(words) if a[:1].isupper()
-    }
-    if not grams:
-        return set()
-    found: set[str] = set()
-    # A word of a full name found ("Sam" of "Sam Okafor") names no one else.
-    within: set[str] = set()
-    # Each a seek in the name index, never a read of every turn a name said (a
-    # speaker of 30,000 turns would cost milliseconds a question). Word pairs first.
-    for gram in sorted(grams, key=lambda g: (" " not in g, g))[:40]:
-        if " " not in gram:
-            if gram.casefold() not in within:
-                # The name itself, and the full names it is the first of ("Mary"
-                # for "Mary Jane"): the names from "mary" up to "mary!".
-                found |= _names_in_range(store, gram, f"{gram}!") or _accents_aside(store, gram)
-            continue
-        row = store.execute(
-            "SELECT name FROM exchanges WHERE name = ? COLLATE NOCASE AND name IS NOT NULL LIMIT 1",
-            (gram,),
-        ).fetchone()
-        if row is not None:
-            found.add(str(row[0]))
-            within.update(gram.casefold().split())
-    return found
-
-
-@functools.cache
-def _accented() -> dict[str, str]:
-    """Each Latin capital's accented forms ("E" -> "ÈÉÊË…"): a name logged as "Éric"
-    begins with one of them, not with the "E" a question may type. Worked out once,
-    on the first question that needs it, not when the module loads."""
-    found: dict[str, str] = {}
-    for c in map(chr, range(0xC0, 0x250)):
-        base = without_accents(c)
-        if base != c and len(base) == 1 and "A" <= base <= "Z":
-            found[base] = found.get(base, "") + c
-    return found
-
-
-def _accents_aside(store: GroupStore, word: str) -> set[str]:
-    """The names ``word`` is, or is the first word of, when accents are not counted
-    ("Jose" names "José Ruiz", "Eric" names "Éric", "Zoë" names "Zoe"): among the
-    names that begin with its first two letters, as written, without accents or
-    with an accented first letter (the index compares case only), at most
-    :data:`MAX_NAMES_IN_RANGE` from each beginning."""
-    plain = without_accents(word).casefold()
-    found: set[str] = set()
-    bare = without_accents(word)[:2]
-    starts = [word[:2], bare, *(f"{first}{bare[1:]}" for first in _accented().get(bare[:1], ()))]
-    for start in dict.fromkeys(starts):
-        if len(start) < 2:
-            continue
-        for name in _names_in_range(store, start, start + "\U0010ffff"):
-            folded = without_accents(name).casefold()
-            if folded == plain or folded.startswith(plain + " "):
-                found.add(name)
-    return found
-
-
-def _names_in_range(store: GroupStore, low: str, high: str) -> set[str]:
-    """The distinct speaker names from ``low`` up to ``high`` (case-blind), one seek each."""
-    names: set[str] = set()
-    after, op = low, ">="
-    while len(names) < MAX_NAMES_IN_RANGE:
-        row = store.execute(
-            f"SELECT name FROM exchanges WHERE name COLLATE NOCASE {op} ? "
-            "AND name COLLATE NOCASE < ? AND name IS NOT NULL "
-            "ORDER BY name COLLATE NOCASE LIMIT 1",
-            (after, high),
-        ).fetchone()
-        if row is None:
-            break
-        after, op = str(row[0]), ">"
-        names.add(after)
-    return names
-
-
 def search_terms(query: str, named: set[str]) -> list[str]:
     """The query's words less the speakers' names (metadata, not words to match),
     unless nothing else is left."""
     terms = query_terms(query)
-    name_words = {w for name in named for w in name.split()}
+    # The index's words of each name: "Mary-Jane" and "O'Brien" are two each.
+    name_words = {w for name in named for w in words(name)}
     rest = [t for t in terms if t not in name_words]
     return rest or terms
 
@@ -213,7 +120,8 @@ def as_spoken(query: str, named: set[str]) -> str:
     # A full name, then its first word alone ("Mary" for "Mary Jane").
     forms = named | {name.split()[0] for name in named}
     for name in sorted(forms, key=len, reverse=True):
-        pattern = re.escape(name)
+        # Either apostrophe, as the name was found ("O’Brien" names "O'Brien").
+        pattern = "".join("['’]" if c in "'’" else re.escape(c) for c in name)
         text = re.sub(rf"\b{pattern}(?:'s|\u2019s)\b", "my", text, flags=re.I)
         text = re.sub(rf"\b{pattern}\b", "I", text, flags=re.I)
     if len(named) == 1:

@@ -20,7 +20,7 @@ from core.agent.protocol import agent_dispatcher
 from core.agent.rpc_memory import MEMORY_TOOLS
 from core.cli.main import main
 from core.cli.semantic import CATCH_UP_LIMIT
-from core.continuity import episodes, exchange_candidates, exchange_recall
+from core.continuity import episodes, exchange_candidates, speaker_names
 from core.continuity.exchange_recall import as_spoken
 from core.model.entries import Actor
 from core.model.errors import Forbidden, InvalidParams
@@ -485,11 +485,11 @@ def test_a_first_name_names_each_speaker_logged_with_it(service: MemoryService) 
         for _ in range(3):
             episodes.log_exchange(service, agent, "user", "hello", name=name)
     store = service.store_for("main")
-    named = exchange_recall.speakers_named(store, "What did Sam say?")
+    named = speaker_names.speakers_named(store, "What did Sam say?")
     # One form of each name (case-blind), and not a longer first name.
     assert {n.casefold() for n in named} == {"sam", "sam okafor", "sam lee"}
     assert len(named) == 3
-    assert exchange_recall.speakers_named(store, "what did ana and sam okafor say") == {
+    assert speaker_names.speakers_named(store, "what did ana and sam okafor say") == {
         "Ana",
         "Sam Okafor",
     }
@@ -500,11 +500,11 @@ def test_a_name_asked_without_its_accents_names_the_speaker(service: MemoryServi
     for name in ("José Ruiz", "Zoe", "Joseph", "Jonas", "Éric"):
         episodes.log_exchange(service, agent, "user", "the garden needs water", name=name)
     store = service.store_for("main")
-    assert exchange_recall.speakers_named(store, "What did Jose say?") == {"José Ruiz"}
-    assert exchange_recall.speakers_named(store, "What did Zoë say?") == {"Zoe"}
-    assert exchange_recall.speakers_named(store, "what did eric say") == {"Éric"}
+    assert speaker_names.speakers_named(store, "What did Jose say?") == {"José Ruiz"}
+    assert speaker_names.speakers_named(store, "What did Zoë say?") == {"Zoe"}
+    assert speaker_names.speakers_named(store, "what did eric say") == {"Éric"}
     # Accents aside, not letters aside: "Jos" names no one.
-    assert exchange_recall.speakers_named(store, "What did Jos say?") == set()
+    assert speaker_names.speakers_named(store, "What did Jos say?") == set()
     [first, *_] = episodes.find_exchanges(store, "What did Jose say about the garden?")
     assert first.exchange.name == "José Ruiz" and "speaker" in first.signals
 
