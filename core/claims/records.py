@@ -171,6 +171,9 @@ def list_claims(
         params.extend(k.value for k in kinds)
     where = " AND ".join(clauses) or "1"
     expression = build_match(query)
+    if query.strip() and not expression:
+        # Punctuation or pictographs alone ("?", "🍣"): no word of a claim to match.
+        return []
     if expression:
         sql = (
             f"SELECT {_COLUMNS} FROM (SELECT rowid, rank FROM claims_fts WHERE claims_fts "

@@ -41,7 +41,7 @@ from core.semantic.hybrid import Mode
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.fresh_ids import NEXT_EXCHANGE_SEQ
-from core.storage.fts import query_terms, text_grams, unspaced_grams
+from core.storage.fts import searchable, text_grams
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -377,7 +377,8 @@ def find_exchanges(
     config: Config | None = None,
 ) -> list[ExchangeHit]:
     """Turns for ``query`` ranked by words and meaning (:mod:`core.continuity.exchange_recall`),
-    ``thread_id``'s lifted; without a query, the most recent, ``thread_id``'s first.
+    ``thread_id``'s lifted; without a query, the most recent, ``thread_id``'s first; a
+    query of punctuation or symbols alone (:func:`~core.storage.fts.searchable`), none.
 
     Every word is quoted (core.storage.fts), so FTS syntax in ``query`` is searched as
     words and can never raise.
@@ -414,7 +415,10 @@ def find_exchanges_page(
             f"offset must be between 0 and {MAX_EXCHANGE_OFFSET}", field="offset", rule="range"
         )
     same = "coalesce(e.thread_id = :thread, 0)"
-    if query_terms(query) or unspaced_grams(query):
+    if query.strip() and not searchable(query):
+        # Punctuation alone ("%", "?"): no word to match, and its meaning is noise.
+        return ExchangePage([], None)
+    if query.strip():
         ranked, more = exchange_recall.rank_page(
             store,
             query,

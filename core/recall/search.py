@@ -16,7 +16,7 @@ from core.model.entries import (
 from core.model.paging import next_page, tiered_page
 from core.recall import memory_recall
 from core.semantic.hybrid import Mode
-from core.storage.fts import typed_terms, unspaced_grams
+from core.storage.fts import searchable, typed_terms, unspaced_grams
 from core.storage.rows import Hit, decode_tags
 from core.storage.workspace import Workspace
 
@@ -50,7 +50,8 @@ def search_entries(
 ) -> list[SearchResult]:
     """Entries of ``group`` matching ``query`` best first: bm25 and meaning fused.
 
-    With no query, the most recent entries. No audit row: callers decide.
+    With no query, the most recent entries; with punctuation or symbols alone
+    (:func:`~core.storage.fts.searchable`), none. No audit row: callers decide.
     """
     return search_page(ws, group, query, flt, limit, mode=mode).results
 
@@ -84,6 +85,9 @@ def search_page(
     limit = max(1, min(limit, MAX_SEARCH_LIMIT))
     offset = max(0, min(offset, MAX_SEARCH_OFFSET))
     store = ws.store_for(group)
+    if query.strip() and not searchable(query):
+        # Punctuation alone ("%", "?"): no word to match, and its meaning is noise.
+        return SearchPage([], None)
     if query.strip():
         now = utc_now()
 

@@ -265,6 +265,20 @@ def query_terms(text: str) -> list[str]:
     return (content or terms)[:MAX_TERMS]
 
 
+#: A letter or digit: what a word of the index is made of (``_`` is not one).
+_WORD_CHARACTER = re.compile(r"[^\W_]")
+
+
+def searchable(text: str) -> bool:
+    """Whether a query ``text`` holds anything to look for: a letter or digit (a word
+    of the index), or unspaced script or a pictograph (the gram index).
+
+    Punctuation and symbols alone ("%", "?", "(", "\\") match no entry by its
+    words, and their meaning is noise: such a query finds nothing in any mode.
+    """
+    return bool(_WORD_CHARACTER.search(text) or _HAS_GRAMS.search(text))
+
+
 def match_expression(terms: list[str], *, prefix_last: bool = False) -> str:
     """OR the quoted terms; with ``prefix_last`` the final one also matches as a prefix."""
     parts = [_quote(t) for t in terms]

@@ -110,6 +110,15 @@ def test_an_agent_proposal_is_a_labelled_candidate(conn: Connection) -> None:
     assert claim["sources"][0]["quote"] == "Our staging database is Postgres 16."
 
 
+@pytest.mark.parametrize("query", ["🍣", "?", "%", "(", "_"])
+def test_a_query_with_no_word_of_a_claim_finds_none(conn: Connection, query: str) -> None:
+    # Before, a query with no word to match listed every claim.
+    seq = _exchange(conn, "Our staging database is Postgres 16.")
+    _propose(conn, "Staging database is Postgres 16", [{"kind": "exchange", "id": seq}])
+    assert ok(conn, "claim_search", {"query": query})["claims"] == []
+    assert len(ok(conn, "claim_search", {"query": "  "})["claims"]) == 1
+
+
 def test_the_same_statement_again_adds_its_source(conn: Connection) -> None:
     first = _exchange(conn, "We deploy on Fridays.")
     second = _exchange(conn, "Reminder: we deploy on Fridays.")

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,7 +11,7 @@ from core.model.entries import Actor, EntryFilter
 from core.recall.search import list_ids
 from core.semantic.hybrid import Mode
 from core.service import Caller, MemoryService
-from core.storage.fts import MAX_GRAMS, build_match, unspaced_grams, words
+from core.storage.fts import MAX_GRAMS, build_match, searchable, unspaced_grams, words
 
 HOSTILE = [
     "NOT",
@@ -64,6 +66,33 @@ def test_stopwords_dropped_only_when_something_else_is_left() -> None:
     assert build_match("!!!") is None
     assert build_match("dog lu", prefix_last=True) == '"dog" OR "lu"*'
     assert words("Dog dog DOG") == ["dog"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("%", False),
+        ("?!", False),
+        ("(", False),
+        ("\\", False),
+        ("_", False),
+        ("— …", False),
+        ("dog", True),
+        ("9", True),
+        ("é", True),
+        ("東京", True),
+        ("🍣", True),
+    ],
+)
+def test_punctuation_alone_is_nothing_to_search_for(query: str, expected: bool) -> None:
+    assert searchable(query) is expected
+
+
+@given(query=st.text(max_size=200))
+def test_a_query_that_is_not_searchable_holds_no_word_or_piece(query: str) -> None:
+    if not searchable(query):
+        assert unspaced_grams(query) == []
+        assert not any(re.search(r"[^\W_]", w) for w in words(query))
 
 
 @settings(

@@ -553,6 +553,51 @@ def test_cli_shows_the_score_of_a_weak_match_too(
     assert len(heads) == 2 and not any(re.search(r"\(\d\.\d\d", head) for head in heads)
 
 
+PUNCTUATION_ALONE = ["%", "?", "(", "\\", "_", "?!", "—"]
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+def test_a_query_of_punctuation_alone_finds_nothing_in_any_mode(
+    service: MemoryService, conn: Connection, mode: Mode
+) -> None:
+    # Before, exchange_search listed the newest turns for "%", each scored 1.0 as a
+    # perfect match, and memory_search listed every claim beside its results.
+    assert "result" in call(conn, "memory_store", {"type": "fact", "content": "User drinks tea"})
+    for text in ("I repaired the bicycle chain", "What is 100% of it?"):
+        assert "result" in call(conn, "exchange_log", {"speaker": "user", "text": text})
+    seq = call(conn, "exchange_search", {"query": "bicycle"})["result"]["results"][0]["id"]
+    claim = {"text": "The bicycle chain was repaired", "sources": [{"kind": "exchange", "id": seq}]}
+    assert "result" in call(conn, "claim_propose", {**claim, "kind": "fact"})
+    _embed(service)
+    for query in PUNCTUATION_ALONE:
+        for tool in ("exchange_search", "memory_search"):
+            found = call(conn, tool, {"query": query, "mode": mode.value})["result"]
+            assert found["results"] == [], (tool, query)
+            assert found.get("claims", []) == [], (tool, query)
+    # No query at all is still a listing, newest first.
+    listed = call(conn, "exchange_search", {"query": "", "mode": mode.value})["result"]
+    assert len(listed["results"]) == 2
+
+
+def test_cli_searches_for_punctuation_alone_say_nothing_matched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    assert main([*d, "--create", "store", "--type", "fact", "User drinks tea"]) == 0
+    service = MemoryService(DataDir(tmp_path))
+    try:
+        agent = service.open_session("main", Actor.AGENT, "cli-test")
+        episodes.log_exchange(service, agent, "user", "I repaired the bicycle chain")
+    finally:
+        service.close()
+    capsys.readouterr()
+    for mode in ("keyword", "auto"):
+        assert main([*d, "exchanges", "%", "--mode", mode]) == 0
+        assert capsys.readouterr().out.strip() == "no matching exchanges"
+        assert main([*d, "search", "?", "--mode", mode]) == 0
+        assert capsys.readouterr().out.strip() == "no matching memories"
+
+
 def test_cli_reindex_interrupted_says_what_is_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
