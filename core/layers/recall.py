@@ -1,10 +1,16 @@
 """``recall {text}``: keywords of the live conversation, matched in the older layers.
 
-1. **Keywords.** The content words of ``text`` (core.layers.keywords), rarest in
-   the group first (idf over the day summaries), at most :data:`MAX_KEYWORDS`.
-2. **Flash.** Turns of the last 48 hours holding any keyword (FTS5, bm25).
+1. **Keywords.** The content words of ``text`` (core.layers.keywords) and the
+   pieces of its unspaced text (Chinese, Japanese, Korean: pairs of characters,
+   and emoji, as exchange and memory search take them,
+   :func:`core.storage.fts.unspaced_grams`), rarest in the group first (idf over
+   the day summaries), at most :data:`MAX_KEYWORDS`.
+2. **Flash.** Turns of the last 48 hours holding any keyword (FTS5, bm25; a
+   piece, in the turns' gram index, counts as exchange search counts it:
+   :func:`core.semantic.hybrid.with_pieces`).
 3. **Older layers.** Day summaries whose hook, points, quotes or index keywords
-   hold any keyword (their own FTS5 index, bm25). A summary whose score is below
+   hold any word (their own FTS5 index, bm25), or whose turns hold a piece (the
+   turns' gram index: a summary's text keeps an unspaced run whole). A summary whose score is below
    :data:`MIN_RELATIVE` of the best one is left out, so a faint match in a nearer
    layer cannot bury a strong one further back.
 4. **Order and budget.** Flash, then Warm, then Recent (weeks 1-4), then Archive;
@@ -22,6 +28,7 @@ Words only, no embeddings: this is the cheap trigger that runs on every turn.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
@@ -31,7 +38,14 @@ from core.layers.keywords import SHOWN_TERMS, idf, tokens
 from core.model.entries import iso
 from core.model.errors import InvalidParams
 from core.model.text import estimate_tokens
-from core.storage.fts import match_expression
+from core.semantic.hybrid import with_pieces
+from core.storage.fts import (
+    gram_match,
+    grams_held,
+    match_expression,
+    unspaced_grams,
+    without_unspaced,
+)
 from core.storage.store import GroupStore
 
 MAX_KEYWORDS: Final = 12
@@ -105,16 +119,37 @@ class RecallResult:
         return [int(t["id"]) for i in self.items for t in i.turns]
 
 
-def live_keywords(store: GroupStore, text: str) -> list[str]:
-    """The content words of ``text``, rarest in the group's history first."""
-    terms = list(dict.fromkeys(k for k, _ in tokens(text[:MAX_TEXT_CHARS])))
+@dataclass(frozen=True)
+class Keywords:
+    """What ``recall`` looks for (:func:`live_keywords`): words for the FTS5 indexes
+    and pieces of unspaced text for the turns' gram index."""
+
+    #: Rarest first, words and pieces together, as the result shows them.
+    ranked: tuple[str, ...]
+    #: Those of them that are pieces of unspaced text.
+    pieces: tuple[str, ...]
+
+    @property
+    def words(self) -> list[str]:
+        return [t for t in self.ranked if t not in self.pieces]
+
+
+def live_keywords(store: GroupStore, text: str) -> Keywords:
+    """The content words and unspaced pieces of ``text``, rarest in the group's
+    history first, at most :data:`MAX_KEYWORDS` of them together."""
+    text = text[:MAX_TEXT_CHARS]
+    # An unspaced run is one token to the word indexes: its pieces are looked for instead.
+    words = list(dict.fromkeys(k for k, _ in tokens(without_unspaced(text))))
+    pieces = unspaced_grams(text)
+    terms = [*words, *pieces]
     if not terms:
-        return []
+        return Keywords((), ())
     total = int(store.execute("SELECT count(*) FROM layer_summaries WHERE level = 'day'").get)
     marks = ", ".join("?" * len(terms))
     df = dict(store.execute(f"SELECT term, docs FROM layer_vocab WHERE term IN ({marks})", terms))
     ranked = sorted(terms, key=lambda t: (-idf(int(df.get(t, 0)), total), terms.index(t)))
-    return ranked[:MAX_KEYWORDS]
+    kept = tuple(ranked[:MAX_KEYWORDS])
+    return Keywords(kept, tuple(p for p in pieces if p in kept))
 
 
 def _turn(row: Any) -> dict[str, Any]:
@@ -133,29 +168,114 @@ def _turn(row: Any) -> dict[str, Any]:
 _TURN_COLUMNS = "e.seq, e.speaker, e.name, e.thread_id, e.text, e.said_at, e.turn"
 
 
-def _flash(store: GroupStore, match: str, since: str) -> RecallItem | None:
-    rows = store.execute(
-        f"SELECT {_TURN_COLUMNS}, bm25(exchanges_fts) FROM exchanges_fts "
-        "JOIN exchanges e ON e.seq = exchanges_fts.rowid "
-        "WHERE exchanges_fts MATCH ? AND e.said_at >= ? AND e.speaker IN ('user', 'assistant') "
-        "ORDER BY bm25(exchanges_fts) LIMIT 5",
-        (match, since),
-    ).fetchall()
-    if not rows:
+def _flash(store: GroupStore, asked: Keywords, since: str) -> RecallItem | None:
+    where = "e.said_at >= ? AND e.speaker IN ('user', 'assistant')"
+    turns = _best_turns(store, asked, where, (since,), 5)
+    if not turns:
         return None
-    return RecallItem(Layer.FLASH, None, tuple(_turn(r) for r in rows), -float(rows[0][7]))
+    return RecallItem(Layer.FLASH, None, tuple(_turn(r) for _, r in turns), turns[0][0])
 
 
-def _source_turns(store: GroupStore, match: str, summary_id: str) -> tuple[dict[str, Any], ...]:
+def _source_turns(
+    store: GroupStore, asked: Keywords, summary_id: str
+) -> tuple[dict[str, Any], ...]:
+    where = (
+        "EXISTS (SELECT 1 FROM layer_sources s WHERE s.exchange_seq = e.seq AND s.summary_id = ?)"
+    )
+    return tuple(
+        _turn(r) for _, r in _best_turns(store, asked, where, (summary_id,), TURNS_PER_SUMMARY)
+    )
+
+
+def _best_turns(
+    store: GroupStore, asked: Keywords, where: str, params: tuple[Any, ...], limit: int
+) -> list[tuple[float, Any]]:
+    """The ``limit`` best turns ``e`` meeting ``where`` that hold a keyword, each with
+    its score (higher is better) and row (:data:`_TURN_COLUMNS`): bm25 over the
+    words, a piece held counted as exchange search counts it."""
+    bm25: dict[int, float] = {}
+    if asked.words:
+        rows = store.execute(
+            "SELECT e.seq, bm25(exchanges_fts) FROM exchanges_fts "
+            "JOIN exchanges e ON e.seq = exchanges_fts.rowid "
+            f"WHERE exchanges_fts MATCH ? AND {where} "
+            f"ORDER BY bm25(exchanges_fts) LIMIT {int(limit)}",
+            (match_expression(asked.words), *params),
+        )
+        bm25 = {int(r[0]): float(r[1]) for r in rows}
+    held: dict[int, int] = {}
+    if asked.pieces:
+        turns, bound = _holding(
+            asked.pieces,
+            f"EXISTS (SELECT 1 FROM exchanges e WHERE e.seq = exchange_grams.rowid AND {where})",
+            params,
+        )
+        rows = store.execute(f"{turns} ORDER BY held DESC, seq DESC LIMIT {int(limit)}", bound)
+        held = {int(r[0]): int(r[1]) for r in rows}
+    # Stable: equal scores keep bm25's order.
+    scores = with_pieces(bm25, held, len(asked.pieces))
+    best = sorted(scores, key=scores.__getitem__)[:limit]
+    found = _rows(store, _TURN_COLUMNS, "exchanges e", best)
+    return [(-scores[seq], found[seq]) for seq in best if seq in found]
+
+
+def _holding(pieces: Sequence[str], also: str, params: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """SQL for the turns holding ``pieces`` and meeting ``also`` (on
+    ``exchange_grams.rowid``, its ``params`` bound after each piece), as ``seq`` and
+    how many pieces each holds (``held``), and its parameters."""
+    sql = f"SELECT seq, count(*) AS held FROM ({grams_held('exchange_grams', len(pieces), also)}) "
+    return sql + "GROUP BY seq", [p for g in pieces for p in (gram_match(g), *params)]
+
+
+def _rows(store: GroupStore, columns: str, table: str, seqs: list[int]) -> dict[int, Any]:
+    """``columns`` of the rows ``seqs`` (at most a few dozen) of ``table`` (``"exchanges
+    e"``: with the alias the columns name), by seq."""
+    if not seqs:
+        return {}
+    alias = table.split()[-1]
     rows = store.execute(
-        f"SELECT {_TURN_COLUMNS} FROM exchanges_fts "
-        "JOIN exchanges e ON e.seq = exchanges_fts.rowid "
-        "JOIN layer_sources s ON s.exchange_seq = e.seq "
-        "WHERE exchanges_fts MATCH ? AND s.summary_id = ? "
-        f"ORDER BY bm25(exchanges_fts) LIMIT {TURNS_PER_SUMMARY}",
-        (match, summary_id),
-    ).fetchall()
-    return tuple(_turn(r) for r in rows)
+        f"SELECT {columns}, {alias}.seq FROM {table} "
+        f"WHERE {alias}.seq IN ({', '.join('?' * len(seqs))})",
+        seqs,
+    )
+    return {int(r[-1]): r for r in rows}
+
+
+def _summaries(store: GroupStore, asked: Keywords, since: str) -> list[tuple[float, Any]]:
+    """The best day summaries ended before ``since`` that hold a keyword, at most
+    :data:`_CANDIDATES`, each with its score and row (:data:`SUMMARY_COLUMNS`): bm25
+    of their text and keyword index for the words; the pieces their best turn holds
+    (a summary's text keeps an unspaced run whole, so its turns are looked in)."""
+    bm25: dict[int, float] = {}
+    if asked.words:
+        rows = store.execute(
+            "SELECT s.seq, bm25(layer_fts) FROM layer_fts "
+            "JOIN layer_summaries s ON s.seq = layer_fts.rowid "
+            "WHERE layer_fts MATCH ? AND s.level = 'day' AND s.end_at < ? "
+            f"ORDER BY bm25(layer_fts) LIMIT {_CANDIDATES}",
+            (match_expression(asked.words), since),
+        )
+        bm25 = {int(r[0]): float(r[1]) for r in rows}
+    held: dict[int, int] = {}
+    if asked.pieces:
+        turns, bound = _holding(
+            asked.pieces,
+            "EXISTS (SELECT 1 FROM layer_sources x WHERE x.exchange_seq = exchange_grams.rowid)",
+            (),
+        )
+        rows = store.execute(
+            f"SELECT s.seq, max(t.held) AS most FROM ({turns}) AS t "
+            "JOIN layer_sources x ON x.exchange_seq = t.seq "
+            "JOIN layer_summaries s ON s.id = x.summary_id "
+            "WHERE s.level = 'day' AND s.end_at < ? "
+            f"GROUP BY s.seq ORDER BY most DESC, s.seq DESC LIMIT {_CANDIDATES}",
+            (*bound, since),
+        )
+        held = {int(r[0]): int(r[1]) for r in rows}
+    scores = with_pieces(bm25, held, len(asked.pieces))
+    best = sorted(scores, key=scores.__getitem__)[:_CANDIDATES]
+    found = _rows(store, SUMMARY_COLUMNS, "layer_summaries s", best)
+    return [(-scores[seq], found[seq]) for seq in best if seq in found]
 
 
 def summary_view(row: Any, layer: Layer) -> dict[str, Any]:
@@ -194,23 +314,15 @@ def recall(
         raise InvalidParams(
             f"budget must be between 50 and {MAX_BUDGET} tokens", field="budget", rule="range"
         )
-    words = live_keywords(store, text)
-    if not words:
+    asked = live_keywords(store, text)
+    if not asked.ranked:
         return RecallResult((), (), budget, False)
-    match = match_expression(words)
     since = iso(now - FLASH_AGE)
     found: list[RecallItem] = []
-    flash = _flash(store, match, since)
-    rows = store.execute(
-        f"SELECT {SUMMARY_COLUMNS}, bm25(layer_fts) FROM layer_fts "
-        "JOIN layer_summaries s ON s.seq = layer_fts.rowid "
-        "WHERE layer_fts MATCH ? AND s.level = 'day' AND s.end_at < ? "
-        f"ORDER BY bm25(layer_fts) LIMIT {_CANDIDATES}",
-        (match, since),
-    ).fetchall()
-    best = max([-float(r[11]) for r in rows], default=0.0)
-    for r in rows:
-        score = -float(r[11])
+    flash = _flash(store, asked, since)
+    summaries = _summaries(store, asked, since)
+    best = max([score for score, _ in summaries], default=0.0)
+    for score, r in summaries:
         if best > 0 and score < MIN_RELATIVE * best:
             continue
         layer = layer_of(parse_time(r[9]), now)
@@ -220,12 +332,12 @@ def recall(
         found.insert(0, flash)
     items: list[RecallItem] = []
     # The reply's own fields count too, so that the whole of it keeps to the budget.
-    empty = RecallResult(tuple(words), (), MAX_BUDGET, False, MAX_BUDGET)
+    empty = RecallResult(asked.ranked, (), MAX_BUDGET, False, MAX_BUDGET)
     used = estimate_tokens(_json(empty.to_dict()))
     truncated = False
     for item in found:
         if item.summary is not None:
-            item = replace(item, turns=_source_turns(store, match, item.summary["id"]))
+            item = replace(item, turns=_source_turns(store, asked, item.summary["id"]))
         # A token more for the ", " that joins it to the results before it.
         fitted = item.fitted(budget - used - 1)
         if fitted is not item:
@@ -233,4 +345,4 @@ def recall(
         if fitted is not None:
             items.append(fitted)
             used += fitted.tokens() + 1
-    return RecallResult(tuple(words), tuple(items), budget, truncated, used)
+    return RecallResult(asked.ranked, tuple(items), budget, truncated, used)

@@ -399,6 +399,31 @@ def test_flash_keeps_its_token_budget_in_any_script(
     assert "第14轮" in flash  # the newest are kept
 
 
+def test_recall_finds_words_inside_unspaced_text(service: MemoryService) -> None:
+    # Before, "绿茶" had no keyword (two characters are no word to the rules) and
+    # "東京に住んでいる" was one keyword, which no index holds inside a longer run.
+    log_session(service, 20, [("user", "上个月在杭州买了龙井绿茶"), ("assistant", "龙井是好茶")])
+    log_session(service, 0.2, [("user", "我喜欢喝绿茶"), ("user", "東京に住んでいる友達が来る")])
+    log_session(service, 0.1, [("user", "The weather is mild today")])
+    store = service.store_for("g")
+    compress(store, NOW)
+    result = recall(store, "绿茶", NOW)
+    assert result.keywords == ("绿茶",)
+    assert [i.layer.value for i in result.items] == ["flash", "recent-2"]
+    assert [t["text"] for t in result.items[0].turns] == ["我喜欢喝绿茶"]
+    assert [t["text"] for t in result.items[1].turns] == ["上个月在杭州买了龙井绿茶"]
+    result = recall(store, "東京に住んでいる", NOW)
+    assert "東京" in result.keywords and "東京に住んでいる" not in result.keywords
+    assert [t["text"] for t in result.items[0].turns] == ["東京に住んでいる友達が来る"]
+    # Words and pieces together: the English turn by its word, the Chinese by its pieces.
+    mixed = recall(store, "weather 绿茶", NOW)
+    assert {t["text"] for t in mixed.items[0].turns} == {
+        "The weather is mild today",
+        "我喜欢喝绿茶",
+    }
+    assert recall(store, "咖啡", NOW).items == ()
+
+
 def test_recall_counts_tokens_in_any_script(service: MemoryService) -> None:
     agent = service.open_session("g", Actor.AGENT, "tests")
     for i in range(3):
