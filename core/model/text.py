@@ -49,6 +49,13 @@ def without_accents(text: str) -> str:
     return unicodedata.normalize("NFC", "".join(c for c in parts if not unicodedata.combining(c)))
 
 
+def plain_forms(text: str) -> str:
+    """``text`` with compatibility forms as their plain selves (NFKC): full-width
+    letters and digits ("ＣＡＦＥ" -> "CAFE"), ligatures ("ﬁ" -> "fi"), half-width
+    kana, non-breaking spaces. Case and accents are kept."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 memory``, ``2 turns``, ``1,234 memories``: a count and its noun."""
     return f"{count:,} {word if count == 1 else (many or word + 's')}"

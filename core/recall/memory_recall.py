@@ -18,7 +18,7 @@ from core.model.config import Config
 from core.model.entries import EntryFilter, parse_iso
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
-from core.storage.fts import STOPWORDS, match_expression, query_terms, unspaced_grams
+from core.storage.fts import STOPWORDS, match_expression, query_terms, term_match, unspaced_grams
 from core.storage.rows import HIT_COLUMNS, Hit, where_clause
 from core.storage.store import BM25, GroupStore
 
@@ -95,7 +95,7 @@ def implied_only(
 
 def all_terms(store: GroupStore, terms: list[str], want: int) -> set[int]:
     """Entries holding every one of ``terms`` (at most ``want``, the newest)."""
-    match = " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    match = " AND ".join(term_match(t) for t in terms)
     rows = store.execute(
         f"SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC "
         f"LIMIT {int(want)}",

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from core.model.errors import InvalidParams
-from core.model.text import without_accents
+from core.model.text import plain_forms, without_accents
 from core.semantic.embedding import (
     Embedder,
     EmbeddingUnavailable,
@@ -220,7 +220,12 @@ _query_vectors: dict[str, QueryVectors] = {}
 
 def query_vector(query: str, model_dir: str) -> tuple[Embedder, npt.NDArray[np.float32]] | None:
     """The embedder and the query's vector; None when semantic search is off, or when
-    the model cannot read the query (:data:`UNREADABLE`): then it ranks by words."""
+    the model cannot read the query (:data:`UNREADABLE`): then it ranks by words.
+
+    The query is read in plain forms (:func:`~core.model.text.plain_forms`): the
+    model knows "coffee", not "ＣＯＦＦＥＥ".
+    """
+    query = plain_forms(query)
     embedder = shared_embedder(model_dir)
     if embedder is None:
         return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from core.model.text import plain_forms
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: More terms than this add nothing to ranking and only slow the query down.
 MAX_TERMS = 32
@@ -280,11 +282,25 @@ def searchable(text: str) -> bool:
 
 
 def match_expression(terms: list[str], *, prefix_last: bool = False) -> str:
-    """OR the quoted terms; with ``prefix_last`` the final one also matches as a prefix."""
-    parts = [_quote(t) for t in terms]
-    if prefix_last and parts:
-        parts[-1] += "*"
-    return " OR ".join(parts)
+    """OR the quoted terms (:func:`term_match`); with ``prefix_last`` the final one
+    also matches as a prefix."""
+    last = len(terms) - 1
+    return " OR ".join(term_match(t, prefix=prefix_last and i == last) for i, t in enumerate(terms))
+
+
+def term_match(term: str, *, prefix: bool = False) -> str:
+    """The FTS5 query for one term, quoted (``prefix``: as the start of a word too).
+
+    A term written in compatibility forms (full-width "ｃａｆｅ", half-width kana)
+    matches as written or in its plain form (:func:`~core.model.text.plain_forms`,
+    "cafe"): the index holds words as they were written, so "ＣＡＦＥ" finds both
+    "ＣＡＦＥ" and "café".
+    """
+    star = "*" if prefix else ""
+    plain = plain_forms(term).casefold()
+    if plain == term:
+        return _quote(term) + star
+    return f"({_quote(term)}{star} OR {_quote(plain)}{star})"
 
 
 def build_match(text: str, *, prefix_last: bool = False) -> str | None:

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from core.continuity.episodes import find_exchanges, log_exchange
+from core.memory.forgetting import plan_forget
 from core.model.entries import Actor, EntryFilter
 from core.recall.search import list_ids
 from core.semantic.hybrid import Mode
@@ -66,6 +67,9 @@ def test_stopwords_dropped_only_when_something_else_is_left() -> None:
     assert build_match("!!!") is None
     assert build_match("dog lu", prefix_last=True) == '"dog" OR "lu"*'
     assert words("Dog dog DOG") == ["dog"]
+    # A word in compatibility forms matches as written or in its plain form.
+    assert build_match("ＣＡＦＥ") == '("ｃａｆｅ" OR "cafe")'
+    assert build_match("dog ＣＯＦ", prefix_last=True) == '"dog" OR ("ｃｏｆ"* OR "cof"*)'
 
 
 @pytest.mark.parametrize(
@@ -169,3 +173,18 @@ def test_a_word_inside_unspaced_text_is_found_by_its_characters(
     log_exchange(service, agent, "user", "Lunch was great")
     hits = find_exchanges(service.store_for("main"), "🦊", limit=5)
     assert hits[0].exchange.text == "The new mascot is a 🦊" and "keyword" in hits[0].signals
+
+
+def test_forgetting_a_full_width_topic_takes_either_spelling(
+    service: MemoryService, operator: Caller
+) -> None:
+    # Every word must still appear, a word in full-width letters in either spelling.
+    plain = service.store(operator, {"type": "fact", "content": "Orders coffee at the station"})
+    wide = service.store(
+        operator, {"type": "fact", "content": "The sign says ＣＯＦＦＥＥ ＳＨＯＰ"}
+    )
+    service.store(operator, {"type": "fact", "content": "Tea at noon"})
+    found = plan_forget(service, "main", "ＣＯＦＦＥＥ")
+    assert {e.id for e in found.entries} == {plain.entry.id, wide.entry.id}
+    found = plan_forget(service, "main", "ＣＯＦＦＥＥ station")
+    assert {e.id for e in found.entries} == {plain.entry.id}

@@ -598,6 +598,41 @@ def test_cli_searches_for_punctuation_alone_say_nothing_matched(
         assert capsys.readouterr().out.strip() == "no matching memories"
 
 
+def test_full_width_letters_in_a_query_are_read_as_plain_letters(
+    service: MemoryService, conn: Connection
+) -> None:
+    # Before, "ＣＡＦＥ" and "ＣＯＦＦＥＥ" found nothing in any tool.
+    cafe = "Orders a café crème every morning"
+    assert "result" in call(conn, "memory_store", {"type": "preference", "content": cafe})
+    sign = "The sign says ＣＯＦＦＥＥ ＳＨＯＰ"
+    assert "result" in call(conn, "memory_store", {"type": "fact", "content": sign})
+    assert "result" in call(conn, "exchange_log", {"speaker": "user", "text": cafe})
+    seq = call(conn, "exchange_search", {"query": "crème"})["result"]["results"][0]["id"]
+    claim = {"text": "The person orders a café crème", "kind": "preference"}
+    sources = [{"kind": "exchange", "id": seq}]
+    assert "result" in call(conn, "claim_propose", {**claim, "sources": sources})
+    _embed(service)
+
+    def memories(query: str, mode: str) -> list[str]:
+        found = call(conn, "memory_search", {"query": query, "mode": mode})["result"]
+        return [r["content"] for r in found["results"]]
+
+    assert memories("ＣＡＦＥ", "keyword") == [cafe]
+    turns = call(conn, "exchange_search", {"query": "ＣＡＦＥ", "mode": "keyword"})["result"]
+    assert [r["text"] for r in turns["results"]] == [cafe]
+    claims = call(conn, "claim_search", {"query": "ＣＡＦＥ"})["result"]["claims"]
+    assert [c["text"] for c in claims] == [claim["text"]]
+    recalled = call(conn, "recall", {"text": "ＣＡＦＥ"})["result"]
+    assert recalled["keywords"] == ["ｃａｆｅ"]
+    assert [t["text"] for t in recalled["results"][0]["turns"]] == [cafe]
+    # By meaning, as its plain letters: the model reads "coffee", not "ＣＯＦＦＥＥ".
+    assert memories("ＣＯＦＦＥＥ", "semantic") == memories("coffee", "semantic") == [cafe]
+    # Text stored in full-width letters is still found as it was written (and only so:
+    # the index holds its words as written, so "coffee" does not find it).
+    assert memories("ＣＯＦＦＥＥ", "keyword") == [sign]
+    assert memories("ＣＯＦＦＥＥ", "auto") == [sign, cafe]
+
+
 def test_cli_reindex_interrupted_says_what_is_kept(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
