@@ -53,6 +53,19 @@ def memory_keyring() -> Iterator[object]:
 
 
 @pytest.fixture
+def no_keyring() -> Iterator[None]:
+    """The machine's own situation, made explicit: no keyring backend at all
+    (whatever an earlier test in the process left installed)."""
+    import keyring
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
 def data_dir(tmp_path: Path) -> DataDir:
     d = DataDir(tmp_path / "data")
     d.ensure()

@@ -862,9 +862,8 @@ def test_every_tool_argument_is_documented_in_its_section() -> None:
 
 @pytest.mark.parametrize("privacy", ["private", "secret"])
 def test_a_sealed_store_without_a_keyring_is_key_unavailable_as_documented(
-    conn: Connection, service: MemoryService, privacy: str
+    conn: Connection, service: MemoryService, privacy: str, no_keyring: None
 ) -> None:
-    # The machines running the tests have no OS keyring (tests/keyring_backend.py).
     reply = call(
         conn, "memory_store", {"type": "fact", "content": "Lives in Lyon", "privacy": privacy}
     )

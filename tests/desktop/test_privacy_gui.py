@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
-import pytest
-from keyring.backends import fail
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -47,15 +43,6 @@ def audited_reveals(service: MemoryService, entry_id: str) -> int:
         "SELECT entry_ids FROM audit_log WHERE action = 'reveal'"
     )
     return sum(1 for (ids,) in rows if entry_id in ids)
-
-
-@pytest.fixture
-def no_keyring() -> Iterator[None]:
-    """The machine's own situation, made explicit: no keyring backend at all."""
-    previous = keyring.get_keyring()
-    keyring.set_keyring(fail.Keyring())
-    yield
-    keyring.set_keyring(previous)
 
 
 def test_private_entry_is_encrypted_and_listed(
