@@ -147,9 +147,10 @@ def recent(
     actor: str | None = None,
     text: str = "",
     text_actions: Iterable[str] = (),
+    skip_actions: Iterable[str] = (),
 ) -> list[AuditRecord]:
     """The newest audit rows first (from the ``offset``-th on), optionally filtered by
-    action, actor and text.
+    action, actor and text, leaving out the rows of ``skip_actions``.
 
     ``text`` is found, case-insensitively, in a row's ids, details, action,
     actor or its session's client name; ``text_actions`` are actions whose
@@ -161,6 +162,10 @@ def recent(
     if actions:
         clauses.append(f"action IN ({', '.join('?' * len(actions))})")
         params.extend(actions)
+    skip = list(skip_actions)
+    if skip:
+        clauses.append(f"action NOT IN ({', '.join('?' * len(skip))})")
+        params.extend(skip)
     if actor:
         clauses.append("actor = ?")
         params.append(actor)

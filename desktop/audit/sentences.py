@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from core.claims.model import Decision, SourceState
 from core.model.entries import Actor
 from core.model.text import plural
 from core.storage.audit import Action, AuditRecord
@@ -40,8 +41,21 @@ def _thread(record: AuditRecord) -> str:
     return f" {thread}" if thread else ""
 
 
+#: Words that start with a vowel letter and a consonant sound ("a user"), or the
+#: other way round ("an hour"): the article goes by the sound.
+_SOUNDS_CONSONANT = ("eu", "one", "uni", "usa", "use", "usu", "uti", "ure")
+_SOUNDS_VOWEL = ("hour", "honest", "honour", "heir")
+
+
 def _article(word: str) -> str:
-    return ("an " if word[:1] in "aeiou" else "a ") + word
+    """``word`` after "a" or "an", as it sounds: an instruction, a user, an hour."""
+    low = word.casefold()
+    vowel = low[:1] in ("a", "e", "i", "o", "u")
+    if low.startswith(_SOUNDS_CONSONANT):
+        vowel = False
+    elif low.startswith(_SOUNDS_VOWEL):
+        vowel = True
+    return ("an " if vowel else "a ") + word
 
 
 def _store(r: AuditRecord) -> str:
@@ -81,7 +95,9 @@ def _handoff_write(r: AuditRecord) -> str:
 
 
 def _session_end(r: AuditRecord) -> str:
-    return "ended its session" if r.detail.get("state") != "abandoned" else "left without ending"
+    if r.detail.get("state") == "abandoned":
+        return "left a session without ending it"
+    return "ended a session"
 
 
 def _restore(r: AuditRecord) -> str:
@@ -104,6 +120,56 @@ def _verify(r: AuditRecord) -> str:
     states = r.detail.get("states") or {}
     found = ", ".join(f"{count} {state}" for state, count in sorted(states.items()))
     return f"checked {plural(_n(r), 'attachment')}" + (f": {found}" if found else "")
+
+
+def _claim_propose(r: AuditRecord) -> str:
+    if r.detail.get("created", True):
+        return f"proposed a claim ({plural(_n(r), 'source')})"
+    if _n(r):
+        return f"proposed a known claim again, adding {plural(_n(r), 'source')}"
+    return "proposed a known claim again"
+
+
+def _claim_extract(r: AuditRecord) -> str:
+    read = [
+        plural(int(r.detail.get("handoffs", 0)), "handoff"),
+        plural(int(r.detail.get("summaries", 0)), "day summary", "day summaries"),
+    ]
+    found = plural(int(r.detail.get("statements", 0)), "statement")
+    new = plural(_n(r), "new candidate")
+    return f"looked for claims in {' and '.join(read)}: {found}, {new}"
+
+
+#: What a decision did to the claim, as a verb.
+_DECIDED: dict[str, str] = {
+    Decision.ACCEPT: "verified",
+    Decision.REJECT: "rejected",
+    Decision.DEFER: "deferred",
+    Decision.RETRACT: "retracted",
+}
+#: What the claim's sources said when the person decided.
+_SOURCES_SAID: dict[str, str] = {
+    SourceState.EXACT: "sources matched exactly",
+    SourceState.PARTIAL: "sources matched in part",
+    SourceState.DRIFTED: "sources had drifted",
+    SourceState.MISSING: "sources were missing",
+}
+
+
+def _claim_decide(r: AuditRecord) -> str:
+    decision = str(r.detail.get("decision", ""))
+    verb = _DECIDED.get(decision, "decided on")
+    said = _SOURCES_SAID.get(str(r.detail.get("state", "")))
+    return f"{verb} a claim" + (f" ({said})" if said else "")
+
+
+def _claim_mode(r: AuditRecord) -> str:
+    mode, previous = r.detail.get("mode"), r.detail.get("previous")
+    if mode is None:
+        return "changed the claims mode"
+    back = r.detail.get("how") == "rollback"
+    verb = "put the claims mode back to" if back else "set the claims mode to"
+    return f"{verb} {mode}" + (f" (it was {previous})" if previous else "")
 
 
 PREDICATES: dict[str, Predicate] = {
@@ -160,6 +226,10 @@ PREDICATES: dict[str, Predicate] = {
         f"recorded a receipt for {_article(str(r.detail.get('kind', 'file')))} file{_bytes(r.size)}"
     ),
     Action.VERIFY: _verify,
+    Action.CLAIM_PROPOSE: _claim_propose,
+    Action.CLAIM_EXTRACT: _claim_extract,
+    Action.CLAIM_DECIDE: _claim_decide,
+    Action.CLAIM_MODE: _claim_mode,
 }
 
 

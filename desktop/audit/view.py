@@ -10,6 +10,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QHeaderView,
@@ -44,6 +45,10 @@ from desktop.widgets.watch import AppState
 AnyIndex = QModelIndex | QPersistentModelIndex
 
 HEADERS = (Header("When"), Header("What happened"), Header("About"))
+#: Bookkeeping rows: every command run in a terminal opens and ends a session of
+#: its own, so shown they would stand around every useful row. Listed when the
+#: person ticks *Session starts and ends* or picks one of them in *Show*.
+SESSION_ACTIONS = (Action.SESSION_START.value, Action.SESSION_END.value)
 ID_COLUMN = 2
 #: How long typing may pause before the search runs.
 SEARCH_DEBOUNCE_MS = 200
@@ -54,7 +59,7 @@ def ids_text(ids: Sequence[str]) -> str:
     if not ids:
         return ""
     first = ids[0]
-    short = first[:12] if first.startswith("mem-") else first
+    short = first[:12] if first.startswith(("mem-", "clm-")) else first
     return short if len(ids) == 1 else f"{short} +{len(ids) - 1}"
 
 
@@ -66,6 +71,8 @@ def link_for(entry_id: str) -> str | None:
         return f"receipt:{entry_id}"
     if entry_id.startswith("thr-"):
         return f"thread:{entry_id}"
+    if entry_id.startswith("clm-"):
+        return f"claim:{entry_id}"
     return None
 
 
@@ -114,6 +121,7 @@ class AuditModel(FlatTableModel):
         self._store: GroupStore | None = None
         self._actions: tuple[str, ...] = ()
         self._actor: str | None = None
+        self._skip: tuple[str, ...] = ()
         self._records: list[AuditRecord] = []
         self._cells: list[tuple[str, ...]] = []
         self._more = False
@@ -169,6 +177,7 @@ class AuditModel(FlatTableModel):
             actor=self._actor,
             text=self._text,
             text_actions=actions_described_by(self._text),
+            skip_actions=self._skip,
         )
 
     def _learn_clients(self, rows: Sequence[AuditRecord]) -> None:
@@ -198,11 +207,14 @@ class AuditModel(FlatTableModel):
         actions: Sequence[str],
         actor: str | None,
         text: str = "",
+        skip: Sequence[str] = (),
     ) -> None:
-        """Show ``group``'s log with these filters, from the newest row."""
+        """Show ``group``'s log with these filters, from the newest row, without the
+        rows of the actions in ``skip``."""
         self.beginResetModel()
         self._service, self._store = service, service.store_for(group)
         self._actions, self._actor, self._text = tuple(actions), actor, text
+        self._skip = tuple(skip)
         self._records, self._cells = [], []
         rows = self._query(self.PAGE)
         self._more = len(rows) == self.PAGE
@@ -218,7 +230,14 @@ class AuditModel(FlatTableModel):
         if not newest:
             return
         if len(newest) == self.PAGE and self._service is not None:  # too many: start over
-            self.load(self._service, self._store.group, self._actions, self._actor, self._text)
+            self.load(
+                self._service,
+                self._store.group,
+                self._actions,
+                self._actor,
+                self._text,
+                self._skip,
+            )
             return
         self._learn_clients(newest)
         self.beginInsertRows(QModelIndex(), 0, len(newest) - 1)
@@ -248,7 +267,7 @@ class AuditPage(LazyPage):
     Signals:
         filters_changed(): the action, actor or text filter changed.
         open_requested(str, str): open an item named by a row: its kind
-            (``memory``, ``receipt``, ``thread``) and its id.
+            (``memory``, ``receipt``, ``thread``, ``claim``) and its id.
     """
 
     filters_changed = Signal()
@@ -277,6 +296,11 @@ class AuditPage(LazyPage):
             (Actor.SYSTEM, "Ambry"),
         ):
             self.actor_box.addItem(label, actor.value)
+        self.sessions_box = QCheckBox("Session starts and ends", self)
+        self.sessions_box.setToolTip(
+            "Also list when each session began and ended (every command run in a "
+            "terminal is a session of its own)"
+        )
         self.table = list_table(self.model, "auditTable", self)
         header = self.table.horizontalHeader()
         char = self.table.fontMetrics().averageCharWidth()
@@ -307,6 +331,7 @@ class AuditPage(LazyPage):
         show.addWidget(self.action_box)
         show.addWidget(QLabel("by", self))
         show.addWidget(self.actor_box)
+        show.addWidget(self.sessions_box)
         # A narrow page moves the note, then the choices, under the search box,
         # which keeps room for its placeholder.
         keep_whole(self.search, self.search.placeholderText())
@@ -322,6 +347,7 @@ class AuditPage(LazyPage):
         self._debounce.timeout.connect(self._on_filters)
         self.action_box.currentIndexChanged.connect(self._on_filters)
         self.actor_box.currentIndexChanged.connect(self._on_filters)
+        self.sessions_box.toggled.connect(self._on_filters)
         self.table.selectionModel().selectionChanged.connect(self._on_selection)
         self.table.clicked.connect(self._on_click)
         on_right_click(self.table, self.row_menu)
@@ -347,12 +373,15 @@ class AuditPage(LazyPage):
     def refresh(self) -> None:
         if self._begin_refresh():
             action = self.action_box.currentData()
+            # Picking a session action in Show lists it whatever the tick says.
+            skip = () if action or self.sessions_box.isChecked() else SESSION_ACTIONS
             self.model.load(
                 self._state.service,
                 self._state.group,
                 [action] if action else [],
                 self.actor_box.currentData(),
                 self.search.text(),
+                skip,
             )
             if self.model.rowCount():
                 self.table.selectRow(0)
@@ -391,5 +420,5 @@ class AuditPage(LazyPage):
     def open_link(self, href: str) -> None:
         """Follow a ``kind:id`` link from a row or the detail pane."""
         kind, _, item_id = href.partition(":")
-        if kind in ("memory", "receipt", "thread") and item_id:
+        if kind in ("memory", "receipt", "thread", "claim") and item_id:
             self.open_requested.emit(kind, item_id)

@@ -275,6 +275,19 @@ class ClaimsPage(LazyPage):
             self.table.selectRow(ids.index(keep) if keep in ids else 0)
         self._on_selection()
 
+    def select(self, claim_id: str) -> None:
+        """Select ``claim_id``, listing every claim if the filter on screen leaves it out."""
+        ids = [c.id for c in self._claims]
+        if claim_id not in ids and self.filter.currentIndex() != len(_FILTERS) - 1:
+            self.filter.setCurrentIndex(len(_FILTERS) - 1)  # All
+            if self._stale:  # off screen: the change waited
+                self.refresh()
+            ids = [c.id for c in self._claims]
+        if claim_id in ids:
+            self.table.selectRow(ids.index(claim_id))
+        else:
+            messages.info(f"Claim {claim_id} is no longer listed: it was cleared or forgotten.")
+
     def selected_id(self) -> str | None:
         rows = self.table.selectionModel().selectedRows()
         if not rows or rows[0].row() >= len(self._claims):

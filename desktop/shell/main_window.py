@@ -329,7 +329,7 @@ class MainWindow(QMainWindow):
         self.nav.setCurrentRow(page)
 
     def open_item(self, kind: str, item_id: str) -> None:
-        """Show a memory, receipt or thread that another view names (the audit log)."""
+        """Show a memory, receipt, thread or claim that another view names (the audit log)."""
         match kind:
             case "memory":
                 self.go(Nav.MEMORIES)
@@ -341,6 +341,9 @@ class MainWindow(QMainWindow):
             case "thread":
                 self.go(Nav.THREADS)
                 self.threads.select(item_id)
+            case "claim":
+                self.go(Nav.CLAIMS)
+                self.claims.select(item_id)
 
     def _showing_list(self) -> QWidget | None:
         """The memory list or the review inbox, whichever is on screen (else None)."""
