@@ -32,7 +32,7 @@ from core.recall.brief import BriefLimit, MemoryBrief
 from desktop.brief.memory_list import BriefMemories
 from desktop.memories.actions import MemoryActions
 from desktop.widgets import messages
-from desktop.widgets.flow import FlowLayout
+from desktop.widgets.flow import FlowLabel, FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.markdown import render_markdown
 from desktop.widgets.watch import AppState
@@ -99,7 +99,8 @@ class BriefPage(LazyPage):
         super().__init__(parent)
         self._state = state
         self.brief: MemoryBrief | None = None
-        self.counts = QLabel(self)
+        # Wraps rather than widening the page past a small window.
+        self.counts = FlowLabel(self)
         self.counts.setObjectName("counts")
         self.raw_toggle = QCheckBox("Raw markdown", self)
         self.copy_button = QPushButton("Copy", self)

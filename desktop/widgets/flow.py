@@ -10,13 +10,14 @@ The layout does not answer "height for width": a scroll area sizes a page
 that does to its preferred height, and in a small window such a page
 scrolled though it would fit. Instead the height the rows take at the width
 the layout was given is its minimum height, and it asks to be laid out again
-when that changes.
+when that changes. An item that does answer it (a :class:`FlowLabel`) gets
+the height it needs at the width its row gives it.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt
-from PySide6.QtWidgets import QLayout, QLayoutItem, QSizePolicy, QSpacerItem, QWidget
+from PySide6.QtWidgets import QLabel, QLayout, QLayoutItem, QSizePolicy, QSpacerItem, QWidget
 
 
 class FlowLayout(QLayout):
@@ -109,6 +110,13 @@ class FlowLayout(QLayout):
         want = item.minimumSize().width() if grows else item.sizeHint().width()
         return min(width, max(want, item.minimumSize().width()))
 
+    @staticmethod
+    def _height_of(item: QLayoutItem, width: int) -> int:
+        """``item``'s height at ``width``: more lines for a label that wraps."""
+        if item.hasHeightForWidth():
+            return max(item.heightForWidth(width), item.minimumSize().height())
+        return item.sizeHint().height()
+
     def _rows(self, width: int) -> list[list[QLayoutItem]]:
         rows: list[list[QLayoutItem]] = [[]]
         used = 0
@@ -137,13 +145,33 @@ class FlowLayout(QLayout):
                 share, extra = divmod(spare, len(growing))
                 for k, n in enumerate(growing):
                     widths[n] += share + (1 if k < extra else 0)
-            height = max(i.sizeHint().height() for i in row)
+            heights = [self._height_of(i, w) for i, w in zip(row, widths, strict=True)]
+            height = max(heights)
             if move:
                 x = area.x()
-                for item, w in zip(row, widths, strict=True):
-                    h = item.sizeHint().height()
+                for item, w, h in zip(row, widths, heights, strict=True):
                     top = y + (height - h) // 2
                     item.setGeometry(QRect(QPoint(x, top), QSize(w, h)))
                     x += w + self._gap
             y += height + self._gap
         return y - self._gap - area.y() + m.top() + m.bottom()
+
+
+class FlowLabel(QLabel):
+    """A line of text for a :class:`FlowLayout`: one line where its row has the
+    room, wrapped onto more (at spaces) where it does not, never wider than the page.
+
+    A plain label sets its page's minimum width to its text's, and a long one (the
+    brief's counts) made a small window scroll sideways.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:
+        # A wrapping label asks for a squarish block; this one asks for one line.
+        margins = self.contentsMargins()
+        width = self.fontMetrics().horizontalAdvance(self.text()) + 2 * self.margin()
+        width += margins.left() + margins.right() + 1
+        return QSize(width, self.heightForWidth(width))

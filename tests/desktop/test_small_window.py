@@ -140,3 +140,34 @@ def test_page_fits_without_cutting_controls(
         # Room for the whole placeholder, which says what the search finds.
         placeholder = page.search.placeholderText()
         assert page.search.fontMetrics().horizontalAdvance(placeholder) <= text_room(page.search)
+
+
+@pytest.mark.parametrize("nav", list(Nav))
+def test_no_page_scrolls_sideways(
+    qtbot: QtBot, service: MemoryService, operator: Caller, small: MainWindow, nav: Nav
+) -> None:
+    """Pages scroll down, never sideways: a long line wraps, a long word is cut short."""
+    add(service, operator, "A" * 1990, EntryType.PREFERENCE)
+    if nav is Nav.BRIEF:
+        # A big group's counts: "27 of 1,232 memories · 4,950 characters · ~1,238
+        # tokens · cut short by the character limit", wider than the page.
+        notes = [
+            StoreRequest(EntryType.FACT, f"Background note {i}: " + "context " * 20)
+            for i in range(1200)
+        ]
+        service.store_entries(operator, notes)
+        small.state.update_config(small.state.config.with_changes(max_brief_chars=5000))
+    small.go(nav)
+    page = small.page(nav)
+    if nav is Nav.BRIEF:
+        qtbot.waitUntil(lambda: "cut short by the character limit" in page.counts.text())
+        assert "1,232 memories" in page.counts.text()
+    no_sideways_scroll(qtbot, small)
+    scroll = small.findChild(QScrollArea, "pageScroll")
+    assert scroll is not None and scroll.horizontalScrollBar().maximum() == 0
+    if nav is Nav.BRIEF:
+        # Wrapped, not cut: the whole counts line is on screen.
+        counts = page.counts
+        lines = 2 * counts.fontMetrics().height()
+        qtbot.waitUntil(lambda: counts.height() >= lines and whole(counts))
+        assert counts.width() <= scroll.viewport().width()
