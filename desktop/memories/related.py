@@ -3,14 +3,19 @@
 Looked up on the executor thread after an entry is shown, so selecting stays
 instant; a link opens that memory. When semantic search is off, the list says
 why instead.
+
+Each memory takes one line, cut short with "…" to the pane's width: what the
+list holds never widens the pane or takes height from the editor above it (a
+memory of one 1,990-character word did both).
 """
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
+from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.model.entries import EntryFilter, Privacy
 from core.recall.related import related
@@ -58,15 +63,20 @@ class RelatedList(QLabel):
     def __init__(self, executor: Executor, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("relatedList")
-        self.setWordWrap(True)
+        self.setTextFormat(Qt.TextFormat.RichText)
         self.setOpenExternalLinks(False)
+        # The pane's width decides how much of each memory shows, never the reverse.
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.linkActivated.connect(self.open_requested.emit)
         self._executor = executor
         self._showing: str | None = None
+        #: The memories listed now: (id, text), drawn again when the width changes.
+        self.found: list[tuple[str, str]] = []
 
     def show_for(self, group: str, entry_id: str | None) -> None:
         """Look up the relatives of ``entry_id`` (None clears the list)."""
         self._showing = entry_id
+        self.found = []
         self.clear()
         if entry_id is None:
             return
@@ -80,14 +90,31 @@ class RelatedList(QLabel):
         if entry_id != self._showing:
             return  # the person moved on
         if isinstance(found, str):
-            self.setText(f"<i>{html.escape(found)}</i>")
-            return
-        if not found:
-            self.setText("<i>No other memory is close in meaning.</i>")
-            return
-        items = "".join(
-            f'<li><a href="{html.escape(i)}">{html.escape(" ".join(t.split())[:PREVIEW_CHARS])}'
-            "</a></li>"
-            for i, t in found
-        )
-        self.setText(f"<b>Also related</b><ul>{items}</ul>")
+            self._say(found)
+        elif not found:
+            self._say("No other memory is close in meaning.")
+        else:
+            self.setWordWrap(False)
+            self.found = found
+            self._draw()
+
+    def _say(self, text: str) -> None:
+        self.setWordWrap(True)
+        self.setText(f"<i>{html.escape(text)}</i>")
+
+    def _draw(self) -> None:
+        """One line a memory, cut short to the width the pane has now."""
+        metrics = self.fontMetrics()
+        bullet = "•\u00a0"
+        room = self.contentsRect().width() - metrics.horizontalAdvance(bullet) - 2 * self.margin()
+        lines = []
+        for entry_id, text in self.found:
+            words = " ".join(text.split())[:PREVIEW_CHARS]
+            shown = metrics.elidedText(words, Qt.TextElideMode.ElideRight, max(0, room))
+            lines.append(f'{bullet}<a href="{html.escape(entry_id)}">{html.escape(shown)}</a>')
+        self.setText("<b>Also related</b><br>" + "<br>".join(lines))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.found and event.size().width() != event.oldSize().width():
+            self._draw()

@@ -30,6 +30,7 @@ from core.recall.ordering import SortKey, current_tag_counts
 from desktop.memories.actions import MemoryActions
 from desktop.memories.duplicates import DuplicatesDialog
 from desktop.memories.editor import EntryEditor
+from desktop.memories.editor import Page as EditorPage
 from desktop.memories.filters import FilterBar
 from desktop.memories.history import HistoryDialog
 from desktop.memories.layout import arrange
@@ -133,6 +134,9 @@ class BrowserPage(QWidget):
         self.editor.open_requested.connect(self.open_entry)
         self.editor.reveal_requested.connect(self.reveal)
         self.related.open_requested.connect(self.open_entry)
+        # What is related belongs to the memory in the form: once the form goes
+        # (deleted, forgotten, several rows selected), the list goes with it.
+        self.editor.pages.currentChanged.connect(self._on_editor_page)
         self.delete_matching_button.clicked.connect(self.delete_matching)
         on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
@@ -393,6 +397,10 @@ class BrowserPage(QWidget):
         current = self.editor.entry
         moving = current is None or current.id != entry.id
         return not (moving and self.editor.is_dirty()) or self._discard_edits()
+
+    def _on_editor_page(self, page: int) -> None:
+        if page != EditorPage.FORM:
+            self.related.show_for(self._state.group, None)
 
     def _show(self, entry: MemoryEntry) -> None:
         """``entry`` in the editor, and its related memories when it is another one."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pytestqt.qtbot import QtBot
 
+from core.model.entries import Actor
 from core.service import Caller, MemoryService
 from desktop.shell.main_window import MainWindow
 from tests.desktop.conftest import Dialogs, add, embed_all
@@ -70,3 +71,46 @@ def test_a_related_link_outside_the_list_asks_before_dropping_edits(
     # The list beside it is now the relatives of the memory shown.
     qtbot.waitUntil(lambda: "named Luna" in browser.related.text(), timeout=20_000)
     assert "long walk" not in browser.related.text()
+
+
+def test_a_long_word_in_the_list_is_cut_short_and_never_moves_the_panes(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    window.resize(1600, 1000)
+    luna = add(service, operator, "Has a dog named Luna")
+    add(service, operator, "Luna the dog needs a long walk every evening")
+    embed_all(service)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
+    browser.open_entry(luna)
+    qtbot.waitUntil(lambda: "long walk" in browser.related.text(), timeout=20_000)
+    qtbot.wait(100)
+    widths = (browser.table.width(), browser.editor.width())
+    word = "WOOF" * 60  # one word, far wider than the pane
+    add(service, operator, f"Luna the dog says {word}")
+    embed_all(service)
+    browser.related.show_for("main", luna)
+    qtbot.waitUntil(lambda: "WOOF" in browser.related.text(), timeout=20_000)
+    qtbot.wait(100)
+    assert (browser.table.width(), browser.editor.width()) == widths
+    related = browser.related
+    assert "says WOOFWOOF" in related.text() and "…</a>" in related.text()
+    assert word not in related.text()
+    # One line a memory, whatever its length: the editor above keeps its height.
+    lines = related.text().count("<br>") + 1
+    assert related.height() <= (lines + 1) * related.fontMetrics().lineSpacing()
+
+
+def test_a_memory_deleted_while_shown_takes_its_relatives_with_it(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    luna = add(service, operator, "Has a dog named Luna")
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 1)
+    browser.open_entry(luna)
+    # "No other memory is close in meaning.", or why search by meaning is off.
+    qtbot.waitUntil(lambda: bool(browser.related.text()), timeout=20_000)
+    terminal = service.open_session("main", Actor.OPERATOR, "cli")
+    service.delete(terminal, luna)
+    qtbot.waitUntil(lambda: browser.editor.idle.label.text() == "This memory was deleted.")
+    assert browser.related.text() == ""
