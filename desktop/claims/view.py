@@ -36,7 +36,7 @@ from PySide6.QtWidgets import (
 from core.claims import gate, modes, records
 from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
-from core.claims.model import Claim, ClaimStatus, Decision, Mode
+from core.claims.model import Claim, ClaimStatus, Decision, Mode, SourceState
 from core.claims.verify import ClaimReport, verify_claim
 from core.model.changes import Changes
 from core.model.errors import AmbryError
@@ -55,7 +55,7 @@ from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor, default_failure
 from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
-from desktop.widgets.tables import item_table
+from desktop.widgets.tables import fit_columns, item_table
 from desktop.widgets.watch import AppState
 
 _INTRO = (
@@ -151,9 +151,17 @@ class ClaimsPage(LazyPage):
         top.addLayout(mode)
 
         self.table = item_table(_COLUMNS, "claimsTable", self)
-        # A handoff's label names its thread id: sized to its text, the claim had no room.
-        self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Interactive)
-        self.table.setColumnWidth(3, SOURCES_WIDTH)
+        char = self.table.fontMetrics().averageCharWidth()
+        #: The widest each column beside the claim gets: the claim's text takes the rest.
+        #: A handoff's label names its thread id: sized to its text, the claim had no room.
+        badge = max(self.table.fontMetrics().horizontalAdvance(badge_text(s)) for s in SourceState)
+        self.column_caps = {1: 12 * char, 2: 11 * char, 3: SOURCES_WIDTH, 4: badge + 2 * char}
+        fit_columns(self.table, self.column_caps)
+        # Two lines a claim: a narrow list wraps its text before cutting it short.
+        self.table.setWordWrap(True)
+        rows = self.table.verticalHeader()
+        rows.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        rows.setDefaultSectionSize(2 * self.table.fontMetrics().lineSpacing() + 10)
         self.extract_button = QPushButton(EXTRACT, self)
         self.extract_button.setObjectName("claimsExtract")
         self.extract_button.setToolTip(
@@ -211,7 +219,10 @@ class ClaimsPage(LazyPage):
         split.addWidget(left)
         split.addWidget(right)
         split.setChildrenCollapsible(False)
-        split.setSizes([640, 520])
+        # The list keeps the larger share as the window narrows: its claims stay readable.
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        split.setSizes([720, 440])
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(top)
@@ -270,6 +281,7 @@ class ClaimsPage(LazyPage):
                     cell.setBackground(QBrush(QColor(bg)))
                     cell.setForeground(QBrush(QColor(fg)))
                 self.table.setItem(row, column, cell)
+        fit_columns(self.table, self.column_caps)
         ids = [c.id for c in self._claims]
         if ids:
             self.table.selectRow(ids.index(keep) if keep in ids else 0)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -46,6 +47,10 @@ from desktop.memories.values import (
 from desktop.widgets.keys import add_key
 
 _REVEAL_TIP = "Show the text of this secret memory (the audit log records it)"
+
+
+#: The narrowest the form gets: its fields and buttons in view on a small screen.
+FORM_WIDTH = 300
 
 
 class Page(IntEnum):
@@ -107,9 +112,23 @@ class EntryEditor(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.pages)
+        self.pages.currentChanged.connect(self._size_to_page)
         add_key(self, QKeySequence.StandardKey.Save, self._save_key, "Save")
         add_key(self, "Escape", self._escape, "Cancel")
         self.show_nothing()
+        self._size_to_page(self.pages.currentIndex())
+
+    def _size_to_page(self, index: int) -> None:
+        """Only the page shown sets the pane's minimum width: the hint shown when
+        nothing is selected needs less than the form, and the list gets the rest."""
+        for i in range(self.pages.count()):
+            policy = QSizePolicy.Policy.Preferred if i == index else QSizePolicy.Policy.Ignored
+            if (page := self.pages.widget(i)) is not None:
+                page.setSizePolicy(policy, policy)
+        # The form's fields and buttons fit this; a long id under them is cut short.
+        self.pages.setMinimumWidth(FORM_WIDTH if index == Page.FORM else 0)
+        # Now, not at the next layout pass: a resize meanwhile must see the new minimum.
+        self.updateGeometry()
 
     # -- building ----------------------------------------------------------------
 

@@ -37,6 +37,8 @@ class IdlePane(QWidget):
         keys = QLabel(f"<table cellspacing='4'>{rows}</table>", self)
         keys.setObjectName("hint")
         keys.setTextFormat(Qt.TextFormat.RichText)
+        # A narrow pane wraps a key's description rather than taking room from the list.
+        keys.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addStretch(1)
         layout.addWidget(self.label)

@@ -36,13 +36,14 @@ def arrange(
     side_layout.addWidget(related)
     splitter.addWidget(side)
     # Both sides give way as the window narrows, the list less than the editor,
-    # so on a small screen the list keeps room to read its rows.
+    # so on a small screen the list keeps room to read its rows. The editor is as
+    # narrow as what it shows allows: the form its fields and buttons, the hint
+    # shown when nothing is selected less, leaving the list the rest.
     splitter.setStretchFactor(0, 3)
     splitter.setStretchFactor(1, 1)
     splitter.setChildrenCollapsible(False)
     splitter.setSizes([800, 380])
     table.setMinimumWidth(320)
-    editor.setMinimumWidth(300)
     layout = QVBoxLayout(page)
     layout.addWidget(filters)
     layout.addWidget(splitter, 1)

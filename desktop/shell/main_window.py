@@ -42,6 +42,7 @@ from desktop.shell.menus import build_menus
 from desktop.shell.nav import Nav
 from desktop.shell.pages import PageSlot, build_page, put_in_place
 from desktop.shell.palette import Command, CommandPalette, KeysDialog
+from desktop.shell.sidebar import fit_names
 from desktop.shell.window_state import place_window, remember, remembered_page
 from desktop.widgets import messages
 from desktop.widgets.messages import Level
@@ -211,7 +212,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.group_box)
         layout.addSpacing(10)
         layout.addWidget(self.nav, 1)
-        side.setFixedWidth(220)
+        fit_names(side, self.nav)
         return side
 
     def _status_bar(self, socket_path: Path, socket_error: str | None) -> None:

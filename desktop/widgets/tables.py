@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -129,3 +129,19 @@ def item_table(
     for column in range(1, len(columns)):
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
     return table
+
+
+def fit_columns(table: QTableView, caps: Mapping[int, int]) -> None:
+    """Size each column of ``caps`` to its contents and header, up to its cap in
+    pixels, so the stretching text column gets the rest. Call after the rows change.
+
+    A column sized to its contents alone (``ResizeToContents``) takes what its longest
+    cell asks, however narrow the table: a claim's text was left "The office do…".
+    """
+    header = table.horizontalHeader()
+    for column, cap in caps.items():
+        if table.isColumnHidden(column):
+            continue
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.Interactive)
+        want = max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
+        header.resizeSection(column, min(want, cap))

@@ -16,6 +16,7 @@ from core.continuity.episodes import log_exchange
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType
 from core.service import Caller, MemoryService
+from desktop.memories.editor import FORM_WIDTH
 from desktop.memories.filters import PLACEHOLDERS
 from desktop.shell.main_window import MainWindow, Nav
 from tests.desktop.conftest import add
@@ -171,3 +172,44 @@ def test_no_page_scrolls_sideways(
         lines = 2 * counts.fontMetrics().height()
         qtbot.waitUntil(lambda: counts.height() >= lines and whole(counts))
         assert counts.width() <= scroll.viewport().width()
+
+
+def test_the_sidebar_shows_every_page_name_whole(qtbot: QtBot, small: MainWindow) -> None:
+    nav = small.nav
+    qtbot.waitUntil(lambda: nav.viewport().width() > 0)
+    # Eleven pages fit the height, and each name fits the width, even beside a scrollbar.
+    assert not nav.verticalScrollBar().isVisible()
+    assert nav.sizeHintForColumn(0) <= nav.viewport().width()
+    assert nav.sizeHintForColumn(0) + nav.verticalScrollBar().sizeHint().width() <= nav.width()
+
+
+def test_the_memory_list_gets_the_room_the_editor_does_not_need(
+    qtbot: QtBot, small: MainWindow
+) -> None:
+    browser = small.browser
+    qtbot.waitUntil(lambda: browser.model.total == 31)
+    assert browser.editor.showing_nothing
+    # Nothing selected: the hint beside the list takes less than the form would.
+    qtbot.waitUntil(lambda: browser.editor.width() < FORM_WIDTH)
+    idle_list = browser.table.width()
+    assert idle_list > browser.editor.width() * 1.6
+    browser.table.selectRow(0)
+    qtbot.waitUntil(lambda: browser.editor.width() >= FORM_WIDTH)
+    for button in (browser.editor.save_button, browser.editor.delete_button):
+        qtbot.waitUntil(lambda b=button: whole(b))
+    assert browser.table.width() < idle_list
+    no_sideways_scroll(qtbot, small)
+
+
+def test_a_claim_gets_more_room_than_the_columns_beside_it(qtbot: QtBot, small: MainWindow) -> None:
+    small.go(Nav.CLAIMS)
+    page = small.claims
+    qtbot.waitUntil(lambda: page.table.rowCount() == 1)
+    table = page.table
+    text = table.item(0, 0).text()
+    room = table.columnWidth(0)
+    others = [table.columnWidth(c) for c in range(1, table.columnCount())]
+    assert room >= max(others) and room >= 0.4 * table.viewport().width()
+    # Two lines a claim: "The cache is cold on Mondays" shows whole.
+    assert table.fontMetrics().horizontalAdvance(text) <= 2 * (room - 12)
+    assert table.rowHeight(0) >= 2 * table.fontMetrics().lineSpacing()
