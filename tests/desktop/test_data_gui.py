@@ -10,7 +10,7 @@ from pathlib import Path
 import keyring
 import pytest
 from keyring.backends import fail
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from core.model.entries import EntryFilter, Privacy
@@ -350,3 +350,13 @@ def test_an_import_that_leaves_empty_tags_out_says_so(
     ok, text = run_job(qtbot, panel, "import_button")
     assert ok and text.endswith(" 1 empty tag left out.")
     assert service.get("copy", str(entry["id"])).tags == ("work",)
+
+
+def test_every_button_of_your_data_is_documented(panel: DataPanel) -> None:
+    """Settings → Your data, in docs/desktop.md: a new button cannot slip in unsaid."""
+    docs = (Path(__file__).parents[2] / "docs" / "desktop.md").read_text(encoding="utf-8")
+    section = docs[docs.index("**Settings → Your data**") :]
+    buttons = [b.text() for b in panel.findChildren(QPushButton)]
+    assert "Import from another app…" in buttons and "Export as Markdown…" in buttons
+    missing = [text for text in buttons if f"**{text}**" not in section]
+    assert missing == []
