@@ -166,10 +166,21 @@ class HistoryDialog(QDialog):
         self.compare_box = self.pane.compare_box
         self.restore_button = self.pane.restore_button
         self.view = self.pane.view
+        # As wide as its longest line ("instruction · an agent · 2026-11-25 07:08"),
+        # never scrolled sideways; the diff takes the rest.
+        self.versions.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        lines = (
+            self.versions.sizeHintForColumn(0)
+            + 2 * (self.versions.spacing() + self.versions.frameWidth())
+            + self.versions.verticalScrollBar().sizeHint().width()
+        )
+        self.versions.setMinimumWidth(lines)
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.versions)
         splitter.addWidget(self.pane)
-        splitter.setSizes([220, 540])
+        splitter.setChildrenCollapsible(False)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([lines, 760 - lines])
         #: Says why the dialog is empty once a forget took versions of the memory.
         self.gone = QLabel(self)
         self.gone.setObjectName("warningLabel")

@@ -191,3 +191,24 @@ def test_forgetting_another_topic_leaves_an_open_history_alone(
     assert dialog.versions.count() == 2 and not dialog.gone.isVisible()
     assert "Luna Belle" in dialog.view.toPlainText()
     dialog.close()
+
+
+def test_the_version_list_shows_each_line_whole(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    first = service.store_entries(
+        operator, [StoreRequest(EntryType.INSTRUCTION, "Answer in British English", ())]
+    )[0].entry.id
+    latest = edit(service, operator, first, "Answer in British English, briefly", ())
+    dialog = open_history(qtbot, window, latest)
+    qtbot.waitExposed(dialog)
+    versions = dialog.versions
+    oldest = versions.item(1)
+    assert oldest.text().splitlines()[1].startswith("instruction · you · ")
+    # No line cut at the list's edge ("instruction · you · 2026-11-25 07:("), no
+    # sideways scrolling.
+    metrics = versions.fontMetrics()
+    widest = max(metrics.horizontalAdvance(line) for line in oldest.text().splitlines())
+    assert widest <= versions.viewport().width()
+    assert versions.horizontalScrollBar().maximum() == 0
+    dialog.close()
