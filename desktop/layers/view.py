@@ -72,6 +72,10 @@ class LayersPage(LazyPage):
         super().__init__(parent)
         self._state = state
         self._items: dict[str, QTreeWidgetItem] = {}
+        #: The person chose a thread in the box: a reload keeps it, whatever it holds.
+        self._picked = False
+        #: How many threads of the group hold turns (as the box was last filled).
+        self._threads_with_turns = 0
         self.thread_box = QComboBox(self)
         self.thread_box.setAccessibleName("Thread")
         self.compress_button = QPushButton("Compress now", self)
@@ -110,25 +114,45 @@ class LayersPage(LazyPage):
         layout.addLayout(top)
         layout.addWidget(self.status)
         layout.addWidget(split, 1)
-        self.thread_box.activated.connect(lambda _i: self._invalidate(reload=True))
+        self.thread_box.activated.connect(self._on_pick)
         self.tree.currentItemChanged.connect(self._on_current)
         self.links.itemClicked.connect(self._on_link)
         self.compress_button.clicked.connect(self._compress)
         state.changed.connect(self._on_changes)
-        state.group_changed.connect(lambda _g: self._invalidate(reload=True))
+        state.group_changed.connect(self._on_group)
 
     # -- loading -----------------------------------------------------------------
+
+    def _on_pick(self, _index: int) -> None:
+        self._picked = True
+        self._invalidate(reload=True)
+
+    def _on_group(self, _group: str) -> None:
+        self._picked = False
+        self.thread_box.clear()  # the other group's threads are not this one's
+        self._invalidate(reload=True)
 
     def _thread_id(self) -> str | None:
         value = self.thread_box.currentData()
         return value if isinstance(value, str) and value else None
 
     def _fill_threads(self) -> None:
+        """The group's threads in the box, most recently active first.
+
+        Until the person picks one, the box shows the most recently active thread
+        that holds turns: "No thread" only when none does, rather than an empty
+        view beside threads full of turns.
+        """
         current = self._thread_id()
         self.thread_box.clear()
         self.thread_box.addItem("No thread (turns filed under none)", "")
-        for t in list_threads(self._state.service, self._state.group, 200):
+        threads = list_threads(self._state.service, self._state.group, 200)
+        for t in threads:
             self.thread_box.addItem(t.title, t.id)
+        with_turns = [t.id for t in threads if t.exchange_count]
+        self._threads_with_turns = len(with_turns)
+        if not self._picked and current is None and with_turns:
+            current = with_turns[0]
         index = self.thread_box.findData(current or "")
         self.thread_box.setCurrentIndex(max(0, index))
 
@@ -149,11 +173,16 @@ class LayersPage(LazyPage):
                 f"{counts['archive']} in Archive. Last compression: {last}."
             )
         else:
-            elsewhere = (
-                " Turns of a thread are under its name: pick it above."
-                if self._thread_id() is None and self.thread_box.count() > 1
-                else ""
-            )
+            held = self._threads_with_turns
+            elsewhere = ""
+            if self._thread_id() is None and held:
+                which = "it" if held == 1 else "one"
+                elsewhere = (
+                    f" {plural(held, 'thread')} of this group "
+                    f"{'holds' if held == 1 else 'hold'} turns: pick {which} above."
+                )
+            elif self._thread_id() is None and self.thread_box.count() > 1:
+                elsewhere = " Turns of a thread are under its name: pick it above."
             self.status.setText(
                 "No turns here yet. An agent's turns show in Flash, then each day is "
                 f"summarised into the layers below as it ages.{elsewhere}"

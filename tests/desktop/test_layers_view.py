@@ -10,6 +10,7 @@ from pytestqt.qtbot import QtBot
 
 from core.continuity.episodes import log_exchange
 from core.layers.compression import compress
+from core.model.changes import Changes
 from core.model.entries import Actor, iso, parse_iso, utc_now
 from core.service import MemoryService
 from desktop.layers.view import LayersPage
@@ -123,3 +124,39 @@ def test_an_empty_thread_says_what_will_be_here_and_layer_names_show_whole(
         assert page.tree.fontMetrics().horizontalAdvance(row.text(0)) < shown
     if SHOT:
         page.grab().save(SHOT.replace(".png", "-empty.png"))
+
+
+def test_it_opens_on_the_latest_thread_that_holds_turns(
+    qtbot: QtBot, state: AppState, service: MemoryService
+) -> None:
+    from core.continuity import context as continuity
+
+    agent = service.open_session("main", Actor.AGENT, "tests")
+    older = continuity.enter_thread(service, agent, "Kitchen renovation").caller
+    log_exchange(service, older, "user", "The plumber comes on Thursday.")
+    again = service.open_session("main", Actor.AGENT, "tests")
+    trip = continuity.enter_thread(service, again, "Lyon trip").caller
+    log_exchange(service, trip, "user", "Train tickets are cheaper on Tuesdays.")
+    empty = service.open_session("main", Actor.AGENT, "tests")
+    continuity.enter_thread(service, empty, "Garden")  # the latest thread, no turns yet
+    page = LayersPage(state)
+    qtbot.addWidget(page)
+    page.resize(1100, 700)
+    page.show()
+    # Not an empty "No thread" view beside threads full of turns.
+    qtbot.waitUntil(lambda: page.thread_box.currentText() == "Lyon trip")
+    flash = page.tree.topLevelItem(0)
+    assert flash.childCount() == 1 and "Tuesdays" in flash.child(0).text(2)
+    # Picked by the person, "No thread" stays, and says where the turns are.
+    page.thread_box.setCurrentIndex(0)
+    page.thread_box.activated.emit(0)
+    qtbot.waitUntil(lambda: page.status.text().startswith("No turns here yet."))
+    assert "2 threads of this group hold turns: pick one above." in page.status.text()
+    log_exchange(service, trip, "assistant", "Then we go on a Tuesday.")
+    state.changed.emit(Changes(group="main", threads=True))
+    assert page.thread_box.currentIndex() == 0
+    # Back from another group, it opens on the latest thread with turns again.
+    state.set_group("work")
+    qtbot.waitUntil(lambda: page.thread_box.count() == 1)
+    state.set_group("main")
+    qtbot.waitUntil(lambda: page.thread_box.currentText() == "Lyon trip")
