@@ -31,7 +31,10 @@ def read(path: Path, progress: ByteProgress | None = None) -> Iterator[NoteFile]
     except OSError as exc:
         raise InvalidParams(f"cannot read {path}: {exc.strerror or exc}", field="file") from exc
     notes: list[Note] = []
-    for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
+    # Lines end at \n (or \r\n) only: JSON.stringify, which the memory server writes
+    # with, leaves U+2028 and U+0085 in a string as they are, and str.splitlines
+    # would break the line there.
+    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
         if not line.strip():
             continue
         where = f"{path.name} line {number}"

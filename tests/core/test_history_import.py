@@ -386,3 +386,21 @@ def test_a_note_that_is_only_a_secret_is_skipped_and_named_as_such(
     data = ["--data-dir", str(service.data_dir.root)]
     assert main([*data, "import", "--from", "markdown", str(notes), "--dry-run"]) == 0
     assert "1 skipped (nothing but a secret: first at keys.md line 4)" in capsys.readouterr().out
+
+
+def test_mcp_memory_lines_end_at_newlines_only(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    # JSON.stringify, which the memory server writes with, leaves U+2028 and U+0085
+    # in a string unescaped; they are part of the line, not the end of it.
+    graph = tmp_path / "memory.jsonl"
+    graph.write_bytes(
+        b'{"type":"entity","name":"Notes","entityType":"doc","observations":'
+        b'["line one\xe2\x80\xa8line two","caf\xc2\x85 x"]}\r\n'
+        b'{"type":"relation","from":"Notes","to":"X","relationType":"mentions"}\n'
+    )
+    done = run(service, operator, SourceKind.MCP_MEMORY, graph)
+    assert done.memories_new == 3
+    contents = [r[0] for r in _rows(service, "SELECT content FROM memory_entries ORDER BY seq")]
+    assert contents[0].startswith("Notes: line one") and contents[0].endswith("line two")
+    assert contents[2] == "Notes mentions X"
