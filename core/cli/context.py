@@ -17,6 +17,7 @@ from typing import Any
 
 from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
+from core.model.decoding import decode
 from core.model.entries import Actor, MemoryEntry, SearchResult
 from core.model.errors import InvalidParams
 from core.model.text import one_line
@@ -214,19 +215,16 @@ def within(value: int, field: str, lowest: int, highest: int) -> int:
 def read_stdin(field: str) -> str:
     """All of standard input as text (``-`` for a file or a memory).
 
+    Read as a file is (:mod:`core.model.decoding`): UTF-8, a byte-order mark dropped,
+    or UTF-16 with its mark.
+
     Raises:
         InvalidParams: the bytes are not UTF-8; nothing is guessed or stored.
     """
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:
         return sys.stdin.read()  # a text stream put in its place: decoded already
-    raw: bytes = buffer.read()
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidParams(
-            f"standard input is not UTF-8 text (byte {exc.start + 1})", field=field, rule="unicode"
-        ) from None
+    return decode(buffer.read(), "standard input", fix="send it as UTF-8", field=field)
 
 
 def format_entry(entry: MemoryEntry) -> str:

@@ -30,6 +30,7 @@ from core.cli.context import (
 from core.continuity import episodes, handoffs, threads
 from core.continuity.handoffs import ThreadHandoff
 from core.continuity.threads import Thread
+from core.model.decoding import decode
 from core.model.errors import InvalidParams, NotFound
 from core.model.text import one_line, plural
 from core.policy.manifest import validate_args
@@ -175,12 +176,10 @@ def _read_text(name: str) -> str:
         return read_stdin("file")
     path = Path(name)
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        where = f"byte {exc.start + 1}"
-        raise InvalidParams(f"{path} is not UTF-8 text ({where})", field="file") from exc
+        raw = path.read_bytes()
     except OSError as exc:
         raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
+    return decode(raw, str(path))
 
 
 def _current(ctx: Context, thread: Thread, version: int | None) -> ThreadHandoff:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from core.cli.context import Context, command, read_stdin
 from core.continuity import threads
+from core.model.decoding import decode
 from core.model.errors import InvalidParams
 
 
@@ -55,9 +56,10 @@ def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
     else:
         path = Path(args.file)
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            raw = path.read_bytes()
         except OSError as exc:
             raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
+        text = decode(raw, path.name)
     result = ctx.service.ingest_text(ctx.caller, text)
     ctx.emit(
         result.to_dict(),

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
+from core.model.decoding import utf8_stream
 from core.model.entries import (
     ENTRY_TYPES,
     Privacy,
@@ -119,16 +120,9 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     except OSError as exc:
         raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
     with handle:
-        for number, raw in enumerate(handle, 1):
-            try:
-                # An editor's byte-order mark at the start is not part of the JSON.
-                line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                raise InvalidParams(
-                    f"{path.name} line {number}: not UTF-8 text (byte {exc.start + 1}); "
-                    "an export file is UTF-8 JSON Lines, as `ambry export` writes it",
-                    field="file",
-                ) from None
+        # Lines end at \n only (a U+2028 in a string is part of it), read as they come.
+        for number, raw in enumerate(utf8_stream(handle, path.name), 1):
+            line = raw.decode("utf-8")
             if not line.strip():
                 continue
             try:

@@ -25,6 +25,7 @@ from typing import IO, Any
 
 import ijson
 
+from core.model.decoding import utf8_stream
 from core.model.entries import EntryType, iso
 from core.model.errors import InvalidParams
 
@@ -157,12 +158,13 @@ def stream_array(
         InvalidParams: not JSON, not an array, or an item that is not an object; the
             message names the item (1-based) or the byte where the JSON broke.
     """
-    with open_export(path, member) as (stream, size):
+    with open_export(path, member) as (raw, size):
+        stream = utf8_stream(raw, path.name)
         head = _first_byte(stream)
         if head != b"[":
             raise InvalidParams(
                 f"{path.name}: expected a JSON array of {what}s (the export's {member}); "
-                f"it starts with {head.decode('latin-1')!r}",
+                f"it starts with {_first_char(head, stream)!r}",
                 field="file",
             )
         buffered = io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
@@ -175,24 +177,25 @@ def stream_array(
                     )
                 yield number, item
                 if progress is not None:
-                    progress(min(stream.tell(), size), size)
+                    progress(min(raw.tell(), size), size)
         except ijson.JSONError as exc:
             detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise InvalidParams(
                 f"{path.name}: not valid JSON after {what} {number}, near byte "
-                f"{stream.tell():,} ({detail}); the file may be cut short or edited",
+                f"{raw.tell():,} ({detail}); the file may be cut short or edited",
                 field="file",
             ) from None
         if progress is not None:
             progress(size, size)
 
 
+def _first_char(head: bytes, stream: io.BufferedReader) -> str:
+    return (head + stream.peek(3)[:3]).decode("utf-8", "ignore")[:1]
+
+
 def _first_byte(stream: IO[bytes]) -> bytes:
     while True:
         b = stream.read(1)
-        if b == b"\xef":  # a UTF-8 byte order mark
-            stream.read(2)
-            continue
         if not b or not b.isspace():
             return b
 

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from core.model.decoding import decode
 from core.model.entries import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, EntryType
 from core.model.errors import InvalidParams
 from core.portability.history import ByteProgress, Note, NoteFile
@@ -108,15 +109,7 @@ def parse(file: Path) -> list[Note]:
         raw = file.read_bytes()
     except OSError as exc:
         raise InvalidParams(f"cannot read {file}: {exc.strerror or exc}", field="file") from exc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidParams(
-            f"{file.name}: not UTF-8 text (byte {exc.start + 1:,}); "
-            "save it as UTF-8 and import again",
-            field="file",
-        ) from None
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    lines = decode(raw, file.name).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     start, meta_tags, meta_type = _front_matter(lines, file.name)
     headings: list[tuple[int, str]] = []
     notes: list[Note] = []

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from core.model.decoding import decode
 from core.model.entries import MAX_TAG_CHARS, EntryType
 from core.model.errors import InvalidParams
 from core.portability.history import ByteProgress, Note, NoteFile, text_field
@@ -34,7 +35,7 @@ def read(path: Path, progress: ByteProgress | None = None) -> Iterator[NoteFile]
     # Lines end at \n (or \r\n) only: JSON.stringify, which the memory server writes
     # with, leaves U+2028 and U+0085 in a string as they are, and str.splitlines
     # would break the line there.
-    for number, line in enumerate(data.decode("utf-8", errors="replace").split("\n"), 1):
+    for number, line in enumerate(decode(data, path.name).split("\n"), 1):
         if not line.strip():
             continue
         where = f"{path.name} line {number}"

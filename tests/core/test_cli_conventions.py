@@ -685,8 +685,12 @@ def test_bytes_that_are_not_utf8_are_one_clear_error(tmp_path: Path) -> None:
         return done.returncode, done.stdout.decode(), done.stderr.decode()
 
     code, out, err = ambry(b"store", b"-", stdin=b"Likes " + latin1)
-    # The é is the tenth byte, counted from 1 as everywhere (lines, import, setup).
-    assert (code, out, err) == (1, "", "error: standard input is not UTF-8 text (byte 10)\n")
+    # Named as a file's bytes are (import, ingest): the byte and its line.
+    assert (code, out, err) == (
+        1,
+        "",
+        "error: standard input is not UTF-8 text (byte 0xE9 at line 1); send it as UTF-8\n",
+    )
     for argv, says in (
         ([b"store", latin1], "content contains a lone surrogate"),
         ([b"search", latin1], "query contains a lone surrogate"),
@@ -698,6 +702,11 @@ def test_bytes_that_are_not_utf8_are_one_clear_error(tmp_path: Path) -> None:
         assert err.startswith(f"error: {says}") and err.count("\n") == 1, argv
     code, out, _ = ambry(b"--json", b"list")
     assert (code, json.loads(out)) == (0, [])
+    # A byte-order mark (as Windows tools send) is not part of the text.
+    code, out, err = ambry(b"store", b"-", stdin="\ufeffLikes café".encode())
+    assert (code, err) == (0, "")
+    code, out, _ = ambry(b"--json", b"list")
+    assert [e["content"] for e in json.loads(out)] == ["Likes café"]
 
 
 def test_global_options_may_follow_every_subcommand(

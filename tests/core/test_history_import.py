@@ -275,7 +275,13 @@ def test_front_matter_type_and_unclosed_front_matter(tmp_path: Path) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3000))
+# Any text but NUL, which no text file holds (it marks UTF-16 saved without its BOM).
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+        max_size=3000,
+    )
+)
 def test_markdown_parser_never_fails_on_text_and_keeps_entries_within_limits(
     tmp_path_factory: pytest.TempPathFactory, text: str
 ) -> None:
@@ -404,3 +410,61 @@ def test_mcp_memory_lines_end_at_newlines_only(
     contents = [r[0] for r in _rows(service, "SELECT content FROM memory_entries ORDER BY seq")]
     assert contents[0].startswith("Notes: line one") and contents[0].endswith("line two")
     assert contents[2] == "Notes mentions X"
+
+
+def _sources(tmp_path: Path) -> dict[SourceKind, tuple[Path, str]]:
+    """A file of each source with letters beyond ASCII, and the text it is written from."""
+    claude = json.loads(CLAUDE.read_text())
+    claude[0]["name"] = "Café garden"
+    chatgpt = json.loads(CHATGPT.read_text())
+    chatgpt[0]["title"] = "Café sourdough"
+    texts = {
+        SourceKind.CLAUDE: json.dumps(claude, indent=1, ensure_ascii=False),
+        SourceKind.CHATGPT: json.dumps(chatgpt, indent=1, ensure_ascii=False),
+        SourceKind.MCP_MEMORY: '{"type":"entity","name":"Dana","observations":["x"]}\n'
+        '{"type":"entity","name":"Zoë","observations":["Likes café au lait"]}\n',
+        SourceKind.MARKDOWN: "# Preferences\n\n- Likes café au lait\n",
+    }
+    names = {SourceKind.MCP_MEMORY: "memory.jsonl", SourceKind.MARKDOWN: "MEMORY.md"}
+    return {
+        kind: (tmp_path / names.get(kind, "conversations.json"), text)
+        for kind, text in texts.items()
+    }
+
+
+@pytest.mark.parametrize("kind", list(SourceKind))
+def test_every_source_reads_utf8_with_a_bom_and_utf16_and_refuses_other_bytes(
+    service: MemoryService, operator: Caller, tmp_path: Path, kind: SourceKind
+) -> None:
+    path, text = _sources(tmp_path)[kind]
+    path.write_text(text, encoding="utf-8")
+    plain = plan(service, operator, kind, path).to_dict()
+    for encoding in ("utf-8-sig", "utf-16"):
+        path.write_text(text, encoding=encoding)
+        assert plan(service, operator, kind, path).to_dict() == plain, encoding
+    line, char = next((n, c) for n, s in enumerate(text.split("\n"), 1) for c in s if c > "~")
+    path.write_text(text, encoding="latin-1")
+    says = (
+        f"{path.name} is not UTF-8 text (byte 0x{ord(char):02X} at line {line}); "
+        "save the file as UTF-8"
+    )
+    with pytest.raises(InvalidParams) as caught:
+        plan(service, operator, kind, path)
+    assert caught.value.message == says
+    path.write_text(text, encoding="utf-16-le")
+    with pytest.raises(InvalidParams, match=r"byte 0x00 at line 1; it looks like UTF-16 without"):
+        plan(service, operator, kind, path)
+
+
+def test_utf16_text_is_stored_as_the_text_it_holds(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    path, text = _sources(tmp_path)[SourceKind.MCP_MEMORY]
+    path.write_text(text, encoding="utf-16")
+    run(service, operator, SourceKind.MCP_MEMORY, path)
+    contents = [r[0] for r in _rows(service, "SELECT content FROM memory_entries ORDER BY seq")]
+    assert contents == ["Dana: x", "Zoë: Likes café au lait"]
+    path, text = _sources(tmp_path)[SourceKind.CLAUDE]
+    path.write_text(text, encoding="utf-16")
+    run(service, operator, SourceKind.CLAUDE, path)
+    assert ("Café garden",) in _rows(service, "SELECT title FROM threads")

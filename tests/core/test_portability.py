@@ -74,16 +74,31 @@ def test_import_is_all_or_nothing(service: MemoryService, operator: Caller, tmp_
     with pytest.raises(InvalidParams, match="line 5"):
         import_file(service, target, bad)
     assert service.store_for("target").total() == 0
-    # Bytes that are not UTF-8 (a file saved as UTF-16, say) are one clear refusal.
-    utf16 = tmp_path / "utf16.jsonl"
-    utf16.write_bytes("\n".join(lines).encode("utf-16"))
-    with pytest.raises(InvalidParams, match="line 1: not UTF-8 text"):
-        import_file(service, target, utf16)
+    # Bytes that are not UTF-8 (a file saved as Latin-1, or as UTF-16 without its
+    # byte-order mark) are one clear refusal, naming the byte and its line.
+    latin1 = tmp_path / "latin1.jsonl"
+    cafe = '{"kind": "entry", "content": "café"}\n'.encode("latin-1")
+    latin1.write_bytes(out.read_bytes() + cafe)
+    with pytest.raises(InvalidParams) as caught:
+        import_file(service, target, latin1)
+    assert caught.value.message == (
+        "latin1.jsonl is not UTF-8 text (byte 0xE9 at line 5); save the file as UTF-8"
+    )
+    bare = tmp_path / "bare.jsonl"
+    bare.write_bytes(out.read_text().encode("utf-16-le"))
+    with pytest.raises(InvalidParams, match="line 1; it looks like UTF-16 without a byte-order"):
+        import_file(service, target, bare)
+    assert service.store_for("target").total() == 0
     # An editor's byte-order mark before the first line is no reason to refuse the file.
     marked = tmp_path / "marked.jsonl"
     marked.write_bytes("\ufeff".encode() + out.read_bytes())
     assert import_file(service, target, marked).entries == 3
     assert service.store_for("target").total() == 3
+    # Nor is UTF-16 with its mark (Notepad's "Unicode", PowerShell's >): it holds the same.
+    utf16 = tmp_path / "utf16.jsonl"
+    utf16.write_text(out.read_text(), encoding="utf-16")
+    into = service.open_session("from-utf16", Actor.OPERATOR)
+    assert import_file(service, into, utf16).entries == 3
 
     # A conflicting record (same id, different content) stops the whole import.
     record = json.loads(lines[1])

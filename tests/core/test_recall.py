@@ -141,6 +141,35 @@ def test_cli_brief_and_ingest(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "cannot read" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_ingest_reads_a_file_with_a_bom_or_in_utf16(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], encoding: str
+) -> None:
+    d = str(tmp_path)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("[MEMORY:timing:cafe] le café ouvre à 8h\n", encoding=encoding)
+    assert main(["--data-dir", d, "--json", "ingest", str(notes)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["markers"], len(result["stored"]), result["malformed"]) == (1, 1, 0)
+    assert main(["--data-dir", d, "--json", "list"]) == 0
+    [entry] = json.loads(capsys.readouterr().out)
+    assert entry["content"] == "le café ouvre à 8h"
+
+
+def test_ingest_refuses_a_file_that_is_not_utf8_and_stores_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = str(tmp_path)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("[MEMORY:timing:cafe] le café ouvre à 8h\n", encoding="latin-1")
+    assert main(["--data-dir", d, "--create", "ingest", str(notes)]) == 1
+    assert capsys.readouterr().err == (
+        "error: notes.txt is not UTF-8 text (byte 0xE9 at line 1); save the file as UTF-8\n"
+    )
+    assert main(["--data-dir", d, "--json", "list"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+
 def test_brief_past_its_time_budget_is_a_timeout_error(
     service: MemoryService, agent: Caller, operator: Caller
 ) -> None:
