@@ -15,8 +15,22 @@ parents to the root, then in order. Of its messages, those kept are the person's
 the assistant's visible text (``content_type`` ``text`` or ``multimodal_text``, sent
 to ``all``); system and tool messages, hidden ones
 (``metadata.is_visually_hidden_from_conversation``), code the assistant sent to a
-tool, and empty messages are skipped. Image parts become ``[image]``. The assistant is
-named after the model (``metadata.model_slug``) when the export says which it was.
+tool, and empty messages are skipped. The assistant is named after the model
+(``metadata.model_slug``) when the export says which it was.
+
+A ``multimodal_text`` message mixes strings with parts that are objects::
+
+    {"content_type": "image_asset_pointer", "asset_pointer": "file-service://…"}
+    {"content_type": "audio_transcription", "text": "…", "direction": "in"}
+    {"content_type": "audio_asset_pointer", "asset_pointer": "sediment://…"}
+    {"content_type": "real_time_user_audio_video_asset_pointer",
+     "audio_asset_pointer": {…}, "video_container_asset_pointer": {…} | null,
+     "frames_asset_pointers": […]}
+
+A voice message keeps what was said: a transcription's text is the turn's text, and
+the recording it came with adds nothing. A recording without a transcription reads
+``[audio]``, an image ``[image]``, a video (or the frames of one) ``[video]``, and any
+other object without text ``[attachment]``.
 """
 
 from __future__ import annotations
@@ -96,6 +110,47 @@ def _branch(mapping: dict[str, Any], current: Any, where: str) -> list[dict[str,
     return path
 
 
+#: What a part that is a file, not text, reads as.
+_MEDIA = {
+    "image_asset_pointer": "[image]",
+    "audio_asset_pointer": "[audio]",
+    "video_container_asset_pointer": "[video]",
+}
+_AUDIO = "[audio]"
+
+
+def _part_texts(parts: list[Any]) -> list[str]:
+    """Each part of a message as text: its words, or what kind of file it is."""
+    texts = [_part_text(p) for p in parts]
+    if any(t.strip() for p, t in zip(parts, texts, strict=True) if _is_words(p)):
+        # The recording of a transcribed voice message says nothing the words do not.
+        texts = [t for t in texts if t != _AUDIO]
+    return [t for t in texts if t]
+
+
+def _is_words(part: Any) -> bool:
+    return isinstance(part, str) or (
+        isinstance(part, dict) and part.get("content_type") == "audio_transcription"
+    )
+
+
+def _part_text(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return ""
+    kind = part.get("content_type")
+    if kind == "real_time_user_audio_video_asset_pointer":
+        video = part.get("video_container_asset_pointer") or part.get("frames_asset_pointers")
+        return "[video]" if video else _AUDIO
+    if isinstance(kind, str) and kind in _MEDIA:
+        return _MEDIA[kind]
+    text = part.get("text")
+    if isinstance(text, str):
+        return text  # a transcription, or any other part that has words
+    return "[attachment]"
+
+
 def _turn(node: dict[str, Any], where: str) -> Turn | None:
     msg = node.get("message")
     if msg is None:
@@ -123,7 +178,7 @@ def _turn(node: dict[str, Any], where: str) -> Turn | None:
     parts = content.get("parts")
     if not isinstance(parts, list):
         raise InvalidParams(f"{at}: content.parts must be a list")
-    text = "\n\n".join(p if isinstance(p, str) else "[image]" for p in parts if p != "")
+    text = "\n\n".join(_part_texts(parts))
     if not text.strip():
         return None
     model = metadata.get("model_slug") if isinstance(metadata, dict) else None

@@ -468,3 +468,50 @@ def test_utf16_text_is_stored_as_the_text_it_holds(
     path.write_text(text, encoding="utf-16")
     run(service, operator, SourceKind.CLAUDE, path)
     assert ("Café garden",) in _rows(service, "SELECT title FROM threads")
+
+
+def _chatgpt_conversation(*messages: tuple[str, list[Any]]) -> dict[str, Any]:
+    """A ChatGPT conversation of ``(role, parts)`` multimodal messages, one after another."""
+    mapping: dict[str, Any] = {"root": {"id": "root", "message": None, "parent": None}}
+    parent = "root"
+    for i, (role, parts) in enumerate(messages, 1):
+        node = f"m{i}"
+        content = {"content_type": "multimodal_text", "parts": parts}
+        message = {"id": node, "author": {"role": role}, "create_time": 1714550000 + i}
+        mapping[node] = {
+            "id": node,
+            "parent": parent,
+            "message": {**message, "content": content, "recipient": "all"},
+        }
+        parent = node
+    return {"id": "voice-1", "title": "Dog food", "current_node": parent, "mapping": mapping}
+
+
+def test_chatgpt_voice_messages_keep_what_was_said(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    audio = {"content_type": "audio_asset_pointer", "asset_pointer": "sediment://file_1"}
+    said = {"content_type": "audio_transcription", "direction": "in"}
+    live = {
+        "content_type": "real_time_user_audio_video_asset_pointer",
+        "audio_asset_pointer": audio,
+        "video_container_asset_pointer": None,
+        "frames_asset_pointers": [],
+    }
+    export = tmp_path / "conversations.json"
+    conversation = _chatgpt_conversation(
+        ("user", [{**said, "text": "Please remember that she is allergic to chicken"}, audio]),
+        ("assistant", [{**said, "text": "Got it, no chicken for Luna.", "direction": "out"}]),
+        ("user", [{**said, "text": ""}, live]),
+        ("user", [{**said, "text": "Look at her bowl"}, {**live, "frames_asset_pointers": [{}]}]),
+        ("user", [{"content_type": "file_asset_pointer", "asset_pointer": "x"}, "the vet bill"]),
+    )
+    export.write_text(json.dumps([conversation]))
+    run(service, operator, SourceKind.CHATGPT, export)
+    assert [r[0] for r in _rows(service, "SELECT text FROM exchanges ORDER BY seq")] == [
+        "Please remember that she is allergic to chicken",
+        "Got it, no chicken for Luna.",
+        "[audio]",  # a recording without a transcription: something was said
+        "Look at her bowl\n\n[video]",
+        "[attachment]\n\nthe vet bill",
+    ]
