@@ -169,24 +169,47 @@ def stream_array(
             )
         buffered = io.BufferedReader(_Prefixed(head, stream), buffer_size=1 << 16)
         number = 0
+        last = ""
         try:
             for number, item in enumerate(ijson.items(buffered, "item", use_float=True), 1):
                 if not isinstance(item, dict):
                     raise InvalidParams(
                         f"{path.name}: {what} {number} is a {type(item).__name__}, not an object"
                     )
+                last = _label(item)
                 yield number, item
                 if progress is not None:
                     progress(min(raw.tell(), size), size)
         except ijson.JSONError as exc:
-            detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            # Counted from 1, as a person counts: before the first one ends, it is "in".
+            place = f"after {what} {number}{last}" if number else f"in {what} 1 (the first)"
             raise InvalidParams(
-                f"{path.name}: not valid JSON after {what} {number}, near byte "
-                f"{raw.tell():,} ({detail}); the file may be cut short or edited",
+                f"{path.name}: not valid JSON {place}, near byte {raw.tell():,} "
+                f"({_detail(exc)}); the file may be cut short or edited",
                 field="file",
             ) from None
         if progress is not None:
             progress(size, size)
+
+
+def _label(item: dict[str, Any]) -> str:
+    """`` ('Trip planning')``, or `` (id 0b6a1c2e…)`` for a conversation without a title,
+    to find it by in the app it came from."""
+    title = item.get("title") or item.get("name")
+    if isinstance(title, str) and title.strip():
+        title = " ".join(title.split())
+        return f" ({title if len(title) <= 60 else title[:59] + '…'!r})"
+    ident = item.get("uuid") or item.get("conversation_id") or item.get("id")
+    return f" (id {short(ident)})" if isinstance(ident, str) and ident else ""
+
+
+def _detail(exc: Exception) -> str:
+    """The parser's first line of what broke (its C backend gives bytes)."""
+    text = exc.args[0] if exc.args else ""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    lines = str(text).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def _first_char(head: bytes, stream: io.BufferedReader) -> str:

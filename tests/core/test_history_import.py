@@ -149,9 +149,19 @@ def test_broken_json_names_the_byte_and_the_last_good_record(
 ) -> None:
     cut = tmp_path / "conversations.json"
     cut.write_bytes(CLAUDE.read_bytes()[:-200])
-    with pytest.raises(InvalidParams, match=r"not valid JSON after conversation 1, near byte"):
+    # The last good conversation is named by its number, counted from 1, and its title.
+    after = r"not valid JSON after conversation 1 \('Garden watering schedule'\), near byte"
+    with pytest.raises(InvalidParams, match=after):
         run(service, operator, SourceKind.CLAUDE, cut)
     assert _count(service, "exchanges") == 0
+    # Cut inside the first one: there is no conversation 0.
+    cut.write_bytes(CLAUDE.read_bytes()[:300])
+    with pytest.raises(InvalidParams) as caught:
+        plan(service, operator, SourceKind.CLAUDE, cut)
+    assert caught.value.message.startswith(
+        "conversations.json: not valid JSON in conversation 1 (the first), near byte 300 "
+        "(parse error: premature EOF)"
+    )
     obj = tmp_path / "object.json"
     obj.write_text('{"conversations": []}')
     with pytest.raises(InvalidParams, match=r"expected a JSON array of conversations"):
