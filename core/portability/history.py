@@ -13,6 +13,7 @@ hundreds of megabytes never has to fit in memory.
 
 from __future__ import annotations
 
+import codecs
 import io
 import zipfile
 from collections.abc import Callable, Iterator
@@ -255,16 +256,41 @@ _MARKS: tuple[tuple[SourceKind, tuple[bytes, ...]], ...] = (
 _SNIFF_BYTES = 64 * 1024
 
 
+#: How each ``--from`` source is named in a message.
+SOURCE_NAMES = {
+    SourceKind.CLAUDE: "a Claude export",
+    SourceKind.CHATGPT: "a ChatGPT export",
+    SourceKind.MCP_MEMORY: "an MCP memory server's file",
+    SourceKind.MARKDOWN: "Markdown notes",
+}
+
+
 def looks_like(path: Path) -> SourceKind | None:
     """The ``--from`` source that ``path`` (not an Ambry export) seems to come from, if any."""
-    try:
-        if path.is_dir() or path.suffix.lower() in (".md", ".markdown"):
-            return SourceKind.MARKDOWN
-        with open_export(path, "conversations.json") as (stream, _size):
-            head = stream.read(_SNIFF_BYTES)
-    except (InvalidParams, OSError, zipfile.BadZipFile):
-        return None
+    if path.is_dir() or path.suffix.lower() in (".md", ".markdown"):
+        return SourceKind.MARKDOWN
+    head = _head(path)
     for kind, marks in _MARKS:
         if any(mark in head for mark in marks):
             return kind
     return None
+
+
+def looks_like_ambry_export(path: Path) -> bool:
+    """Whether ``path`` begins as ``ambry export`` writes its files (a header line)."""
+    first = _head(path).lstrip().split(b"\n", 1)[0]
+    return first.startswith(b"{") and b'"ambry-export"' in first
+
+
+def _head(path: Path) -> bytes:
+    """The file's first bytes as UTF-8 (UTF-16 converted), or nothing if it cannot be read."""
+    try:
+        if path.is_dir():
+            return b""
+        with open_export(path, "conversations.json") as (stream, _size):
+            head = stream.read(_SNIFF_BYTES)
+    except (InvalidParams, OSError, zipfile.BadZipFile):
+        return b""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return head.decode("utf-16", "ignore").encode()
+    return head.removeprefix(codecs.BOM_UTF8)

@@ -51,7 +51,16 @@ from core.model.errors import AmbryError, InvalidParams, Refused
 from core.policy.field_screening import ONLY_A_SECRET, refuse_secret_name
 from core.policy.own_files import known_secrets
 from core.portability import chatgpt_export, claude_export, markdown_notes, mcp_memory
-from core.portability.history import ByteProgress, Conversation, NoteFile, Record, SourceKind
+from core.portability.history import (
+    SOURCE_NAMES,
+    ByteProgress,
+    Conversation,
+    NoteFile,
+    Record,
+    SourceKind,
+    looks_like,
+    looks_like_ambry_export,
+)
 from core.storage import audit
 from core.storage.audit import Action
 
@@ -176,9 +185,29 @@ def plan(
     store = service.store_for(caller.group)
     counts = ImportCounts(kind.value, str(path))
     job = _Job(service, caller, store, kind, counts, write=False)
-    for record in READERS[kind](path, _bytes(progress, "check", should_stop)):
-        job.take(record)
+    try:
+        for record in READERS[kind](path, _bytes(progress, "check", should_stop)):
+            job.take(record)
+    except InvalidParams as exc:
+        raise _with_source_hint(exc, kind, path) from exc
     return counts
+
+
+def _with_source_hint(exc: InvalidParams, kind: SourceKind, path: Path) -> InvalidParams:
+    """``exc``, saying which import to use when ``path`` looks like another source's file."""
+    if looks_like_ambry_export(path):
+        hint = (
+            "It looks like an Ambry export: import it without --from "
+            "(in the app: Settings, Your data, Import…)"
+        )
+    elif (seen := looks_like(path)) is not None and seen is not kind:
+        hint = (
+            f"It looks like {SOURCE_NAMES[seen]}: import it with --from {seen.value} "
+            "(in the app: choose that source)"
+        )
+    else:
+        return exc
+    return InvalidParams(f"{exc.message}. {hint}", field=exc.field, rule=exc.rule)
 
 
 def run(

@@ -29,7 +29,7 @@ from core.model.entries import (
 from core.model.errors import Conflict, InvalidParams
 from core.policy.import_screening import Skip, screen_entry, screen_row
 from core.policy.own_files import known_secrets
-from core.portability.history import SourceKind, looks_like
+from core.portability.history import SOURCE_NAMES, looks_like
 from core.storage import audit
 from core.storage.audit import Action
 
@@ -80,22 +80,13 @@ class ImportReport:
         }
 
 
-#: How each ``--from`` source is named in a hint.
-_SOURCE_NAMES = {
-    SourceKind.CLAUDE: "a Claude export",
-    SourceKind.CHATGPT: "a ChatGPT export",
-    SourceKind.MCP_MEMORY: "an MCP memory server's file",
-    SourceKind.MARKDOWN: "Markdown notes",
-}
-
-
 def _with_source_hint(exc: InvalidParams, path: Path) -> InvalidParams:
     """``exc``, saying which other app's import to use when ``path`` looks like its file."""
     kind = looks_like(path)
     if kind is None:
         return exc
     return InvalidParams(
-        f"{exc.message}. It looks like {_SOURCE_NAMES[kind]}, not an Ambry export: "
+        f"{exc.message}. It looks like {SOURCE_NAMES[kind]}, not an Ambry export: "
         f"import it with `ambry import --from {kind.value}` "
         "(in the app: Settings, Your data, Import from another app)",
         field="file",

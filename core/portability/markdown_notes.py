@@ -25,10 +25,13 @@ folders skipped), in name order.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import ijson
 
 from core.model.decoding import decode
 from core.model.entries import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, EntryType
@@ -92,7 +95,10 @@ def read(path: Path, progress: ByteProgress | None = None) -> Iterator[NoteFile]
     sizes = [f.stat().st_size for f in files]
     done = 0
     for file, size in zip(files, sizes, strict=True):
-        yield NoteFile(file, tuple(parse(file)), receipt=True)
+        text = _text(file)
+        if file == path:
+            _refuse_json(text, file.name)
+        yield NoteFile(file, tuple(parse_text(text, file.name)), receipt=True)
         done += size
         if progress is not None:
             progress(done, sum(sizes))
@@ -104,13 +110,39 @@ class _Block:
     lines: list[str] = field(default_factory=list)
 
 
-def parse(file: Path) -> list[Note]:
+def _text(file: Path) -> str:
     try:
         raw = file.read_bytes()
     except OSError as exc:
         raise InvalidParams(f"cannot read {file}: {exc.strerror or exc}", field="file") from exc
-    lines = decode(raw, file.name).replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    start, meta_tags, meta_type = _front_matter(lines, file.name)
+    return decode(raw, file.name)
+
+
+def _refuse_json(text: str, name: str) -> None:
+    """Refuse a file that is JSON (or JSON Lines): another app's export given as notes
+    would otherwise be cut into memories of braces and quotes."""
+    body = text.lstrip()
+    if not body.startswith(("{", "[")):
+        return
+    try:
+        # Streamed, so a chat export of hundreds of megabytes is checked in little memory.
+        for _ in ijson.basic_parse(io.BytesIO(body.encode()), multiple_values=True):
+            pass
+    except ijson.JSONError:
+        return  # Markdown that happens to start with a bracket
+    raise InvalidParams(
+        f"{name} holds JSON, not Markdown notes; give a Markdown file or a folder of them",
+        field="file",
+    )
+
+
+def parse(file: Path) -> list[Note]:
+    return parse_text(_text(file), file.name)
+
+
+def parse_text(text: str, name: str) -> list[Note]:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    start, meta_tags, meta_type = _front_matter(lines, name)
     headings: list[tuple[int, str]] = []
     notes: list[Note] = []
     block: _Block | None = None
@@ -119,7 +151,7 @@ def parse(file: Path) -> list[Note]:
     def flush() -> None:
         nonlocal block
         if block is not None:
-            notes.extend(_notes(block, headings, meta_tags, meta_type, file.name))
+            notes.extend(_notes(block, headings, meta_tags, meta_type, name))
             block = None
 
     for number, line in enumerate(lines[start:], start + 1):

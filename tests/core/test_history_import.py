@@ -525,3 +525,51 @@ def test_chatgpt_voice_messages_keep_what_was_said(
         "Look at her bowl\n\n[video]",
         "[attachment]\n\nthe vet bill",
     ]
+
+
+@pytest.mark.parametrize(
+    ("given", "path", "says"),
+    [
+        (SourceKind.CLAUDE, CHATGPT, "uuid must be a string (missing). It looks like a ChatGPT"),
+        (SourceKind.CHATGPT, CLAUDE, "has no id (conversation_id or id must be a string). It "),
+        (SourceKind.MCP_MEMORY, CHATGPT, "line 1: not JSON (Expecting value at column 2). It l"),
+        (SourceKind.CHATGPT, FIXTURES / "memory.jsonl", "it starts with '{'. It looks like an MCP"),
+        (SourceKind.CLAUDE, FIXTURES / "notes" / "MEMORY.md", "starts with '-'. It looks like Ma"),
+        (SourceKind.MARKDOWN, CHATGPT, "holds JSON, not Markdown notes; give a Markdown file"),
+        (SourceKind.MARKDOWN, CLAUDE, "holds JSON, not Markdown notes; give a Markdown file"),
+        (SourceKind.MARKDOWN, FIXTURES / "memory.jsonl", "holds JSON, not Markdown notes"),
+    ],
+)
+def test_a_file_given_as_another_source_says_which_import_it_needs(
+    service: MemoryService, operator: Caller, given: SourceKind, path: Path, says: str
+) -> None:
+    seen = {CHATGPT: "chatgpt", CLAUDE: "claude", FIXTURES / "memory.jsonl": "mcp-memory"}
+    kind = seen.get(path, "markdown")
+    with pytest.raises(InvalidParams) as caught:
+        plan(service, operator, given, path)
+    assert says in caught.value.message
+    assert caught.value.message.endswith(
+        f": import it with --from {kind} (in the app: choose that source)"
+    )
+    assert _count(service, "memory_entries") == 0 and _count(service, "threads") == 0
+
+
+def test_an_ambry_export_given_with_from_says_to_import_it_without(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    from core.portability.export import export
+
+    service.store(operator, {"type": "fact", "content": "Keeps bees", "tags": []})
+    out = tmp_path / "memories.jsonl"
+    export(service, operator, out)
+    for kind in (SourceKind.MARKDOWN, SourceKind.CHATGPT, SourceKind.MCP_MEMORY):
+        with pytest.raises(InvalidParams, match="It looks like an Ambry export: import it "):
+            plan(service, operator, kind, out)
+
+
+def test_markdown_that_starts_with_a_bracket_is_still_notes(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    note = tmp_path / "links.md"
+    note.write_text("[Ambry](https://example.org) keeps my notes\n\n{draft} not JSON\n")
+    assert plan(service, operator, SourceKind.MARKDOWN, note).memories_new == 2
