@@ -6,7 +6,8 @@ The rule, one entry per item a person would point at:
   is one memory, with its indented continuation lines and sub-items kept in it.
 * Each **paragraph** outside a list is one memory (a quote's ``>`` is dropped).
 * **Headings** are not memories: they give the memories under them their type and a
-  tag. The nearest heading that names a kind decides the type ("Preferences" →
+  tag. The nearest heading that names a kind in a word of its own (a plural too)
+  decides the type ("Preferences" →
   preference; "Instructions", "Rules", "Conventions", "Guidelines", "Workflow" →
   instruction; "Corrections", "Mistakes", "Lessons" → correction; "Facts", "About",
   "People", "Environment", "Profile" → fact); otherwise a front-matter ``type:``;
@@ -44,6 +45,7 @@ _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,9}[.)])\s+(?:\[[ xX]\]\s+)?(.*)$")
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _LINK = re.compile(r"\[\[([^\]|#]+)(?:#[^\]|]*)?(?:\|([^\]]+))?\]\]")
+_WORDS = re.compile(r"[^\W_]+")
 _HASHTAG = re.compile(r"(?<![\w#&/])#([A-Za-z][\w/-]{0,48})")
 _KINDS: tuple[tuple[EntryType, tuple[str, ...]], ...] = (
     (EntryType.PREFERENCE, ("preference", "likes", "dislikes", "taste")),
@@ -224,11 +226,22 @@ def _front_matter(lines: list[str], name: str) -> tuple[int, list[str], EntryTyp
 
 def _type_for(headings: list[tuple[int, str]], default: EntryType | None) -> EntryType:
     for _, title in reversed(headings):
-        lowered = title.lower()
-        for entry_type, words in _KINDS:
-            if any(w in lowered for w in words):
+        words = _WORDS.findall(title.casefold())
+        for entry_type, names in _KINDS:
+            if any(_names(name.split(), words) for name in names):
                 return entry_type
     return default or EntryType.CONTEXT
+
+
+def _names(name: list[str], words: list[str]) -> bool:
+    """Whether ``words`` hold ``name`` as whole words, its last one maybe plural: "Code
+    style" and "Lessons learned" name a kind; "Stylesheets" and "Build artifacts" do not."""
+    *lead, last = name
+    size = len(name)
+    for i in range(len(words) - size + 1):
+        if words[i : i + size - 1] == lead and words[i + size - 1] in (last, last + "s"):
+            return True
+    return False
 
 
 #: The line under each item of Ambry's own Markdown export: id, source, trust, tags.

@@ -573,3 +573,27 @@ def test_markdown_that_starts_with_a_bracket_is_still_notes(
     note = tmp_path / "links.md"
     note.write_text("[Ambry](https://example.org) keeps my notes\n\n{draft} not JSON\n")
     assert plan(service, operator, SourceKind.MARKDOWN, note).memories_new == 2
+
+
+def test_a_heading_names_a_kind_only_in_a_word_of_its_own(tmp_path: Path) -> None:
+    note = tmp_path / "MEMORY.md"
+    headings = {
+        # A kind's name inside a longer word is not the kind.
+        "Customer satisfaction survey": EntryType.CONTEXT,
+        "Build artifacts": EntryType.CONTEXT,
+        "Stylesheets": EntryType.CONTEXT,
+        "Roundabout ideas": EntryType.CONTEXT,
+        "Rulers and compasses": EntryType.CONTEXT,
+        # As a word of its own, singular or plural, it is.
+        "Code style": EntryType.INSTRUCTION,
+        "How-to": EntryType.INSTRUCTION,
+        "Rules": EntryType.INSTRUCTION,
+        "Lessons learned": EntryType.CORRECTION,
+        "Gotchas": EntryType.CORRECTION,
+        "About me": EntryType.FACT,
+        "Facts": EntryType.FACT,
+        "Likes and dislikes": EntryType.PREFERENCE,
+        "My preferences": EntryType.PREFERENCE,
+    }
+    note.write_text("".join(f"## {h}\n- item under {h}\n\n" for h in headings))
+    assert {n.content.removeprefix("item under "): n.entry_type for n in parse(note)} == headings
