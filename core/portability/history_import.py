@@ -65,6 +65,7 @@ from core.storage import audit
 from core.storage.audit import Action
 
 if TYPE_CHECKING:
+    from core.attachments.attach import FileFacts
     from core.model.caller import Caller
     from core.storage.store import GroupStore
     from core.storage.workspace import Workspace
@@ -299,6 +300,8 @@ class _Job:
         self.now = iso(utc_now())
         self.turns_seen: dict[str, set[str]] = {}
         self.memories_seen: set[tuple[str, str]] = set()
+        #: The files' hashes read so far: two files with the same bytes are one receipt.
+        self.receipts_seen: set[str] = set()
 
     def take(self, record: Record) -> None:
         if isinstance(record, Conversation):
@@ -342,6 +345,14 @@ class _Job:
         self.counts.redacted += sum(s.redacted for s in screened)
         insert_turns(self.store, self.caller, thread_id, screened, self.now)
 
+    def _linked(self, facts: FileFacts) -> bool:
+        row = self.store.execute(
+            "SELECT 1 FROM attachment_receipt_turns WHERE receipt_id = ? AND source_path = ? "
+            "LIMIT 1",
+            (facts.receipt_id, facts.path),
+        ).fetchone()
+        return row is not None
+
     def _note_file(self, note_file: NoteFile) -> None:
         self.counts.files += 1
         fresh: list[StoreRequest] = []
@@ -369,16 +380,23 @@ class _Job:
         facts = None
         if note_file.receipt:
             facts = inspect_file(str(note_file.path), data_root=self.service.data_dir.root)
-            has_receipt = self.store.execute(
-                "SELECT 1 FROM attachment_receipts WHERE sha256 = ?", (facts.sha256,)
-            ).fetchone()
-            self.counts.receipts_new += has_receipt is None
+            has_receipt = (
+                facts.sha256 in self.receipts_seen
+                or self.store.execute(
+                    "SELECT 1 FROM attachment_receipts WHERE sha256 = ?", (facts.sha256,)
+                ).fetchone()
+                is not None
+            )
+            self.receipts_seen.add(facts.sha256)
+            self.counts.receipts_new += not has_receipt
         if not self.write:
             return
         for request in fresh:
             outcome = write_entry(self.service, self.store, self.caller, request, self.now)
             self.counts.redacted += len(outcome.redacted)
-        if facts is not None and (fresh or not has_receipt):
+        # Each file is linked to its receipt once, from its own path: a second file
+        # with the same bytes gets a link of its own, a file imported again none.
+        if facts is not None and (fresh or not has_receipt or not self._linked(facts)):
             refuse_secret_name(facts.path, "path")
             write_receipt(
                 self.store,

@@ -597,3 +597,24 @@ def test_a_heading_names_a_kind_only_in_a_word_of_its_own(tmp_path: Path) -> Non
     }
     note.write_text("".join(f"## {h}\n- item under {h}\n\n" for h in headings))
     assert {n.content.removeprefix("item under "): n.entry_type for n in parse(note)} == headings
+
+
+def test_two_files_with_the_same_bytes_share_one_receipt_each_with_its_link(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    notes = tmp_path / "twice"
+    notes.mkdir()
+    for name in ("a.md", "b.md"):
+        (notes / name).write_text("# Facts\n- The boiler is serviced every October\n")
+    dry = plan(service, operator, SourceKind.MARKDOWN, notes)
+    done = run(service, operator, SourceKind.MARKDOWN, notes)
+    # The preview counts what the import does: the same bytes are one receipt.
+    assert (dry.receipts_new, dry.memories_new, dry.memories_present) == (1, 1, 1)
+    assert (done.receipts_new, done.memories_new, done.memories_present) == (1, 1, 1)
+    assert _count(service, "attachment_receipts") == 1
+    links = _rows(service, "SELECT source_path FROM attachment_receipt_turns ORDER BY id")
+    assert [Path(p).name for (p,) in links] == ["a.md", "b.md"]
+    # Imported again, nothing is added: no receipt, and no second link for either file.
+    again = run(service, operator, SourceKind.MARKDOWN, notes)
+    assert (again.receipts_new, again.memories_new) == (0, 0)
+    assert _count(service, "attachment_receipt_turns") == 2
