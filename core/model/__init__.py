@@ -1,8 +1,9 @@
 """Domain values every layer shares: entries and their enums, errors, change records,
-settings, the caller's provenance and plain-text helpers.
+settings, the caller's provenance, plain-text helpers, and a text file's bytes as text.
 
 Owns: ``entries`` (MemoryEntry, filters, limits), ``errors`` (the typed errors every front
 end maps), ``changes`` (the change record a mutation returns), ``config`` (the person's
-settings and their bounds), ``caller``, ``text``.
+settings and their bounds), ``caller``, ``text``, ``decoding`` (UTF-8, or refused with
+the place).
 May import: the standard library only. Everything else in ``core`` may import this.
 """
