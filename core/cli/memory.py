@@ -115,6 +115,14 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
     notes = []
     if not outcome.created:
         notes.append("already stored; the existing entry was kept")
+        tags = outcome.tags_note()
+        if tags:
+            notes.append(tags)
+        if outcome.tags_not_added:
+            notes.append(
+                f"to set its tags, store the text again with --supersedes {outcome.entry.id} "
+                "and --tags with every tag it should have"
+            )
     if outcome.entry.status is Status.CANDIDATE:
         notes.append(
             f"awaiting review ({outcome.entry.review_reason}): "

@@ -9,9 +9,11 @@ written outside a :func:`writing` transaction.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from core.memory.confidence import effective_confidence, initial_confidence, reinforce
@@ -80,6 +82,11 @@ class StoreOutcome:
     superseded: str | None = None
     #: Pattern names of the secrets the policy redacted from this write, one per finding.
     redacted: tuple[str, ...] = ()
+    #: Of a write that duplicated a current entry: the tags it gave that the entry
+    #: took, and those it did not take (:data:`TagsLeft` says why).
+    tags_added: tuple[str, ...] = ()
+    tags_not_added: tuple[str, ...] = ()
+    tags_left_because: TagsLeft | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,7 +98,75 @@ class StoreOutcome:
             # What was kept is not what was sent: say how much went and of which kind.
             "redacted": len(self.redacted),
             "redacted_kinds": dict(sorted(Counter(self.redacted).items())),
+            "tags_added": list(self.tags_added),
+            "tags_not_added": list(self.tags_not_added),
         }
+
+    def tags_note(self) -> str | None:
+        """What became of the tags of a write that duplicated an entry, in words."""
+        if self.created or not (self.tags_added or self.tags_not_added):
+            return None
+        said = []
+        if self.tags_added:
+            said.append(f"it took the tag{_s(self.tags_added)} {_listed(self.tags_added)}")
+        if self.tags_not_added:
+            why = (self.tags_left_because or TagsLeft.FULL).value
+            said.append(
+                f"tag{_s(self.tags_not_added)} {_listed(self.tags_not_added)} not added: {why}"
+            )
+        return "; ".join(said)
+
+
+class TagsLeft(StrEnum):
+    """Why a duplicate write's tags were not added to the entry it duplicated."""
+
+    FULL = f"a memory holds at most {MAX_TAGS} tags"
+    REVIEW = "a write held for review does not change a current memory's tags"
+
+
+def _s(items: tuple[str, ...]) -> str:
+    return "s" if len(items) > 1 else ""
+
+
+def _listed(tags: tuple[str, ...]) -> str:
+    return ", ".join(repr(t) for t in tags)
+
+
+def add_tags(
+    store: GroupStore,
+    caller: Caller,
+    entry: MemoryEntry,
+    tags: Iterable[str],
+    now: str,
+    **detail: Any,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Add to ``entry``, in place and audited (``detail`` in the row), those of ``tags``
+    it lacks (case aside), as many as it has room for.
+
+    Returns:
+        The tags added, and those left out for want of room (:data:`MAX_TAGS`).
+    """
+    have = {t.casefold() for t in entry.tags}
+    new = [t for t in clean_tags(tags) if t.casefold() not in have]
+    room = max(0, MAX_TAGS - len(entry.tags))
+    added, left = tuple(new[:room]), tuple(new[room:])
+    if added:
+        store.update_fields(
+            entry.id,
+            tags=json.dumps([*entry.tags, *added], ensure_ascii=False),
+            updated_at=now,
+        )
+        audit.record(
+            store,
+            Action.UPDATE,
+            caller.actor,
+            session_id=caller.session_id,
+            entry_ids=[entry.id],
+            count=len(added),
+            field="tags",
+            **detail,
+        )
+    return added, left
 
 
 def parse_store_args(args: dict[str, Any]) -> StoreRequest:
@@ -264,6 +339,16 @@ def write_entry(
         # Seeing the same memory again is evidence for it (seed 002 reinforcement).
         current = effective_confidence(duplicate, parse_iso(now), service.config)
         store.reinforce(duplicate.id, reinforce(current), now)
+        # The tags given are the writer's, as when it is stored the first time; a
+        # write held for review does not change a memory it did not get past review.
+        why = TagsLeft.FULL
+        added: tuple[str, ...] = ()
+        if request.status is Status.CANDIDATE and duplicate.status is Status.ACTIVE:
+            have = {t.casefold() for t in duplicate.tags}
+            left = tuple(t for t in tags if t.casefold() not in have)
+            why = TagsLeft.REVIEW
+        else:
+            added, left = add_tags(store, caller, duplicate, tags, now, reason="stored again")
         superseded = None
         if (
             target is not None
@@ -284,7 +369,14 @@ def write_entry(
         entry = store.get(duplicate.id)
         assert entry is not None
         return StoreOutcome(
-            entry, False, replace(changes, entry_ids=(entry.id,)), superseded, request.redacted
+            entry,
+            False,
+            replace(changes, entry_ids=(entry.id,)),
+            superseded,
+            request.redacted,
+            tags_added=added,
+            tags_not_added=left,
+            tags_left_because=why if left else None,
         )
 
     check_rate(store, caller, "stores", service.config)

@@ -65,8 +65,11 @@ def _store(r: AuditRecord) -> str:
 
 
 def _update(r: AuditRecord) -> str:
-    if r.detail.get("field") == "pinned":
-        return "pinned a memory" if r.detail.get("value") else "unpinned a memory"
+    match r.detail.get("field"):
+        case "pinned":
+            return "pinned a memory" if r.detail.get("value") else "unpinned a memory"
+        case "tags":
+            return f"added {plural(_n(r), 'tag')} to a memory"
     return f"changed the {r.detail.get('field', 'settings')} of a memory"
 
 

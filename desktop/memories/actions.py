@@ -229,7 +229,11 @@ class MemoryActions(QObject):
             messages.report(exc)
             return None
         if not outcome.created:
-            messages.info("Same as an existing memory: that one was kept and reinforced.")
+            tags = outcome.tags_note()
+            messages.info(
+                "Same as an existing memory: that one was kept and reinforced"
+                + (f"; {tags}." if tags else ".")
+            )
         elif original is not None:
             messages.info("Saved as a new version; the old one is kept in its history.")
         else:

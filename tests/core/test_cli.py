@@ -240,6 +240,26 @@ def test_duplicates_lists_a_paraphrase_and_keeps_one(
     assert code == 1 and "no near-duplicate" in err
 
 
+def test_storing_a_text_again_adds_its_new_tags_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    _, first, _ = run(capsys, *d, "store", "--tags", "home", "User lives in Lisbon")
+    code, out, err = run(capsys, *d, "store", "--tags", "city", "User lives in Lisbon")
+    assert (code, out) == (0, first)
+    assert (
+        err == "note: already stored; the existing entry was kept\nnote: it took the tag 'city'\n"
+    )
+    code, out, _ = run(capsys, *d, "show", first.strip(), "--json")
+    assert json.loads(out)["tags"] == ["home", "city"]
+    # A write held for review (low trust) does not change the active memory's tags.
+    code, out, err = run(
+        capsys, *d, "store", "--tags", "porto", "--trust", "low", "User lives in Lisbon"
+    )
+    assert code == 0 and "tag 'porto' not added: a write held for review" in err
+    assert f"--supersedes {first.strip()}" in err
+
+
 def test_list_says_when_more_follow_and_when_it_read_past_the_end(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -70,6 +70,51 @@ def test_identical_content_is_not_duplicated(service: MemoryService, agent: Call
     assert service.store_for("main").total() == 2
 
 
+def test_storing_the_same_text_again_adds_the_new_tags(
+    service: MemoryService, agent: Caller
+) -> None:
+    from jsonschema import Draft202012Validator
+
+    from core.policy.manifest import load_manifest
+
+    first = service.store(
+        agent, {"type": "fact", "content": "User lives in Lisbon", "tags": ["home"]}
+    )
+    again = service.store(
+        agent, {"type": "fact", "content": "User lives in Lisbon", "tags": ["City", "HOME"]}
+    )
+    assert not again.created and again.entry.id == first.entry.id
+    assert again.entry.tags == ("home", "City")
+    result = again.to_dict()
+    Draft202012Validator(load_manifest()["memory_store"].result_schema).validate(result)
+    assert (result["tags_added"], result["tags_not_added"]) == (["City"], [])
+    assert [r.id for r in service.search(agent, {"query": "city"})] == [first.entry.id]
+    row = audit.recent(service.store_for("main"), actions=["update"])[0]
+    assert (row.entry_ids, row.count, row.detail["field"]) == ([first.entry.id], 1, "tags")
+    # No room past ten tags: the rest is said, not dropped without a word.
+    tags = [f"t{i}" for i in range(9)]
+    full = service.store(agent, {"type": "fact", "content": "User lives in Lisbon", "tags": tags})
+    assert full.tags_added == tuple(tags[:8]) and full.tags_not_added == ("t8",)
+    assert "a memory holds at most 10 tags" in (full.tags_note() or "")
+
+
+def test_a_write_held_for_review_does_not_tag_an_active_memory(
+    service: MemoryService, agent: Caller
+) -> None:
+    first = _store(service, agent, "User lives in Lisbon")
+    held = service.store(
+        agent,
+        {
+            "type": "fact",
+            "content": "User lives in Lisbon",
+            "tags": ["porto"],
+            "source": {"type": "web_content"},
+        },
+    )
+    assert held.entry.id == first and held.entry.tags == ()
+    assert held.to_dict()["tags_not_added"] == ["porto"]
+
+
 @pytest.mark.parametrize(
     "again",
     [

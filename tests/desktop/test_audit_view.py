@@ -55,6 +55,8 @@ def test_sentences_name_who_and_what() -> None:
         "You returned 1 memory to review and made 1 memory it replaced current again"
     )
     assert "review_undo" in actions_described_by("returned")
+    tagged = AuditRecord(1, "", "update", "agent", None, ["mem-1"], 2, None, {"field": "tags"})
+    assert sentence(tagged, {}) == "An agent added 2 tags to a memory"
     forgot = AuditRecord(1, "", "forget", "operator", None, [], 1, None, {"exchanges": 2})
     assert sentence(forgot, {}) == "You forgot 1 memory and 2 exchanges"
     handoffs = {"exchanges": 2, "handoff_versions": 3, "session_handoffs": 1}
