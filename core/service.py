@@ -28,6 +28,7 @@ from core.layers.scheduler import LayerWorker
 from core.memory import curation, forgetting, trash
 from core.memory.forgetting import ForgetPlan, Scope
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
+from core.memory.versions import Deletion
 from core.memory.writing import (
     StoreOutcome,
     StoreRequest,
@@ -305,14 +306,17 @@ class MemoryService(Workspace):
             self.emit(merged)
         return outcomes
 
-    def delete(self, caller: Caller, entry_id: str) -> Changes:
+    def delete(self, caller: Caller, entry_id: str) -> Deletion:
         """Delete one entry (the search index follows through triggers).
 
         The person's delete is final; an agent's moves the entry to the trash
-        (:mod:`core.memory.trash`), from which the person can restore it.
+        (:mod:`core.memory.trash`), from which the person can restore it. Either
+        way its versions are relinked around it: deleting the current version
+        makes the one before it current again (:mod:`core.storage.chains`).
         """
         entry_id = _entry_id(entry_id)
         store = self.store_for(caller.group)
+        now = utc_now()
         with writing(self, store, caller):
             if store.get(entry_id) is None:
                 raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
@@ -321,9 +325,10 @@ class MemoryService(Workspace):
             to_trash = caller.actor is Actor.AGENT
             where: dict[str, Any] = {"to": "trash"} if to_trash else {}
             if to_trash:
-                trash.move_to_trash(store, caller, entry_id, self.config, utc_now())
+                place = trash.move_to_trash(store, caller, entry_id, self.config, now)
             else:
-                store.delete(entry_id)
+                place = store.delete(entry_id, iso(now))
+            again = place.current_again if place is not None else None
             audit.record(
                 store,
                 Action.DELETE,
@@ -331,14 +336,15 @@ class MemoryService(Workspace):
                 session_id=caller.session_id,
                 entry_ids=[entry_id],
                 count=1,
+                current_again=again,
                 **where,
             )
         scrub(store, (Index.ENTRIES,))
-        return self.emit(
-            Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=(entry_id,))
-        )
+        ids = (entry_id, *((again,) if again else ()))
+        changes = Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=ids)
+        return Deletion(self.emit(changes), entry_id, again)
 
-    def delete_tool(self, caller: Caller, args: dict[str, Any]) -> Changes:
+    def delete_tool(self, caller: Caller, args: dict[str, Any]) -> Deletion:
         """``memory_delete`` with manifest validation."""
         args = validate_args("memory_delete", args)
         return self.delete(caller, args["id"])

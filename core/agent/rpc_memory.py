@@ -37,8 +37,7 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_brief":
             return service.brief(caller, args).to_dict()
         case "memory_delete":
-            service.delete_tool(caller, args)
-            return {"deleted": args["id"]}
+            return service.delete_tool(caller, args).to_dict()
         case "memory_related":
             return {"results": [r.to_dict() for r in service.related(caller, args)]}
         case _:

@@ -196,9 +196,15 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
 
 
 def _preview_lines(preview: forget_preview.ForgetPreview) -> list[str]:
-    """A line per memory in the trash, per thread whose handoff versions go (saying
-    which one is current after) and per session handoff."""
+    """A line per memory in the trash, per earlier version current again after, per
+    thread whose handoff versions go (saying which one is current after) and per
+    session handoff."""
     lines = [f"{item.id}  (in the trash) {item.preview}" for item in preview.trashed]
+    lines += [
+        f"{entry.id}  (an earlier version, without the topic: current again) "
+        f"{one_line(entry.content, 80)}"
+        for entry in preview.current_again
+    ]
     lines += [
         f"{fate.thread_id}  (handoff of {fate.title!r}) {fate.gone}; {fate.outcome}"
         for fate in preview.handoffs

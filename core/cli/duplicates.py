@@ -143,11 +143,11 @@ def cmd_duplicates(ctx: Context, args: argparse.Namespace) -> int:
             said = f"kept {done.kept.id}"
             if done.tags_added:
                 said += f" (a new version of {args.id}, with #{' #'.join(done.tags_added)})"
-            said += "; deleted " + ", ".join(e.id for e in done.deleted)
+            said += "; deleted " + ", ".join(done.deleted.ids)
             ctx.emit(
                 {
                     "kept": done.kept.to_dict(),
-                    "deleted": [e.id for e in done.deleted],
+                    "deleted": list(done.deleted.ids),
                     "tags_added": list(done.tags_added),
                 },
                 said,

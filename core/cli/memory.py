@@ -31,7 +31,7 @@ from core.model.entries import (
 )
 from core.model.errors import InvalidParams
 from core.model.paging import read_page
-from core.model.text import plural
+from core.model.text import one_line, plural
 from core.policy.manifest import validate_args
 from core.policy.screening import strip_controls
 
@@ -233,8 +233,13 @@ def cmd_history(ctx: Context, args: argparse.Namespace) -> int:
 
 @command("delete", "Delete one memory entry by id (it names one entry, so no prompt).")(_id_arg)
 def cmd_delete(ctx: Context, args: argparse.Namespace) -> int:
-    ctx.service.delete(ctx.caller, args.id)
-    ctx.emit({"deleted": args.id}, f"deleted {args.id}")
+    done = ctx.service.delete(ctx.caller, args.id)
+    said = f"deleted {args.id}"
+    if done.current_again is not None:
+        # The fact has not vanished: say which version the agent now sees.
+        again = ctx.service.get(ctx.group, done.current_again)
+        said += f"\n{again.id} is current again: {one_line(again.content, 200)}"
+    ctx.emit(done.to_dict(), said)
     return 0
 
 

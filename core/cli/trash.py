@@ -44,9 +44,11 @@ def cmd_trash(ctx: Context, args: argparse.Namespace) -> int:
         case "restore":
             if not args.ids:
                 return fail("trash restore needs at least one entry id (see `ambry trash`)", 2)
-            for entry_id in args.ids:
-                trash.restore(ctx.service, ctx.caller, entry_id)
-            ctx.emit({"restored": args.ids}, "\n".join(f"restored {i}" for i in args.ids))
+            done = [trash.restore(ctx.service, ctx.caller, entry_id) for entry_id in args.ids]
+            ctx.emit(
+                {"restored": args.ids, "entries": [r.to_dict() for r in done]},
+                "\n".join(r.describe() for r in done),
+            )
         case "empty":
             what = ", ".join(args.ids) if args.ids else "everything in the trash"
             if not args.yes and not _confirm(f"Delete {what} of group {ctx.group} for good?"):

@@ -1,9 +1,10 @@
 """What a forget will take, described for the person before anything goes.
 
 A :class:`~core.memory.forgetting.ForgetPlan` holds ids; the person needs to read
-what they name: the memories agents deleted that wait in the trash, for each
-thread whose handoff versions go which ones and which version is current after,
-and each session handoff with the thread it was left in. ``ambry forget`` prints
+what they name: the memories agents deleted that wait in the trash, the earlier
+versions of memories that go which are current again after, for each thread
+whose handoff versions go which ones and which version is current after, and
+each session handoff with the thread it was left in. ``ambry forget`` prints
 these and the app lists them, from the same values.
 """
 
@@ -17,6 +18,8 @@ from core.continuity.episodes import Exchange
 from core.continuity.session_handoffs import SessionHandoff
 from core.memory.forgetting import ForgetPlan
 from core.memory.trash import TrashItem, list_trash
+from core.model.entries import MemoryEntry
+from core.storage.chains import current_after_delete
 
 if TYPE_CHECKING:
     from core.storage.workspace import Workspace
@@ -74,6 +77,9 @@ class ForgetPreview:
     session_notes: tuple[NoteGoing, ...]
     #: The first :data:`TURNS_SHOWN` of the plan's conversation turns, oldest first.
     turns: tuple[Exchange, ...] = ()
+    #: Earlier versions of memories it takes, which the topic is not in: current
+    #: again after it, as after any delete (core.storage.chains).
+    current_again: tuple[MemoryEntry, ...] = ()
 
 
 def preview(service: Workspace, group: str, plan: ForgetPlan) -> ForgetPreview:
@@ -95,7 +101,15 @@ def preview(service: Workspace, group: str, plan: ForgetPlan) -> ForgetPreview:
             )
         ),
         tuple(episodes.exchanges_by_id(service, group, plan.exchange_ids[:TURNS_SHOWN])),
+        _current_again(service, group, plan),
     )
+
+
+def _current_again(service: Workspace, group: str, plan: ForgetPlan) -> tuple[MemoryEntry, ...]:
+    ids = [e.id for e in plan.entries]
+    again = current_after_delete(service.store_for(group), ids)
+    found = service.entries(group, again)
+    return tuple(found[i] for i in again if i in found)
 
 
 def _handoff_fates(service: Workspace, group: str, plan: ForgetPlan) -> list[HandoffFate]:

@@ -7,17 +7,19 @@ agent protocol, and each refuses an agent caller as well (defence in depth).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from core.memory.confidence import effective_confidence
+from core.memory.versions import Restored, put_back
 from core.model.changes import Changes
 from core.model.entries import Actor, EntryFilter, MemoryEntry, Status, iso, parse_iso, utc_now
 from core.model.errors import Conflict, Forbidden, NotFound
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.chains import Place
 from core.storage.rows import where_clause
 from core.storage.scrub import Index, scrub
 
@@ -325,13 +327,47 @@ def recorded_acceptances(store: GroupStore, entry_ids: Sequence[str]) -> list[Ac
     return out
 
 
+@dataclass(frozen=True)
+class Deleted:
+    """Memories deleted together, as they were, in the order they were deleted, and
+    where each stood among its versions: what :func:`restore` needs to undo it.
+
+    Attributes:
+        entries: the memories deleted.
+        places: where each stood in its version chain, by id.
+    """
+
+    entries: tuple[MemoryEntry, ...]
+    places: Mapping[str, Place] = field(default_factory=dict)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(e.id for e in self.entries)
+
+    @property
+    def current_again(self) -> tuple[str, ...]:
+        """The earlier versions the delete made current, of those it left."""
+        gone = set(self.ids)
+        again = (p.current_again for p in self.places.values())
+        return tuple(i for i in dict.fromkeys(again) if i is not None and i not in gone)
+
+
 def delete_recorded(
     store: GroupStore, caller: Caller, entry_ids: Sequence[str], **details: Any
-) -> None:
+) -> dict[str, Place]:
     """Delete ``entry_ids`` inside the caller's transaction, with one audit row
-    (``details`` added to it); the caller scrubs once the transaction is over."""
+    (``details`` added to it); the caller scrubs once the transaction is over.
+
+    Returns:
+        Where each stood among its versions, which are relinked around it.
+    """
+    now = iso(utc_now())
+    places: dict[str, Place] = {}
     for entry_id in entry_ids:
-        store.delete(entry_id)
+        place = store.delete(entry_id, now)
+        if place is not None:
+            places[entry_id] = place
+    again = [p.current_again for p in places.values() if p.current_again not in (None, *places)]
     audit.record(
         store,
         Action.DELETE,
@@ -339,13 +375,15 @@ def delete_recorded(
         session_id=caller.session_id,
         entry_ids=list(entry_ids),
         count=len(entry_ids),
+        current_again=again or None,
         **details,
     )
+    return places
 
 
 def delete_many(
     service: Workspace, caller: Caller, entry_ids: Sequence[str]
-) -> tuple[Changes, list[MemoryEntry]]:
+) -> tuple[Changes, Deleted]:
     """Delete entries in one transaction; returns them so the caller can offer undo."""
     require_operator(caller, "bulk deletion")
     store = service.store_for(caller.group)
@@ -354,26 +392,48 @@ def delete_many(
     if missing:
         raise NotFound(f"no entry {missing[0]} in group {store.group}", field="id")
     with store.transaction():
-        delete_recorded(store, caller, entry_ids)
+        places = delete_recorded(store, caller, entry_ids)
+    deleted = Deleted(tuple(found[i] for i in entry_ids), places)
     scrub(store, (Index.ENTRIES,))
     changes = service.emit(
         Changes(
-            group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
+            group=store.group,
+            entries=True,
+            review=True,
+            audit=True,
+            entry_ids=(*entry_ids, *deleted.current_again),
         )
     )
-    return changes, [found[i] for i in entry_ids]
+    return changes, deleted
 
 
-def restore(service: Workspace, caller: Caller, entries: Sequence[MemoryEntry]) -> Changes:
-    """Put deleted entries back exactly as they were (undo), all or none."""
+def restore(
+    service: Workspace,
+    caller: Caller,
+    entries: Sequence[MemoryEntry],
+    places: Mapping[str, Place] | None = None,
+) -> list[Restored]:
+    """Put deleted entries back as they were (undo), all or none, each where it stood
+    among its versions (``places``, from :class:`Deleted`; core.memory.versions).
+
+    They are put back last deleted first, so a chain deleted whole comes back whole.
+    """
     require_operator(caller, "restoring memories")
     store = service.store_for(caller.group)
+    now = iso(utc_now())
+    places = places or {}
+    done: list[Restored] = []
     with store.transaction():
-        for entry in entries:
+        for entry in reversed(entries):
             if store.get(entry.id) is not None:
                 raise Conflict(f"{entry.id} already exists; nothing to restore")
             # Re-sealed from the clear text, so the dedup key is the right one again.
             store.insert(service.row_for(service.readable(entry, reveal=True)))
+            # An entry deleted without its place (a reject) goes before its next version.
+            later = (entry.superseded_by,) if entry.superseded_by else ()
+            place = places.get(entry.id) or Place(later=later)
+            done.append(put_back(store, entry.id, place, now))
+        done.reverse()
         audit.record(
             store,
             Action.RESTORE,
@@ -381,16 +441,19 @@ def restore(service: Workspace, caller: Caller, entries: Sequence[MemoryEntry]) 
             session_id=caller.session_id,
             entry_ids=[e.id for e in entries],
             count=len(entries),
+            current_again=[r.replaced for r in done if r.replaced] or None,
         )
-    return service.emit(
+    others = (r.replaced for r in done if r.replaced)
+    service.emit(
         Changes(
             group=store.group,
             entries=True,
             review=True,
             audit=True,
-            entry_ids=tuple(e.id for e in entries),
+            entry_ids=tuple(dict.fromkeys((*(e.id for e in entries), *others))),
         )
     )
+    return done
 
 
 def set_pinned(service: Workspace, caller: Caller, entry_id: str, pinned: bool) -> Changes:

@@ -288,8 +288,15 @@ def forget(
     require_operator(caller, "forgetting")
     store = service.store_for(caller.group)
     with store.transaction():
-        for entry in plan.entries:
-            store.delete(entry.id)
+        # Each memory's versions are relinked around it (core.storage.chains): one
+        # that does not hold the topic is current again if every later one goes.
+        places = [store.delete(entry.id) for entry in plan.entries]
+        gone = {e.id for e in plan.entries}
+        again = [
+            p.current_again
+            for p in places
+            if p is not None and p.current_again is not None and p.current_again not in gone
+        ]
         for seq in plan.exchange_ids:
             store.execute("DELETE FROM exchanges WHERE seq = ?", (seq,))
         for trashed in plan.trash_ids:
@@ -327,6 +334,7 @@ def forget(
             session_id=caller.session_id,
             entry_ids=[e.id for e in plan.entries],
             count=len(plan.entries),
+            current_again=again or None,
             exchanges=len(plan.exchange_ids),
             claims=len(plan.claim_ids),
             trash=len(plan.trash_ids),

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.memory.curation import delete_recorded, require_operator
+from core.memory.curation import Deleted, delete_recorded, require_operator
 from core.memory.writing import StoreRequest, prepare, write_entry, writing
 from core.model.changes import Changes
 from core.model.entries import MemoryEntry, Privacy, iso, utc_now
@@ -46,7 +46,7 @@ class Kept:
 
     changes: Changes
     kept: MemoryEntry
-    deleted: tuple[MemoryEntry, ...]
+    deleted: Deleted
     tags_added: tuple[str, ...]
 
 
@@ -109,6 +109,8 @@ def keep_one(service: Workspace, caller: Caller, keep_id: str, others: Sequence[
             )
             outcome = write_entry(service, store, caller, request, now)
             kept, changes = outcome.entry, changes | outcome.changes
-        delete_recorded(store, caller, others, kept=kept.id)
+        places = delete_recorded(store, caller, others, kept=kept.id)
     scrub(store, (Index.ENTRIES,))
-    return Kept(service.emit(changes), service.readable(kept), deleted, tuple(added))
+    return Kept(
+        service.emit(changes), service.readable(kept), Deleted(deleted, places), tuple(added)
+    )

@@ -4,11 +4,14 @@ An agent may delete memories (``memory_delete``), but an injected or confused
 agent must not be able to destroy what the person kept. So an agent's delete
 moves the entry's row, exactly as stored, into the ``trash`` table: private
 and secret content stays sealed, and the entry leaves the brief, search and
-the search index at once. The person lists the trash, restores an entry (it
-comes back with its id, history links and search index) or empties it
-(``ambry trash``). Entries are purged :attr:`~core.model.config.Config.trash_days`
-after the delete (30 by default), when the group is opened. The person's own
-deletes are final, as they confirm them.
+the search index at once, and its versions are relinked around it (the one
+before it is current again when it was current; core.storage.chains). The
+person lists the trash, restores an entry (it comes back with its id and search
+index, where it stood among its versions: core.memory.versions) or empties it
+(``ambry trash``). Entries
+are purged :attr:`~core.model.config.Config.trash_days` after the delete (30 by
+default), when the group is opened. The person's own deletes are final, as they
+confirm them.
 
 Nothing here is reachable by an agent: there is no protocol method for it.
 """
@@ -17,16 +20,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from core.memory.versions import Restored, put_back
 from core.model.changes import Changes
 from core.model.config import Config
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import Conflict, Forbidden, NotFound
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.chains import CHAIN_KEY, Place, earlier_versions, later_versions
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -72,19 +77,27 @@ class TrashItem:
 
 def move_to_trash(
     store: GroupStore, caller: Caller, entry_id: str, config: Config, now: datetime
-) -> bool:
-    """Move one entry's row into the trash (inside the caller's write transaction).
+) -> Place | None:
+    """Move one entry's row into the trash (inside the caller's write transaction);
+    its versions are relinked around it (core.storage.chains).
 
     Returns:
-        False when there is no such entry.
+        Where it stood among its versions; ``None`` when there is no such entry.
     """
     cursor = store.execute("SELECT * FROM memory_entries WHERE id = ?", (entry_id,))
     row = cursor.fetchone()
     if row is None:
-        return False
+        return None
     names = [d[0] for d in cursor.getdescription()]
     # The grams are derived from the text: made again on restore, not kept twice.
-    entry = {k: v for k, v in zip(names, row, strict=True) if k not in (_SEQ, _GRAMS)}
+    entry: dict[str, Any] = {
+        k: v for k, v in zip(names, row, strict=True) if k not in (_SEQ, _GRAMS)
+    }
+    place = store.delete(entry_id, iso(now))
+    assert place is not None, "read in this transaction"
+    # Where it stood among its versions, to put it back there.
+    place = _with_trashed(store, entry_id, place)
+    entry[CHAIN_KEY] = place.to_dict()
     store.execute(
         "INSERT OR REPLACE INTO trash (id, entry, deleted_at, deleted_by, session_id, expires_at) "
         "VALUES (?, ?, ?, ?, ?, ?)",
@@ -97,8 +110,30 @@ def move_to_trash(
             iso(now + timedelta(days=config.trash_days)),
         ),
     )
-    store.delete(entry_id)
-    return True
+    return place
+
+
+def _with_trashed(store: GroupStore, entry_id: str, place: Place) -> Place:
+    """``place`` with the trashed versions that stood before ``entry_id`` among its
+    earlier ones, newest first: whichever the person restores first, the others then
+    go back in their order (each trashed entry keeps the versions after it)."""
+    trashed = store.execute(
+        "SELECT t.id, json_extract(t.entry, '$.created_at') FROM trash t, "
+        f"json_each(t.entry, '$.{CHAIN_KEY}.later') j WHERE j.value = ?",
+        (entry_id,),
+    ).fetchall()
+    if not trashed:
+        return place
+    created = dict(
+        store.execute(
+            "SELECT id, created_at FROM memory_entries "
+            "WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(place.earlier),),
+        ).fetchall()
+    )
+    created.update((str(i), str(at)) for i, at in trashed)
+    earlier = sorted(created, key=lambda i: created[i], reverse=True)
+    return replace(place, earlier=tuple(earlier))
 
 
 def _item(service: Workspace, row: Sequence[Any]) -> TrashItem:
@@ -135,10 +170,12 @@ def _for_the_person(caller: Caller, what: str) -> None:
         raise Forbidden(f"{what} the trash is for the person, in the app or the CLI")
 
 
-def restore(service: Workspace, caller: Caller, entry_id: str) -> Changes:
-    """Put a trashed entry back, as it was when it was deleted."""
+def restore(service: Workspace, caller: Caller, entry_id: str) -> Restored:
+    """Put a trashed entry back as it was when it was deleted, in its version chain
+    (core.memory.versions)."""
     _for_the_person(caller, "restoring from")
     store = service.store_for(caller.group)
+    now = iso(utc_now())
     with store.transaction():
         row = store.execute("SELECT entry FROM trash WHERE id = ?", (entry_id,)).fetchone()
         if row is None:
@@ -159,6 +196,7 @@ def restore(service: Workspace, caller: Caller, entry_id: str) -> Changes:
         )
         store.regram(entry_id)
         store.execute("DELETE FROM trash WHERE id = ?", (entry_id,))
+        restored = put_back(store, entry_id, _place(store, entry_id, entry), now)
         audit.record(
             store,
             Action.RESTORE,
@@ -167,10 +205,20 @@ def restore(service: Workspace, caller: Caller, entry_id: str) -> Changes:
             entry_ids=[entry_id],
             count=1,
             source="trash",
+            current_again=restored.replaced,
         )
-    return service.emit(
-        Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=(entry_id,))
-    )
+    ids = (entry_id, *((restored.replaced,) if restored.replaced else ()))
+    service.emit(Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=ids))
+    return restored
+
+
+def _place(store: GroupStore, entry_id: str, entry: dict[str, Any]) -> Place:
+    """Where a trashed entry stood: as kept, or, for one an earlier Ambry put there
+    without relinking, as its row and the entries still naming it say."""
+    kept = entry.get(CHAIN_KEY)
+    if isinstance(kept, dict):
+        return Place.from_dict(kept)
+    return Place(earlier_versions(store, entry_id), later_versions(store, entry["superseded_by"]))
 
 
 def empty(service: Workspace, caller: Caller, ids: Sequence[str] = ()) -> int:

@@ -22,8 +22,11 @@ from core.model.entries import (
     EntryType,
     MemoryEntry,
     Status,
+    iso,
+    utc_now,
 )
 from core.storage.best_effort import best_effort
+from core.storage.chains import Place, unlink
 from core.storage.db import mapped_errors, open_database, wait_for_writers, write_transaction
 from core.storage.file_safety import make_private
 from core.storage.fts import entry_grams, gram_match, grams_held, match_expression
@@ -326,9 +329,16 @@ class GroupStore:
             (now, old_id),
         )
 
-    def delete(self, entry_id: str) -> bool:
-        self.execute("DELETE FROM memory_entries WHERE id = ?", (entry_id,))
-        return bool(self.conn.changes())
+    def delete(self, entry_id: str, now: str | None = None) -> Place | None:
+        """Delete one entry, its version chain relinked around it (:mod:`core.storage.chains`).
+
+        Returns:
+            Where it stood in its chain, to put it back; ``None`` when there is no such entry.
+        """
+        place = unlink(self, entry_id, now or iso(utc_now()))
+        if place is not None:
+            self.execute("DELETE FROM memory_entries WHERE id = ?", (entry_id,))
+        return place
 
     def purge_superseded(self, cutoff: str) -> list[str]:
         """Delete entries superseded before ``cutoff``; returns their ids."""
@@ -340,11 +350,9 @@ class GroupStore:
                 (cutoff,),
             )
         ]
-        if ids:
-            self.execute(
-                "DELETE FROM memory_entries WHERE superseded_at IS NOT NULL AND superseded_at < ?",
-                (cutoff,),
-            )
+        now = iso(utc_now())
+        for entry_id in ids:  # a newer version may be kept longer: it is relinked
+            self.delete(entry_id, now)
         return ids
 
     def history(self, entry_id: str) -> list[MemoryEntry]:

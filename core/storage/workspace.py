@@ -23,7 +23,7 @@ from core.model.changes import Changes
 from core.model.config import Config, load_config
 from core.model.entries import Actor, MemoryEntry, Privacy, Status, iso, utc_now
 from core.model.errors import AmbryError
-from core.storage import audit
+from core.storage import audit, chain_repair
 from core.storage.audit import Action
 from core.storage.best_effort import UPKEEP_WAIT_MS, best_effort
 from core.storage.crypto import (
@@ -165,6 +165,7 @@ class Workspace:
             with best_effort(
                 store, "start-up upkeep (purge, expiry, decay)", wait_ms=UPKEEP_WAIT_MS
             ):
+                self._repair_chains(store)
                 self._purge_superseded(store)
                 for hook in self._open_hooks:
                     hook(store)
@@ -227,6 +228,15 @@ class Workspace:
         log.info("settings changed in %s: applied", self.data_dir.config_file)
         self.set_config(config)
         return True
+
+    def _repair_chains(self, store: GroupStore) -> None:
+        """Relink the versions an earlier Ambry left naming a deleted entry."""
+        if not chain_repair.missing_versions(store):
+            return  # one indexed query: a store this version wrote is never broken
+        with store.transaction():
+            mended = chain_repair.repair(store, iso(utc_now()))
+        if mended:
+            log.info("relinked %d versions in group %s", len(mended), store.group)
 
     def _purge_superseded(self, store: GroupStore) -> None:
         cutoff = iso(utc_now() - timedelta(days=self.config.purge_superseded_days))

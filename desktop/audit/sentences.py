@@ -70,7 +70,19 @@ def _update(r: AuditRecord) -> str:
             return "pinned a memory" if r.detail.get("value") else "unpinned a memory"
         case "tags":
             return f"added {plural(_n(r), 'tag')} to a memory"
+        case "superseded_by":
+            n = plural(_n(r), "memory", "memories")
+            return f"relinked {n} whose newer version an earlier Ambry deleted"
     return f"changed the {r.detail.get('field', 'settings')} of a memory"
+
+
+def _delete(r: AuditRecord) -> str:
+    said = f"deleted {plural(_n(r), 'memory', 'memories')}"
+    again = len(r.detail.get("current_again") or ())
+    if again:
+        versions = "an earlier version is" if again == 1 else f"{again:,} earlier versions are"
+        said += f"; {versions} current again"
+    return said
 
 
 def _forget(r: AuditRecord) -> str:
@@ -179,7 +191,7 @@ PREDICATES: dict[str, Predicate] = {
     Action.STORE: _store,
     Action.DEDUP: lambda r: f"stored a memory it already had{_chars(r)}; the old one was kept",
     Action.SUPERSEDE: lambda r: "replaced a memory with a new version",
-    Action.DELETE: lambda r: f"deleted {plural(_n(r), 'memory', 'memories')}",
+    Action.DELETE: _delete,
     Action.RESTORE: _restore,
     Action.REVEAL: lambda r: "revealed a secret memory",
     Action.FORGET: _forget,

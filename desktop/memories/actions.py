@@ -14,8 +14,8 @@ The undo stack is the app's: the Claims page puts its accepts on it too.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
@@ -32,6 +32,7 @@ from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
 from core.model.errors import AmbryError, Conflict, NotFound
 from core.model.text import plural
+from core.storage.chains import Place, current_after_delete
 from core.storage.crypto import KeyUnavailable
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft, is_locked, is_masked
@@ -45,6 +46,9 @@ def memories(count: int) -> str:
     """``1 memory``, ``1,234 memories``."""
     return plural(count, "memory", "memories")
 
+
+#: Up to how many memories a delete's question names the earlier versions made current.
+CURRENT_AGAIN_ASKED = 200
 
 #: The note on the receipt of a claim's retraction by Ctrl+Z.
 CLAIM_UNDO_NOTE = "undo of the accept (Ctrl+Z)"
@@ -100,7 +104,7 @@ class UndoStep:
     Attributes:
         kind: what was done.
         group: where.
-        entries: the deleted (or rejected) entries, to put back.
+        entries: the deleted (or rejected) entries, to put back, in the order deleted.
         accepted: what each accept changed, to return the entries to review.
         claim: the accepted claim's id and text, for a claim accept.
     """
@@ -110,6 +114,8 @@ class UndoStep:
     entries: tuple[MemoryEntry, ...] = ()
     accepted: tuple[Acceptance, ...] = ()
     claim: tuple[str, str] | None = None
+    #: Where each deleted entry stood among its versions, by id, to put it back there.
+    places: Mapping[str, Place] = field(default_factory=dict)
     #: The group's audit log when it was done: a forget recorded after it means the
     #: step may hold a forgotten memory, and is not taken back.
     audit_at: tuple[Any, ...] = ()
@@ -293,11 +299,29 @@ class MemoryActions(QObject):
             parent,
             "Delete memories",
             f"Delete {what}?\n\n{named(entries)}\n\nThe agent will no longer see "
-            f"{'it' if one else 'them'}. You can undo this with Ctrl+Z until you close Ambry.",
+            f"{'it' if one else 'them'}.{self._current_again_text(entries)} You can undo "
+            "this with Ctrl+Z until you close Ambry.",
             "Delete",
         ):
             return False
         return self._delete_now(self._state.group, [e.id for e in entries])
+
+    def _current_again_text(self, entries: Sequence[MemoryEntry]) -> str:
+        """`` It replaced “…”, which is current again after the delete.``, or nothing."""
+        if len(entries) > CURRENT_AGAIN_ASKED:
+            return ""  # said after the delete: working it out for thousands is slow
+        store = self._state.service.store_for(self._state.group)
+        again = current_after_delete(store, [e.id for e in entries])
+        if not again:
+            return ""
+        found = self._state.service.entries(self._state.group, again)
+        versions = [found[i] for i in again if i in found]
+        if len(entries) == 1 and len(versions) == 1:
+            return (
+                f"\n\nIt replaced {first_words(versions[0], 12)}: that earlier version "
+                "becomes current again."
+            )
+        return f"\n\nEarlier versions they replaced become current again: {named(versions)}."
 
     def delete_matching(
         self, query: BrowserQuery, parent: QWidget | None, by_meaning: int = 0
@@ -347,18 +371,25 @@ class MemoryActions(QObject):
         service, caller = self._state.service, self._state.operator(group)
         try:
             try:
-                _, entries = curation.delete_many(service, caller, ids)
+                _, deleted = curation.delete_many(service, caller, ids)
             except NotFound:
                 # An agent deleted some meanwhile: delete the rest, still all at once.
                 found = service.store_for(group).get_many(ids)
-                _, entries = curation.delete_many(service, caller, [i for i in ids if i in found])
+                _, deleted = curation.delete_many(service, caller, [i for i in ids if i in found])
         except AmbryError as exc:
             messages.report(exc)
             return False
-        if not entries:
+        if not deleted.entries:
             return False
-        self._push(UndoStep(Undoable.DELETE, group, tuple(entries)))
-        messages.info(f"Deleted {memories(len(entries))}. Ctrl+Z to undo.")
+        self._push(UndoStep(Undoable.DELETE, group, deleted.entries, places=deleted.places))
+        again = deleted.current_again
+        current = (
+            f" {'An earlier version' if len(again) == 1 else f'{len(again):,} earlier versions'}"
+            f" {'is' if len(again) == 1 else 'are'} current again."
+            if again
+            else ""
+        )
+        messages.info(f"Deleted {memories(len(deleted.entries))}.{current} Ctrl+Z to undo.")
         return True
 
     def keep(self, keep_id: str, others: Sequence[str]) -> Kept | None:
@@ -373,7 +404,8 @@ class MemoryActions(QObject):
         except AmbryError as exc:
             messages.report(exc)
             return None
-        self._push(UndoStep(Undoable.DELETE, group, kept.deleted))
+        deleted = kept.deleted
+        self._push(UndoStep(Undoable.DELETE, group, deleted.entries, places=deleted.places))
         messages.info(kept_text(kept))
         return kept
 
@@ -402,7 +434,7 @@ class MemoryActions(QObject):
                 done = curation.return_to_review(self._state.service, caller, step.accepted)
                 ids, said = list(done.returned), _returned(len(done.returned), len(done.left))
             else:
-                curation.restore(self._state.service, caller, step.entries)
+                curation.restore(self._state.service, caller, step.entries, step.places)
                 ids, said = [e.id for e in step.entries], f"Restored {memories(len(step.entries))}."
         except AmbryError as exc:
             messages.report(exc)
@@ -507,7 +539,7 @@ def kept_text(kept: Kept) -> str:
     """``Kept 1, deleted 2; Ctrl+Z to undo.``, and which tags moved."""
     tags = ", ".join(repr(t) for t in kept.tags_added)
     moved = f" (it took the tag{'s' if len(kept.tags_added) > 1 else ''} {tags})" if tags else ""
-    return f"Kept 1{moved}, deleted {len(kept.deleted):,}; Ctrl+Z to undo."
+    return f"Kept 1{moved}, deleted {len(kept.deleted.entries):,}; Ctrl+Z to undo."
 
 
 def _returned(returned: int, left: int) -> str:

@@ -2,7 +2,8 @@
 
 Memories (as the memory list shows them: a private one readable, a secret
 masked; each with its tags, by which a private or secret memory was found),
-memories agents deleted that wait in the trash, the thread handoffs (which
+the earlier versions of those that are current again after (they do not hold
+the topic), memories agents deleted that wait in the trash, the thread handoffs (which
 versions go and which is current after) and session handoffs; conversation
 turns and claims are counted, as ``ambry forget`` counts them.
 """
@@ -58,6 +59,13 @@ class ForgetList(QTreeWidget):
         if plan.entries:
             head = self._section(plural(len(plan.entries), "memory", "memories"))
             for entry in plan.entries:
+                self._memory_row(head, entry)
+        if found.current_again:
+            head = self._section(
+                plural(len(found.current_again), "earlier version", "earlier versions")
+                + " without the topic, current again after"
+            )
+            for entry in found.current_again:
                 self._memory_row(head, entry)
         if found.trashed:
             head = self._section(

@@ -67,10 +67,15 @@ def test_store_search_show_delete_round_trip(
     code, out, _ = run(capsys, "--data-dir", d, "history", new["id"], "--json")
     assert [e["id"] for e in json.loads(out)] == [entry_id, new["id"]]
 
+    # Deleting the new version makes the one it replaced current again, and says so.
     code, out, _ = run(capsys, "--data-dir", d, "delete", new["id"])
-    assert code == 0 and "deleted" in out
-    code, out, _ = run(capsys, "--data-dir", d, "search", "belle")
+    assert code == 0 and out == (
+        f"deleted {new['id']}\n{entry_id} is current again: User's dog is named Luna\n"
+    )
+    code, out, _ = run(capsys, "--data-dir", d, "search", "belle", "--mode", "keyword")
     assert out.strip() == "no matching memories"
+    code, out, _ = run(capsys, "--data-dir", d, "list", "--json")
+    assert [e["id"] for e in json.loads(out)] == [entry_id]
 
 
 @pytest.mark.parametrize(

@@ -119,13 +119,13 @@ def test_keep_deletes_the_others_moves_their_tags_and_can_be_undone(
     done = keep_one(service, operator, keep, [other])
     assert done.tags_added == ("editor",)
     assert done.kept.id != keep and done.kept.tags == ("ui", "editor")
-    assert [e.id for e in done.deleted] == [other]
+    assert done.deleted.ids == (other,)
     assert store.get(other) is None
     assert store.get(keep).superseded_by == done.kept.id  # type: ignore[union-attr]
     assert [e.id for e in service.history("main", done.kept.id)] == [keep, done.kept.id]
     assert near_duplicates(store).clusters == ()
 
-    curation.restore(service, operator, done.deleted)
+    curation.restore(service, operator, done.deleted.entries, done.deleted.places)
     back = store.get(other)
     assert back is not None and back.tags == ("UI", "editor")
 

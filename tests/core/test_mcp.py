@@ -182,7 +182,10 @@ def test_every_tool_prompt_and_resource_over_stdio(tmp_path: Path) -> None:
     assert out["skill_prompt"] == read_resource("skill/memory.md")
     assert out["resources"] == ["ambry://brief/main", "ambry://skill/memory"]
     assert "Metric" in out["read"][0] and out["read"][1] == read_resource("skill/memory.md")
-    assert out["deleted"] == {"deleted": out["results"]["memory_store"]["id"]}
+    assert out["deleted"] == {
+        "deleted": out["results"]["memory_store"]["id"],
+        "current_again": None,
+    }
 
     [(session_id, client, state, thread)] = sessions(data)
     assert (client, state, thread) == ("test-host 2.1", "ended", "Project X")

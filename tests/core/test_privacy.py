@@ -109,7 +109,7 @@ def test_undoing_the_delete_of_a_private_entry_restores_it_whole(
 
     e = service.store(operator, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"})
     _, deleted = curation.delete_many(service, operator, [e.entry.id])
-    curation.restore(service, operator, deleted)
+    curation.restore(service, operator, deleted.entries, deleted.places)
     assert service.get("main", e.entry.id).content == PRIVATE_TEXT
     again = service.store(operator, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"})
     assert not again.created and again.entry.id == e.entry.id

@@ -424,7 +424,10 @@ def test_store_search_brief_delete(conn: Connection, service: MemoryService) -> 
     assert [h["id"] for h in hits] == [entry_id]
     brief = call(conn, "memory_brief", {})["result"]
     assert "Likes green tea" in brief["markdown"] and brief["brief_count"] == 1
-    assert call(conn, "memory_delete", {"id": entry_id})["result"] == {"deleted": entry_id}
+    assert call(conn, "memory_delete", {"id": entry_id})["result"] == {
+        "deleted": entry_id,
+        "current_again": None,
+    }
     code, data = error_of(call(conn, "memory_delete", {"id": entry_id}))
     assert code == NotFound.rpc_code and data["field"] == "id"
     assert entry_rows(service) == []

@@ -240,13 +240,15 @@ def test_delete_keeps_index_in_sync(service: MemoryService, agent: Caller) -> No
     assert [r.id for r in service.search(agent, {"query": "ramen"})] == [kept]
 
 
-def test_deleting_the_replacement_does_not_resurrect_the_old_fact(
+def test_deleting_the_replacement_makes_the_old_fact_current_again(
     service: MemoryService, agent: Caller
 ) -> None:
     old = _store(service, agent, "Works at Acme")
     new = _store(service, agent, "Works at Globex", supersedes=old)
-    service.delete(agent, new)
-    assert service.search(agent, {"query": "works"}) == []
+    done = service.delete(agent, new)
+    assert done.to_dict() == {"deleted": new, "current_again": old}
+    assert [r.id for r in service.search(agent, {"query": "works"})] == [old]
+    assert service.get("main", old).superseded_by is None
 
 
 def test_superseded_entries_are_purged_at_open(data_dir: DataDir) -> None:

@@ -68,7 +68,10 @@ def test_memory_delete_says_what_it_does_the_trash_for_the_configured_days(
     assert "goes to the person's trash: they can restore it" in described
     assert f"for {Config().trash_days} days by default (their trash_days setting)" in described
     entry_id = store(service, operator, "The boiler service is due in March")
-    assert _rpc(conn, "memory_delete", {"id": entry_id})["result"] == {"deleted": entry_id}
+    assert _rpc(conn, "memory_delete", {"id": entry_id})["result"] == {
+        "deleted": entry_id,
+        "current_again": None,
+    }
     [item] = trash.list_trash(service, "main")
     kept = datetime.fromisoformat(item.expires_at) - datetime.fromisoformat(item.deleted_at)
     assert (item.id, kept) == (entry_id, timedelta(days=Config().trash_days))

@@ -55,8 +55,16 @@ def test_sentences_name_who_and_what() -> None:
         "You returned 1 memory to review and made 1 memory it replaced current again"
     )
     assert "review_undo" in actions_described_by("returned")
+    deleted = AuditRecord(
+        1, "", "delete", "agent", None, [], 1, None, {"current_again": ["mem-1"], "to": "trash"}
+    )
+    assert sentence(deleted, {}) == "An agent deleted 1 memory; an earlier version is current again"
     tagged = AuditRecord(1, "", "update", "agent", None, ["mem-1"], 2, None, {"field": "tags"})
     assert sentence(tagged, {}) == "An agent added 2 tags to a memory"
+    mended = AuditRecord(1, "", "update", "system", None, [], 2, None, {"field": "superseded_by"})
+    assert sentence(mended, {}) == (
+        "Ambry relinked 2 memories whose newer version an earlier Ambry deleted"
+    )
     forgot = AuditRecord(1, "", "forget", "operator", None, [], 1, None, {"exchanges": 2})
     assert sentence(forgot, {}) == "You forgot 1 memory and 2 exchanges"
     handoffs = {"exchanges": 2, "handoff_versions": 3, "session_handoffs": 1}

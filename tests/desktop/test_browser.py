@@ -186,6 +186,39 @@ def test_delete_asks_and_undo_restores(
     assert not window.browser.undo_action.isEnabled()
 
 
+def test_deleting_the_current_version_says_the_earlier_one_returns_and_undo_puts_it_back(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    dialogs: Dialogs,
+    shown: list[tuple[str, str]],
+) -> None:
+    volvo = add(service, operator, "User drives a Volvo")
+    [tesla] = [
+        o.entry.id
+        for o in service.store_entries(
+            operator,
+            [StoreRequest(EntryType.FACT, "User drives a Tesla", supersedes=volvo)],
+        )
+    ]
+    select(qtbot, window, tesla)
+    window.browser.table.setFocus()
+    qtbot.keyClick(window.browser.table, Qt.Key.Key_Delete)
+    assert (
+        "It replaced “User drives a Volvo”: that earlier version becomes current again."
+        in (dialogs.asked[-1])
+    )
+    qtbot.waitUntil(lambda: listed(window) == [volvo])
+    assert ("info", "Deleted 1 memory. An earlier version is current again. Ctrl+Z to undo.") in (
+        shown
+    )
+
+    qtbot.keyClick(window.browser.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    qtbot.waitUntil(lambda: listed(window) == [tesla])
+    assert [e.id for e in service.history("main", tesla)] == [volvo, tesla]
+
+
 def test_bulk_accept_and_delete(
     qtbot: QtBot,
     service: MemoryService,

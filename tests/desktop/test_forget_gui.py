@@ -266,6 +266,24 @@ def test_typing_looks_after_a_pause(
     assert dialog.forget_button.text() == "Forget 1 item…"
 
 
+def test_the_list_names_the_earlier_version_that_is_current_again_after(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    volvo = add(service, operator, "User drives a Volvo")
+    request = StoreRequest(EntryType.FACT, "User drives a Tesla", supersedes=volvo)
+    service.store_entries(operator, [request])
+    dialog = opened(window)
+    look(qtbot, dialog, "Tesla")
+    assert dialog.tree.listed() == {
+        "1 memory": [["fact", "User drives a Tesla", ""]],
+        "1 earlier version without the topic, current again after": [
+            ["fact, superseded", "User drives a Volvo", ""]
+        ],
+    }
+    forget(qtbot, dialog)
+    assert service.get("main", volvo).superseded_by is None
+
+
 def test_a_long_plan_scrolls_under_its_counts(
     qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
 ) -> None:
