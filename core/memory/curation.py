@@ -414,7 +414,8 @@ def restore(
     places: Mapping[str, Place] | None = None,
 ) -> list[Restored]:
     """Put deleted entries back as they were (undo), all or none, each where it stood
-    among its versions (``places``, from :class:`Deleted`; core.memory.versions).
+    among its versions (``places``, from :class:`Deleted`), or behind a current
+    memory with the same text (core.memory.versions).
 
     They are put back last deleted first, so a chain deleted whole comes back whole.
     """
@@ -428,11 +429,14 @@ def restore(
             if store.get(entry.id) is not None:
                 raise Conflict(f"{entry.id} already exists; nothing to restore")
             # Re-sealed from the clear text, so the dedup key is the right one again.
-            store.insert(service.row_for(service.readable(entry, reveal=True)))
+            row = service.row_for(service.readable(entry, reveal=True))
+            store.insert(row)
             # An entry deleted without its place (a reject) goes before its next version.
             later = (entry.superseded_by,) if entry.superseded_by else ()
             place = places.get(entry.id) or Place(later=later)
-            done.append(put_back(store, entry.id, place, now))
+            done.append(
+                put_back(store, caller, entry.id, place, (row.content_key,), entry.type, now)
+            )
         done.reverse()
         audit.record(
             store,
@@ -442,8 +446,9 @@ def restore(
             entry_ids=[e.id for e in entries],
             count=len(entries),
             current_again=[r.replaced for r in done if r.replaced] or None,
+            duplicate_of=[r.duplicate_of for r in done if r.duplicate_of] or None,
         )
-    others = (r.replaced for r in done if r.replaced)
+    others = (i for r in done for i in (r.replaced, r.duplicate_of) if i)
     service.emit(
         Changes(
             group=store.group,

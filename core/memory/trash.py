@@ -7,8 +7,8 @@ and secret content stays sealed, and the entry leaves the brief, search and
 the search index at once, and its versions are relinked around it (the one
 before it is current again when it was current; core.storage.chains). The
 person lists the trash, restores an entry (it comes back with its id and search
-index, where it stood among its versions: core.memory.versions) or empties it
-(``ambry trash``). Entries
+index, where it stood among its versions, or behind a memory stored since with
+the same text: core.memory.versions) or empties it (``ambry trash``). Entries
 are purged :attr:`~core.model.config.Config.trash_days` after the delete (30 by
 default), when the group is opened. The person's own deletes are final, as they
 confirm them.
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from core.memory.versions import Restored, put_back
 from core.model.changes import Changes
 from core.model.config import Config
-from core.model.entries import Actor, iso, utc_now
+from core.model.entries import Actor, EntryType, Privacy, iso, utc_now
 from core.model.errors import Conflict, Forbidden, NotFound
 from core.storage import audit
 from core.storage.audit import Action
@@ -171,8 +171,8 @@ def _for_the_person(caller: Caller, what: str) -> None:
 
 
 def restore(service: Workspace, caller: Caller, entry_id: str) -> Restored:
-    """Put a trashed entry back as it was when it was deleted, in its version chain
-    (core.memory.versions)."""
+    """Put a trashed entry back as it was when it was deleted, in its version chain,
+    or behind a current memory with the same text (core.memory.versions)."""
     _for_the_person(caller, "restoring from")
     store = service.store_for(caller.group)
     now = iso(utc_now())
@@ -196,7 +196,15 @@ def restore(service: Workspace, caller: Caller, entry_id: str) -> Restored:
         )
         store.regram(entry_id)
         store.execute("DELETE FROM trash WHERE id = ?", (entry_id,))
-        restored = put_back(store, entry_id, _place(store, entry_id, entry), now)
+        restored = put_back(
+            store,
+            caller,
+            entry_id,
+            _place(store, entry_id, entry),
+            _keys(service, entry),
+            EntryType(entry["type"]),
+            now,
+        )
         audit.record(
             store,
             Action.RESTORE,
@@ -206,8 +214,9 @@ def restore(service: Workspace, caller: Caller, entry_id: str) -> Restored:
             count=1,
             source="trash",
             current_again=restored.replaced,
+            duplicate_of=restored.duplicate_of,
         )
-    ids = (entry_id, *((restored.replaced,) if restored.replaced else ()))
+    ids = (entry_id, *(i for i in (restored.replaced, restored.duplicate_of) if i))
     service.emit(Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=ids))
     return restored
 
@@ -219,6 +228,15 @@ def _place(store: GroupStore, entry_id: str, entry: dict[str, Any]) -> Place:
     if isinstance(kept, dict):
         return Place.from_dict(kept)
     return Place(earlier_versions(store, entry_id), later_versions(store, entry["superseded_by"]))
+
+
+def _keys(service: Workspace, entry: dict[str, Any]) -> tuple[str, ...]:
+    """The dedup keys of a trashed entry: as stored, and a public one's as a write
+    would make them now."""
+    keys = [str(entry["content_key"])]
+    if entry["privacy"] == Privacy.PUBLIC.value:
+        keys += service.dedup_keys(Privacy.PUBLIC, str(entry["content"]))
+    return tuple(dict.fromkeys(keys))
 
 
 def empty(service: Workspace, caller: Caller, ids: Sequence[str] = ()) -> int:

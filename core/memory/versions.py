@@ -1,9 +1,15 @@
-"""Putting a deleted memory back into its version chain, and what a delete did.
+"""Putting a deleted memory back: into its version chain, and never as a second copy.
 
 A restore (from the trash, or the app's undo of a delete) inserts the row as it
 was deleted, then :func:`core.storage.chains.place_back` puts it where it stood:
 with nothing changed since, exactly there; otherwise after the nearest earlier
 version still kept, so one fact never has two current versions.
+
+If it comes back current while another current memory of its type holds the
+same text (stored again after the delete), the two are not both kept current:
+it goes back as an earlier version of that memory, which stays current and takes
+the tags it lacks, as a write of the same text does (core.memory.writing). The
+result names that memory, so the person is told where their text is.
 """
 
 from __future__ import annotations
@@ -11,10 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from core.memory.writing import add_tags
 from core.model.changes import Changes
-from core.storage.chains import Place, place_back
+from core.model.entries import EntryType
+from core.storage.chains import Place, follow_pending, place_back
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from core.model.caller import Caller
     from core.storage.store import GroupStore
 
 
@@ -44,22 +55,61 @@ class Restored:
         entry_id: the memory restored.
         replaced: the version it is current in place of again (its delete had made
             that one current).
+        duplicate_of: the current memory with the same text it went behind, if any.
+        tags_added: the tags that memory took from it.
     """
 
     entry_id: str
     replaced: str | None = None
+    duplicate_of: str | None = None
+    tags_added: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.entry_id, "replaced": self.replaced}
+        return {
+            "id": self.entry_id,
+            "replaced": self.replaced,
+            "duplicate_of": self.duplicate_of,
+            "tags_added": list(self.tags_added),
+        }
 
     def describe(self) -> str:
-        """``restored mem-…``, and the version it replaced again, if any."""
+        """``restored mem-…``, and where it went when that is not simply back."""
         said = f"restored {self.entry_id}"
-        if self.replaced is not None:
+        if self.duplicate_of is not None:
+            said += (
+                f" as an earlier version of {self.duplicate_of}, which holds the same text "
+                "and stays current"
+            )
+            if self.tags_added:
+                tags = ", ".join(repr(t) for t in self.tags_added)
+                said += f" (it took the tag{'s' if len(self.tags_added) > 1 else ''} {tags})"
+        elif self.replaced is not None:
             said += f"; it is current again in place of {self.replaced}"
         return said
 
 
-def put_back(store: GroupStore, entry_id: str, place: Place, now: str) -> Restored:
-    """Place the re-inserted ``entry_id`` in its chain; inside the caller's transaction."""
-    return Restored(entry_id, place_back(store, entry_id, place, now).replaced)
+def put_back(
+    store: GroupStore,
+    caller: Caller,
+    entry_id: str,
+    place: Place,
+    content_keys: Sequence[str],
+    entry_type: EntryType,
+    now: str,
+) -> Restored:
+    """Place the re-inserted ``entry_id`` in its chain, behind a current duplicate if
+    there is one (see the module docstring); inside the caller's transaction."""
+    placed = place_back(store, entry_id, place, now)
+    if placed.superseded_by is not None:
+        return Restored(entry_id)
+    same = store.find_duplicate(content_keys, entry_type, excluding=entry_id)
+    if same is None:
+        return Restored(entry_id, placed.replaced)
+    store.mark_superseded(entry_id, same.id, now)
+    follow_pending(store, entry_id, same.id)
+    me = store.get(entry_id)
+    assert me is not None
+    added, _ = add_tags(
+        store, caller, same, me.tags, now, reason="restored as an earlier version", source=entry_id
+    )
+    return Restored(entry_id, placed.replaced, same.id, added)

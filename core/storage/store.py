@@ -254,16 +254,16 @@ class GroupStore:
         return int(self.execute(sql, (status.value, json.dumps(list(ids)))).get)
 
     def find_duplicate(
-        self, content_keys: Sequence[str], entry_type: EntryType
+        self, content_keys: Sequence[str], entry_type: EntryType, *, excluding: str = ""
     ) -> MemoryEntry | None:
         """A current (not superseded) entry with the same normalised content and type,
-        under any of ``content_keys``."""
+        under any of ``content_keys``, other than ``excluding``."""
         marks = ", ".join("?" * len(content_keys))
         row = self.execute(
             f"SELECT {ENTRY_COLUMNS} FROM memory_entries "
             f"WHERE content_key IN ({marks}) AND type = ? AND superseded_by IS NULL "
-            "ORDER BY status = 'active' DESC, created_at LIMIT 1",
-            (*content_keys, entry_type.value),
+            "AND id != ? ORDER BY status = 'active' DESC, created_at LIMIT 1",
+            (*content_keys, entry_type.value, excluding),
         ).fetchone()
         return entry_from_row(row) if row else None
 

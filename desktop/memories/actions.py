@@ -28,6 +28,7 @@ from core.claims.model import Decision as ClaimDecision
 from core.memory import curation
 from core.memory.curation import Acceptance, Decision
 from core.memory.merging import Kept, keep_one
+from core.memory.versions import Restored
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
 from core.model.errors import AmbryError, Conflict, NotFound
@@ -434,8 +435,8 @@ class MemoryActions(QObject):
                 done = curation.return_to_review(self._state.service, caller, step.accepted)
                 ids, said = list(done.returned), _returned(len(done.returned), len(done.left))
             else:
-                curation.restore(self._state.service, caller, step.entries, step.places)
-                ids, said = [e.id for e in step.entries], f"Restored {memories(len(step.entries))}."
+                restored = curation.restore(self._state.service, caller, step.entries, step.places)
+                ids, said = [e.id for e in step.entries], _restored(restored)
         except AmbryError as exc:
             messages.report(exc)
             return []
@@ -540,6 +541,21 @@ def kept_text(kept: Kept) -> str:
     tags = ", ".join(repr(t) for t in kept.tags_added)
     moved = f" (it took the tag{'s' if len(kept.tags_added) > 1 else ''} {tags})" if tags else ""
     return f"Kept 1{moved}, deleted {len(kept.deleted.entries):,}; Ctrl+Z to undo."
+
+
+def _restored(done: Sequence[Restored]) -> str:
+    """``Restored 3 memories.``, and where those not simply back went."""
+    said = f"Restored {memories(len(done))}."
+    behind = sum(r.duplicate_of is not None for r in done)
+    if behind:
+        said += (
+            f" {memories(behind)} went back as earlier versions of memories stored since "
+            "with the same text, which stay current."
+            if behind > 1
+            else " One went back as an earlier version of a memory stored since with the "
+            "same text, which stays current."
+        )
+    return said
 
 
 def _returned(returned: int, left: int) -> str:

@@ -154,11 +154,19 @@ class TrashPage(LazyPage):
     def restore_selected(self) -> None:
         ids = self.selected_ids()
         caller = self._state.operator()
+        done = []
         try:
             for entry_id in ids:
-                trash.restore(self._state.service, caller, entry_id)
+                done.append(trash.restore(self._state.service, caller, entry_id))
         except AmbryError as exc:
             messages.report(exc)
+        behind = sum(r.duplicate_of is not None for r in done)
+        if behind:
+            # Restored, but not as a memory of its own: say where it is.
+            messages.info(
+                f"Restored {len(done):,}; {behind:,} went back as an earlier version of a "
+                "memory stored since with the same text, which stays current (see its history)."
+            )
         self._invalidate()
 
     def delete_selected(self) -> None:

@@ -82,7 +82,7 @@ def test_an_agents_delete_and_the_restore_keep_the_chain(
     assert service.delete(agent, tesla).to_dict() == {"deleted": tesla, "current_again": volvo}
     assert current(service) == ["User drives a Volvo"]  # while the Tesla is in the trash
     restored = trash.restore(service, operator, tesla)
-    assert restored.replaced == volvo
+    assert (restored.replaced, restored.duplicate_of) == (volvo, None)
     assert restored.describe() == f"restored {tesla}; it is current again in place of {volvo}"
     assert current(service) == ["User drives a Tesla"]
     assert service.get("main", volvo).superseded_by == tesla
@@ -317,6 +317,36 @@ def test_a_version_an_earlier_ambry_put_in_the_trash_comes_back_in_its_chain(
         assert current(svc) == ["User drives a Tesla"]
     finally:
         svc.close()
+
+
+def test_restoring_from_the_trash_what_was_stored_again_keeps_one_memory(
+    service: MemoryService, operator: Caller, agent: Caller
+) -> None:
+    gone = store(service, operator, "User is allergic to peanuts", tags=["health"])
+    service.delete(agent, gone)
+    again = store(service, operator, "User is allergic to peanuts", tags=["food"])
+    restored = trash.restore(service, operator, gone)
+    assert (restored.duplicate_of, restored.tags_added) == (again, ("health",))
+    assert restored.describe() == (
+        f"restored {gone} as an earlier version of {again}, which holds the same text and "
+        "stays current (it took the tag 'health')"
+    )
+    assert current(service) == ["User is allergic to peanuts"]
+    assert service.get("main", again).tags == ("food", "health")
+    assert [e.id for e in service.history("main", again)] == [gone, again]
+    row = audit.recent(service.store_for("main"), actions=["restore"])[0]
+    assert row.detail["duplicate_of"] == again
+
+
+def test_undo_of_a_delete_never_makes_a_duplicate_current(
+    service: MemoryService, operator: Caller
+) -> None:
+    gone = store(service, operator, "User is allergic to peanuts")
+    _, deleted = curation.delete_many(service, operator, [gone])
+    again = store(service, operator, "User is allergic to peanuts")
+    [done] = curation.restore(service, operator, deleted.entries, deleted.places)
+    assert done.duplicate_of == again
+    assert service.list_ids("main", EntryFilter()) == [again]
 
 
 def test_a_restore_conflicts_when_the_entry_exists(

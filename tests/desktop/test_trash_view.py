@@ -45,3 +45,26 @@ def test_restore_and_delete_for_good_from_the_trash(
     qtbot.waitUntil(lambda: window.trash.stack.currentWidget() is window.trash.nothing)
     assert trash.list_trash(service, "main") == []
     assert service.store_for("main").get(ids[0]) is None
+
+
+def test_restoring_what_was_stored_again_says_where_it_went(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "test-agent")
+    gone = add(service, operator, "User is allergic to peanuts")
+    window.go(Nav.TRASH)
+    service.delete(agent, gone)
+    again = add(service, operator, "User is allergic to peanuts")
+    qtbot.waitUntil(lambda: listed(window) == ["User is allergic to peanuts"])
+    window.trash.table.selectRow(0)
+    window.trash.restore_button.click()
+    assert service.get("main", gone).superseded_by == again
+    assert (
+        "info",
+        "Restored 1; 1 went back as an earlier version of a memory stored since with the "
+        "same text, which stays current (see its history).",
+    ) in shown
