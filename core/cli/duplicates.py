@@ -7,7 +7,7 @@ import argparse
 from core.cli.context import Context, command, fail
 from core.cli.data import _confirm
 from core.cli.semantic import SemanticSearchOff, catch_up
-from core.memory.merging import keep_one
+from core.memory.merging import Carried, keep_one
 from core.model.entries import MemoryEntry
 from core.model.text import one_line, plural
 from core.recall.duplicates import (
@@ -18,6 +18,9 @@ from core.recall.duplicates import (
     near_duplicates,
 )
 from core.semantic.embedding import unavailable_reason
+
+#: What the kept memory took, in words.
+_CARRIED = {Carried.PIN: "pin", Carried.CONFIDENCE: "higher confidence"}
 
 
 def _threshold(text: str) -> float:
@@ -135,7 +138,8 @@ def cmd_duplicates(ctx: Context, args: argparse.Namespace) -> int:
             )
             question = (
                 f"Keep {args.id} and delete {plural(len(others), 'memory', 'memories')}?\n"
-                f"{listing}\nTheir tags move onto the kept one."
+                f"{listing}\nTheir tags move onto the kept one, and so do a pin and a "
+                "higher confidence."
             )
             if not args.yes and not _confirm(question):
                 return fail("cancelled; nothing was deleted")
@@ -143,12 +147,20 @@ def cmd_duplicates(ctx: Context, args: argparse.Namespace) -> int:
             said = f"kept {done.kept.id}"
             if done.tags_added:
                 said += f" (a new version of {args.id}, with #{' #'.join(done.tags_added)})"
+            if done.carried:
+                said += f", which took their {' and '.join(_CARRIED[c] for c in done.carried)}"
             said += "; deleted " + ", ".join(done.deleted.ids)
+            if done.joined:
+                said += (
+                    f"; their earlier versions are now the kept one's ({', '.join(done.joined)})"
+                )
             ctx.emit(
                 {
                     "kept": done.kept.to_dict(),
                     "deleted": list(done.deleted.ids),
                     "tags_added": list(done.tags_added),
+                    "carried": [c.value for c in done.carried],
+                    "joined": list(done.joined),
                 },
                 said,
             )

@@ -412,12 +412,17 @@ def restore(
     caller: Caller,
     entries: Sequence[MemoryEntry],
     places: Mapping[str, Place] | None = None,
+    *,
+    detach: Sequence[tuple[str, str]] = (),
 ) -> list[Restored]:
     """Put deleted entries back as they were (undo), all or none, each where it stood
     among its versions (``places``, from :class:`Deleted`), or behind a current
     memory with the same text (core.memory.versions).
 
     They are put back last deleted first, so a chain deleted whole comes back whole.
+    ``detach`` takes back what keeping one of near-duplicates joined
+    (core.memory.merging): each (version, kept) still so linked is current again
+    first, so the version goes back before the memory restored after it.
     """
     require_operator(caller, "restoring memories")
     store = service.store_for(caller.group)
@@ -425,6 +430,11 @@ def restore(
     places = places or {}
     done: list[Restored] = []
     with store.transaction():
+        for version, kept in detach:
+            if store.execute(
+                "SELECT 1 FROM memory_entries WHERE id = ? AND superseded_by = ?", (version, kept)
+            ).fetchone():
+                store.unmark_superseded(version, now)
         for entry in reversed(entries):
             if store.get(entry.id) is not None:
                 raise Conflict(f"{entry.id} already exists; nothing to restore")

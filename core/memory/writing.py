@@ -394,7 +394,8 @@ def write_entry(
         superseded_at=None,
         confidence=initial_confidence(source.trust),
         effective_confidence=initial_confidence(source.trust),
-        pinned=False,
+        # The person's new version of a memory they pinned stays pinned (pins are theirs).
+        pinned=target is not None and target.pinned and caller.actor is not Actor.AGENT,
         privacy=request.privacy,
         source=source,
         provenance=Provenance(caller.session_id, store.group, now, now),

@@ -27,7 +27,7 @@ from core.claims import gate
 from core.claims.model import Decision as ClaimDecision
 from core.memory import curation
 from core.memory.curation import Acceptance, Decision
-from core.memory.merging import Kept, keep_one
+from core.memory.merging import Carried, Kept, keep_one
 from core.memory.versions import Restored
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
@@ -117,6 +117,8 @@ class UndoStep:
     claim: tuple[str, str] | None = None
     #: Where each deleted entry stood among its versions, by id, to put it back there.
     places: Mapping[str, Place] = field(default_factory=dict)
+    #: (earlier version, kept memory) pairs a near-duplicate keep linked, taken back first.
+    detach: tuple[tuple[str, str], ...] = ()
     #: The group's audit log when it was done: a forget recorded after it means the
     #: step may hold a forgotten memory, and is not taken back.
     audit_at: tuple[Any, ...] = ()
@@ -406,7 +408,8 @@ class MemoryActions(QObject):
             messages.report(exc)
             return None
         deleted = kept.deleted
-        self._push(UndoStep(Undoable.DELETE, group, deleted.entries, places=deleted.places))
+        step = UndoStep(Undoable.DELETE, group, deleted.entries, places=deleted.places)
+        self._push(replace(step, detach=kept.undo_joins()))
         messages.info(kept_text(kept))
         return kept
 
@@ -435,7 +438,9 @@ class MemoryActions(QObject):
                 done = curation.return_to_review(self._state.service, caller, step.accepted)
                 ids, said = list(done.returned), _returned(len(done.returned), len(done.left))
             else:
-                restored = curation.restore(self._state.service, caller, step.entries, step.places)
+                restored = curation.restore(
+                    self._state.service, caller, step.entries, step.places, detach=step.detach
+                )
                 ids, said = [e.id for e in step.entries], _restored(restored)
         except AmbryError as exc:
             messages.report(exc)
@@ -537,10 +542,17 @@ class MemoryActions(QObject):
 
 
 def kept_text(kept: Kept) -> str:
-    """``Kept 1, deleted 2; Ctrl+Z to undo.``, and which tags moved."""
-    tags = ", ".join(repr(t) for t in kept.tags_added)
-    moved = f" (it took the tag{'s' if len(kept.tags_added) > 1 else ''} {tags})" if tags else ""
+    """``Kept 1, deleted 2; Ctrl+Z to undo.``, and what moved onto the kept one."""
+    took = []
+    if kept.tags_added:
+        tags = ", ".join(repr(t) for t in kept.tags_added)
+        took.append(f"the tag{'s' if len(kept.tags_added) > 1 else ''} {tags}")
+    took += [_CARRIED[c] for c in kept.carried]
+    moved = f" (it took {' and '.join(took)})" if took else ""
     return f"Kept 1{moved}, deleted {len(kept.deleted.entries):,}; Ctrl+Z to undo."
+
+
+_CARRIED = {Carried.PIN: "the pin", Carried.CONFIDENCE: "the higher confidence"}
 
 
 def _restored(done: Sequence[Restored]) -> str:

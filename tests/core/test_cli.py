@@ -245,6 +245,22 @@ def test_duplicates_lists_a_paraphrase_and_keeps_one(
     assert code == 1 and "no near-duplicate" in err
 
 
+def test_duplicates_keep_gives_the_kept_memory_the_pin_of_the_one_deleted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    _, fact, _ = run(capsys, *d, "store", "--tags", "diet", "User drinks oat milk")
+    run(capsys, *d, "pin", fact.strip())
+    _, pref, _ = run(capsys, *d, "store", "--type", "preference", "User drinks oat milk")
+    code, out, _ = run(capsys, *d, "duplicates", "keep", pref.strip(), "--yes")
+    # The tag makes a new version of the preference: that one is current, and pinned.
+    assert code == 0 and out.startswith("kept mem-") and "which took their pin" in out
+    kept_id = out.split()[1]
+    code, out, _ = run(capsys, *d, "show", kept_id, "--json")
+    kept = json.loads(out)
+    assert (kept["type"], kept["pinned"], kept["tags"]) == ("preference", True, ["diet"])
+
+
 def test_storing_a_text_again_adds_its_new_tags_and_says_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

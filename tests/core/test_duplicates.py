@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from core.memory import curation
-from core.memory.merging import keep_one
-from core.model.entries import Privacy
+from core.memory.merging import Carried, keep_one
+from core.model.entries import EntryFilter, Privacy
 from core.model.errors import Forbidden
 from core.recall.duplicates import DUPLICATE_COSINE, near_duplicates, told_apart
 from core.semantic.embedding import shared_embedder
 from core.service import Caller, MemoryService
+from core.storage import audit
 
 #: Said twice in other words: each pair scores at least the threshold (measured).
 PARAPHRASES = (
@@ -148,3 +149,52 @@ def test_a_private_kept_memory_keeps_its_privacy(
     done = keep_one(service, operator, keep, [other])
     assert done.kept.privacy is Privacy.PRIVATE
     assert done.kept.content == "User prefers dark mode" and done.kept.tags == ("ui",)
+
+
+def test_the_kept_memory_takes_the_pin_and_the_higher_confidence(
+    service: MemoryService, operator: Caller
+) -> None:
+    fact = _store(service, operator, "User drinks oat milk", tags=["diet"])
+    service.set_pinned(operator, fact, True)
+    store = service.store_for("main")
+    store.reinforce(fact, 1.0, "2026-01-01T00:00:00.000Z")  # pinned: it never decays
+    pref = service.store(
+        operator, {"type": "preference", "content": "User drinks oat milk"}
+    ).entry.id
+    done = keep_one(service, operator, pref, [fact])
+    assert done.carried == (Carried.PIN, Carried.CONFIDENCE)
+    kept = service.get("main", done.kept.id)
+    assert kept.pinned and kept.confidence == 1.0 and kept.tags == ("diet",)
+    assert done.kept.pinned
+    row = audit.recent(store, actions=["delete"])[0]
+    assert row.detail["carried"] == ["pin", "confidence"]
+
+
+def test_a_pinned_kept_memory_stays_pinned_in_its_new_version(
+    service: MemoryService, operator: Caller
+) -> None:
+    keep = _store(service, operator, "User prefers dark mode in the editor")
+    service.set_pinned(operator, keep, True)
+    other = _store(service, operator, "The user prefers dark mode in editors", tags=["ui"])
+    done = keep_one(service, operator, keep, [other])
+    assert done.kept.id != keep and done.kept.pinned
+    assert done.carried == ()
+
+
+def test_the_earlier_versions_of_a_deleted_copy_go_behind_the_kept_one(
+    service: MemoryService, operator: Caller
+) -> None:
+    keep = _store(service, operator, "User prefers dark mode in the editor")
+    old = _store(service, operator, "User prefers light mode")
+    other = _store(service, operator, "The user prefers dark mode in editors", supersedes=old)
+    done = keep_one(service, operator, keep, [other])
+    # Not current again: "light mode" is a stale wording of the kept fact.
+    assert done.joined == (old,)
+    assert service.list_ids("main", EntryFilter()) == [keep]
+    assert [e.id for e in service.history("main", keep)] == [old, keep]
+
+    curation.restore(
+        service, operator, done.deleted.entries, done.deleted.places, detach=done.undo_joins()
+    )
+    assert [e.id for e in service.history("main", other)] == [old, other]
+    assert sorted(service.list_ids("main", EntryFilter())) == sorted([keep, other])

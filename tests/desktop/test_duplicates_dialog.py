@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
+from core.memory.writing import StoreRequest
 from core.model.entries import EntryType
 from core.service import Caller, MemoryService
 from desktop.memories.duplicates import DuplicatesDialog
@@ -75,6 +76,42 @@ def test_keep_this_one_deletes_the_other_moves_its_tags_and_ctrl_z_brings_it_bac
     back = store.get(dark2)
     assert back is not None and back.tags == ("editor",)
     assert ("info", "Restored 1 memory.") in shown
+    qtbot.waitUntil(lambda: not dialog.busy.isVisible(), timeout=20_000)
+
+
+def test_keeping_one_takes_the_pin_and_undo_gives_back_the_earlier_version(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    dark = add(service, operator, DARK)
+    light = add(service, operator, "User prefers light mode")
+    [dark2] = [
+        o.entry.id
+        for o in service.store_entries(
+            operator, [StoreRequest(EntryType.FACT, DARK2, supersedes=light)]
+        )
+    ]
+    service.set_pinned(operator, dark2, True)
+    embed_all(service)
+    dialog = opened(qtbot, window)
+    assert dialog.ids_listed() == [(dark, dark2)]
+    qtbot.keyClick(dialog.tree, Qt.Key.Key_Return)  # keeps the first, the unpinned one
+
+    store = service.store_for("main")
+    assert store.get(dark2) is None
+    kept = store.get(dark)
+    assert kept is not None and kept.pinned and kept.superseded_by is None
+    # The deleted copy's earlier version is not current again: it is the kept one's.
+    assert store.get(light).superseded_by == dark  # type: ignore[union-attr]
+    said = "Kept 1 (it took the pin), deleted 1; Ctrl+Z to undo."
+    assert dialog.status.text() == said and ("info", said) in shown
+
+    qtbot.keyClick(dialog.tree, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert [e.id for e in service.history("main", dark2)] == [light, dark2]
+    assert [e.id for e in service.history("main", dark)] == [dark]
     qtbot.waitUntil(lambda: not dialog.busy.isVisible(), timeout=20_000)
 
 
