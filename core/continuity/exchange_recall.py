@@ -27,8 +27,8 @@ from typing import Final
 from core.continuity.exchange_candidates import Query, gather
 from core.continuity.speaker_names import speakers_named
 from core.model.config import Config
-from core.model.entries import parse_iso
 from core.model.paging import tiered_page
+from core.model.times import stored_time
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import asks_when, says_when, time_spans
@@ -140,12 +140,8 @@ def _said_together(first: datetime | None, second: datetime | None) -> bool:
 
 
 def _time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return parse_iso(value)
-    except ValueError:
-        return None
+    # Without an offset it is UTC; not a time at all (an older import's), unknown.
+    return stored_time(value, "said_at")
 
 
 def rank(

@@ -42,7 +42,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from core.model.entries import Trust, parse_iso
+from core.model.entries import Trust
+from core.model.times import stored_time
 
 if TYPE_CHECKING:
     from core.model.config import Config
@@ -143,10 +144,12 @@ def effective_confidence(entry: MemoryEntry, now: datetime, config: Config) -> f
     """
     if entry.pinned:
         return entry.confidence
-    seen = entry.last_seen_at or entry.provenance.updated_at
+    field = "last_seen_at" if entry.last_seen_at else "updated_at"
+    # A time an older import kept unreadable counts as now: no decay, and no crash.
+    seen = stored_time(entry.last_seen_at or entry.provenance.updated_at, field) or now
     return decayed(
         entry.confidence,
-        parse_iso(seen),
+        seen,
         now,
         grace_days=config.decay_grace_days,
         per_week=config.decay_per_week,

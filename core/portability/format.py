@@ -28,6 +28,7 @@ from core.model.entries import (
     Trust,
 )
 from core.model.errors import InvalidParams
+from core.model.times import EXPECTED, store_form
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -148,3 +149,39 @@ def check_record(record: str, value: Any, where: str) -> None:
     if error is not None:
         at = ".".join(str(p) for p in error.absolute_path) or "record"
         raise InvalidParams(f"{where}: {at}: {error.message}")
+
+
+#: The time fields of an entry record: top-level, then under ``provenance``.
+_ENTRY_TIMES = ("superseded_at", "last_seen_at")
+_PROVENANCE_TIMES = ("created_at", "updated_at")
+
+
+def check_times(record: dict[str, Any], where: str) -> None:
+    """Put every time of a checked ``record`` in the store's form, in place.
+
+    An entry's ``created_at``, ``updated_at``, ``superseded_at`` and ``last_seen_at``,
+    and a row's ``*_at`` columns, may be any ISO 8601 time; one without an offset is
+    UTC. The brief, search and decay compare times, so one that is not a time at all is
+    refused here, before anything is written.
+
+    Raises:
+        InvalidParams: the first field that is not a time, named with ``where``.
+    """
+    if record.get("kind") == "entry":
+        places = [(record, name, name) for name in _ENTRY_TIMES]
+        places += [(record["provenance"], name, f"provenance.{name}") for name in _PROVENANCE_TIMES]
+    else:
+        row = record["row"]
+        places = [(row, name, f"row.{name}") for name in row if name.endswith("_at")]
+    for holder, name, label in places:
+        text = holder.get(name)
+        if text is None:
+            continue
+        try:
+            if not isinstance(text, str):
+                raise ValueError(name)
+            holder[name] = store_form(text)
+        except ValueError:
+            raise InvalidParams(
+                f"{where}: {label} is not a time; give {EXPECTED}", field=label, rule="format"
+            ) from None

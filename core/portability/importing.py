@@ -44,6 +44,7 @@ from core.portability.format import (
     VERSION,
     Progress,
     check_record,
+    check_times,
     derive_key,
     read_records,
 )
@@ -130,6 +131,7 @@ def read_export(path: Path, passphrase: str | None = None) -> CheckedExport:
         where = f"{path.name} line {number}"
         if rec.get("kind") == "entry":
             check_record("entry", rec, where)
+            check_times(rec, f"{where} (id {rec['id']})")
             if "sealed" in rec and file_key is None:
                 if not encryption or not passphrase:
                     raise InvalidParams(
@@ -140,6 +142,7 @@ def read_export(path: Path, passphrase: str | None = None) -> CheckedExport:
                 file_key = derive_key(passphrase, base64.b64decode(encryption["salt"]))
         else:
             check_record("row", rec, where)
+            check_times(rec, where)
     return CheckedExport(path, records, file_key)
 
 

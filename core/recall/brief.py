@@ -45,6 +45,7 @@ from core.memory.confidence import decayed, effective_confidence
 from core.model.config import Config
 from core.model.entries import EntryType, MemoryEntry, SourceType, Trust, iso
 from core.model.text import estimate_tokens, quarters_to_tokens, single_line, token_quarters
+from core.model.times import stored_time
 from core.recall.brief_values import (
     BRIEF_CANDIDATES,
     BRIEF_PREFETCH,
@@ -112,10 +113,14 @@ def _entry_line(entry: BriefEntry) -> str:
     return line
 
 
-def _utc(text: str) -> datetime:
+def _utc(text: str, now: datetime, field: str) -> datetime:
     # Python 3.11's fromisoformat reads the store's "Z" suffix itself, and this
     # runs once or twice per candidate, so skip parse_iso's string rewrite.
-    moment = datetime.fromisoformat(text)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        # Not a time: an older import kept what a file said. It counts as now.
+        return stored_time(text, field) or now
     # A timestamp without an offset is read as UTC, which is how the store writes.
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
@@ -130,7 +135,7 @@ def _service(tags: Sequence[str]) -> str | None:
 
 
 def _brief_entry(entry: MemoryEntry, now: datetime, config: Config) -> BriefEntry:
-    age = (now - _utc(entry.provenance.created_at)).days
+    age = (now - _utc(entry.provenance.created_at, now, "created_at")).days
     return BriefEntry(
         id=entry.id,
         type=entry.type.value,
@@ -156,11 +161,11 @@ def _sort_key(now: datetime, config: Config) -> Callable[[MemoryEntry], _SortKey
         # effective_confidence, unrolled: this runs for every candidate, and most
         # entries' last_seen_at equals updated_at, so one parse serves both.
         updated_text = entry.provenance.updated_at or entry.provenance.created_at
-        updated = _utc(updated_text)
+        updated = _utc(updated_text, now, "updated_at")
         confidence = entry.confidence
         if not entry.pinned:
             seen_text = entry.last_seen_at or entry.provenance.updated_at
-            seen = updated if seen_text == updated_text else _utc(seen_text)
+            seen = updated if seen_text == updated_text else _utc(seen_text, now, "last_seen_at")
             confidence = decayed(confidence, seen, now, grace_days=grace, per_week=per_week)
         # Elapsed time ascending is recency descending.
         return (not _IS_BEHAVIORAL[entry.type], -confidence, now - updated, entry.id)

@@ -15,7 +15,8 @@ from datetime import datetime
 from typing import Any, Final
 
 from core.model.config import Config
-from core.model.entries import EntryFilter, parse_iso
+from core.model.entries import EntryFilter
+from core.model.times import stored_time
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
 from core.storage.fts import STOPWORDS, match_expression, query_terms, term_match, unspaced_grams
@@ -258,9 +259,5 @@ def search(
 
 
 def _time(value: str | None) -> datetime | None:
-    if not value:
-        return None
-    try:
-        return parse_iso(value)
-    except ValueError:
-        return None
+    # Without an offset it is UTC; not a time at all (an older import's), unknown.
+    return stored_time(value, "last_seen_at")

@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.model.entries import EntryType, MemoryEntry, Privacy, SourceType, Status, Trust, parse_iso
+from core.model.entries import EntryType, MemoryEntry, Privacy, SourceType, Status, Trust
 from core.model.text import one_line
+from core.model.times import stored_time
 from core.storage.workspace import LOCKED_MASK, MISSING_KEY_MASK, SECRET_MASK
 
 #: A column: its header and how to turn an entry into its text at a given time.
@@ -90,7 +91,9 @@ def parse_tags(text: str) -> tuple[str, ...]:
 def local_time(timestamp: str | None) -> str:
     if not timestamp:
         return "—"
-    return parse_iso(timestamp).astimezone().strftime("%Y-%m-%d %H:%M")
+    when = stored_time(timestamp, "time")
+    # Not a time: an older Ambry's import kept what a file said.
+    return "unknown" if when is None else when.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
 def info_text(entry: MemoryEntry) -> str:
@@ -155,7 +158,10 @@ def confidence_of(entry: MemoryEntry) -> float:
 
 def age_label(timestamp: str, now: datetime) -> str:
     """A compact age: ``now``, ``5m``, ``3h``, ``12d``, ``4mo``, ``2y``."""
-    seconds = max(0.0, (now - parse_iso(timestamp)).total_seconds())
+    when = stored_time(timestamp, "created_at")
+    if when is None:
+        return "?"
+    seconds = max(0.0, (now - when).total_seconds())
     if seconds < 60:
         return "now"
     minutes = seconds / 60

@@ -11,7 +11,8 @@ from core.model.entries import EntryFilter, EntryType, MemoryEntry
 from core.service import Caller, MemoryService
 from desktop.audit.view import AuditModel
 from desktop.memories.model import ID_ROLE, IdListModel
-from desktop.memories.values import CANDIDATE_COLUMNS
+from desktop.memories.values import CANDIDATE_COLUMNS, info_text
+from desktop.widgets.times import short_time
 
 
 def fill(service: MemoryService, caller: Caller, count: int) -> list[str]:
@@ -35,6 +36,33 @@ def test_id_list_model_passes_qt_model_tester(
     qtmodeltester.check(model)
     assert model.index(0, 1).data() == "memory number 29"
     assert model.index(0, 0).data(ID_ROLE) == model.id_at(0)
+
+
+def test_a_time_an_older_import_kept_shows_as_unknown(
+    qtmodeltester: ModelTester, service: MemoryService, operator: Caller
+) -> None:
+    ids = fill(service, operator, 3)
+    store = service.store_for("main")
+    # As an older Ambry imported them: one without an offset, one that is no time.
+    with store.transaction():
+        store.execute(
+            "UPDATE memory_entries SET created_at = '2024-05-01 09:30:00' WHERE id = ?", (ids[0],)
+        )
+        store.execute(
+            "UPDATE memory_entries SET created_at = 'yesterday', last_seen_at = 'soon' "
+            "WHERE id = ?",
+            (ids[1],),
+        )
+    model = IdListModel(loader(service))  # type: ignore[arg-type]
+    model.reset(ids)
+    qtmodeltester.check(model)
+    age = next(i for i, c in enumerate(model.columns) if c.key == "age")
+    assert model.index(0, age).data().endswith(("d", "mo", "y"))
+    assert model.index(1, age).data() == "?"
+    entry = store.get(ids[1])
+    assert entry is not None
+    assert "Created unknown, last seen unknown" in info_text(entry)
+    assert short_time("yesterday") == "unknown"
 
 
 def test_candidate_model_passes_qt_model_tester(

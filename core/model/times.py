@@ -1,0 +1,72 @@
+"""Times as the store holds them, and how one read from outside becomes one.
+
+Every time Ambry writes is :func:`core.model.entries.iso`: ISO 8601 in UTC with
+milliseconds and a ``Z`` (``2024-05-01T09:30:00.000Z``). A time read from a file
+(an import) goes through :func:`store_form` first: any ISO 8601 time is accepted,
+one without an offset is taken as UTC, and anything else is refused.
+
+An older Ambry imported times as the file gave them, so a store may hold a time
+without an offset, or text that is no time at all. :func:`stored_time` reads those
+without failing: no offset is UTC, and an unreadable one is ``None``, which the
+brief, search and decay count as now. Each field's first unreadable time is
+logged once per process, by name, never by value.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+from core.model.entries import iso
+
+log = logging.getLogger(__name__)
+
+#: What a refused time should have been, for messages.
+EXPECTED = "an ISO 8601 time such as 2024-05-01T09:30:00Z; one without an offset is read as UTC"
+
+_logged: set[str] = set()
+
+
+def utc_time(text: str) -> datetime:
+    """``text`` (ISO 8601) as an aware datetime in UTC; without an offset it is UTC.
+
+    Raises:
+        ValueError: not an ISO 8601 time, or one outside the years 1 to 9999 in UTC.
+    """
+    moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{text} is out of range in UTC") from None
+
+
+def store_form(text: str) -> str:
+    """``text`` (ISO 8601, an offset or none for UTC) as the store writes a time.
+
+    Raises:
+        ValueError: not a time (see :func:`utc_time`).
+    """
+    return iso(utc_time(text))
+
+
+def stored_time(text: str | None, field: str) -> datetime | None:
+    """A time read back from the store; ``None`` when there is none or it is not a time.
+
+    Never raises: a store an older Ambry imported into may hold a time without an
+    offset (read as UTC) or text that is no time (``None``; logged once per ``field``).
+    """
+    if not text:
+        return None
+    try:
+        return utc_time(text)
+    except ValueError:
+        if field not in _logged:
+            _logged.add(field)
+            log.info(
+                "a stored %s is not a time (an import by an older Ambry kept it as the "
+                "file gave it); it counts as now",
+                field,
+            )
+        return None
