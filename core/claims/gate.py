@@ -267,10 +267,12 @@ def decide(
             )
         needs_text = decision in (Decision.ACCEPT, Decision.RETRACT)
         if needs_text and confirmed_text != claim.text:
+            # The text is data, not message: a refusal is logged, and a claim quotes memories.
             raise Conflict(
-                f"confirm the claim's exact text to {decision.value} it; it reads now: "
-                f"{claim.text!r}",
+                f"confirm the claim's exact text to {decision.value} it: claim {claim_id} "
+                "reads otherwise now (its text is in current_text)",
                 field="confirmed_text",
+                current_text=claim.text,
             )
         report = verify_claim(store, claim)
         if decision is Decision.ACCEPT:

@@ -226,7 +226,9 @@ def check_limits(content: str, tags: Iterable[str]) -> None:
     for i, tag in enumerate(tags):
         if len(tag) > MAX_TAG_CHARS:
             raise InvalidParams(
-                f"tag {tag[:20]!r}… must be at most {MAX_TAG_CHARS} characters",
+                # Named by its place, never quoted: a refusal is logged, and a tag is
+                # a memory's text as much as its content is.
+                f"tag {i + 1} must be at most {MAX_TAG_CHARS} characters (it has {len(tag)})",
                 field=f"tags.{i}",
                 rule="maxLength",
             )

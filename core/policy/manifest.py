@@ -81,7 +81,8 @@ def tool_maximum(tool: str, argument: str) -> int:
     return int(load_manifest()[tool].schema["properties"][argument]["maximum"])
 
 
-def _field_name(error: jsonschema.ValidationError) -> str:
+def error_field(error: jsonschema.ValidationError) -> str:
+    """The dotted name of the field ``error`` is about (a missing one named too)."""
     path = ".".join(str(p) for p in error.absolute_path)
     if error.validator == "required":
         missing = error.message.split("'")[1] if "'" in error.message else ""
@@ -96,7 +97,9 @@ def _field_name(error: jsonschema.ValidationError) -> str:
     return path or "(arguments)"
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
+def describe_error(error: jsonschema.ValidationError) -> str:
+    """What is wrong with the field, in words that never quote its value: a refusal is
+    shown, and logged, and the value may be a memory's content."""
     rule = error.validator
     value: Any = error.validator_value
     match rule:
@@ -121,8 +124,13 @@ def _describe(error: jsonschema.ValidationError) -> str:
             return "must be of type " + " or ".join(kinds)
         case "required":
             return "is required"
+        case "const":
+            return f"must be {value!r}"
+        case "oneOf":
+            names = [" and ".join(s.get("required", ())) for s in value]
+            return "must have exactly one of " + " or ".join(n for n in names if n)
         case _:
-            return error.message
+            return f"breaks the rule {rule}"
 
 
 #: The pattern an id-valued argument carries beside ``minLength``: not only white space.
@@ -204,7 +212,7 @@ def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
 
     error = best_match(tool.validator.iter_errors(args))
     if error is not None:
-        name, rule = _field_name(error), str(error.validator)
+        name, rule = error_field(error), str(error.validator)
         if error.validator == "additionalProperties":
             message = f"{tool_name}: {_unknown_arguments(error)}"
         elif _is_blank(error):
@@ -214,9 +222,9 @@ def validate_args(tool_name: str, args: Any) -> dict[str, Any]:
             message = f"{tool_name}: {name} must not be {empty}{_what_to_give(tool, error)}"
             rule = "minLength"
         elif error.validator == "minLength":
-            message = f"{tool_name}: {name} {_describe(error)}{_what_to_give(tool, error)}"
+            message = f"{tool_name}: {name} {describe_error(error)}{_what_to_give(tool, error)}"
         else:
-            message = f"{tool_name}: {name} {_describe(error)}"
+            message = f"{tool_name}: {name} {describe_error(error)}"
         raise InvalidParams(message, field=name, rule=rule)
     for name, value in args.items():
         _refuse_lone_surrogates(value, name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +30,7 @@ from core.model.entries import (
 )
 from core.model.errors import InvalidParams
 from core.model.times import EXPECTED, store_form
+from core.policy.manifest import describe_error, error_field
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -94,6 +96,7 @@ ENTRY_SCHEMA: dict[str, Any] = {
     },
     "oneOf": [{"required": ["content"]}, {"required": ["sealed"]}],
 }
+_ENTRY_ID = re.compile(ENTRY_SCHEMA["properties"]["id"]["pattern"])
 ROW_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["kind", "row"],
@@ -144,11 +147,22 @@ def validator(record: str) -> Draft202012Validator:
 
 
 def check_record(record: str, value: Any, where: str) -> None:
-    """Raise InvalidParams naming the first field of ``value`` that breaks ``record``'s schema."""
+    """Raise InvalidParams naming the first field of ``value`` that breaks ``record``'s schema.
+
+    The message names the field and the rule, never the value: a refusal is shown and
+    logged, and the value may be a memory's content.
+    """
     error = next(iter(validator(record).iter_errors(value)), None)
-    if error is not None:
-        at = ".".join(str(p) for p in error.absolute_path) or "record"
-        raise InvalidParams(f"{where}: {at}: {error.message}")
+    if error is None:
+        return
+    at = error_field(error).replace("(arguments)", "record")
+    problem = describe_error(error)
+    if error.validator == "maxLength" and isinstance(error.instance, str):
+        problem += f" (it has {len(error.instance):,})"
+    entry_id = value.get("id") if record == "entry" else None
+    if isinstance(entry_id, str) and _ENTRY_ID.fullmatch(entry_id):
+        where += f" (id {entry_id})"
+    raise InvalidParams(f"{where}: {at} {problem}", field=at, rule=str(error.validator))
 
 
 #: The time fields of an entry record: top-level, then under ``provenance``.

@@ -499,14 +499,14 @@ class MemoryActions(QObject):
             for e in clear
         ]
         if not requests:
-            messages.info(f"Every selected memory already has the tag {tag!r}.")
+            messages.info(f"Every selected memory already has the tag “{tag}”.")
             return 0
         try:
             self._state.service.store_entries(self._state.operator(), requests)
         except AmbryError as exc:
             messages.report(exc)
             return 0
-        messages.info(f"Tagged {memories(len(requests))} with {tag!r}.")
+        messages.info(f"Tagged {memories(len(requests))} with “{tag}”.")
         return len(requests)
 
     def review(self, ids: Sequence[str], decision: Decision) -> int:

@@ -5,11 +5,16 @@ Modelled on qutebrowser's ``utils/message.py``: any module calls
 :data:`bridge` and shows the text. Questions that need an answer (delete this?)
 go through :func:`confirm` and :func:`ask_text`, plain module functions so
 tests can replace them with ``monkeypatch.setattr(messages, "confirm", ...)``.
+
+Every message is logged too, but the log never holds what a person wrote: quote
+it (a memory, a claim, a tag, a title, a topic forgotten) in “curly quotes”, and
+the log line has “…” in its place.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from enum import StrEnum
 
 from PySide6.QtCore import QObject, Signal
@@ -36,14 +41,23 @@ class MessageBridge(QObject):
     shown = Signal(str, str)
 
     def show(self, level: Level, text: str) -> None:
+        logged = unquoted(text)
         match level:
             case Level.ERROR:
-                log.error("%s", text)
+                log.error("%s", logged)
             case Level.WARNING:
-                log.warning("%s", text)
+                log.warning("%s", logged)
             case Level.INFO:
-                log.info("%s", text)
+                log.info("%s", logged)
         self.shown.emit(level.value, text)
+
+
+_QUOTED = re.compile(r"“[^”]*”?")
+
+
+def unquoted(text: str) -> str:
+    """``text`` with each “quotation” (a person's words) as “…”, for the log."""
+    return _QUOTED.sub("“…”", text)
 
 
 #: The one bridge; the main window listens to it.

@@ -329,8 +329,11 @@ def test_accept_writes_a_receipt_and_retract_reverses_it(
     seq = _exchange(conn, "The cache is cold on Mondays.")
     text = "The cache is cold on Mondays"
     cid = _propose(conn, text, [{"kind": "exchange", "id": seq}])
-    with pytest.raises(Conflict, match="exact text"):
+    with pytest.raises(Conflict, match="exact text") as changed:
         gate.decide(service, operator, cid, Decision.ACCEPT, confirmed_text="the cache is cold")
+    # The text is in the data, not in the message a log line repeats.
+    assert text not in changed.value.message
+    assert changed.value.data["current_text"] == text
     with pytest.raises(Conflict, match="changed since the review"):
         gate.decide(
             service,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,8 @@ from core.claims.model import Decision
 from core.cli.main import main
 from core.memory import forgetting
 from core.memory.forgetting import Scope
-from core.model.entries import Actor
+from core.memory.writing import StoreRequest
+from core.model.entries import Actor, EntryType
 from core.model.errors import Conflict, InvalidParams
 from core.portability.export import export
 from core.portability.importing import import_file
@@ -505,3 +507,50 @@ def test_an_older_export_with_empty_tags_imports_without_them(
     assert main([*t, "--json", "import", str(out)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert (report["entries"], report["empty_tags"], report["duplicates"]) == (0, 0, [entry["id"]])
+
+
+SECRET_WORDS = "my password is Hunter2Hunter2!!"
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (
+            lambda rec: rec.update(content=SECRET_WORDS + " filler" * 300),
+            "content must be at most 2000 characters (it has 2,131)",
+        ),
+        (
+            lambda rec: rec.update(tags=[SECRET_WORDS + " filler" * 5]),
+            "tags.0 must be at most 50 characters (it has 66)",
+        ),
+        (lambda rec: rec.update(type=SECRET_WORDS), "type must be one of preference, fact"),
+        (lambda rec: rec.update(sealed=SECRET_WORDS), "record must have exactly one of content"),
+        (lambda rec: rec.update(confidence=SECRET_WORDS), "confidence must be of type number"),
+    ],
+)
+def test_a_refused_import_line_names_the_entry_and_never_quotes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: Any, problem: str
+) -> None:
+    data = ["--data-dir", str(tmp_path / "data")]
+    assert main([*data, "--create", "store", "Likes tea"]) == 0
+    out = tmp_path / "e.jsonl"
+    assert main([*data, "export", str(out)]) == 0
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    edit(records[1])
+    out.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    capsys.readouterr()
+    assert main([*data, "--group", "copy", "import", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert f"e.jsonl line 2 (id {records[1]['id']}): {problem}" in err
+    log = (tmp_path / "logs" / "ambry.log").read_text()
+    assert f"refused: e.jsonl line 2 (id {records[1]['id']}): {problem}" in log
+    # Before, both repeated the value whole: a password, in the log that holds no content.
+    assert "Hunter2" not in err and "Hunter2" not in log
+
+
+def test_a_refused_tag_is_named_by_its_place(service: MemoryService, operator: Caller) -> None:
+    # The app's edits and the imports from other apps write without the tools' schema.
+    request = StoreRequest(EntryType.FACT, "Likes tea", ("ok", "Hunter2Hunter2" * 4))
+    with pytest.raises(InvalidParams) as refused:
+        service.store_entries(operator, [request])
+    assert refused.value.message == "tag 2 must be at most 50 characters (it has 56)"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import apsw
 import pytest
 from PySide6.QtCore import Qt
@@ -134,7 +136,9 @@ def test_confirming_forgets_everything_listed(
     window: MainWindow,
     dialogs: Dialogs,
     shown: list[tuple[str, str]],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO, logger="desktop.widgets.messages")
     dialog = opened(window)
     look(qtbot, dialog, TOPIC)
     counts = plan_counts(plan_forget(service, "main", TOPIC))
@@ -158,6 +162,10 @@ def test_confirming_forgets_everything_listed(
 
     said = f"Forgot {counts} about “{TOPIC}” from 'main'."
     assert done.args == [said] and dialog.status.text() == said and ("info", said) in shown
+    # The log says what happened, never what was forgotten.
+    logged = [r.getMessage() for r in caplog.records if r.name == "desktop.widgets.messages"]
+    assert f"Forgot {counts} about “…” from 'main'." in logged
+    assert not any(TOPIC in line for line in logged)
     assert dialog.empty.text() == f"Nothing in 'main' mentions “{TOPIC}” now."
     assert not dialog.forget_button.isEnabled()
     assert dialog.caution.isHidden()  # no upgrade left a copy here
