@@ -150,6 +150,9 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     if report.secret_only:
         count = len(report.secret_only)
         text += f"; {plural(count, 'memory', 'memories')} skipped (nothing but a secret)"
+    if report.empty:
+        count = len(report.empty)
+        text += f"; {plural(count, 'empty memory', 'empty memories')} skipped"
     if report.relinked:
         text += (
             f"; {plural(len(report.relinked), 'older version')} re-linked past "

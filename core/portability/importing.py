@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from core.memory.curation import require_operator
 from core.model.changes import Changes
 from core.model.entries import (
+    MAX_CONTENT_CHARS,
     EntryType,
     MemoryEntry,
     Privacy,
@@ -29,6 +30,7 @@ from core.model.entries import (
 from core.model.errors import Conflict, InvalidParams
 from core.policy.import_screening import Skip, screen_entry, screen_row
 from core.policy.own_files import known_secrets
+from core.policy.screening import strip_controls
 from core.portability.history import SOURCE_NAMES, looks_like
 from core.storage import audit
 from core.storage.audit import Action
@@ -66,6 +68,9 @@ class ImportReport:
     relinked: list[str] = field(default_factory=list)
     #: Tags left out for being empty or only white space, which no write keeps.
     empty_tags: int = 0
+    #: Entries skipped because their content is empty or only white space, which a
+    #: write refuses (an older or edited file).
+    empty: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +83,7 @@ class ImportReport:
             "secret_only": self.secret_only,
             "relinked": self.relinked,
             "empty_tags": self.empty_tags,
+            "empty": self.empty,
         }
 
 
@@ -209,6 +215,7 @@ def import_checked(
             redacted=report.redacted,
             refused=len(report.refused),
             secret_only=len(report.secret_only),
+            empty=len(report.empty),
             at=now,
         )
     service.emit(
@@ -238,6 +245,18 @@ def _import_entry(
             raise InvalidParams(f"{where}: wrong passphrase, or the file was altered") from exc
     else:
         content = rec["content"]
+    if not strip_controls(content).strip():
+        # A write refuses it ("content must not be empty"); one in a file is skipped
+        # and counted, so the rest of the file still comes in.
+        report.empty.append(entry_id)
+        return
+    if len(content) > MAX_CONTENT_CHARS:  # sealed: the schema saw only its ciphertext
+        raise InvalidParams(
+            f"{where} (id {entry_id}): content must be at most {MAX_CONTENT_CHARS} characters "
+            f"(it has {len(content):,})",
+            field="content",
+            rule="maxLength",
+        )
     screened = screen_entry(content, rec, known_secrets(service.data_dir.root))
     match screened:
         case Skip.CREDENTIAL_STATEMENT:

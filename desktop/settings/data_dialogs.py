@@ -119,6 +119,8 @@ def import_text(report: ImportReport, path: Path, group: str) -> str:
     if report.secret_only:
         skipped = _counted(len(report.secret_only), ("memory", "memories"))
         text += f" {skipped} skipped (nothing but a secret)."
+    if report.empty:
+        text += f" {_counted(len(report.empty), ('empty memory', 'empty memories'))} skipped."
     if len(report.relinked) == 1:
         text += (
             " 1 older version now follows the next version imported, or is current again, "

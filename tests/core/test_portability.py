@@ -554,3 +554,73 @@ def test_a_refused_tag_is_named_by_its_place(service: MemoryService, operator: C
     with pytest.raises(InvalidParams) as refused:
         service.store_entries(operator, [request])
     assert refused.value.message == "tag 2 must be at most 50 characters (it has 56)"
+
+
+def test_an_empty_or_blank_entry_is_skipped_and_counted(
+    service: MemoryService, operator: Caller, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kept = service.store(operator, {"type": "fact", "content": "ok entry one"}).entry.id
+    for text in ("first", "second", "third"):
+        service.store(operator, {"type": "fact", "content": text})
+    out = tmp_path / "export.jsonl"
+    export(service, operator, out)
+    # Edited by hand, or from an older Ambry: three memories with nothing to say.
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    blanks = iter(["", "   ", "\u0007\n"])
+    empty = []
+    for rec in records:
+        if rec.get("kind") == "entry" and rec["id"] != kept:
+            rec["content"] = next(blanks)
+            empty.append(rec["id"])
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+
+    other = service.open_session("other", Actor.OPERATOR)
+    report = import_file(service, other, edited)
+    # Before, "" was stored (the brief read "- [fact] (empty)") and "   " counted its duplicate.
+    assert report.entries == 1 and report.duplicates == []
+    assert sorted(report.empty) == sorted(empty)
+    assert report.to_dict()["empty"] == report.empty
+    assert service.store_for("other").total() == 1
+    agent = service.open_session("other", Actor.AGENT)
+    assert "(empty)" not in service.brief(agent).markdown
+    assert audit.recent(service.store_for("other"), actions=["import"])[0].detail["empty"] == 3
+
+    data = ["--data-dir", str(service.data_dir.root), "--group", "third"]
+    assert main([*data, "import", str(edited)]) == 0
+    assert capsys.readouterr().out == (
+        "imported 1 entry and 0 other records; 0 duplicates skipped; 3 empty memories skipped\n"
+    )
+
+
+def test_a_sealed_entry_over_the_limit_is_refused_by_line_and_id(
+    service: MemoryService, operator: Caller, tmp_path: Path, memory_keyring: object
+) -> None:
+    import base64
+
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+    from core.portability.format import derive_key
+
+    entry = service.store(operator, {"type": "fact", "content": "x", "privacy": "private"}).entry
+    sealed = tmp_path / "sealed.jsonl"
+    export(service, operator, sealed, include_private=True, passphrase="correct horse")
+    records = [json.loads(line) for line in sealed.read_text().splitlines()]
+    salt = base64.b64decode(records[0]["encryption"]["salt"])
+    key = derive_key("correct horse", salt)
+    nonce = b"\0" * 12
+    too_long = (SECRET_WORDS + " filler" * 300).encode()
+    rec = next(r for r in records if r.get("id") == entry.id)
+    rec["sealed"] = base64.b64encode(
+        nonce + AESGCM(key).encrypt(nonce, too_long, entry.id.encode())
+    )
+    rec["sealed"] = rec["sealed"].decode()
+    sealed.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    other = service.open_session("other", Actor.OPERATOR)
+    with pytest.raises(InvalidParams) as refused:
+        import_file(service, other, sealed, passphrase="correct horse")
+    assert refused.value.message == (
+        f"sealed.jsonl line 2 (id {entry.id}): content must be at most 2000 characters "
+        "(it has 2,131)"
+    )
+    assert service.store_for("other").total() == 0

@@ -327,6 +327,10 @@ def test_the_import_summary_says_when_a_version_chain_was_mended() -> None:
         "secret). 1 older version now follows the next version imported, or is current "
         "again, because the memory that replaced it was left out."
     )
+    report = ImportReport(entries=1, empty=["mem-c", "mem-d"])
+    assert import_text(report, Path("notes.jsonl"), "main") == (
+        "Imported 1 memory from notes.jsonl into 'main'. 2 empty memories skipped."
+    )
 
 
 def test_an_import_that_leaves_empty_tags_out_says_so(
