@@ -3,10 +3,11 @@
 A ChatGPT-shaped ``conversations.json`` of about ``--mb`` megabytes is generated
 (conversations of 10 to 40 messages with a system node, a hidden context node and a
 regenerated answer on an abandoned branch, turns of 50 to 1,500 characters of
-ordinary words), then a fresh process runs ``plan`` (the dry run) and ``run`` (the
-checking pass again, then the write) on a new data directory and reports its own
-peak RSS. Turns are not embedded here: the app embeds them in the background after
-the import (``ambry reindex`` from the command line).
+ordinary words), then a fresh process runs ``plan`` (the dry run, which screens every
+turn as the write does) and ``run`` (its own checking pass, which does not, then the
+write) on a new data directory and reports its own peak RSS. Turns are not embedded
+here: the app embeds them in the background after the import (``ambry reindex`` from
+the command line).
 
 Usage: python bench/import.py [--mb 100]
 """

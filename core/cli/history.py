@@ -41,14 +41,24 @@ def import_history(ctx: Context, args: argparse.Namespace) -> int:
     kind = history_import.parse_kind(args.source)
     path: Path = args.file
     meter = _Meter(sys.stderr.isatty() and not ctx.as_json)
-    counts = history_import.plan(ctx.service, ctx.caller, kind, path, progress=meter)
+    # The file is checked once, before the group is opened (as a plain import does): a
+    # mistyped --group with a bad file must not leave a new, empty group behind. A dry
+    # run screens every text too, so it counts the secrets the import would redact.
+    counts = history_import.plan(
+        ctx.service,
+        history_import.planner(ctx.group),
+        kind,
+        path,
+        progress=meter,
+        screen=args.dry_run,
+    )
     if args.dry_run or not counts.adds_anything:
         counts.dry_run = args.dry_run
         ctx.emit(counts.to_dict(), counts.summary() + ("" if args.dry_run else "; nothing to do"))
         return 0
     if not ctx.as_json:
         print(counts.summary())
-    done = history_import.run(ctx.service, ctx.caller, kind, path, progress=meter)
+    done = history_import.run(ctx.service, ctx.caller, kind, path, progress=meter, planned=counts)
     text = done.summary()
     if done.memories_new:
         text += "\nreview them with `ambry review` (accept all: `ambry review accept --all`)"

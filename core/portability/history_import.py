@@ -3,10 +3,13 @@ written all or nothing.
 
 Two passes over the file. The first (:func:`plan`, which is all a dry run does) reads
 every record, stops at the first malformed one with its place and what is wrong, and
-counts what would be added against what the group already holds. The second
-(:func:`run`) reads the file again and writes everything in one transaction; a
-failure or a cancel rolls it back, so nothing is half-written. Chat exports are
-streamed both times, one conversation in memory at a time.
+counts what would be added against what the group already holds; a dry run also
+screens every text, so it counts the secrets the write will redact. It never makes
+the group. The second (:func:`run`, given the first's counts or checking again) reads
+the file again and writes everything in one transaction; a failure or a cancel rolls
+it back, so nothing is half-written. Chat exports are streamed both times, one
+conversation in memory at a time; progress (and a cancel) is heard per conversation,
+and per :data:`MEMORY_BATCH` memories of a file of memories.
 
 What lands where, through the same screening as an agent's write:
 
@@ -45,9 +48,11 @@ from core.continuity.imported_history import (
 )
 from core.memory.curation import require_operator
 from core.memory.writing import StoreRequest, prepare, write_entry, writing
+from core.model.caller import Caller
 from core.model.changes import Changes
-from core.model.entries import Privacy, Source, SourceType, Trust, iso, utc_now
+from core.model.entries import Actor, Privacy, Source, SourceType, Trust, iso, utc_now
 from core.model.errors import AmbryError, InvalidParams, Refused
+from core.model.text import plural
 from core.policy.field_screening import ONLY_A_SECRET, refuse_secret_name
 from core.policy.own_files import known_secrets
 from core.portability import chatgpt_export, claude_export, markdown_notes, mcp_memory
@@ -66,12 +71,14 @@ from core.storage.audit import Action
 
 if TYPE_CHECKING:
     from core.attachments.attach import FileFacts
-    from core.model.caller import Caller
     from core.storage.store import GroupStore
     from core.storage.workspace import Workspace
 
 #: ``progress(phase, done, total)``: phase ``check`` or ``write``, in bytes read.
 Progress = Callable[[str, int, int], None]
+#: Memories of one file checked or written between two progress reports (and two
+#: questions whether to stop): a few tens of milliseconds' work.
+MEMORY_BATCH = 200
 READERS: dict[SourceKind, Callable[[Path, ByteProgress | None], Iterator[Record]]] = {
     SourceKind.CLAUDE: claude_export.read,
     SourceKind.CHATGPT: chatgpt_export.read,
@@ -167,7 +174,9 @@ class ImportCounts:
                 f"{self.secret_only[0]})"
             )
         if self.redacted:
-            text += f"; {self.redacted} secrets redacted"
+            text += f"; {plural(self.redacted, 'secret')} " + (
+                "would be redacted" if self.dry_run else "redacted"
+            )
         return text
 
 
@@ -179,19 +188,42 @@ def plan(
     *,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
+    screen: bool = True,
 ) -> ImportCounts:
-    """Check the whole file and count what importing it would add; nothing is written."""
+    """Check the whole file and count what importing it would add; nothing is written.
+
+    A group that does not exist yet is not made: everything counts as new, and a file
+    that fails its check leaves nothing behind. So ``caller`` may be :func:`planner`'s,
+    which opens no session.
+
+    Args:
+        screen: also screen every text as the write will, so the counts include the
+            secrets it redacts and the report matches the import's (a dry run). Without
+            it the check is several times faster; :func:`run` checks that way.
+
+    Raises:
+        InvalidParams: a malformed record (named).
+        Cancelled: ``should_stop`` said so.
+    """
     require_operator(caller, "import")
     _check_path(path)
-    store = service.store_for(caller.group)
     counts = ImportCounts(kind.value, str(path))
-    job = _Job(service, caller, store, kind, counts, write=False)
+    store = _store_if_any(service, caller.group)
+    meter = _Meter(kind, path, "check", progress, should_stop)
+    job = _Job(service, caller, store, kind, counts, meter, write=False, screen=screen)
     try:
-        for record in READERS[kind](path, _bytes(progress, "check", should_stop)):
+        for record in READERS[kind](path, meter.reading):
             job.take(record)
     except InvalidParams as exc:
         raise _with_source_hint(exc, kind, path) from exc
+    meter.finish()
     return counts
+
+
+def planner(group: str) -> Caller:
+    """The person, for a :func:`plan` alone: it records nothing, so it opens no session
+    (which would make a group that does not exist yet)."""
+    return Caller(group, Actor.OPERATOR, session_id="")
 
 
 def _with_source_hint(exc: InvalidParams, kind: SourceKind, path: Path) -> InvalidParams:
@@ -219,22 +251,38 @@ def run(
     *,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
+    planned: ImportCounts | None = None,
 ) -> ImportCounts:
-    """:func:`plan`, then write everything it counted in one transaction, or nothing.
+    """Check the file (unless ``planned`` is its :func:`plan`), then write everything it
+    holds in one transaction, or nothing.
+
+    Progress is reported, and ``should_stop`` asked, as the file is read and every
+    :data:`MEMORY_BATCH` memories of a file, so a cancel stops a large file promptly.
 
     Raises:
         InvalidParams: a malformed record (named); nothing was written.
         Cancelled: ``should_stop`` said so; nothing was written.
     """
-    counts = plan(service, caller, kind, path, progress=progress, should_stop=should_stop)
-    if not counts.adds_anything:
-        return replace(counts, dry_run=False)
+    if planned is None:
+        planned = plan(
+            service,
+            caller,
+            kind,
+            path,
+            progress=progress,
+            should_stop=should_stop,
+            screen=False,
+        )
+    if not planned.adds_anything:
+        return replace(planned, dry_run=False)
     store = service.store_for(caller.group)
     done = ImportCounts(kind.value, str(path), dry_run=False)
-    job = _Job(service, caller, store, kind, done, write=True)
+    meter = _Meter(kind, path, "write", progress, should_stop)
+    job = _Job(service, caller, store, kind, done, meter, write=True, screen=True)
     with writing(service, store, caller):
-        for record in READERS[kind](path, _bytes(progress, "write", should_stop)):
+        for record in READERS[kind](path, meter.reading):
             job.take(record)
+        meter.finish()
         audit.record(
             store,
             Action.IMPORT,
@@ -269,16 +317,64 @@ def _check_path(path: Path) -> None:
         raise InvalidParams(f"no file or folder at {path}", field="file")
 
 
-def _bytes(
-    progress: Progress | None, phase: str, should_stop: Callable[[], bool] | None
-) -> ByteProgress:
-    def report(done: int, total: int) -> None:
-        if should_stop is not None and should_stop():
-            raise Cancelled("import cancelled; nothing was written")
-        if progress is not None:
-            progress(phase, done, total)
+def _store_if_any(service: Workspace, group: str) -> GroupStore | None:
+    """``group``'s store, or None when it has no database yet (it is not made here)."""
+    if group in service.open_groups() or service.data_dir.group_db(group).is_file():
+        return service.store_for(group)
+    return None
 
-    return report
+
+class _Meter:
+    """Progress in bytes of the source, and a cancel asked for at every report.
+
+    A chat export's reader reports its bytes as it reads, one conversation at a time. A
+    file of memories (an MCP memory file, a Markdown file) is read whole before its
+    memories are checked and written, which takes far longer, so its bytes are reported
+    per :data:`MEMORY_BATCH` memories instead, spread over the file's share of the total.
+    """
+
+    def __init__(
+        self,
+        kind: SourceKind,
+        path: Path,
+        phase: str,
+        progress: Progress | None,
+        should_stop: Callable[[], bool] | None,
+    ) -> None:
+        self.phase, self.progress, self.should_stop = phase, progress, should_stop
+        self.by_memory = kind in (SourceKind.MCP_MEMORY, SourceKind.MARKDOWN)
+        #: For files of memories: their bytes in all, and those of the files done.
+        self.total = _note_bytes(kind, path) if self.by_memory else 0
+        self.done = 0
+
+    def reading(self, done: int, total: int) -> None:
+        """The reader's report (a :data:`ByteProgress`)."""
+        self.check()
+        if not self.by_memory and self.progress is not None:
+            self.progress(self.phase, done, total)
+
+    def within(self, size: int, step: int, steps: int) -> None:
+        """``step`` of ``steps`` through the memories of a file of ``size`` bytes."""
+        self.check()
+        if self.progress is not None and self.total:
+            at = self.done + (size * step // steps if steps else size)
+            self.progress(self.phase, min(at, self.total), self.total)
+
+    def file_done(self, size: int) -> None:
+        self.done += size
+
+    def finish(self) -> None:
+        if self.by_memory and self.progress is not None:
+            self.progress(self.phase, self.total, self.total)
+
+    def check(self) -> None:
+        if self.should_stop is not None and self.should_stop():
+            raise Cancelled("import cancelled; nothing was written")
+
+
+def _note_bytes(kind: SourceKind, path: Path) -> int:
+    files = markdown_notes.files_of(path) if kind is SourceKind.MARKDOWN else [path]
+    return sum(f.stat().st_size for f in files)
 
 
 class _Job:
@@ -288,14 +384,17 @@ class _Job:
         self,
         service: Workspace,
         caller: Caller,
-        store: GroupStore,
+        store: GroupStore | None,
         kind: SourceKind,
         counts: ImportCounts,
+        meter: _Meter,
         *,
         write: bool,
+        screen: bool,
     ) -> None:
-        self.service, self.caller, self.store = service, caller, store
-        self.kind, self.counts, self.write = kind, counts, write
+        # No store: the group does not exist yet, so nothing in the file is there.
+        self.service, self.caller, self.store, self.meter = service, caller, store, meter
+        self.kind, self.counts, self.write, self.screen = kind, counts, write, screen
         self.known = known_secrets(service.data_dir.root)
         self.now = iso(utc_now())
         self.turns_seen: dict[str, set[str]] = {}
@@ -312,9 +411,10 @@ class _Job:
     def _conversation(self, conv: Conversation) -> None:
         thread_id = imported_thread_id(self.kind.value, conv.source_id)
         seen = self.turns_seen.get(thread_id)
-        existed = seen is not None or thread_exists(self.store, thread_id)
+        stored = self.store is not None and thread_exists(self.store, thread_id)
+        existed = seen is not None or stored
         if seen is None:
-            seen = known_turns(self.store, thread_id) if existed else set()
+            seen = known_turns(self.store, thread_id) if stored and self.store else set()
             self.turns_seen[thread_id] = seen
         fresh = [t for t in conv.turns if turn_key(t.key) not in seen]
         self.counts.turns_present += len(conv.turns) - len(fresh)
@@ -326,15 +426,13 @@ class _Job:
             self.counts.threads_updated += 1
         self.counts.turns_new += len(fresh)
         seen.update(turn_key(t.key) for t in fresh)
-        if not self.write:
+        if not self.screen:
             return
         first = next((t.at for t in conv.turns if t.at), None)
         created = conv.created_at or first or self.now
         updated = conv.updated_at or (fresh[-1].at if fresh else None) or created
         fallback = f"Imported {self.kind.value} conversation {created[:10]}"
         title, cut = screen_title(conv.title, fallback, self.known)
-        self.counts.redacted += cut
-        ensure_thread(self.store, self.caller, thread_id, title, created, updated)
         screened = [
             part
             for t in fresh
@@ -342,10 +440,16 @@ class _Job:
                 turn_key(t.key), t.speaker, t.text, t.name, t.at or created, self.known
             )
         ]
-        self.counts.redacted += sum(s.redacted for s in screened)
+        # Counted the same whether written or not: a dry run reports what the import will.
+        self.counts.redacted += cut + sum(s.redacted for s in screened)
+        if not self.write:
+            return
+        assert self.store is not None, "a write has its group's store"
+        ensure_thread(self.store, self.caller, thread_id, title, created, updated)
         insert_turns(self.store, self.caller, thread_id, screened, self.now)
 
     def _linked(self, facts: FileFacts) -> bool:
+        assert self.store is not None, "a write has its group's store"
         row = self.store.execute(
             "SELECT 1 FROM attachment_receipt_turns WHERE receipt_id = ? AND source_path = ? "
             "LIMIT 1",
@@ -356,7 +460,12 @@ class _Job:
     def _note_file(self, note_file: NoteFile) -> None:
         self.counts.files += 1
         fresh: list[StoreRequest] = []
-        for note in note_file.notes:
+        size, count = note_file.path.stat().st_size, len(note_file.notes)
+        # Checking the memories is the first half of a write's work on them, all of a check's.
+        steps = count * (2 if self.write else 1)
+        for number, note in enumerate(note_file.notes):
+            if number % MEMORY_BATCH == 0:
+                self.meter.within(size, number, steps)
             request = StoreRequest(note.entry_type, note.content, note.tags, source=IMPORTED)
             try:
                 prepared = prepare(self.service, self.caller, request)
@@ -368,7 +477,8 @@ class _Job:
                 raise InvalidParams(f"{note.where}: {exc.message}", field=exc.field) from None
             keys = self.service.dedup_keys(Privacy.PUBLIC, prepared.content)
             key = (keys[0], note.entry_type.value)
-            if key in self.memories_seen or self.store.find_duplicate(keys, note.entry_type):
+            stored = self.store is not None and self.store.find_duplicate(keys, note.entry_type)
+            if key in self.memories_seen or stored:
                 self.counts.memories_present += 1
                 continue
             self.memories_seen.add(key)
@@ -378,22 +488,30 @@ class _Job:
             fresh.append(replace(prepared, review_reason=reason))
         self.counts.memories_new += len(fresh)
         facts = None
+        has_receipt = False
         if note_file.receipt:
             facts = inspect_file(str(note_file.path), data_root=self.service.data_dir.root)
-            has_receipt = (
-                facts.sha256 in self.receipts_seen
-                or self.store.execute(
-                    "SELECT 1 FROM attachment_receipts WHERE sha256 = ?", (facts.sha256,)
-                ).fetchone()
-                is not None
-            )
+            if facts.sha256 in self.receipts_seen:
+                has_receipt = True
+            elif self.store is not None:
+                has_receipt = bool(
+                    self.store.execute(
+                        "SELECT 1 FROM attachment_receipts WHERE sha256 = ?", (facts.sha256,)
+                    ).fetchone()
+                )
             self.receipts_seen.add(facts.sha256)
             self.counts.receipts_new += not has_receipt
         if not self.write:
+            self.counts.redacted += sum(len(request.redacted) for request in fresh)
+            self.meter.file_done(size)
             return
-        for request in fresh:
+        assert self.store is not None, "a write has its group's store"
+        for number, request in enumerate(fresh):
+            if number % MEMORY_BATCH == 0:
+                self.meter.within(size, count + number * count // len(fresh), steps)
             outcome = write_entry(self.service, self.store, self.caller, request, self.now)
             self.counts.redacted += len(outcome.redacted)
+        self.meter.file_done(size)
         # Each file is linked to its receipt once, from its own path: a second file
         # with the same bytes gets a link of its own, a file imported again none.
         if facts is not None and (fresh or not has_receipt or not self._linked(facts)):

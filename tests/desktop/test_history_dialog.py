@@ -107,6 +107,34 @@ def test_cancel_during_the_write_leaves_nothing(
     assert dialog.cancel_button.text() == "Close" and dialog.import_button.isEnabled()
 
 
+def test_cancel_while_one_large_memory_file_is_written_leaves_nothing(
+    qtbot: QtBot, dialog: HistoryImportDialog, service: MemoryService, tmp_path: Path
+) -> None:
+    # One file, read whole before its memories are written: Cancel must still stop it.
+    big = tmp_path / "memory.jsonl"
+    entity = {"type": "entity", "entityType": "thing"}
+    big.write_text(
+        "\n".join(
+            json.dumps({**entity, "name": f"E{i}", "observations": [f"Fact {i} about tea"]})
+            for i in range(2000)
+        )
+        + "\n"
+    )
+    _choose(dialog, "MCP memory server (memory.jsonl)", big)
+    ok, text = _click(qtbot, dialog, "preview_button")
+    assert ok and text.startswith("Would add 2000 memories for review")
+
+    def cancel_when_writing(phase: str, done: int, total: int) -> None:
+        if phase == "write" and dialog.cancel_button.isEnabled():
+            dialog.cancel_button.click()
+
+    dialog.progressed.connect(cancel_when_writing)
+    ok, text = _click(qtbot, dialog, "import_button")
+    assert (ok, text) == (False, "Cancelled: nothing was written.")
+    count = service.store_for("main").execute("SELECT count(*) FROM memory_entries").fetchone()
+    assert count[0] == 0
+
+
 def test_export_as_markdown_from_settings(
     qtbot: QtBot,
     window: MainWindow,
