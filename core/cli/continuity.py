@@ -249,9 +249,21 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
             ctx.emit(outcome.to_dict(), str(version))
             ctx.notes(notes)
         case "export":
+            if args.path == "-":
+                raise InvalidParams(
+                    f"handoff export writes a file; `ambry handoff show {thread.id}` prints "
+                    "the handoff to standard output",
+                    field="path",
+                )
             path = Path(args.path).expanduser()
             handoff = handoffs.export_handoff(
-                service, ctx.caller, thread.id, path, version=args.version
+                service,
+                ctx.caller,
+                thread.id,
+                path,
+                version=args.version,
+                instead=f"give a file name (`ambry handoff show {thread.id}` prints the "
+                "handoff to standard output)",
             )
             ctx.emit(
                 {"path": str(path), "version": handoff.version},

@@ -23,7 +23,7 @@ from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.model.errors import InvalidParams
 from core.model.text import one_line, plural
-from core.portability.export import export
+from core.portability.export import ExportSummary, export
 from core.portability.importing import import_checked, read_export
 from core.storage.db import backups_note
 
@@ -51,7 +51,10 @@ def _passphrase(args: argparse.Namespace, *, twice: bool) -> str | None:
 
 def _export_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "file", type=Path, help="where to write the JSON Lines export (a folder for markdown)"
+        "file",
+        type=Path,
+        help="where to write the JSON Lines export: a file (a link is written through), "
+        "or - for standard output (a folder for markdown)",
     )
     p.add_argument(
         "--format",
@@ -71,28 +74,58 @@ def _export_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+#: What to give instead of a device, a pipe or a folder.
+EXPORT_INSTEAD = "give a file name, or - to write the export to standard output"
+
+
 @command("export", "Export the group to a versioned JSON Lines file.")(_export_args)
 def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
+    to_stdout = str(args.file) == "-"
     if args.format == "markdown":
+        if to_stdout:
+            raise InvalidParams(
+                "--format markdown writes a folder of files, not standard output; give a folder",
+                field="file",
+            )
         return history.export_as_markdown(ctx, args)
+    if to_stdout and ctx.as_json:
+        raise InvalidParams(
+            "export - writes the export itself to standard output, where --json would print "
+            "its summary; drop --json, or give a file name",
+            field="file",
+        )
     phrase = _passphrase(args, twice=True) if args.include_private else None
+    if to_stdout:
+        sys.stdout.flush()
     summary = export(
         ctx.service,
         ctx.caller,
-        args.file,
+        sys.stdout.buffer if to_stdout else args.file.expanduser(),
         include_private=args.include_private,
         passphrase=phrase,
         progress=progress_line("exporting", watching(ctx)),
+        instead=EXPORT_INSTEAD,
     )
-    rows = ", ".join(f"{n} {k}s" for k, n in summary.rows.items() if n)
-    text = f"exported {summary.entries} entries" + (f", {rows}" if rows else "")
+    text = export_line(summary, "standard output" if to_stdout else str(args.file))
+    if to_stdout:
+        print(f"note: {text}", file=sys.stderr)  # stdout holds the export alone
+    else:
+        ctx.emit(summary.to_dict(), text)
+    return 0
+
+
+def export_line(summary: ExportSummary, where: str) -> str:
+    """``exported 3 entries, 1 threads to FILE; …``: what went into an export, and
+    what was left out with how to keep it."""
+    rows = "".join(f", {plural(n, kind)}" for kind, n in summary.rows.items() if n)
+    text = f"exported {plural(summary.entries, 'entry', 'entries')}{rows} to {where}"
     if summary.skipped_private:
         text += (
-            f"; {summary.skipped_private} private/secret entries left out "
+            f"; {plural(summary.skipped_private, 'private/secret entry', 'private/secret entries')}"
+            " left out "
             "(--include-private to export them encrypted)"
         )
-    ctx.emit(summary.to_dict(), f"{text} to {args.file}")
-    return 0
+    return text
 
 
 def _import_args(p: argparse.ArgumentParser) -> None:

@@ -28,6 +28,7 @@ from core.policy.agent_text import audit_neutralized, neutralize_agent_text
 from core.policy.screening import audit_redacted, screen
 from core.storage import audit
 from core.storage.audit import Action
+from core.storage.file_safety import file_target
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -377,20 +378,24 @@ def export_handoff(
     path: Path,
     *,
     version: int | None = None,
+    instead: str = "choose a file to write the handoff to",
 ) -> ThreadHandoff:
     """Write a handoff to a markdown file atomically: the old file or the new, never half.
 
     A file that already exists keeps its permissions; a new one is owner-only. A
-    symlink is followed, so the file it points to is replaced, not the link.
+    symlink is followed, so the file it points to is replaced, not the link. A
+    device, a pipe or a folder at ``path`` is refused (``instead`` ends the refusal
+    with what to give), and so is a folder that does not exist.
 
     Raises:
         NotFound: the thread has no handoff (or no such version).
+        InvalidParams: ``path`` is refused; nothing was written.
         StorageError: the file cannot be written; the old one is untouched.
     """
     handoff = read_handoff(service, caller.group, thread_id, version)
     if handoff is None:
         raise NotFound(f"thread {thread_id} has no handoff to export yet", field="thread")
-    path = path.expanduser().resolve()
+    path = file_target(path.expanduser(), field="path", example="HANDOFF.md", instead=instead)
     try:
         mode = path.stat().st_mode & 0o777 if path.is_file() else 0o600
         atomic_write(path, (handoff.markdown + "\n").encode("utf-8"), mode)

@@ -7,7 +7,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
@@ -23,6 +23,7 @@ from core.storage import audit
 from core.storage.audit import Action
 from core.storage.best_effort import best_effort
 from core.storage.crypto import KeyUnavailable
+from core.storage.file_safety import file_target
 from core.storage.pending_files import write_whole
 
 if TYPE_CHECKING:
@@ -103,23 +104,40 @@ def _check_target(path: Path) -> None:
         )
 
 
+#: What to give instead of a device, a pipe or a folder, when no front end says.
+CHOOSE_A_FILE = "choose a file to write the export to"
+
+
 def export(
     service: Workspace,
     caller: Caller,
-    path: Path,
+    target: Path | IO[bytes],
     *,
     include_private: bool = False,
     passphrase: str | None = None,
     progress: Progress | None = None,
+    instead: str = CHOOSE_A_FILE,
 ) -> ExportSummary:
-    """Write the group to ``path`` atomically."""
+    """Write the group to the file ``target`` atomically, or to the stream ``target``.
+
+    A file path must name a regular file (an earlier export, or an empty file) or
+    none yet, in a folder that exists; a symbolic link is written through, to the
+    file it points to. ``instead`` ends the refusal of a device, a pipe or a folder
+    with what to give in its place.
+
+    Raises:
+        InvalidParams: the path is refused, or cannot be written (nothing was).
+    """
     require_operator(caller, "export")
     if include_private and not passphrase:
         raise InvalidParams(
             "exporting private and secret entries needs a passphrase to encrypt them",
             field="passphrase",
         )
-    _check_target(path)
+    path: Path | None = None
+    if isinstance(target, Path):
+        path = file_target(target, field="file", example="ambry-export.jsonl", instead=instead)
+        _check_target(path)
     store = service.store_for(caller.group)
     if include_private and service.data_key(create=False) is None:
         has_private = store.execute(
@@ -130,7 +148,7 @@ def export(
                 "the key that decrypts private entries is not in the OS keyring on this "
                 "machine; nothing was exported"
             )
-    summary = ExportSummary(str(path))
+    summary = ExportSummary("-" if path is None else str(target))
     salt = os.urandom(16)
     file_key = derive_key(passphrase, salt) if include_private and passphrase else None
     lines: list[str] = []
@@ -184,13 +202,18 @@ def export(
             "cipher": "AES-256-GCM",
         },
     }
-    body = "\n".join([json.dumps(header), *lines]) + "\n"
-    try:
-        write_whole(service.data_dir.pending_dir, path, body.encode("utf-8"))
-    except OSError as exc:
-        raise InvalidParams(
-            f"cannot write {path}: {exc.strerror}; nothing was exported", field="file"
-        ) from exc
+    body = ("\n".join([json.dumps(header), *lines]) + "\n").encode("utf-8")
+    if path is None:
+        assert not isinstance(target, Path)
+        target.write(body)
+        target.flush()
+    else:
+        try:
+            write_whole(service.data_dir.pending_dir, path, body)
+        except OSError as exc:
+            raise InvalidParams(
+                f"cannot write {path}: {exc.strerror}; nothing was exported", field="file"
+            ) from exc
     # An export is a read: it must work on a read-only or full disk.
     with best_effort(store, "the export's audit row"), store.transaction():
         audit.record(

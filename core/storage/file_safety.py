@@ -5,7 +5,9 @@ readable by other users; they are tightened when Ambry opens them. Only the
 group and other bits are removed, so a folder the person made read-only on
 purpose stays read-only. The socket path is another person's file when it is not
 a socket, or when it is a socket some other program is listening on: Ambry
-refuses to start rather than delete it.
+refuses to start rather than delete it. A file Ambry writes for the person (an
+export) goes only where a regular file is or can be: a device, a pipe or a folder
+there is refused, never replaced, and a symbolic link is written through.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import socket
 import stat
 from pathlib import Path
 
-from core.model.errors import StorageError
+from core.model.errors import InvalidParams, StorageError
 
 log = logging.getLogger(__name__)
 
@@ -174,3 +176,69 @@ def peer_uid(sock: socket.socket, path: Path) -> int | None:
         return path.stat().st_uid
     except OSError:
         return None
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, as a person names it."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def file_target(path: Path, *, field: str, example: str, instead: str) -> Path:
+    """The regular file to write for ``path``, checked before anything is opened.
+
+    A symbolic link is followed, so the file it points to is replaced and the link
+    stays (as ``ambry setup`` writes a config kept in a dotfiles folder). Nothing is
+    opened: opening a pipe for reading waits for a writer that never comes.
+
+    Args:
+        path: the path the person gave.
+        field: the argument that named it, for the error.
+        example: a file name to suggest in a folder given instead of a file.
+        instead: what to give in place of a device or a pipe (``give `-` to write
+            to standard output``), ending the refusal.
+
+    Returns:
+        The path to write: ``path``, or the file its link points to.
+
+    Raises:
+        InvalidParams: something other than a regular file is there (a device, a
+            pipe, a folder), or the folder it would go in does not exist.
+    """
+    try:
+        mode: int | None = path.stat().st_mode  # follows links, /proc's too
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None  # nothing there, or a link to nothing: the folder is checked below
+    except OSError as exc:
+        raise InvalidParams(f"cannot use {path}: {exc.strerror}", field=field) from exc
+    if mode is not None and stat.S_ISDIR(mode):
+        raise InvalidParams(
+            f"{path} is a folder; give a file name in it, such as {path / example}",
+            field=field,
+        )
+    if mode is not None and not stat.S_ISREG(mode):
+        raise InvalidParams(
+            f"{path} is {_kind(mode)}, not a regular file, and is never replaced; {instead}",
+            field=field,
+        )
+    if path.is_symlink():
+        try:
+            path = path.resolve()
+        except (OSError, RuntimeError) as exc:  # a loop of links
+            raise InvalidParams(f"cannot follow the link {path}: {exc}", field=field) from exc
+    folder = path.parent
+    if not folder.is_dir():
+        problem = "is not a folder" if folder.exists() else "does not exist"
+        raise InvalidParams(
+            f"the folder {folder} {problem}; create it first, or give a path in a folder "
+            "that exists",
+            field=field,
+        )
+    return path

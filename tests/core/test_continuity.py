@@ -758,6 +758,7 @@ def test_cli_threads_and_handoffs(
     )
 
     target = tmp_path / "out" / "HANDOFF.md"
+    target.parent.mkdir()  # a missing folder is refused, not made
     code, out, _ = run(capsys, *d, "handoff", "export", tid, str(target))
     assert code == 0 and target.read_text(encoding="utf-8") == "# Plan\n\n- [ ] first step\n"
 
