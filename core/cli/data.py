@@ -125,6 +125,12 @@ def export_line(summary: ExportSummary, where: str) -> str:
             " left out "
             "(--include-private to export them encrypted)"
         )
+    if summary.skipped_turns:
+        text += (
+            f"; {plural(summary.skipped_turns, 'conversation turn')} not exported (an export "
+            "holds no turns: copy the data dir to keep them, or export --format markdown "
+            "to read them)"
+        )
     return text
 
 

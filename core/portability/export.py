@@ -50,12 +50,15 @@ class ExportSummary:
     entries: int = 0
     skipped_private: int = 0
     rows: dict[str, int] = field(default_factory=dict)
+    #: The conversation turns the group holds: the format carries none.
+    skipped_turns: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "path": self.path,
             "entries": self.entries,
             "skipped_private": self.skipped_private,
+            "skipped_turns": self.skipped_turns,
             "rows": self.rows,
         }
 
@@ -172,18 +175,27 @@ def export(
             record = _entry_record(raw)
         lines.append(json.dumps(record, ensure_ascii=False))
         summary.entries += 1
+    # A handoff's author is its session's actor, and sessions are not exported:
+    # each handoff record names it, so the group it is imported into knows it too.
+    authors = dict(
+        store.execute(
+            "SELECT id, actor FROM sessions WHERE id IN (SELECT session_id FROM thread_handoffs)"
+        )
+    )
     for kind, (table, key) in ROW_KINDS.items():
         cursor = store.execute(f"SELECT * FROM {table} ORDER BY {key}")
         count = 0
         for row in cursor:
             names = [d[0] for d in cursor.get_description()]
-            lines.append(
-                json.dumps(
-                    {"kind": kind, "row": dict(zip(names, row, strict=True))}, ensure_ascii=False
-                )
-            )
+            kept: dict[str, Any] = {"kind": kind, "row": dict(zip(names, row, strict=True))}
+            if kind == "thread_handoff":
+                kept["author"] = authors.get(kept["row"]["session_id"])
+            lines.append(json.dumps(kept, ensure_ascii=False))
             count += 1
         summary.rows[kind] = count
+    # Turns are the episodic log, kept for a while (episodic_ttl_days): the format
+    # has no record for them, so the summary says how many stay behind.
+    summary.skipped_turns = int(store.execute("SELECT count(*) FROM exchanges").fetchone()[0])
     header = {
         "format": FORMAT,
         "version": VERSION,

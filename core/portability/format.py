@@ -2,7 +2,8 @@
 
 Line 1 is a header (format, version, group, time, counts, encryption). Each
 following line is one record with a ``kind``: ``entry``, ``thread``,
-``thread_handoff``, ``receipt`` or ``receipt_link``. Private and secret entries
+``thread_handoff`` (with its ``author``), ``receipt`` or ``receipt_link``.
+Conversation turns are not in it. Private and secret entries
 are left out unless asked for, and then their content is sealed with a key
 derived from a passphrase (scrypt, AES-256-GCM, the entry id as associated data),
 so the file never holds them in clear. :mod:`core.portability.export` writes it;
@@ -23,6 +24,7 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from core.model.decoding import utf8_stream
 from core.model.entries import (
     ENTRY_TYPES,
+    Actor,
     Privacy,
     SourceType,
     Status,
@@ -100,7 +102,13 @@ _ENTRY_ID = re.compile(ENTRY_SCHEMA["properties"]["id"]["pattern"])
 ROW_SCHEMA: dict[str, Any] = {
     "type": "object",
     "required": ["kind", "row"],
-    "properties": {"kind": {"enum": list(ROW_KINDS)}, "row": {"type": "object"}},
+    "properties": {
+        "kind": {"enum": list(ROW_KINDS)},
+        "row": {"type": "object"},
+        # A thread_handoff's author: the actor of the session that wrote it. Files
+        # from before it have none; an older Ambry ignores it.
+        "author": {"enum": [*(a.value for a in Actor), None]},
+    },
 }
 HEADER_SCHEMA: dict[str, Any] = {
     "type": "object",

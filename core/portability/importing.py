@@ -375,3 +375,15 @@ def _import_row(
     marks = ", ".join("?" * len(row))
     store.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values()))
     report.rows[kind] = report.rows.get(kind, 0) + 1
+    if kind == "thread_handoff" and rec.get("author") and row.get("session_id"):
+        _keep_author(store, str(row["session_id"]), str(rec["author"]), str(row["created_at"]))
+
+
+def _keep_author(store: Any, session_id: str, author: str, at: str) -> None:
+    """Record the session that wrote an imported handoff, ended, so the handoff keeps
+    its author (its session's actor); a session the group holds already is kept."""
+    store.execute(
+        "INSERT OR IGNORE INTO sessions (id, actor, client, started_at, ended_at, end_state) "
+        "VALUES (?, ?, 'import', ?, ?, 'ended')",
+        (session_id, author, at, at),
+    )

@@ -105,6 +105,12 @@ def export_text(summary: ExportSummary) -> str:
             f" {left_out} left out: tick “Include private and secret memories” to export "
             "them encrypted."
         )
+    if summary.skipped_turns:
+        turns = _counted(summary.skipped_turns, ("conversation turn", "conversation turns"))
+        text += (
+            f" {turns} not exported: an export holds no turns. To keep them, copy the data "
+            "folder; to read them, use Export as Markdown."
+        )
     return text
 
 

@@ -11,6 +11,7 @@ import pytest
 from core.claims import gate, records
 from core.claims.model import Decision
 from core.cli.main import main
+from core.continuity import episodes, handoffs, threads
 from core.memory import forgetting
 from core.memory.forgetting import Scope
 from core.memory.writing import StoreRequest
@@ -624,3 +625,62 @@ def test_a_sealed_entry_over_the_limit_is_refused_by_line_and_id(
         "(it has 2,131)"
     )
     assert service.store_for("other").total() == 0
+
+
+def test_a_handoff_keeps_its_author_across_export_and_import(
+    service: MemoryService, operator: Caller, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, a handoff's author (its session's actor) was null after an import:
+    # sessions are not exported, and the author was read from them.
+    agent = service.open_session("main", Actor.AGENT, "test-agent")
+    tid = threads.open_thread(service, operator, title="Billing")[0].id
+    handoffs.write_handoff(service, operator, tid, "# Plan\n\nmine")
+    handoffs.write_handoff(service, agent, tid, "# Plan\n\nthe agent's", base_version=1)
+    out = tmp_path / "export.jsonl"
+    export(service, operator, out)
+    records = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+    assert [r["author"] for r in records if r["kind"] == "thread_handoff"] == [
+        "operator",
+        "agent",
+    ]
+    data = ["--data-dir", str(service.data_dir.root)]
+    for group in ("main", "copy"):
+        if group == "copy":
+            assert main([*data, "--group", group, "import", str(out)]) == 0
+        capsys.readouterr()
+        assert main([*data, "--group", group, "--json", "handoff", "history", tid]) == 0
+        history = json.loads(capsys.readouterr().out)
+        assert [(h["version"], h["author"]) for h in history] == [(2, "agent"), (1, "operator")]
+    # A file from before, without authors, still imports (the handoffs without one).
+    for rec in records:
+        rec.pop("author", None)
+    older = tmp_path / "older.jsonl"
+    older.write_text("\n".join([out.read_text().splitlines()[0], *map(json.dumps, records)]) + "\n")
+    assert main([*data, "--group", "older", "import", str(older)]) == 0
+    capsys.readouterr()
+    assert main([*data, "--group", "older", "--json", "handoff", "history", tid]) == 0
+    assert [h["author"] for h in json.loads(capsys.readouterr().out)] == [None, None]
+    # An author that is no actor is refused with its line, before anything is written.
+    records[1]["author"] = "someone"
+    older.write_text("\n".join([out.read_text().splitlines()[0], *map(json.dumps, records)]) + "\n")
+    with pytest.raises(InvalidParams, match="line 3: author"):
+        import_file(service, service.open_session("bad", Actor.OPERATOR), older)
+
+
+def test_the_export_summary_says_the_turns_are_not_in_it(
+    service: MemoryService, operator: Caller, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, turns were left out silently: the summary named private entries only.
+    service.store(operator, {"type": "fact", "content": "Likes green tea"})
+    for n in range(3):
+        episodes.log_exchange(service, operator, "user", f"What about tea number {n}?")
+    d = ["--data-dir", str(service.data_dir.root)]
+    out = tmp_path / "e.jsonl"
+    assert main([*d, "export", str(out)]) == 0
+    assert capsys.readouterr().out == (
+        f"exported 1 entry to {out}; 3 conversation turns not exported (an export holds "
+        "no turns: copy the data dir to keep them, or export --format markdown to read them)\n"
+    )
+    assert "tea number" not in out.read_text()
+    assert main([*d, "--json", "export", str(out)]) == 0
+    assert json.loads(capsys.readouterr().out)["skipped_turns"] == 3

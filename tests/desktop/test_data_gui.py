@@ -13,6 +13,7 @@ from keyring.backends import fail
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QPushButton, QWidget
 from pytestqt.qtbot import QtBot
 
+from core.continuity import episodes
 from core.model.entries import EntryFilter, Privacy
 from core.service import Caller, MemoryService
 from core.storage.workspace import SECRET_MASK
@@ -144,6 +145,25 @@ def test_export_leaves_private_out_unless_asked(
     assert ok and "Exported 4 memories" in text and "1 private or secret memory left out" in text
     assert files.asked == ["Export memories"]  # no passphrase asked
     assert len(entry_lines(files.save_path)) == 4
+
+
+def test_the_export_summary_says_the_turns_stay_behind(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    filled: dict[str, str],
+    panel: DataPanel,
+    files: FileDialogs,
+    tmp_path: Path,
+) -> None:
+    # Before, the summary did not say that no conversation turn is in the file.
+    episodes.log_exchange(service, operator, "user", "Where did we put the river maps?")
+    files.save_path = tmp_path / "public.jsonl"
+    ok, text = run_job(qtbot, panel, "export_button")
+    assert ok and text.endswith(
+        " 1 conversation turn not exported: an export holds no turns. To keep them, copy "
+        "the data folder; to read them, use Export as Markdown."
+    )
 
 
 def test_import_of_a_conflicting_file_changes_nothing(
