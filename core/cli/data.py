@@ -218,7 +218,10 @@ def _forget_args(p: argparse.ArgumentParser) -> None:
 def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
     plan = forgetting.plan_forget(ctx.service, ctx.group, " ".join(args.topic))
     if plan.empty:
-        ctx.emit({**plan.to_dict(), "deleted": False}, "nothing matches; nothing was deleted")
+        text = "nothing matches; nothing was deleted"
+        if plan.sealed_unsearched:
+            text += f" ({_sealed_line(plan.sealed_unsearched)})"
+        ctx.emit({**plan.to_dict(), "deleted": False}, text)
         return 0
     if not ctx.as_json:
         print(f"This will forget {forgetting.plan_counts(plan)}:")
@@ -226,6 +229,8 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
             print(format_entry(entry))
         for line in _preview_lines(forget_preview.preview(ctx.service, ctx.group, plan)):
             print(line)
+        if plan.sealed_unsearched:
+            print(f"({_sealed_line(plan.sealed_unsearched)})")
     refusal = "forgetting needs confirmation: run it in a terminal or pass --yes"
     if not args.yes and not _confirm("Forget them?", refusal):
         return fail("cancelled; nothing was forgotten")
@@ -235,6 +240,17 @@ def cmd_forget(ctx: Context, args: argparse.Namespace) -> int:
         print(f"note: {copies}", file=sys.stderr)
     ctx.emit({**plan.to_dict(), "deleted": True}, f"forgot {forgetting.plan_counts(plan)}")
     return 0
+
+
+def _sealed_line(count: int) -> str:
+    """Says that ``count`` private or secret memories were matched by their tags only,
+    and how the person finds and deletes one by its words."""
+    them = plural(count, "private/secret memory", "private/secret memories")
+    return (
+        f"{them} not searched by their words, which are encrypted, only by their tags: "
+        "`ambry list` shows them (a secret one's text: `ambry reveal ID`), "
+        "`ambry search --tags TAG` finds them by tag, and `ambry delete ID` deletes one"
+    )
 
 
 def _preview_lines(preview: forget_preview.ForgetPreview) -> list[str]:

@@ -64,6 +64,9 @@ class ForgetPlan:
     speaker_names: tuple[str, ...] = ()
     #: Turns that stay whose label (the client's turn id) holds the topic: label taken off.
     turn_labels: tuple[int, ...] = ()
+    #: Private and secret memories it does not take whose words it could not look at:
+    #: their text is sealed and only their tags are indexed, so it matched those only.
+    sealed_unsearched: int = 0
 
     @property
     def empty(self) -> bool:
@@ -101,6 +104,7 @@ class ForgetPlan:
             "thread_titles": len(self.thread_titles),
             "speaker_names": len(self.speaker_names),
             "turn_labels": len(self.turn_labels),
+            "sealed_unsearched": self.sealed_unsearched,
         }
 
 
@@ -213,7 +217,13 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
         ),
         turn_labels=tuple(int(s) for s, label in labelled if s not in gone and holds(label)),
     )
-    return replace(plan, claim_ids=_claims(store, match, pieces, plan))
+    taken = {e.id for e in plan.entries}
+    sealed = sum(
+        1
+        for (entry_id,) in store.execute("SELECT id FROM memory_entries WHERE privacy != 'public'")
+        if entry_id not in taken
+    )
+    return replace(plan, claim_ids=_claims(store, match, pieces, plan), sealed_unsearched=sealed)
 
 
 def _holds(store: GroupStore, terms: list[str]) -> Callable[[str], bool]:

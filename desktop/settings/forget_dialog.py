@@ -283,7 +283,18 @@ class ForgetDialog(QDialog):
         """List ``found``, the plan for ``topic`` in ``group``."""
         plan = found.plan
         if plan.empty:
-            self._show_nothing(f"Nothing in {group!r} mentions “{topic}”.")
+            why = f"Nothing in {group!r} mentions “{topic}”."
+            if plan.sealed_unsearched:
+                # Not "nothing mentions it": their encrypted text was not looked at.
+                sealed = plural(
+                    plan.sealed_unsearched, "private or secret memory", "private or secret memories"
+                )
+                why = (
+                    f"Nothing in {group!r} mentions “{topic}” where it can look: the words of "
+                    f"{sealed} are encrypted, so only their tags were searched. Read them in "
+                    "Memories, and delete any about it there."
+                )
+            self._show_nothing(why)
             return
         self.preview, self._shown_for = found, (group, topic)
         self.counts.setText(f"This deletes {plan_counts(plan)}.")

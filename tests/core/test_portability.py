@@ -684,3 +684,43 @@ def test_the_export_summary_says_the_turns_are_not_in_it(
     assert "tea number" not in out.read_text()
     assert main([*d, "--json", "export", str(out)]) == 0
     assert json.loads(capsys.readouterr().out)["skipped_turns"] == 3
+
+
+def test_forget_says_which_private_memories_it_could_not_search_by_their_words(
+    service: MemoryService,
+    operator: Caller,
+    memory_keyring: object,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Before: "nothing matches; nothing was deleted", while a private memory held the
+    # word in its encrypted text, which forget matches by its tags only.
+    sealed = service.store(
+        operator,
+        {"type": "fact", "content": "User's therapist is Dr. Marlowe", "privacy": "private"},
+    ).entry.id
+    d = ["--data-dir", str(service.data_dir.root)]
+    assert main([*d, "forget", "Marlowe", "--yes"]) == 0
+    assert capsys.readouterr().out == (
+        "nothing matches; nothing was deleted (1 private/secret memory not searched by "
+        "their words, which are encrypted, only by their tags: `ambry list` shows them "
+        "(a secret one's text: `ambry reveal ID`), `ambry search --tags TAG` finds them by "
+        "tag, and `ambry delete ID` deletes one)\n"
+    )
+    assert main([*d, "--json", "forget", "Marlowe", "--yes"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (said["deleted"], said["sealed_unsearched"]) == (False, 1)
+    # When something does match, the list ends with the same word about the rest.
+    service.store(operator, {"type": "fact", "content": "Marlowe Street is near the office"})
+    assert main([*d, "forget", "Marlowe", "--yes"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2].startswith("(1 private/secret memory not searched by their words")
+    assert out[-1] == "forgot 1 memory"
+    assert service.get("main", sealed).content == "User's therapist is Dr. Marlowe"
+    # A private memory forget does take (by a tag) is not counted as left unsearched.
+    service.store(
+        operator,
+        {"type": "fact", "content": "Sees Dr. Marlowe", "privacy": "private", "tags": ["marlowe"]},
+    )
+    assert main([*d, "--json", "forget", "Marlowe", "--yes"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert (len(said["entries"]), said["sealed_unsearched"]) == (1, 1)

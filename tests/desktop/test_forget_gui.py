@@ -264,6 +264,25 @@ def test_an_empty_topic_or_one_without_words_cannot_be_forgotten(
     assert not dialog.forget_button.isEnabled()
 
 
+def test_nothing_found_names_the_private_memories_searched_by_their_tags_only(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    memory_keyring: object,
+    window: MainWindow,
+) -> None:
+    # Before: "Nothing in 'main' mentions “Marlowe”." while a private memory said it.
+    store(service, operator, "User's therapist is Dr. Marlowe", Privacy.PRIVATE, ("health",))
+    dialog = opened(window)
+    look(qtbot, dialog, "Marlowe")
+    assert dialog.empty.text() == (
+        "Nothing in 'main' mentions “Marlowe” where it can look: the words of 1 private or "
+        "secret memory are encrypted, so only their tags were searched. Read them in "
+        "Memories, and delete any about it there."
+    )
+    assert not dialog.forget_button.isEnabled()
+
+
 def test_typing_looks_after_a_pause(
     qtbot: QtBot, filled: dict[str, str], window: MainWindow
 ) -> None:
