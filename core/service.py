@@ -194,7 +194,7 @@ class MemoryService(Workspace):
         (``pending_vectors`` and a ``note``), or nothing; a keyword search needs none."""
         if mode is Mode.KEYWORD:
             return {}
-        return pending_note(self.vectors_pending(group))
+        return pending_note(self.vectors_pending(group), mode)
 
     def close(self) -> None:
         if self.embedding is not None:

@@ -346,7 +346,7 @@ def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     if args.mode != "keyword" and args.query:
         from core.cli.semantic import catch_up
 
-        waiting = catch_up(ctx, say=not ctx.as_json)
+        waiting = catch_up(ctx, Mode(args.mode), say=not ctx.as_json)
     page = episodes.search_exchanges_page(
         ctx.service,
         ctx.caller,

@@ -18,6 +18,7 @@ from core.recall.duplicates import (
     near_duplicates,
 )
 from core.semantic.embedding import unavailable_reason
+from core.semantic.hybrid import Mode
 
 #: What the kept memory took, in words.
 _CARRIED = {Carried.PIN: "pin", Carried.CONFIDENCE: "higher confidence"}
@@ -58,7 +59,8 @@ def _line(entry: MemoryEntry, similarity: float) -> str:
 
 
 def _survey(ctx: Context, threshold: float) -> tuple[Survey, dict[str, MemoryEntry]]:
-    catch_up(ctx)
+    # By meaning only; the summary counts what had no vector to compare.
+    catch_up(ctx, Mode.SEMANTIC, say=False)
     model_dir = ctx.service.config.embedding_model_dir
     survey = near_duplicates(
         ctx.service.store_for(ctx.group), threshold=threshold, model_dir=model_dir

@@ -34,6 +34,7 @@ from core.model.paging import read_page
 from core.model.text import one_line, plural
 from core.policy.manifest import validate_args
 from core.policy.screening import strip_controls
+from core.semantic.hybrid import Mode
 
 
 def _tags(text: str | None) -> list[str]:
@@ -183,7 +184,7 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> int:
     if args.mode != "keyword" and args.query:
         from core.cli.semantic import catch_up
 
-        waiting = catch_up(ctx, say=not ctx.as_json)
+        waiting = catch_up(ctx, Mode(args.mode), say=not ctx.as_json)
     # memory_search's result, key for key: what the text shows, paging, claims, and
     # the rows not found by meaning yet.
     found = search_memories(ctx.service, ctx.caller, tool_args, waiting)

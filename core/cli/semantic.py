@@ -12,6 +12,7 @@ from core.model.errors import AmbryError
 from core.recall.related import DEFAULT_RELATED, MAX_RELATED
 from core.semantic import backfill, vectors
 from core.semantic.embedding import EmbeddingUnavailable, shared_embedder, unavailable_reason
+from core.semantic.hybrid import Mode
 from core.storage.best_effort import best_effort
 
 
@@ -25,11 +26,11 @@ class SemanticSearchOff(AmbryError):
 CATCH_UP_LIMIT = 1000
 
 
-def catch_up(ctx: Context, *, say: bool = True) -> dict[str, Any]:
+def catch_up(ctx: Context, mode: Mode, *, say: bool = True) -> dict[str, Any]:
     """Embed the few rows written since the last run, so a one-shot search sees them.
 
     The CLI runs no background worker; a long backlog is left to ``ambry reindex``.
-    Returns what a search result adds about that backlog (``pending_vectors`` and
+    Returns what a search in ``mode`` adds about that backlog (``pending_vectors`` and
     ``note``, as the tools add theirs), empty when there is none; ``say`` also prints
     the note on stderr.
     """
@@ -51,11 +52,7 @@ def catch_up(ctx: Context, *, say: bool = True) -> dict[str, Any]:
         ):
             backfill.reindex(store.conn, store.path, ctx.group, embedder)
         return {}
-    said = backfill.pending_note(
-        waiting,
-        f"{backfill.lacking(waiting)} no vector yet; run `ambry reindex` "
-        "(until then they are found by their words)",
-    )
+    said = backfill.pending_note(waiting, mode, command_line=True)
     if said and say:
         print(f"note: {said['note']}", file=sys.stderr)
     return said

@@ -37,6 +37,7 @@ from core.semantic.embedding import (
     shared_embedder,
     unavailable_reason,
 )
+from core.semantic.hybrid import Mode
 from core.storage.db import open_database, write_transaction
 from core.storage.worker import BackgroundWorker, release_freed_memory
 
@@ -89,24 +90,47 @@ def lacking(rows: int) -> str:
     return "1 memory or turn has" if rows == 1 else f"{rows} memories and turns have"
 
 
-def pending_note(pending: int, note: str = "") -> dict[str, Any]:
-    """The keys a search result gains while ``pending`` rows have no vector yet.
+def pending_note(
+    pending: int, mode: Mode = Mode.AUTO, *, command_line: bool = False
+) -> dict[str, Any]:
+    """The keys a search in ``mode`` gains while ``pending`` rows have no vector yet.
 
-    ``note`` words it for a reader the background worker does not serve (a command
-    line, which runs none); the default is an agent's.
+    In ``auto`` mode those rows are still found by their words; in ``semantic`` mode
+    (meaning alone) they are not searched at all until embedded, and the note says
+    so and what to do. ``command_line`` words it for a reader the background worker
+    does not serve (a command, which runs none: `ambry reindex` embeds them); the
+    default is an agent's.
     """
     if pending <= 0:
         return {}
-    them = "it is" if pending == 1 else "they are"
-    return {
-        "pending_vectors": pending,
-        "note": note
-        or (
-            f"{lacking(pending)} no vector yet and {'is' if pending == 1 else 'are'} being "
-            f"embedded in the background; until then {them} found by words only (mode auto "
-            "or keyword), not by meaning"
-        ),
-    }
+    one = pending == 1
+    are, them = ("is", "it") if one else ("are", "them")
+    if command_line:
+        if mode is Mode.SEMANTIC:
+            note = (
+                f"{lacking(pending)} no vector yet and {are} not searched by meaning alone "
+                f"(--mode semantic); run `ambry reindex`, or search with --mode auto to find "
+                f"{them} by {'its' if one else 'their'} words"
+            )
+        else:
+            note = (
+                f"{lacking(pending)} no vector yet; run `ambry reindex` (until then "
+                f"{'it is' if one else 'they are'} found by {'its' if one else 'their'} words)"
+            )
+    elif mode is Mode.SEMANTIC:
+        note = (
+            f"{lacking(pending)} no vector yet and {are} being embedded in the background; "
+            f"a search by meaning alone (mode semantic) does not search {them} until then: "
+            f"search again shortly, or use mode auto to find {them} by "
+            f"{'its' if one else 'their'} words"
+        )
+    else:
+        note = (
+            f"{lacking(pending)} no vector yet and {are} being embedded in the background; "
+            f"until then {'it is' if one else 'they are'} found by words only (mode auto or "
+            "keyword), not by meaning"
+        )
+    return {"pending_vectors": pending, "note": note}
 
 
 def embed_step(

@@ -21,6 +21,7 @@ from core.model.entries import Actor
 from core.policy.manifest import load_manifest
 from core.semantic import backfill, vectors
 from core.semantic.embedding import DEFAULT_MODEL_ID
+from core.semantic.hybrid import Mode
 from core.service import MemoryService
 from core.storage.paths import DataDir
 from tests.core.test_mcp_wire import AMBRY, Wire
@@ -132,11 +133,18 @@ def test_a_search_says_how_many_rows_wait_for_their_vectors(data: Path) -> None:
     try:
         found = server.call("memory_search", query="streams and waterways", mode="semantic")
         turns = server.call("exchange_search", query="streams and waterways", mode="semantic")
+        fused = server.call("memory_search", query="rivers", mode="auto")
         keyword = server.call("memory_search", query="rivers", mode="keyword")
-        for result in (found, turns):
+        for result in (found, turns, fused):
             assert 0 < result["pending_vectors"] <= 400
             assert f"{result['pending_vectors']} memories and turns" in result["note"]
-            assert "found by words only" in result["note"]
+        # By meaning alone they are not searched at all (before, the note said they
+        # were found by their words, which a semantic search does not look at).
+        for result in (found, turns):
+            said = result["note"]
+            assert "a search by meaning alone (mode semantic) does not search them" in said
+            assert result["note"].endswith("or use mode auto to find them by their words")
+        assert "until then they are found by words only (mode auto" in fused["note"]
         assert "pending_vectors" not in keyword
         manifest = load_manifest()
         Draft202012Validator(manifest["memory_search"].result_schema).validate(found)
@@ -183,3 +191,23 @@ def test_the_note_counts_one_row_as_one() -> None:
     assert backfill.pending_note(1)["note"].startswith("1 memory or turn has no vector yet and is")
     assert backfill.pending_note(2)["note"].startswith("2 memories and turns have no vector")
     assert backfill.pending_note(0) == {}
+
+
+def test_the_note_says_what_each_mode_does_with_rows_without_a_vector() -> None:
+    # Before, every mode's note said the rows were found by their words: untrue for a
+    # search by meaning alone, which does not look at them until they have a vector.
+    assert backfill.pending_note(3000, Mode.AUTO)["note"] == (
+        "3000 memories and turns have no vector yet and are being embedded in the "
+        "background; until then they are found by words only (mode auto or keyword), "
+        "not by meaning"
+    )
+    assert backfill.pending_note(3000, Mode.SEMANTIC)["note"] == (
+        "3000 memories and turns have no vector yet and are being embedded in the "
+        "background; a search by meaning alone (mode semantic) does not search them "
+        "until then: search again shortly, or use mode auto to find them by their words"
+    )
+    assert backfill.pending_note(1, Mode.SEMANTIC, command_line=True)["note"] == (
+        "1 memory or turn has no vector yet and is not searched by meaning alone "
+        "(--mode semantic); run `ambry reindex`, or search with --mode auto to find it "
+        "by its words"
+    )

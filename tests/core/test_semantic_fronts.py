@@ -727,3 +727,11 @@ def test_cli_json_searches_carry_every_key_their_tool_returns(
         # A keyword search asks nothing of meaning: no note, as from the tool.
         assert main([*d, command, "river", "--mode", "keyword"]) == 0
         assert "pending_vectors" not in json.loads(capsys.readouterr().out)
+        # By meaning alone, the rows without a vector are not searched at all: the
+        # note says so (before, that they were found by their words).
+        assert main([*d, command, "river", "--mode", "semantic"]) == 0
+        assert json.loads(capsys.readouterr().out)["note"] == (
+            f"{pending} memories and turns have no vector yet and are not searched by "
+            "meaning alone (--mode semantic); run `ambry reindex`, or search with --mode "
+            "auto to find them by their words"
+        )
