@@ -13,6 +13,7 @@ import argparse
 import contextlib
 import difflib
 import logging
+import re
 import sys
 from collections.abc import Sequence
 from gettext import gettext
@@ -409,11 +410,17 @@ def _for_a_person(exc: AmbryError, options: dict[str, str]) -> str:
     1000"), whichever bound the CLI or the tool checked."""
     tool, sep, rest = exc.message.partition(": ")
     message = rest if sep and tool in load_manifest() else exc.message
-    field = exc.field if isinstance(exc, InvalidParams) else None
-    # Only a rule on the value ("offset must be …"); "group 'work' differs …" names
-    # the group, not the option.
-    if field and field in options and message.startswith(f"{field} must "):
-        message = options[field] + message[len(field) :]
+    field = exc.data.get("field")
+    if not field or field not in options:
+        return message
+    # A rule on the value ("offset must be …"); "group 'work' differs …" names the
+    # group, not the option.
+    if message.startswith(f"{field} must "):
+        return options[field] + message[len(field) :]
+    # A parameter's name in prose ("write with the new base_version") is the option
+    # here; a plain word ("thread", "limit") may be prose, and stays as it is.
+    if "_" in field:
+        return re.sub(rf"\b{re.escape(field)}\b", options[field], message)
     return message
 
 

@@ -186,6 +186,13 @@ def resolve_thread(store: GroupStore, ref: str) -> Thread:
         return require_thread(store, ref)
     title = redact(clean_title(ref, "thread")).text
     thread = _thread_by_title(store, title)
+    if thread is None and title[:4].casefold() == "thr-":
+        # Meant as an id, mistyped or cut short: say so, not that no title matched.
+        raise NotFound(
+            f"no thread with id {title} in group {store.group} (a thread id is thr- and 12 "
+            "hex digits, as the list of threads shows it), nor one titled so",
+            field="thread",
+        )
     if thread is None:
         raise NotFound(
             f"no thread titled {title!r} in group {store.group}; opening a thread by its "

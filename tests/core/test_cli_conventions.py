@@ -174,6 +174,49 @@ def test_errors_name_options_not_agent_tools(
     assert (code, err) == (1, "error: query must be at most 500 characters\n")
 
 
+def test_a_refusal_names_the_option_and_the_argument_as_the_command_takes_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: "write with the new base_version" (the tool's parameter) for a stale
+    # --base-version, and "no thread titled 'thr-nope'" for an argument meant as an id.
+    d = ["--data-dir", str(tmp_path), "--create"]
+    plan = tmp_path / "plan.md"
+    plan.write_text("# Plan\n")
+    assert run(capsys, *d, "handoff", "write", "Plans", str(plan), "--create")[0] == 0
+    plan.write_text("# Plan, revised\n")
+    assert run(capsys, *d, "handoff", "write", "Plans", str(plan), "--base-version", "1")[0] == 0
+    code, out, err = run(capsys, *d, "handoff", "write", "Plans", str(plan), "--base-version", "1")
+    tid = err.split("thread ")[1].split(" ")[0]
+    assert (code, out, err) == (
+        1,
+        "",
+        f"error: the handoff of thread {tid} is at version 2, not 1; read it again, merge, "
+        "and write with the new --base-version\n",
+    )
+    # The JSON keeps the tool's field, as every refusal under --json does.
+    code, _, err = run(
+        capsys, *d, "--json", "handoff", "write", "Plans", str(plan), "--base-version", "1"
+    )
+    error = json.loads(err)["error"]
+    assert (error["field"], error["code"]) == ("base_version", "conflict")
+    assert error["message"].endswith("write with the new --base-version")
+
+    for argv in (["threads", "rename", "thr-nope", "X"], ["handoff", "show", "THR-nope"]):
+        code, _, err = run(capsys, *d, *argv)
+        ref = argv[2]
+        assert (code, err) == (
+            1,
+            f"error: no thread with id {ref} in group main (a thread id is thr- and 12 hex "
+            "digits, as the list of threads shows it), nor one titled so\n",
+        )
+    # A title is looked up as typed first, so a thread titled that way is still found.
+    assert run(capsys, *d, "threads", "open", "thr-notes")[0] == 0
+    assert run(capsys, *d, "threads", "rename", "thr-notes", "Notes")[0] == 0
+    # A plain word in a message is left alone: only a parameter's name is an option.
+    code, _, err = run(capsys, *d, "handoff", "show", "Nothing here")
+    assert err.startswith("error: no thread titled 'Nothing here' in group main")
+
+
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_create_makes_the_data_dir_owner_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
