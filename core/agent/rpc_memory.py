@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from core.agent.dispatch import Connection, Dispatcher, Handler
-from core.agent.search_results import search_memories
+from core.agent.search_results import related_memories, search_memories
 from core.model.errors import NotFound
 from core.policy.manifest import validate_args
 
@@ -39,7 +39,7 @@ def run_tool(service: MemoryService, caller: Caller, name: str, args: dict[str, 
         case "memory_delete":
             return service.delete_tool(caller, args).to_dict()
         case "memory_related":
-            return {"results": [r.to_dict() for r in service.related(caller, args)]}
+            return related_memories(service, caller, args).to_dict()
         case _:
             raise NotFound(f"unknown tool {name!r}; known: {', '.join(MEMORY_TOOLS)}")
 

@@ -1,10 +1,11 @@
-"""What ``memory_search`` and ``exchange_search`` return, built in one place.
+"""What ``memory_search``, ``exchange_search`` and ``memory_related`` return, built
+in one place.
 
-The agent tools and the CLI's ``ambry --json search`` and ``ambry --json exchanges``
-print these results, so a key one of them gains (paging, claims, the vectors still
-pending) reaches the other too. Each front end runs the search its own way (a
-connection resolves its session's thread; a one-shot command embeds new rows
-itself) and hands the parts here.
+The agent tools and the CLI's ``ambry --json search``, ``ambry --json exchanges``
+and ``ambry --json related`` print these results, so a key one of them gains
+(paging, claims, the vectors still pending) reaches the other too. Each front end
+runs the search its own way (a connection resolves its session's thread; a
+one-shot command embeds new rows itself) and hands the parts here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from core.semantic.hybrid import parse_mode
 if TYPE_CHECKING:
     from core.continuity.episodes import ExchangePage
     from core.model.caller import Caller
+    from core.model.entries import SearchResult
     from core.recall.search import SearchPage
     from core.service import MemoryService
 
@@ -71,3 +73,27 @@ class ExchangeSearch:
     def to_dict(self) -> dict[str, Any]:
         """``exchange_search``'s result."""
         return {**self.page.to_dict(), **self.vectors}
+
+
+@dataclass(frozen=True)
+class RelatedMemories:
+    """The memories nearest in meaning to one memory: ``memory_related``."""
+
+    results: list[SearchResult]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``memory_related``'s result."""
+        return {"results": [r.to_dict() for r in self.results]}
+
+
+def related_memories(
+    service: MemoryService, caller: Caller, args: dict[str, Any]
+) -> RelatedMemories:
+    """Run ``memory_related`` with ``args``.
+
+    Raises:
+        InvalidParams: ``args`` break the tool's schema.
+        NotFound: no such memory.
+        Forbidden: a secret memory, which is never compared.
+    """
+    return RelatedMemories(service.related(caller, args))

@@ -7,6 +7,7 @@ import contextlib
 import sys
 from typing import Any
 
+from core.agent.search_results import related_memories
 from core.cli.context import Context, command, fail, format_result, whole
 from core.model.errors import AmbryError
 from core.recall.related import DEFAULT_RELATED, MAX_RELATED
@@ -120,7 +121,8 @@ def _related_args(p: argparse.ArgumentParser) -> None:
 
 @command("related", "List the memories closest in meaning to one entry.")(_related_args)
 def cmd_related(ctx: Context, args: argparse.Namespace) -> int:
-    results = ctx.service.related(ctx.caller, {"id": args.id, "limit": args.limit})
-    text = "\n".join(format_result(r) for r in results)  # ends with its score
-    ctx.emit([r.to_dict() for r in results], text or "no related memories")
+    related = related_memories(ctx.service, ctx.caller, {"id": args.id, "limit": args.limit})
+    text = "\n".join(format_result(r) for r in related.results)  # ends with its score
+    # memory_related's result, key for key, as `ambry --json search` prints memory_search's.
+    ctx.emit(related.to_dict(), text or "no related memories")
     return 0

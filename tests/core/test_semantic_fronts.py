@@ -518,8 +518,10 @@ def test_cli_reindex_related_and_modes(tmp_path: Path, capsys: pytest.CaptureFix
     done = json.loads(capsys.readouterr().out)
     assert done["done"] == done["total"] == 3
     assert main([*d, "related", first, "--json"]) == 0
+    # memory_related's result, as the tool returns it (before, a bare list).
     related = json.loads(capsys.readouterr().out)
-    assert related[0]["content"] == "Luna loves the beach"
+    Draft202012Validator(load_manifest()["memory_related"].result_schema).validate(related)
+    assert related["results"][0]["content"] == "Luna loves the beach"
     assert main([*d, "search", "espresso", "--mode", "keyword"]) == 0
     assert capsys.readouterr().out.strip() == "no matching memories"
     assert main([*d, "exchanges", "beach", "--mode", "semantic"]) == 0
