@@ -43,9 +43,12 @@ def memory_keyring() -> Iterator[object]:
     """A working keyring for the test; the machine's (absent) one is restored after."""
     import keyring
 
+    # Before the test backend is imported: keyring picks its default, on first use,
+    # among the backend classes loaded, and would pick this one and keep it after.
+    previous = keyring.get_keyring()
+
     from tests.keyring_backend import MemoryKeyring
 
-    previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
     yield backend
