@@ -13,7 +13,6 @@ Backups: ``<data dir>/backups/claims/<group>-<UTC stamp>.json``.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 from core.claims import records
 from core.claims.model import Mode
 from core.model.changes import Changes
+from core.model.config import atomic_write
 from core.model.entries import Actor, utc_now
 from core.model.errors import Forbidden, InvalidParams, NotFound
+from core.model.file_errors import file_error
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.store import GroupStore
@@ -116,8 +117,13 @@ def _require_person(caller: Caller, yes: bool, action: str) -> None:
 
 
 def _write_backup(service: Workspace, group: str, mode: Mode, reason: str) -> Path:
+    """Save the prior settings (owner-only, atomically) before they change.
+
+    Raises:
+        FileError: the backup cannot be written (a read-only or full disk), so
+            nothing is changed.
+    """
     folder = backup_dir(service)
-    folder.mkdir(parents=True, exist_ok=True)
     stamp = utc_now().strftime("%Y%m%dT%H%M%S%fZ")
     path = folder / f"{group}-{stamp}.json"
     n = 1
@@ -125,9 +131,11 @@ def _write_backup(service: Workspace, group: str, mode: Mode, reason: str) -> Pa
         path = folder / f"{group}-{stamp}-{n}.json"
         n += 1
     data = {"group": group, "settings": {MODE_KEY: mode.value}, "reason": reason}
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        atomic_write(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+    except OSError as exc:
+        why = "write the backup of the claims mode (the mode was not changed)"
+        raise file_error(exc, path, why) from exc
     return path
 
 

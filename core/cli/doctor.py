@@ -31,7 +31,8 @@ from core.cli.context import Context, command
 from core.cli.logfile import log_file
 from core.cli.qtlibs import check_qt_libraries, report
 from core.model.config import load_config
-from core.model.errors import AmbryError, InvalidParams, SchemaTooNew, StorageError
+from core.model.errors import AmbryError, InvalidParams, SchemaTooNew
+from core.model.file_errors import FileError
 from core.storage.crypto import (
     KeyUnavailable,
     describe_key_entry,
@@ -138,8 +139,8 @@ def check_config(data_dir: DataDir) -> Finding:
     path = data_dir.config_file
     try:
         load_config(path)
-    except StorageError as exc:
-        return Finding("config", Status.FAIL, exc.message, f"chmod 700 '{data_dir.root}'")
+    except FileError as exc:
+        return Finding("config", Status.FAIL, exc.message, exc.fix)
     except AmbryError as exc:
         # Every other command stops at this file, so it comes first in the report.
         return Finding(

@@ -15,7 +15,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from core.model.errors import InvalidParams, StorageError
+from core.model.decoding import decode
+from core.model.errors import InvalidParams
+from core.model.file_errors import file_error
 
 log = logging.getLogger(__name__)
 
@@ -137,24 +139,30 @@ def parse_config(raw: dict[str, Any]) -> Config:
     return Config(**values)
 
 
+_OR_DELETE = "or delete it to use the defaults"
+
+
 def load_config(path: Path) -> Config:
     """The settings in ``path``, or the defaults when there is no such file.
 
+    The file is read as every text file a person may have edited is
+    (:mod:`core.model.decoding`): UTF-8 with or without a byte-order mark, or UTF-16
+    with one, as Windows Notepad saves it.
+
     Raises:
-        StorageError: the file or its folder cannot be read (permissions).
+        FileError: the file or its folder cannot be read (its owner, its mode, a
+            folder in its place); the message says what to do.
         InvalidParams: the file is not valid settings; the message names the file.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        raw_bytes = path.read_bytes()
     except (FileNotFoundError, NotADirectoryError):
         # No file, or no data dir yet (the command that creates it says why it cannot).
         return Config()
     except OSError as exc:
         # A folder that cannot be searched fails here first, for every command.
-        raise StorageError(
-            f"{path}: cannot read settings ({exc.strerror or exc}); check that you own "
-            f"the data dir and may read it (chmod 700 '{path.parent}')"
-        ) from exc
+        raise file_error(exc, path, "read settings", write=False) from exc
+    text = decode(raw_bytes, str(path), fix=f"save it as UTF-8, {_OR_DELETE}")
     try:
         raw = json.loads(text)
     except ValueError as exc:
@@ -207,4 +215,13 @@ def replace_durably(fd: int, tmp: Path, path: Path, data: bytes, mode: int) -> N
 
 
 def save_config(path: Path, config: Config) -> None:
-    atomic_write(path, (json.dumps(config.to_dict(), indent=2) + "\n").encode())
+    """Write ``config`` to ``path`` atomically (owner-only).
+
+    Raises:
+        FileError: it cannot be written (a full or read-only disk, another owner);
+            the file is left as it was.
+    """
+    try:
+        atomic_write(path, (json.dumps(config.to_dict(), indent=2) + "\n").encode())
+    except OSError as exc:
+        raise file_error(exc, path, "save the settings") from exc

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,66 @@ def test_a_hand_edited_setting_of_the_wrong_type_names_the_file_and_the_value(
         load_config(path)
     assert str(caught.value).startswith(f"{path}: setting {message}; fix it there")
     assert caught.value.field == "brief_token_budget" and caught.value.rule == "type"
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'\xef\xbb\xbf{"recency_weight": 0.3}\n',  # UTF-8 with a byte-order mark
+        '{"recency_weight": 0.3}\r\n'.encode("utf-16"),  # Notepad's "Unicode"
+    ],
+    ids=["utf-8-bom", "utf-16"],
+)
+def test_a_settings_file_saved_by_notepad_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], raw: bytes
+) -> None:
+    # Before: a UTF-8 mark gave "Unexpected UTF-8 BOM"; UTF-16 crashed every command.
+    (tmp_path / "config.json").write_bytes(raw)
+    assert load_config(tmp_path / "config.json").recency_weight == 0.3
+    code, out, err = run(capsys, "--data-dir", str(tmp_path), "settings", "recency_weight")
+    assert code == 0 and out.startswith("recency_weight = 0.3 "), err
+
+
+def test_a_settings_file_that_is_not_text_names_the_file_everywhere(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: UnicodeDecodeError, a traceback from every command, doctor and mcp.
+    path = tmp_path / "config.json"
+    path.write_bytes('{"recency_weight": 0.3} # café'.encode("cp1252"))
+    code, _, err = run(capsys, "--data-dir", str(tmp_path), "list")
+    assert code == 1 and "Traceback" not in err
+    assert err == (
+        f"error: {path} is not UTF-8 text (byte 0xE9 at line 1); save it as UTF-8, "
+        "or delete it to use the defaults\n"
+    )
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "doctor", "--no-mcp", "--json")
+    findings = {f["check"]: f for f in json.loads(out)}
+    assert findings["config"]["status"] == "fail" and "not UTF-8" in findings["config"]["detail"]
+    assert "model" in findings and "log" in findings  # the other checks still ran
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+    done = subprocess.run(
+        [sys.executable, "-m", "ambry", "--data-dir", str(tmp_path), "mcp"],
+        input=json.dumps(hello) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer["id"] == 1 and "is not UTF-8 text" in answer["error"]["message"]
+    assert "Traceback" not in done.stderr
+
+
+def test_a_folder_in_place_of_the_settings_file_must_be_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: "check that you own the data dir … (chmod 700 …)", which changes nothing.
+    path = tmp_path / "config.json"
+    path.mkdir()
+    code, _, err = run(capsys, "--data-dir", str(tmp_path), "list")
+    assert code == 1 and "chmod" not in err
+    assert err.startswith(f"error: cannot read settings: {path} is a folder, but must be a file")
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "doctor", "--no-mcp", "--json")
+    config = {f["check"]: f for f in json.loads(out)}["config"]
+    assert config["status"] == "fail"
+    assert config["fix"].startswith(f"move the folder away (mv '{path}'")
