@@ -30,7 +30,8 @@ def cmd_serve(ctx: Context, args: argparse.Namespace) -> int:
     socket_path = Path(args.socket).expanduser().absolute() if args.socket else None
     # New memories and turns are embedded after their write is acknowledged.
     ctx.service.start_embedding()
-    return int(serve_headless(ctx.service, ctx.service.data_dir, socket_path))
+    named_by = "--socket" if args.socket else None
+    return int(serve_headless(ctx.service, ctx.service.data_dir, socket_path, named_by))
 
 
 def _mcp_args(p: argparse.ArgumentParser) -> None:

@@ -20,19 +20,25 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from enum import StrEnum
+from dataclasses import asdict
 from pathlib import Path
 
 import apsw
 
 from core import __version__
 from core.cli.context import Context, command
-from core.cli.logfile import log_file
+from core.cli.doctor_storage import (
+    Finding,
+    Status,
+    check_config,
+    check_data_dir,
+    check_free_space,
+    check_schemas,
+    readable,
+)
+from core.cli.logfile import log_file, log_problem
 from core.cli.qtlibs import check_qt_libraries, report
-from core.model.config import load_config
-from core.model.errors import AmbryError, InvalidParams, SchemaTooNew
-from core.model.file_errors import FileError
+from core.model.errors import AmbryError, InvalidParams
 from core.storage.crypto import (
     KeyUnavailable,
     describe_key_entry,
@@ -40,200 +46,23 @@ from core.storage.crypto import (
     remember_key_name,
 )
 from core.storage.db import open_database
-from core.storage.file_safety import peer_uid
+from core.storage.file_safety import peer_uid, socket_path_too_long
 from core.storage.paths import (
-    DATA_DIR_ENV,
     DataDir,
-    DataDirOrigin,
     LocatedDataDir,
     creatable,
     default_socket_path,
+    socket_origin,
 )
-from core.storage.schema import SCHEMA_VERSION
 from core.storage.workspace import SEALED_SQL
 
 MCP_OK_S = 1.0
 MCP_TIMEOUT_S = 30.0
 
 
-class Status(StrEnum):
-    OK = "ok"
-    WARN = "warn"
-    FAIL = "fail"
-
-
-@dataclass(frozen=True)
-class Finding:
-    check: str
-    status: Status
-    detail: str
-    fix: str = ""
-
-
 def check_install() -> Finding:
     where = Path(__file__).resolve().parents[2]
     return Finding("ambry", Status.OK, f"{__version__} on Python {sys.version.split()[0]}, {where}")
-
-
-def check_data_dir(data_dir: DataDir, located: LocatedDataDir) -> Finding:
-    root = data_dir.root
-    if not root.exists():
-        if located.origin is DataDirOrigin.FLAG:
-            return Finding(
-                "data dir",
-                Status.FAIL,
-                f"{root} does not exist",
-                "check the --data-dir path, or add --create to start a new store there",
-            )
-        if located.origin is DataDirOrigin.ENV:
-            return Finding(
-                "data dir",
-                Status.FAIL,
-                f"{located.describe()} does not exist",
-                f"check {DATA_DIR_ENV}, or run `ambry --create list` to start a new store there",
-            )
-        why = creatable(root)
-        if why is not None:
-            return Finding(
-                "data dir",
-                Status.FAIL,
-                f"{root} cannot be created: {why}",
-                f"pass --data-dir DIR or set {DATA_DIR_ENV} to a directory you can write to",
-            )
-        return Finding("data dir", Status.OK, f"{root} (created on first use)")
-    if not root.is_dir():
-        return Finding("data dir", Status.FAIL, f"{root} is not a directory", "give a directory")
-    mode = stat.S_IMODE(root.stat().st_mode)
-    for folder in (root, data_dir.memory_dir):
-        if folder.is_dir() and not _readable(folder):
-            # Without this, the groups in it looked like none at all ("no groups yet").
-            folder_mode = stat.S_IMODE(folder.stat().st_mode)
-            return Finding(
-                "data dir",
-                Status.FAIL,
-                f"{folder} cannot be read by you (mode {folder_mode:04o}), so neither can "
-                "the memories in it",
-                f"chmod 700 '{folder}'"
-                if folder.stat().st_uid == os.getuid()
-                else f"chown $USER '{folder}' or pick another --data-dir",
-            )
-    if not os.access(root, os.W_OK | os.X_OK):
-        return Finding(
-            "data dir",
-            Status.FAIL,
-            f"{root} is not writable by you",
-            f"chown $USER '{root}' or pick another --data-dir",
-        )
-    if mode & 0o077:
-        return Finding(
-            "data dir",
-            Status.WARN,
-            f"{root} is readable by others (mode {mode:04o})",
-            f"chmod 700 '{root}'",
-        )
-    return Finding("data dir", Status.OK, f"{root} (mode {mode:04o})")
-
-
-def check_config(data_dir: DataDir) -> Finding:
-    """Whether ``config.json`` holds settings every command can use."""
-    path = data_dir.config_file
-    try:
-        load_config(path)
-    except FileError as exc:
-        return Finding("config", Status.FAIL, exc.message, exc.fix)
-    except AmbryError as exc:
-        # Every other command stops at this file, so it comes first in the report.
-        return Finding(
-            "config",
-            Status.FAIL,
-            exc.message,
-            f"edit {path}, or delete it to go back to the defaults; until then the app, "
-            "`ambry serve`, `ambry mcp` and every command that opens the store stop with "
-            "this error",
-        )
-    if not path.exists():
-        return Finding("config", Status.OK, f"{path}: none yet, the defaults apply")
-    return Finding("config", Status.OK, str(path))
-
-
-def _readable(folder: Path) -> bool:
-    """Whether the files in ``folder`` can be listed and opened."""
-    return os.access(folder, os.R_OK | os.X_OK)
-
-
-def _copies_of(data_dir: DataDir, group: str) -> str:
-    """Where the newest copy of a group's database is, if it turns out damaged: the
-    copy taken before an upgrade step, or one of ``<data dir>/backups``."""
-    path = data_dir.group_db(group)
-    copies = [*path.parent.glob(f"{path.name}.bak-v*"), *data_dir.root.glob(f"backups/{group}-*")]
-    copies = [c for c in copies if c.is_file()]
-    if not copies:
-        return ""
-    newest = max(copies, key=lambda c: c.stat().st_mtime)
-    return f"if the file is damaged, the newest copy of the group is {newest}"
-
-
-def _damage(conn: apsw.Connection) -> str:
-    """SQLite's first complaint about the file's pages, or "" when it finds none.
-
-    The header and schema can be fine while a table's pages are not: then the
-    database opens, and the first search or write that reaches them fails.
-    """
-    try:
-        first = str(conn.execute("PRAGMA quick_check(1)").get)
-    except apsw.Error as exc:
-        return f"{type(exc).__name__}: {exc}"
-    return "" if first == "ok" else " ".join(first.replace("*** in database main ***", "").split())
-
-
-def check_schemas(data_dir: DataDir) -> list[Finding]:
-    groups = data_dir.groups()
-    if not groups:
-        return [Finding("schema", Status.OK, "no groups yet")]
-    findings = []
-    for group in groups:
-        path = data_dir.group_db(group)
-        name = f"group {group}"
-        try:
-            conn = open_database(path, read_only=True)
-        except AmbryError as exc:
-            # A newer Ambry's file is not damaged: an older copy would drop what it wrote.
-            fix = "" if isinstance(exc, SchemaTooNew) else _copies_of(data_dir, group)
-            findings.append(Finding(name, Status.FAIL, exc.message, fix))
-            continue
-        try:
-            version = int(conn.execute("PRAGMA user_version").get)
-            damage = _damage(conn)
-        finally:
-            conn.close()
-        if damage:
-            fix = _copies_of(data_dir, group) or (
-                "move the file aside (the group then starts empty); SQLite's `.recover` "
-                "command can save what is still readable in it"
-            )
-            findings.append(
-                Finding(
-                    name,
-                    Status.FAIL,
-                    f"{path} is damaged ({damage}); searches, exports and writes in this "
-                    "group may fail",
-                    fix,
-                )
-            )
-        elif version < SCHEMA_VERSION:
-            findings.append(
-                Finding(
-                    name,
-                    Status.OK,
-                    f"schema v{version}, upgraded to v{SCHEMA_VERSION} (after a backup) "
-                    "when next opened",
-                )
-            )
-        else:
-            findings.append(
-                Finding(name, Status.OK, f"schema v{version}, {path.stat().st_size} bytes")
-            )
-    return findings
 
 
 def _sealed_groups(data_dir: DataDir) -> list[str]:
@@ -299,6 +128,11 @@ def check_socket() -> Finding:
         path = default_socket_path()
     except InvalidParams as exc:  # a relative AMBRY_SOCKET
         return Finding("socket", Status.FAIL, exc.message, "set AMBRY_SOCKET to an absolute path")
+    too_long = socket_path_too_long(path, socket_origin())
+    if too_long is not None:
+        # Ambry would refuse to serve there; clients could not connect either.
+        detail, _, fix = too_long.partition("; ")
+        return Finding("socket", Status.FAIL, f"{detail}, so no Ambry can serve agents there", fix)
     if not path.exists():
         return Finding("socket", Status.OK, f"{path}: no server running (`ambry` or `ambry serve`)")
     if not stat.S_ISSOCK(path.stat().st_mode):
@@ -455,9 +289,23 @@ def check_mcp_startup() -> Finding:
 
 def check_log() -> Finding:
     path = log_file()
-    if path.exists():
-        if not os.access(path, os.W_OK):
-            return Finding("log", Status.FAIL, f"{path} is not writable", f"chown $USER '{path}'")
+    exists = False
+    try:
+        os.stat(path)
+        exists = True
+        problem = log_problem(path)
+    except FileNotFoundError:
+        problem = log_problem(path)
+    except OSError as exc:  # a folder on the way that cannot be searched, say
+        problem = log_problem(path, exc)
+    if problem is not None:
+        return Finding(
+            "log",
+            Status.FAIL,
+            f"{path} cannot be written: {problem.cause}; commands run on without a log file",
+            problem.fix,
+        )
+    if exists:
         return Finding("log", Status.OK, str(path))
     why = creatable(path)
     if why is not None:
@@ -475,9 +323,12 @@ def run_checks(
 ) -> list[Finding]:
     findings = [check_install(), check_data_dir(data_dir, located)]
     memory = data_dir.memory_dir
-    if data_dir.root.is_dir() and _readable(data_dir.root):
+    if data_dir.root.is_dir() and readable(data_dir.root):
+        space = check_free_space(data_dir.root)
+        if space is not None:
+            findings.append(space)
         findings.append(check_config(data_dir))
-        if not memory.is_dir() or _readable(memory):
+        if not memory.is_dir() or readable(memory):
             findings += check_schemas(data_dir)
             key = check_data_key(data_dir)
             if key is not None:

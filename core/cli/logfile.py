@@ -15,6 +15,7 @@ import contextlib
 import logging
 import logging.handlers
 import os
+import stat
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ from typing import Any
 
 import platformdirs
 
+from core.model.file_errors import Diagnosis, access_problem, explain
 from core.policy.secrets import redact
 from core.storage.paths import path_from_env
 
@@ -49,6 +51,31 @@ def log_dir() -> Path:
 
 def log_file() -> Path:
     return log_dir() / LOG_FILE_NAME
+
+
+def log_problem(path: Path, exc: OSError | None = None) -> Diagnosis | None:
+    """What stops Ambry logging to ``path`` (``exc``: the failure met, if any), and the
+    fix; None when nothing does. ``ambry doctor`` and the warnings of every command say it.
+    """
+    folder = path.parent
+    try:
+        a_file = not stat.S_ISDIR(os.stat(folder).st_mode)
+    except OSError:
+        a_file = False
+    if a_file:
+        if os.environ.get(LOG_DIR_ENV):
+            return Diagnosis(
+                f"{LOG_DIR_ENV}={folder} names a file, but must name a folder",
+                f"set {LOG_DIR_ENV} to a folder (or unset it for the platform's own)",
+            )
+        return Diagnosis(f"{folder} is a file, but must be a folder", "move the file away")
+    if exc is None:
+        return access_problem(path, write=True)
+    return explain(exc, Path(exc.filename) if isinstance(exc.filename, str) else path, write=True)
+
+
+def _cannot(what: str, path: Path, exc: OSError) -> str:
+    return f"warning: cannot {what} {path}: {log_problem(path, exc)} (commands run on without it)"
 
 
 class _OwnOrWarning(logging.Filter):
@@ -159,8 +186,11 @@ class _LogFile(logging.handlers.RotatingFileHandler):
             return
         self.failed = True
         exc = sys.exc_info()[1]
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        print(f"warning: cannot write the log file {self.baseFilename}: {reason}", file=sys.stderr)
+        path = Path(self.baseFilename)
+        if isinstance(exc, OSError):
+            print(_cannot("write the log file", path, exc), file=sys.stderr)
+        else:
+            print(f"warning: cannot write the log file {path}: {exc}", file=sys.stderr)
 
     def emit(self, record: logging.LogRecord) -> None:
         if not self.failed:
@@ -173,10 +203,7 @@ class _LogFile(logging.handlers.RotatingFileHandler):
             # The buffered tail could not be written: the same full disk, said once.
             if not self.failed:
                 self.failed = True
-                print(
-                    f"warning: cannot write the log file {self.baseFilename}: {exc}",
-                    file=sys.stderr,
-                )
+                print(_cannot("write the log file", Path(self.baseFilename), exc), file=sys.stderr)
 
 
 @contextmanager
@@ -207,7 +234,7 @@ def _file_handler(path: Path) -> logging.Handler | None:
         )
     except OSError as exc:
         # A read-only home must not stop the command; say so once, on stderr.
-        print(f"warning: cannot log to {path}: {exc.strerror or exc}", file=sys.stderr)
+        print(_cannot("log to", path, exc), file=sys.stderr)
         return None
     handler.setLevel(logging.INFO)
     handler.addFilter(_OwnOrWarning())

@@ -14,13 +14,14 @@ import threading
 import time
 import urllib.parse
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import apsw
 import apsw.bestpractice
 
 from core.model.errors import MigrationFailed, SchemaTooNew, StorageError
+from core.model.file_errors import FULL, access_problem, file_error
 from core.storage import db_header
 from core.storage.fts import text_grams
 from core.storage.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
@@ -114,21 +115,33 @@ _ENVIRONMENT_ERRORS: tuple[type[BaseException], ...] = (
 
 
 def storage_error(exc: BaseException, path: Path) -> StorageError:
-    """Turn an environment failure into a message that says what to do."""
+    """Turn an environment failure into a message that says what to do.
+
+    A refusal to write or open is told by its cause, as for every other file
+    (:mod:`core.model.file_errors`): a disk mounted read-only, a file or folder of
+    another user (``chown``), a mode that keeps its owner out (``chmod``).
+    """
     match exc:
         case apsw.FullError():
-            hint = "the disk is full; free some space and try again"
+            hint = str(FULL)
         case apsw.ReadOnlyError() | apsw.PermissionsError():
-            hint = "the file or its folder is read-only; check its permissions"
+            found = access_problem(path, write=True)
+            hint = (
+                str(found)
+                if found
+                else "the file or its folder is read-only; check its permissions"
+            )
         case apsw.BusyError() | apsw.LockedError():
             hint = "another program held the database too long; try again"
         case apsw.NotADBError() | apsw.CorruptError():
-            hint = (
-                "the file is damaged or is not an Ambry database; "
-                "restore it from a .bak file or move it aside"
-            )
+            hint = f"the file is damaged or is not an Ambry database; {damaged_fix(path)}"
         case apsw.CantOpenError():
-            hint = "the file cannot be opened; check that its folder exists and is writable"
+            found = access_problem(path, write=True)
+            hint = (
+                str(found)
+                if found
+                else "the file cannot be opened; check that its folder exists and is writable"
+            )
         case _:
             hint = "an I/O error occurred; check that the disk is not full and is working"
     return StorageError(f"{path}: {hint} ({type(exc).__name__}: {exc})")
@@ -181,6 +194,23 @@ def backups_of(path: Path) -> list[Path]:
     """The copies upgrades left of the database at ``path``, oldest version first."""
     found = path.parent.glob(f"{path.name}.bak-v*")
     return sorted(found, key=lambda p: int(p.name.rsplit("-v", 1)[1] or 0))
+
+
+#: What to do with a damaged group that has no copy (docs/storage.md, "A damaged database").
+RECOVER_FIX = (
+    "move it aside (the group then starts empty) and save what is still readable in it "
+    "with SQLite's .recover, as docs/storage.md shows under 'A damaged database'"
+)
+
+
+def damaged_fix(path: Path, copies: Iterable[Path] = ()) -> str:
+    """What to do with the damaged database ``path``: put its newest copy in its place
+    (one an upgrade left beside it, or one of ``copies``), else recover what is readable."""
+    found = [c for c in (*backups_of(path), *copies) if c.is_file()]
+    if not found:
+        return RECOVER_FIX
+    newest = max(found, key=lambda c: c.stat().st_mtime)
+    return f"move it aside and put the newest copy of the group in its place: {newest}"
 
 
 def backups_note(path: Path) -> str:
@@ -297,7 +327,7 @@ def _refuse_before_opening(path: Path) -> None:
                 # Act only on a log page whose checksums hold.
                 header = db_header.peek(path, verify=True)
     except OSError as exc:
-        raise StorageError(f"{path}: cannot read the file ({exc.strerror})") from exc
+        raise file_error(exc, path, "read the database", write=False) from exc
     if header is not None:
         _check_header(path, header.user_version, header.application_id)
 
@@ -332,8 +362,45 @@ def _open_for_reading(path: Path, cause: BaseException | None) -> apsw.Connectio
         wal = db_header.wal_path(path)
         if wal.exists() and wal.stat().st_size > 0:
             raise
+    return _immutable(path)
+
+
+def _immutable(path: Path) -> apsw.Connection:
     uri = "file:" + urllib.parse.quote(str(path)) + "?immutable=1"
     return apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+
+
+def _open_untouched(path: Path) -> apsw.Connection:
+    """A read-only connection that creates nothing beside the file.
+
+    SQLite's read-only open of a WAL database makes its ``-wal`` and ``-shm`` files
+    (and leaves them). Without a ``-wal`` no connection has the file open and no log
+    is pending, so it is read as immutable; with one, SQLite reads the log through the
+    files already there.
+    """
+    if not path.exists():
+        raise StorageError(f"{path}: no such database")
+    if not db_header.wal_path(path).exists():
+        return _immutable(path)
+    return _open_for_reading(path, None)
+
+
+#: The databases already said to be open read-only in this process.
+_said_read_only: set[Path] = set()
+_said_lock = threading.Lock()
+
+
+def _warn_read_only(path: Path, why: str) -> None:
+    """One warning per file and process, with the reason when there is one (a full
+    disk, a read-only mount): a server opens a group once per thread."""
+    with _said_lock:
+        if path in _said_read_only:
+            return
+        _said_read_only.add(path)
+    log.warning(
+        "%s; it is open read-only: search and export work, nothing new can be stored",
+        why if why else f"{path} cannot be written",
+    )
 
 
 def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
@@ -341,7 +408,8 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
 
     Where the file or its folder cannot be written (read-only, disk full) but
     the schema is current, the connection falls back to read-only, so search and
-    export keep working; ``conn.readonly("main")`` tells the caller.
+    export keep working; ``conn.readonly("main")`` tells the caller. ``read_only``
+    opens it for reading only and creates nothing beside it (``ambry doctor``).
 
     Raises:
         SchemaTooNew: the file was written by a newer Ambry; it is not modified.
@@ -351,7 +419,7 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
     _refuse_before_opening(path)
     with mapped_errors(path):
         if read_only:
-            conn = _open_for_reading(path, None)
+            conn = _open_untouched(path)
             try:
                 _check_header(path, *_read_header(conn))
             except BaseException:
@@ -384,11 +452,7 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
             conn.close()
             raise
         if not writable:
-            # One warning, with the reason when there is one (a full disk, a read-only folder).
-            log.warning(
-                "%s; it is open read-only: search and export work, nothing new can be stored",
-                why if why else f"{path} cannot be written",
-            )
+            _warn_read_only(path, why)
         try:
             version, app_id = _read_header(conn)
             _check_header(path, version, app_id)

@@ -16,7 +16,9 @@ carries a running checksum over the header and all frames before it.
 
 from __future__ import annotations
 
+import errno
 import io
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,3 +139,38 @@ def peek(path: Path, *, verify: bool = False) -> Header | None:
     if page is None or not page.startswith(_DB_MAGIC):
         return header
     return Header(*_fields(page), from_wal=True)
+
+
+#: Where SQLite's unix VFS keeps the WAL locks in the ``-shm`` file (sqlite3.c:
+#: UNIX_SHM_BASE, 120), the write lock being the first (WAL_WRITE_LOCK, 0).
+_WAL_WRITE_LOCK_AT = 120
+
+
+def write_lock_held(path: Path) -> bool:
+    """Whether another process holds the write lock of the WAL database ``path`` now.
+
+    Without a ``-shm`` file no process has the database open. With one, this
+    asks for a shared lock on the writer's byte and lets go at once: refused means
+    a writer (or a recovering reader) holds it. A writer that asks in that instant
+    waits on its busy handler, as it would for any reader. POSIX only (False elsewhere).
+
+    Call it while this process has no connection open on ``path``: closing the file
+    here drops every POSIX lock the process holds on it, SQLite's too.
+    """
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fd = os.open(shm_path(path), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, _WAL_WRITE_LOCK_AT)
+    except OSError as exc:
+        return exc.errno in (errno.EACCES, errno.EAGAIN)
+    else:
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, _WAL_WRITE_LOCK_AT)
+        return False
+    finally:
+        os.close(fd)

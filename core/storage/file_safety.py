@@ -16,6 +16,7 @@ import logging
 import os
 import socket
 import stat
+import threading
 from pathlib import Path
 
 from core.model.errors import InvalidParams, StorageError
@@ -48,18 +49,68 @@ def tighten(path: Path) -> bool:
     return True
 
 
+#: Files already said to stay readable by others in this process.
+_said_loose: set[Path] = set()
+_said_lock = threading.Lock()
+
+
 def make_private(path: Path, *, read_only: bool) -> None:
-    """Give the file at ``path`` mode 0600.
+    """Give the file at ``path`` mode 0600 (a file that has it already is left alone).
+
+    On a disk that cannot be written, a file others may read stays so, with one
+    warning per file and process; one that is already owner-only needs nothing.
 
     Raises:
         StorageError: the file cannot be changed although it is writable.
     """
     try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        mode = None
+    if mode == 0o600:
+        return
+    try:
         path.chmod(0o600)
     except OSError as exc:
         if not read_only:
             raise StorageError(f"{path}: cannot make the file private ({exc.strerror})") from exc
-        log.warning("cannot make %s private on a read-only disk: %s", path, exc.strerror)
+        if mode is None or not mode & OTHERS:
+            return
+        with _said_lock:
+            if path in _said_loose:
+                return
+            _said_loose.add(path)
+        log.warning(
+            "%s stays readable by others (mode %04o): it cannot be made private on a "
+            "disk that cannot be written (%s)",
+            path,
+            mode,
+            exc.strerror,
+        )
+
+
+#: sun_path is 104 bytes on macOS and 108 on Linux, including the final NUL.
+MAX_SOCKET_PATH_BYTES = 103
+
+
+def socket_path_too_long(path: Path, named_by: str | None) -> str | None:
+    """Why no socket can be made at ``path`` (a path longer than the system allows),
+    or None. ``named_by`` is the option or variable that gave the path (``--socket``,
+    ``AMBRY_SOCKET``), None for the runtime folder's: the message says which to change.
+    """
+    size = len(os.fsencode(path))
+    if size <= MAX_SOCKET_PATH_BYTES:
+        return None
+    if named_by == "--socket":
+        change = "give --socket a shorter path"
+    elif named_by:
+        change = f"set {named_by} to a shorter path"
+    else:
+        change = "set XDG_RUNTIME_DIR to a shorter folder, or AMBRY_SOCKET to a shorter path"
+    return (
+        f"socket path {path} is {size} bytes, longer than the {MAX_SOCKET_PATH_BYTES} a "
+        f"socket's path may have; {change}"
+    )
 
 
 def is_socket(path: Path) -> bool:

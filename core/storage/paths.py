@@ -24,6 +24,7 @@ from pathlib import Path
 import platformdirs
 
 from core.model.errors import InvalidGroup, InvalidParams, StorageError
+from core.model.file_errors import FileError, access_problem, explain
 from core.storage import pending_files
 from core.storage.crypto import pin_key_account
 from core.storage.file_safety import tighten
@@ -215,9 +216,11 @@ class DataDir:
             with os.scandir(self.memory_dir) as found:
                 names = [e.name[: -len(".sqlite")] for e in found if e.name.endswith(".sqlite")]
         except OSError as exc:
-            raise StorageError(
-                f"cannot list the groups in {self.memory_dir}: {exc.strerror or exc}; "
-                f"make it yours to read (chmod 700 '{self.memory_dir}')"
+            why = access_problem(self.memory_dir, write=False) or explain(
+                exc, self.memory_dir, write=False
+            )
+            raise FileError(
+                f"cannot list the groups in {self.memory_dir}: {why}", fix=why.fix
             ) from exc
         return sorted(n for n in names if GROUP_PATTERN.fullmatch(n))
 
@@ -250,6 +253,12 @@ def default_socket_path() -> Path:
             folder, would not meet on one socket.
     """
     return path_from_env(SOCKET_ENV, "socket") or runtime_socket_path()
+
+
+def socket_origin() -> str | None:
+    """What names the agent socket when no option does: ``AMBRY_SOCKET`` if it is set,
+    None for the runtime folder's."""
+    return SOCKET_ENV if os.environ.get(SOCKET_ENV) else None
 
 
 def runtime_socket_path() -> Path:

@@ -41,8 +41,14 @@ from core.storage.file_safety import (
     is_socket,
     refuse_live_socket,
     refuse_non_socket,
+    socket_path_too_long,
 )
-from core.storage.paths import DataDir, default_socket_path, runtime_socket_path
+from core.storage.paths import (
+    DataDir,
+    default_socket_path,
+    runtime_socket_path,
+    socket_origin,
+)
 from core.storage.worker import release_freed_memory
 
 log = logging.getLogger(__name__)
@@ -61,8 +67,6 @@ AUDIT_FLUSH_MS = 50
 TRIM_AFTER_QUIET_MS = 2000
 #: How long a connection being closed gets to take its last reply.
 CLOSE_GRACE_MS = 2000
-#: sun_path is 104 bytes on macOS and 108 on Linux, including the final NUL.
-MAX_SOCKET_PATH_BYTES = 103
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,8 @@ class AgentServer(QObject):
         data_dir: where the agent token lives.
         socket_path: the socket (default: ``AMBRY_SOCKET`` or the runtime dir's).
         parent: the owning QObject.
+        named_by: the option that gave ``socket_path`` (``--socket``), for a refusal
+            to name; by default ``AMBRY_SOCKET`` when it is set, else the runtime dir.
 
     Signals:
         clients_changed(int): the number of connected clients changed.
@@ -117,11 +123,13 @@ class AgentServer(QObject):
         data_dir: DataDir,
         socket_path: Path | None = None,
         parent: QObject | None = None,
+        named_by: str | None = None,
     ) -> None:
         super().__init__(parent)
         self._service = service
         self._data_dir = data_dir
         self._path = socket_path or default_socket_path()
+        self._named_by = named_by or socket_origin()
         self.dispatcher = agent_dispatcher(service, data_dir.token_file)
         self._server: QLocalServer | None = None
         self._lock_fd: int | None = None
@@ -180,11 +188,9 @@ class AgentServer(QObject):
         if self._server is not None:
             return
         path = self._path
-        if len(os.fsencode(path)) > MAX_SOCKET_PATH_BYTES:
-            raise StorageError(
-                f"socket path {path} is longer than {MAX_SOCKET_PATH_BYTES} bytes; "
-                "set AMBRY_SOCKET to a shorter path"
-            )
+        too_long = socket_path_too_long(path, self._named_by)
+        if too_long is not None:
+            raise StorageError(too_long)
         try:
             made = not path.parent.exists()
             if made:

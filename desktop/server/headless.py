@@ -21,18 +21,22 @@ log = logging.getLogger(__name__)
 
 
 def serve_headless(
-    service: MemoryService, data_dir: DataDir, socket_path: Path | None = None
+    service: MemoryService,
+    data_dir: DataDir,
+    socket_path: Path | None = None,
+    named_by: str | None = None,
 ) -> int:
     """``ambry serve``: run an :class:`AgentServer` under a QCoreApplication until a signal.
 
     SIGINT, SIGTERM and SIGHUP stop it cleanly: open sessions end ungracefully,
-    the audit rows of reads are written, the socket file is removed.
+    the audit rows of reads are written, the socket file is removed. ``named_by`` is
+    the option that gave ``socket_path`` (``--socket``), for a refusal to name.
 
     Raises:
         StorageError: the socket is taken or cannot be created.
     """
     app = QCoreApplication.instance() or QCoreApplication([sys.argv[0]])
-    server = AgentServer(service, data_dir, socket_path)
+    server = AgentServer(service, data_dir, socket_path, named_by=named_by)
     server.start()
     print(f"serving agents on {server.path}", file=sys.stderr)
     print(f"agent token in {server.token_file}", file=sys.stderr, flush=True)

@@ -221,4 +221,4 @@ def test_a_memory_folder_that_cannot_be_read_is_not_listed_as_no_groups(tmp_path
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "none yet" not in done.stdout
     assert done.stderr.startswith(f"error: cannot list the groups in {memory}")
-    assert done.stderr.rstrip().endswith(f"(chmod 700 '{memory}')")
+    assert done.stderr.rstrip().endswith(f"keeps you from reading it; chmod 700 '{memory}'")

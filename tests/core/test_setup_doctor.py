@@ -225,7 +225,7 @@ def test_doctor_loads_the_embedding_model_and_names_a_broken_one(tmp_path: Path)
     assert "embedding_model_dir" in broken.fix
 
 
-def test_doctor_warns_of_a_log_folder_it_cannot_create(
+def test_doctor_fails_a_log_folder_it_cannot_create(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Before, it said "ok" for a log file no command could write.
@@ -233,7 +233,8 @@ def test_doctor_warns_of_a_log_folder_it_cannot_create(
     blocked.write_text("a file, not a folder")
     monkeypatch.setenv("AMBRY_LOG_DIR", str(blocked / "log"))
     found = doctor.check_log()
-    assert found.status is doctor.Status.WARN and "cannot be created" in found.detail
+    assert found.status is doctor.Status.FAIL and "cannot be written" in found.detail
+    assert f"{blocked} is a file, but must be a folder" in found.detail
     monkeypatch.setenv("AMBRY_LOG_DIR", str(tmp_path / "state" / "log"))
     fine = doctor.check_log()
     assert fine.status is doctor.Status.OK and "created on first use" in fine.detail
@@ -281,7 +282,10 @@ def test_doctor_names_the_newest_copy_of_a_damaged_group(
     # A group with no copy gets no made-up advice.
     DataDir(data).group_db("work").write_bytes(b"garbage" * 100)
     code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
-    assert {f["check"]: f for f in json.loads(out)}["group work"]["fix"] == ""
+    # A group with no copy is not sent to one that does not exist: the way to save
+    # what is readable in it.
+    fix = {f["check"]: f for f in json.loads(out)}["group work"]["fix"]
+    assert ".recover" in fix and "A damaged database" in fix and ".bak" not in fix
     # A newer Ambry's file is not damaged: no older copy is offered in its place.
     db.write_bytes(newer.read_bytes())
     conn = apsw.Connection(str(db))
@@ -312,7 +316,8 @@ def test_doctor_finds_a_group_damaged_past_its_header(
     code, out, _ = run(capsys, "--data-dir", str(data), "doctor", "--no-mcp", "--json")
     found = {f["check"]: f for f in json.loads(out)}["group main"]
     assert code == 1 and found["status"] == "fail"
-    assert "is damaged" in found["detail"] and "move the file aside" in found["fix"]
+    assert "is damaged" in found["detail"] and "move it aside" in found["fix"]
+    assert ".recover" in found["fix"]
     assert run(capsys, "--data-dir", str(data), "export", str(tmp_path / "out.jsonl"))[0] == 1
 
 
