@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.model.config import replace_durably
+from core.model.config import atomic_write, replace_durably
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +43,16 @@ def _alive(pid: int) -> bool:
 
 
 def _note(pending: Path, tmp: Path) -> Path | None:
-    """Record ``tmp`` under ``pending``; None (with a warning) if it cannot be."""
+    """Record ``tmp`` under ``pending``; None (with a warning) if it cannot be.
+
+    The note is written whole or not at all (a temp file renamed into place), and
+    owner-only: a full disk must not leave an empty note behind.
+    """
     note = pending / f"{secrets.token_hex(8)}.json"
+    record = json.dumps({"path": str(tmp), "pid": os.getpid()}).encode("utf-8")
     try:
         pending.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with note.open("x", encoding="utf-8") as fh:
-            json.dump({"path": str(tmp), "pid": os.getpid()}, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
+        atomic_write(note, record, mode=0o600)
     except OSError as exc:
         log.warning(
             "cannot note the temp file %s in %s (%s); if this write is interrupted, "
@@ -89,6 +91,31 @@ def write_whole(pending: Path, path: Path, data: bytes, mode: int = 0o600) -> No
             note.unlink(missing_ok=True)
 
 
+def _drop_unreadable(note: Path, exc: Exception) -> None:
+    """Remove a note that names no temp file it can be trusted with, saying so once.
+
+    Notes are written whole since this version; an empty or cut one was left by an
+    older one that ran out of disk space while writing it. Kept, it was warned of
+    at every start, forever.
+    """
+    try:
+        empty = note.stat().st_size == 0
+        note.unlink()
+    except OSError as failed:
+        log.warning(
+            "cannot remove the unreadable note %s (%s); delete it by hand", note, failed.strerror
+        )
+        return
+    what = "an empty note" if empty else f"an unreadable note ({exc})"
+    log.warning(
+        "removed %s, %s, left by an export that could not finish writing it (a full disk?); "
+        "if an export was interrupted then, delete its hidden .ambry-tmp file beside the "
+        "export's target by hand",
+        what,
+        note,
+    )
+
+
 def sweep(pending: Path) -> list[Path]:
     """Remove the temp files of interrupted writes noted under ``pending``.
 
@@ -106,7 +133,7 @@ def sweep(pending: Path) -> list[Path]:
             tmp, pid = Path(record["path"]), int(record["pid"])
             age = time.time() - note.stat().st_mtime
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            log.warning("ignoring the unreadable note %s: %s", note, exc)
+            _drop_unreadable(note, exc)
             continue
         if _alive(pid) and age < STALE_AFTER_SECONDS:
             continue

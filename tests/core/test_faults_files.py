@@ -124,7 +124,12 @@ def test_an_export_killed_midway_leaves_no_temp_file_after_the_next_start(
     target_dir.mkdir()
     target = target_dir / "memories.jsonl"
     # Killed for real, after the data is written and before the rename.
-    killer = "import os, signal\nos.replace = lambda *a: os.kill(os.getpid(), signal.SIGKILL)\n"
+    # (The note of the temp file is renamed into place too: that rename goes through.)
+    killer = (
+        "import os, signal\nreplace = os.replace\n"
+        "os.replace = lambda a, b: os.kill(os.getpid(), signal.SIGKILL) "
+        "if str(b).endswith('memories.jsonl') else replace(a, b)\n"
+    )
     script = f"import sys\n{killer}from core.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     done = subprocess.run(
         [sys.executable, "-c", script, "--data-dir", str(data.root), "export", str(target)],
@@ -222,3 +227,75 @@ def test_a_memory_folder_that_cannot_be_read_is_not_listed_as_no_groups(tmp_path
     assert "none yet" not in done.stdout
     assert done.stderr.startswith(f"error: cannot list the groups in {memory}")
     assert done.stderr.rstrip().endswith(f"keeps you from reading it; chmod 700 '{memory}'")
+
+
+@posix_only
+def test_a_note_is_written_whole_and_owner_only(tmp_path: Path) -> None:
+    # Before: opened with the umask's mode (0644) and filled after, so a full disk
+    # left an empty note.
+    pending = tmp_path / "pending"
+    tmp = tmp_path / f".out.jsonl.abc{pending_files.TEMP_SUFFIX}"
+    note = pending_files._note(pending, tmp)
+    assert note is not None and stat.S_IMODE(note.stat().st_mode) == 0o600
+    assert json.loads(note.read_text()) == {"path": str(tmp), "pid": os.getpid()}
+    assert [p.name for p in pending.iterdir()] == [note.name]
+
+
+def test_an_empty_note_is_removed_once_saying_what_happened(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Before: "ignoring the unreadable note …: Expecting value" at every start, forever.
+    pending = tmp_path / "pending"
+    pending.mkdir()
+    (pending / "0123456789abcdef.json").write_bytes(b"")
+    (pending / "fedcba9876543210.json").write_text('{"path": "/x/.y.ambry-tmp", "pi')
+    pending_files.sweep(pending)
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 2 and all(m.startswith("removed an ") for m in said)
+    assert "empty note" in said[0] and "could not finish writing it" in said[0]
+    assert "unreadable note" in said[1]
+    assert list(pending.iterdir()) == []
+    caplog.clear()
+    pending_files.sweep(pending)
+    assert not caplog.records
+
+
+def test_an_export_with_a_full_data_dir_leaves_no_empty_note(tmp_path: Path) -> None:
+    from tests.core.test_faults_storage import _namespace_mounts
+
+    unshare = _namespace_mounts()
+    if unshare is None:
+        pytest.skip("no mount namespaces here: cannot mount a tiny file system")
+    data = DataDir(tmp_path / "data")
+    svc = MemoryService(data)
+    svc.store(svc.open_session("main", Actor.OPERATOR), {"type": "fact", "content": "tea"})
+    svc.close()
+    copy = tmp_path / "copy"
+    shutil.copytree(data.root, copy)
+    out = tmp_path / "out.jsonl"
+    # On a 1 MiB tmpfs over the data dir, filled to the last byte: export (to another
+    # disk), show what pending/ holds, then run another command.
+    script = (
+        "import json, os, sys\nfrom core.cli.main import main\n"
+        f"main(['--data-dir', {str(data.root)!r}, 'export', {str(out)!r}])\n"
+        f"print('pending:', json.dumps(os.listdir({str(data.pending_dir)!r})"
+        f" if os.path.isdir({str(data.pending_dir)!r}) else []), flush=True)\n"
+        f"main(['--data-dir', {str(data.root)!r}, 'list'])\n"
+    )
+    fill = (
+        f"mount -t tmpfs -o size=1m tmpfs {data.root} && cp -a {copy}/. {data.root}/ && "
+        f'(cat /dev/zero > {data.root}/filler 2>/dev/null; true) && exec "$0" "$@"'
+    )
+    wrap = [unshare, "--user", "--map-root-user", "--mount", "sh", "-c", fill]
+    done = subprocess.run(
+        [*wrap, sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.exists(), done.stderr
+    assert json.loads(out.read_text().splitlines()[0])["entries"] == 1, done.stderr
+    [listed] = [line for line in done.stdout.splitlines() if line.startswith("pending: ")]
+    assert json.loads(listed.removeprefix("pending: ")) == []
+    assert "unreadable note" not in done.stderr and "Traceback" not in done.stderr
