@@ -132,10 +132,13 @@ def parse_config(raw: dict[str, Any]) -> Config:
         if key in BOUNDS:
             low, high = BOUNDS[key]
             if not low <= value <= high:
+                # The rule as every other refusal of a number names it (NaN is neither).
+                rule = "minimum" if value < low else "maximum" if value > high else "type"
                 raise InvalidParams(
-                    f"setting {key!r} must be between {low} and {high}", field=key, rule="range"
+                    f"setting {key!r} must be between {low} and {high}", field=key, rule=rule
                 )
-        values[key] = float(value) if isinstance(default, float) else value
+        # + 0.0 turns -0.0 (typed as "-0") into 0.0, which is how it is shown and saved.
+        values[key] = float(value) + 0.0 if isinstance(default, float) else value
     return Config(**values)
 
 

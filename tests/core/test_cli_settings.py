@@ -197,3 +197,27 @@ def test_a_folder_in_place_of_the_settings_file_must_be_a_file(
     config = {f["check"]: f for f in json.loads(out)}["config"]
     assert config["status"] == "fail"
     assert config["fix"].startswith(f"move the folder away (mv '{path}'")
+
+
+@pytest.mark.parametrize(("value", "rule"), [("3", "maximum"), ("-0.5", "minimum")])
+def test_a_setting_out_of_range_names_the_bound_as_other_commands_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, rule: str
+) -> None:
+    # Before: rule "range", where every other command says minimum or maximum.
+    code, _, err = run(
+        capsys, "--data-dir", str(tmp_path), "--json", "settings", "recency_weight", value
+    )
+    error = json.loads(err)["error"]
+    assert code == 1 and error["field"] == "recency_weight" and error["rule"] == rule
+
+
+def test_minus_zero_is_saved_and_shown_as_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before: saved as -0.0 and shown as "recency_weight = -0".
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "settings", "recency_weight", "-0")
+    assert code == 0 and out.startswith("recency_weight = 0 (was 0.15)")
+    assert json.loads((tmp_path / "config.json").read_text())["recency_weight"] == 0.0
+    assert "-0" not in (tmp_path / "config.json").read_text()
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "settings", "recency_weight")
+    assert out.startswith("recency_weight = 0 (default 0.15")
