@@ -32,6 +32,7 @@ from core.policy.import_screening import Skip, screen_entry, screen_row
 from core.policy.own_files import known_secrets
 from core.policy.screening import strip_controls
 from core.portability.history import SOURCE_NAMES, looks_like
+from core.recall.briefing import recompute_decay
 from core.storage import audit
 from core.storage.audit import Action
 
@@ -184,7 +185,8 @@ def import_checked(
     targets = {rec["superseded_by"] for _, rec in records[1:] if rec.get("superseded_by")}
     store = service.store_for(caller.group)
     report = ImportReport()
-    now = iso(utc_now())
+    moment = utc_now()
+    now = iso(moment)
     total = len(records) - 1
     with store.transaction():
         for done, (number, rec) in enumerate(records[1:], 1):
@@ -197,6 +199,9 @@ def import_checked(
             else:
                 _import_row(store, rec, report, known_secrets(service.data_dir.root))
         _relink_chains(store, records, report)
+        # Imported entries keep when they were last seen: decay them now, so one
+        # last seen months ago is stale at once, not after the next hourly refresh.
+        recompute_decay(store, service.config, moment)
         if report.conflicts:
             raise Conflict(
                 f"nothing imported: {len(report.conflicts)} record(s) conflict with what is "

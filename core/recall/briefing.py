@@ -66,6 +66,21 @@ def refresh_decay(store: GroupStore, config: Config, now: datetime, *, force: bo
         and now - parse_iso(last_at) < DECAY_REFRESH_INTERVAL
     ):
         return 0
+    with store.transaction():
+        changed = recompute_decay(store, config, now)
+        _set_meta(store, "decay_at", iso(now))
+        _set_meta(store, "decay_config", fingerprint)
+    return changed
+
+
+def recompute_decay(store: GroupStore, config: Config, now: datetime) -> int:
+    """Bring every entry's cached effective confidence and stale flag up to ``now``.
+
+    The write behind :func:`refresh_decay`, for a caller already inside a
+    transaction that has just written entries with their own ``last_seen_at``
+    (an import): they are right at once, not after the next hourly refresh.
+    Returns how many entries changed.
+    """
     params = {
         "now": iso(now),
         "decay_grace_days": config.decay_grace_days,
@@ -73,17 +88,13 @@ def refresh_decay(store: GroupStore, config: Config, now: datetime, *, force: bo
         "threshold": config.stale_threshold,
     }
     expr = EFFECTIVE_CONFIDENCE_SQL
-    with store.transaction():
-        store.execute(
-            f"UPDATE memory_entries SET effective_confidence = {expr}, "
-            f"stale = ({expr} < :threshold) "
-            f"WHERE effective_confidence IS NOT {expr} OR stale IS NOT ({expr} < :threshold)",
-            params,
-        )
-        changed = store.conn.changes()
-        _set_meta(store, "decay_at", iso(now))
-        _set_meta(store, "decay_config", fingerprint)
-    return int(changed)
+    store.execute(
+        f"UPDATE memory_entries SET effective_confidence = {expr}, "
+        f"stale = ({expr} < :threshold) "
+        f"WHERE effective_confidence IS NOT {expr} OR stale IS NOT ({expr} < :threshold)",
+        params,
+    )
+    return int(store.conn.changes())
 
 
 @contextlib.contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,9 @@ def test_a_time_without_an_offset_is_imported_as_utc_and_briefed(
     entry = _entry(records)
     entry["provenance"]["created_at"] = "2024-05-01 09:30:00"
     entry["provenance"]["updated_at"] = "2024-05-01T09:30:00+05:30"
-    entry["last_seen_at"] = "2024-05-01T10:00:00"
+    # Seen lately (an entry last seen in 2024 would be stale, out of the brief).
+    seen = (datetime.now(UTC) - timedelta(days=2)).replace(tzinfo=None, microsecond=0)
+    entry["last_seen_at"] = seen.isoformat()
     thread = next(r for r in records if r.get("kind") == "thread")
     thread["row"]["updated_at"] = "2024-05-02 08:00"
     other = service.open_session("other", Actor.OPERATOR)
@@ -57,7 +60,7 @@ def test_a_time_without_an_offset_is_imported_as_utc_and_briefed(
     # The store's own form: UTC, milliseconds, Z, as every write stores a time.
     assert stored.provenance.created_at == "2024-05-01T09:30:00.000Z"
     assert stored.provenance.updated_at == "2024-05-01T04:00:00.000Z"
-    assert stored.last_seen_at == "2024-05-01T10:00:00.000Z"
+    assert stored.last_seen_at == seen.isoformat() + ".000Z"
     (updated,) = service.store_for("other").execute(
         "SELECT updated_at FROM threads WHERE id = ?", (thread["row"]["id"],)
     )

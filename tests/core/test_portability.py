@@ -724,3 +724,25 @@ def test_forget_says_which_private_memories_it_could_not_search_by_their_words(
     assert main([*d, "--json", "forget", "Marlowe", "--yes"]) == 0
     said = json.loads(capsys.readouterr().out)
     assert (len(said["entries"]), said["sealed_unsearched"]) == (1, 1)
+
+
+def test_an_imported_memory_last_seen_long_ago_is_stale_at_once(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    kept = service.store(operator, {"type": "fact", "content": "Mia is allergic to peanuts"}).entry
+    out = tmp_path / "export.jsonl"
+    export(service, operator, out)
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    long_ago = "2020-01-01T09:00:00.000Z"
+    for rec in lines[1:]:
+        if rec["kind"] == "entry":
+            rec["provenance"]["created_at"] = rec["provenance"]["updated_at"] = long_ago
+            rec["last_seen_at"] = long_ago
+    out.write_text("".join(json.dumps(rec) + "\n" for rec in lines))
+    other = service.open_session("restored", Actor.OPERATOR)
+    store = service.store_for("restored")  # opened (and decay refreshed) before the import
+    assert import_file(service, other, out).entries == 1
+    row = store.execute(
+        "SELECT effective_confidence, stale FROM memory_entries WHERE id = ?", (kept.id,)
+    ).fetchone()
+    assert tuple(row) == (0.0, 1)
