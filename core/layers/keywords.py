@@ -81,6 +81,17 @@ def tokens(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def as_written(text: str) -> dict[str, str]:
+    """Each content word's key in ``text`` with its first spelling there, as written."""
+    out: dict[str, str] = {}
+    for m in _TERM.finditer(text):
+        surface = m.group(0).replace("’", "'")
+        key = fold(surface)
+        if len(key) >= 3 and key not in STOPWORDS and surface.casefold() not in STOPWORDS:
+            out.setdefault(key, surface)
+    return out
+
+
 def term_counts(texts: Iterable[str]) -> tuple[Counter[str], dict[str, str]]:
     """Term counts over ``texts`` and each term's most frequent spelling."""
     counts: Counter[str] = Counter()

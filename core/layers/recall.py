@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from core.layers.ages import FLASH_AGE, ORDER, POINTS, QUOTES, Layer, layer_of, parse_time
-from core.layers.keywords import SHOWN_TERMS, idf, tokens
+from core.layers.keywords import SHOWN_TERMS, as_written, idf, tokens
 from core.model.entries import iso
 from core.model.errors import InvalidParams
 from core.model.text import estimate_tokens
@@ -128,6 +128,8 @@ class Keywords:
     ranked: tuple[str, ...]
     #: Those of them that are pieces of unspaced text.
     pieces: tuple[str, ...]
+    #: ``ranked`` as the text wrote them ("Atlas", not the key "atla"), for the result.
+    shown: tuple[str, ...] = ()
 
     @property
     def words(self) -> list[str]:
@@ -149,7 +151,9 @@ def live_keywords(store: GroupStore, text: str) -> Keywords:
     df = dict(store.execute(f"SELECT term, docs FROM layer_vocab WHERE term IN ({marks})", terms))
     ranked = sorted(terms, key=lambda t: (-idf(int(df.get(t, 0)), total), terms.index(t)))
     kept = tuple(ranked[:MAX_KEYWORDS])
-    return Keywords(kept, tuple(p for p in pieces if p in kept))
+    written = as_written(without_unspaced(text))
+    shown = tuple(dict.fromkeys(written.get(t, t) for t in kept))
+    return Keywords(kept, tuple(p for p in pieces if p in kept), shown)
 
 
 def _turn(row: Any) -> dict[str, Any]:
@@ -332,7 +336,7 @@ def recall(
         found.insert(0, flash)
     items: list[RecallItem] = []
     # The reply's own fields count too, so that the whole of it keeps to the budget.
-    empty = RecallResult(asked.ranked, (), MAX_BUDGET, False, MAX_BUDGET)
+    empty = RecallResult(asked.shown, (), MAX_BUDGET, False, MAX_BUDGET)
     used = estimate_tokens(_json(empty.to_dict()))
     truncated = False
     for item in found:
@@ -345,4 +349,4 @@ def recall(
         if fitted is not None:
             items.append(fitted)
             used += fitted.tokens() + 1
-    return RecallResult(asked.ranked, tuple(items), budget, truncated, used)
+    return RecallResult(asked.shown, tuple(items), budget, truncated, used)

@@ -254,6 +254,14 @@ def test_recall_walks_flash_warm_recent_archive_in_order(history: GroupStore) ->
     assert "pottery" in result.keywords and "what" not in result.keywords
 
 
+def test_recall_shows_its_keywords_as_the_question_wrote_them(history: GroupStore) -> None:
+    # Matched by their keys ("atla", "classe"), shown as asked.
+    result = recall(history, "Is the Atlas pottery classes plan on?", NOW)
+    assert "Atlas" in result.keywords and "atla" not in result.keywords
+    assert "classes" in result.keywords and "pottery" in result.keywords
+    assert any(i.layer.value == "archive" for i in result.items)
+
+
 def test_recall_stops_at_the_budget(history: GroupStore) -> None:
     whole = recall(history, "pottery kiln sister class", NOW)
     small = recall(history, "pottery kiln sister class", NOW, budget=60)
