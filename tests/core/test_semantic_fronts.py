@@ -625,7 +625,7 @@ def test_full_width_letters_in_a_query_are_read_as_plain_letters(
     claims = call(conn, "claim_search", {"query": "ＣＡＦＥ"})["result"]["claims"]
     assert [c["text"] for c in claims] == [claim["text"]]
     recalled = call(conn, "recall", {"text": "ＣＡＦＥ"})["result"]
-    assert recalled["keywords"] == ["ｃａｆｅ"]
+    assert recalled["keywords"] == ["ＣＡＦＥ"]  # as the text wrote it, found as "cafe"
     assert [t["text"] for t in recalled["results"][0]["turns"]] == [cafe]
     # By meaning, as its plain letters: the model reads "coffee", not "ＣＯＦＦＥＥ".
     assert memories("ＣＯＦＦＥＥ", "semantic") == memories("coffee", "semantic") == [cafe]
