@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from core.storage.store import GroupStore
 
 #: Cosine similarity from which two entries may be near-duplicates (measured).
-DUPLICATE_COSINE: Final = 0.90
+DUPLICATE_COSINE: Final = 0.85
 #: The lowest threshold a person may ask for: below it nearly everything pairs up.
 MIN_THRESHOLD: Final = 0.5
 #: Rows of the index compared with all others per matrix product (4 MB of floats
@@ -202,6 +202,33 @@ _NOT_NOW = frozenset(
     "not no never without nor cannot neither used formerly former previously anymore "
     "longer stopped quit".split()
 )
+#: Words of which one side saying one and the other side the other makes two facts
+#: ("dark roast", "light roast"): at 0.85 such pairs score as high as rewordings.
+_OPPOSITE_PAIRS = (
+    "dark light",
+    "hot cold",
+    "warm cold",
+    "early late",
+    "morning evening",
+    "morning night",
+    "more less",
+    "more fewer",
+    "left right",
+    "like dislike",
+    "love hate",
+    "allowed forbidden",
+    "high low",
+    "big small",
+    "first last",
+    "open closed",
+    "sweet savoury",
+    "sweet savory",
+)
+_OPPOSITES: dict[str, frozenset[str]] = {}
+for _pair in _OPPOSITE_PAIRS:
+    _one, _other = _pair.split()
+    _OPPOSITES[_one] = _OPPOSITES.get(_one, frozenset()) | {_other}
+    _OPPOSITES[_other] = _OPPOSITES.get(_other, frozenset()) | {_one}
 _COMPARING = frozenset("over than instead versus vs before after".split())
 #: Words whose presence or absence never makes two sentences different facts.
 _FILLER = frozenset(
@@ -249,8 +276,9 @@ def told_apart(a: str, b: str) -> bool:
 
     True when each names something the other does not (a name, number, weekday,
     month, relative or pet), when one says "not", "no longer" or "used to" and the other does
-    not, or when a comparison is turned round ("tabs over spaces", "spaces over
-    tabs"). One common word swapped for another ("dog", "cat") is not looked for:
+    not, when one says a word and the other its opposite ("dark", "light": see
+    :data:`_OPPOSITE_PAIRS`), or when a comparison is turned round ("tabs over spaces",
+    "spaces over tabs"). Any other common word swapped for another is not looked for:
     it cannot be told from a synonym ("lives", "is based") by the words alone,
     and such pairs score below :data:`DUPLICATE_COSINE`.
     """
@@ -267,6 +295,9 @@ def told_apart(a: str, b: str) -> bool:
         return any(w in _NOT_NOW or w.endswith("n't") for w in words)
 
     if turned(fa) != turned(fb):
+        return True
+    only_a, only_b = set(fa) - set(fb), set(fb) - set(fa)
+    if any(_OPPOSITES.get(w, frozenset()) & only_b for w in only_a):
         return True
     around_a, around_b = _around(fa), _around(fb)
     # "tabs over spaces" against "spaces over tabs": the same words, the other way round.

@@ -34,7 +34,9 @@ def related(
 ) -> list[memory_recall.RankedHit] | None:
     """Entries nearest in meaning to ``entry_id`` (whose readable content is ``text``).
 
-    Returns None when semantic search is off (no model): the caller says so.
+    Each hit's score is its cosine similarity to the entry (from :data:`MIN_RELATED`
+    up), on the scale of :mod:`core.recall.duplicates`. Returns None when semantic
+    search is off (no model): the caller says so.
     """
     embedder = shared_embedder(model_dir)
     if embedder is None:
@@ -61,7 +63,9 @@ def related(
         out = [
             memory_recall.RankedHit(
                 memory_recall.hit_of(rows[s]),
-                hybrid.rounded(hybrid.semantic_strength(c)),
+                # The cosine itself: the scale `ambry duplicates` uses, so one pair
+                # reads the same in both (search's 0..1 strength said 1.00 from 0.8).
+                hybrid.rounded(c),
                 (hybrid.Signal.SEMANTIC.value,),
             )
             for s, c in near
