@@ -10,7 +10,6 @@ quotes it (:func:`known_secrets`), wherever that text comes from.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -19,6 +18,8 @@ import platformdirs
 
 from core.model.errors import Forbidden
 from core.storage.paths import APP_NAME
+
+_KEYRING = "the platform keyring's files"
 
 _token_cache: dict[Path, tuple[tuple[int, int], tuple[str, ...]]] = {}
 
@@ -79,53 +80,69 @@ def _inside(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
-def _own_files(data_root: Path) -> list[Path]:
-    files = [data_root / "agent.token", data_root / "config.json"]
-    memory = data_root / "memory"
-    with contextlib.suppress(OSError):
-        files += [p for p in memory.iterdir() if p.is_file()]
-    return files
+def _same_file_in(root: str, target: os.stat_result) -> str | None:
+    """The path under ``root`` of a file that is ``target`` (a hard link to it), or None.
+
+    Symbolic links under ``root`` are not followed (``os.walk``'s default): they
+    are not the data the folder holds, and following them could walk the disk.
+    """
+    wanted = (target.st_dev, target.st_ino)
+    for folder, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                st = os.stat(path, follow_symlinks=False)
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) == wanted:
+                return path
+    return None
 
 
 def check_attachable(resolved: str, data_root: Path) -> None:
     """Refuse a file (its resolved path) that is Ambry's own or a keyring's.
 
-    Hard links are caught too: a file that is the same inode as one of Ambry's
-    own files is refused wherever it is linked.
+    Hard links are caught too: a file with more than one name is looked for,
+    by identity (device and inode), among every file in the protected places,
+    so a second name for the encryption key's entry name, a backup or a
+    database is refused wherever it is made.
 
     Raises:
-        Forbidden: the file lives in a protected place.
+        Forbidden: the file lives in a protected place, or is a hard link to a
+            file that does.
     """
+    data_dir = "Ambry's data directory"
     roots = {
-        _real(data_root): "Ambry's data directory (memories, backups, the agent token)",
-        _real(Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))): (
-            "Ambry's data directory (memories, backups, the agent token)"
-        ),
+        _real(data_root): data_dir,
+        _real(Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))): data_dir,
         _real(Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))): (
-            "Ambry's configuration"
+            "Ambry's configuration folder"
         ),
     }
     for d in keyring_dirs():
-        roots[_real(d)] = "the platform keyring's files"
+        roots[_real(d)] = _KEYRING
     for root, what in roots.items():
         if _inside(resolved, root):
-            raise _refused(resolved, what)
+            raise _refused(f"{resolved} is in {what}", "Attach a copy without credentials instead")
     try:
         target = os.stat(resolved)
     except OSError:
         return  # inspecting the file reports why it cannot be read
-    for own in _own_files(data_root):
-        try:
-            st = own.stat()
-        except OSError:
-            continue
-        if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
-            raise _refused(resolved, "a link to one of Ambry's own files")
+    if target.st_nlink < 2:
+        return  # a file with one name is a hard link to nothing else
+    for root, what in roots.items():
+        found = _same_file_in(root, target)
+        if found is not None:
+            whose = "a keyring file" if what == _KEYRING else "one of Ambry's own files"
+            raise _refused(
+                f"{resolved} is a link to {whose} ({os.path.relpath(found, root)} in {what})",
+                "Attach the original document instead",
+            )
 
 
-def _refused(path: str, what: str) -> Forbidden:
+def _refused(reason: str, hint: str) -> Forbidden:
     return Forbidden(
-        f"{path} is in {what}; Ambry does not make receipts of its own files or of "
-        "keyring files, which hold secrets. Attach a copy without credentials instead",
+        f"{reason}; Ambry does not make receipts of its own files or of keyring files, "
+        f"which hold secrets. {hint}",
         field="path",
     )

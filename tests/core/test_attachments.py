@@ -27,7 +27,7 @@ from core.attachments.verification import SourceCheck
 from core.cli.main import main as cli_main
 from core.model.changes import Changes
 from core.model.entries import iso, utc_now
-from core.model.errors import InvalidParams, NotFound, TooLarge
+from core.model.errors import Forbidden, InvalidParams, NotFound, TooLarge
 from core.service import Caller, MemoryService
 from core.storage import audit
 
@@ -248,6 +248,32 @@ def test_symlinks_resolve_to_their_target(
     r = att.attach(service, operator, str(files / "link.json")).receipt
     assert r.source_path == str(target.resolve()) and r.filename == "real.json"
     assert r.mime_type == "application/json" and r.kind is Kind.TEXT
+
+
+def test_hard_links_to_any_file_in_the_data_dir_are_refused(
+    service: MemoryService, operator: Caller, files: Path
+) -> None:
+    # Hard links were checked against a short list (the token, the config, the
+    # databases), so a second name for key-name gave the keyring entry's name away.
+    root = service.data_dir.root
+    write(root / "key-name", "ambry-key-3f9c2a7e\n")
+    backup = root / "backups" / "claims" / "main-20261125T080202Z.json"
+    backup.parent.mkdir(parents=True)
+    write(backup, '{"claims": []}')
+    for own, shown in ((root / "key-name", "key-name"), (backup, os.path.join(*backup.parts[-3:]))):
+        link = files / f"{own.name}.txt"
+        link.hardlink_to(own)
+        with pytest.raises(Forbidden) as info:
+            att.attach(service, operator, str(link))
+        assert info.value.message.startswith(
+            f"{link} is a link to one of Ambry's own files ({shown} in Ambry's data directory); "
+        )
+        assert info.value.message.endswith("Attach the original document instead")
+    _nothing_stored(service)
+    # A file with two names of its own is no one's secret.
+    plain = write(files / "plan.md", "Ship on Friday")
+    (files / "plan-copy.md").hardlink_to(plain)
+    assert att.attach(service, operator, str(files / "plan-copy.md")).created
 
 
 def _in_thread(fn: object, *args: object) -> object:
