@@ -3,19 +3,24 @@
 The consumer contract (seed 004 §13.3) for context injection, checked here and
 nowhere else: the claims mode is ``enforce``; the claim is ``verified`` (never a
 candidate, whatever its sources say); it is fresh (its re-check date is ahead);
-and every one of its sources still supports it, by the sources' recorded state
-(no file is hashed here: the brief re-verifies the thread's recent receipts
-itself). The service adds the section like the thread handoff's; the brief's
-own limits (entries, characters, tokens) cut it like any other section.
+and every one of its sources still supports it now: a cited turn, handoff
+version or memory as the database holds it, and a cited file as it is on disk,
+whichever thread the session is in (a file is hashed again only when its size,
+times or inode moved since this process last found it as recorded:
+:func:`core.attachments.verification.quick_check`). The service adds the
+section like the thread handoff's; the brief's own limits (entries,
+characters, tokens) cut it like any other section.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any, Final
 
 from core.claims import records
 from core.claims.model import Claim, ClaimStatus
 from core.claims.modes import current_mode
+from core.claims.sources import FileCheck
 from core.claims.verify import verify_claim
 from core.continuity.handoff_text import inline_safe
 from core.storage.store import GroupStore
@@ -24,22 +29,33 @@ from core.storage.store import GroupStore
 BRIEF_CLAIMS: Final = 20
 #: Fresh verified claims looked at to find them (some may have drifted).
 BRIEF_CLAIM_PREFETCH: Final = 60
+#: Time for checking the claims' files, within the brief's own budget. Files
+#: hash at hundreds of MiB/s: only a process's first brief over many large files
+#: comes near it, as later briefs hash only a file whose stat moved.
+BRIEF_CLAIM_SECONDS: Final = 2.0
 SECTION_TITLE: Final = "Verified claims"
 _NOTE = (
-    "_Statements the person verified against their sources. Each held when it was last "
-    "checked; the re-check date says when to trust it less._"
+    "_Statements the person verified against their sources, each checked against them "
+    "again for this brief; the re-check date says when to trust it less._"
 )
 
 
 def brief_claims(store: GroupStore, now: str) -> list[Claim]:
-    """The claims the session-start brief may carry now (see the module docstring)."""
+    """The claims the session-start brief may carry now (see the module docstring).
+
+    Checking the files takes at most about :data:`BRIEF_CLAIM_SECONDS`: a claim
+    whose files were not checked in that time is left out, never shown unchecked.
+    """
     if not current_mode(store).injects:
         return []
     out: list[Claim] = []
+    end = time.monotonic() + BRIEF_CLAIM_SECONDS
     for claim in records.fresh_verified(store, now, BRIEF_CLAIM_PREFETCH):
+        if time.monotonic() > end:
+            break
         if not claim.fresh(now):
             continue
-        if verify_claim(store, claim, hash_files=False).state.supports:
+        if verify_claim(store, claim, files=FileCheck.STAT).state.supports:
             out.append(claim)
             if len(out) == BRIEF_CLAIMS:
                 break

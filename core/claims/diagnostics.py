@@ -26,6 +26,7 @@ from core.claims import records
 from core.claims.model import Claim, ClaimStatus, Mode, SourceState
 from core.claims.modes import current_mode
 from core.claims.overlap import PARTIAL_THRESHOLD, Match, measure
+from core.claims.sources import FileCheck
 from core.claims.verify import verify_claim
 from core.model.entries import iso, utc_now
 from core.model.errors import Conflict
@@ -111,7 +112,7 @@ def diagnose(store: GroupStore) -> Diagnostics:
         against += _memory_conflicts(store, c)
         if against:
             report.conflicts.append(_item(c, conflicts_with=against))
-        checked = verify_claim(store, c, hash_files=False)
+        checked = verify_claim(store, c, files=FileCheck.RECORDED)
         states = [s.state.value for s in checked.sources]
         if checked.state is SourceState.EXACT:
             report.ready.append(_item(c, states=states))

@@ -9,10 +9,11 @@ result, so checking a claim never changes a receipt's state.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Final
 
 from core.attachments.receipts import get_receipt
-from core.attachments.verification import SourceCheck, check_source
+from core.attachments.verification import SourceCheck, check_source, quick_check
 from core.claims.model import MAX_SOURCES, SourceHandle, SourceKind
 from core.continuity.handoffs import current_handoff
 from core.continuity.threads import THREAD_ID, Thread, resolve_thread
@@ -24,6 +25,17 @@ from core.storage.store import GroupStore
 
 #: The longest passage one source handle may quote: cite the passage, not the file.
 MAX_QUOTE_CHARS: Final = 4000
+
+
+class FileCheck(StrEnum):
+    """How resolving a receipt source looks at the file behind it."""
+
+    #: The receipt's last recorded state; no file is touched (lists of many claims).
+    RECORDED = "recorded"
+    #: The file now, hashed again only when its size, times or inode moved (the brief).
+    STAT = "stat"
+    #: The file now, hashed again (``claim_verify``, a claim's detail).
+    HASH = "hash"
 
 
 @dataclass(frozen=True)
@@ -223,7 +235,9 @@ def _receipt_text(store: GroupStore, rid: str) -> str | None:
     return None if row is None else row[0]
 
 
-def resolve(store: GroupStore, handle: SourceHandle, *, hash_files: bool = True) -> Resolved:
+def resolve(
+    store: GroupStore, handle: SourceHandle, *, files: FileCheck = FileCheck.HASH
+) -> Resolved:
     """What ``handle`` points at now, read-only."""
     match handle.kind:
         case SourceKind.EXCHANGE:
@@ -260,13 +274,16 @@ def resolve(store: GroupStore, handle: SourceHandle, *, hash_files: bool = True)
             except NotFound:
                 return Resolved(None, None, f"receipt {handle.ref} was deleted")
             text = _receipt_text(store, handle.ref) or receipt.excerpt
-            if not hash_files:
-                state = receipt.state.value
-            else:
-                check = SourceCheck(
-                    receipt.id, receipt.source_path, receipt.sha256, receipt.size, receipt.state
-                )
-                state = check_source(check).state.value
+            check = SourceCheck(
+                receipt.id, receipt.source_path, receipt.sha256, receipt.size, receipt.state
+            )
+            match files:
+                case FileCheck.RECORDED:
+                    state = receipt.state.value
+                case FileCheck.STAT:
+                    state = quick_check(check).value
+                case FileCheck.HASH:
+                    state = check_source(check).state.value
             changed = state in ("changed", "unreadable")
             missing = state == "missing"
             note = None

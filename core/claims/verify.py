@@ -25,7 +25,7 @@ from typing import Any
 
 from core.claims.model import Claim, ClaimStatus, Recommendation, SourceHandle, SourceState
 from core.claims.overlap import Match, measure
-from core.claims.sources import Resolved, resolve
+from core.claims.sources import FileCheck, Resolved, resolve
 from core.model.entries import iso, utc_now
 from core.storage.store import GroupStore
 
@@ -167,16 +167,19 @@ def _recommend(claim: Claim, reports: tuple[SourceReport, ...], now: str) -> Rec
     return Recommendation.NONE
 
 
-def verify_claim(store: GroupStore, claim: Claim, *, hash_files: bool = True) -> ClaimReport:
+def verify_claim(
+    store: GroupStore, claim: Claim, *, files: FileCheck = FileCheck.HASH
+) -> ClaimReport:
     """Check every source of ``claim`` now; read-only.
 
     Args:
-        hash_files: hash the file behind each receipt again (without recording
-            the result); False uses the receipt's last recorded state (the brief).
+        files: how the file behind each receipt is checked (never recording
+            the result): hashed again, hashed only when its stat moved (the
+            brief), or taken from the receipt's last recorded state (lists).
     """
     now = iso(utc_now())
     reports = tuple(
-        _compare(claim.text, h, resolve(store, h, hash_files=hash_files), i)
+        _compare(claim.text, h, resolve(store, h, files=files), i)
         for i, h in enumerate(claim.sources)
     )
     worst = max((r.state for r in reports), key=lambda s: s.rank, default=SourceState.MISSING)

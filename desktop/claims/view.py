@@ -37,6 +37,7 @@ from core.claims import gate, modes, records
 from core.claims.diagnostics import diagnose
 from core.claims.extract import Extraction
 from core.claims.model import Claim, ClaimStatus, Decision, Mode, SourceState
+from core.claims.sources import FileCheck
 from core.claims.verify import ClaimReport, verify_claim
 from core.model.changes import Changes
 from core.model.errors import AmbryError
@@ -262,7 +263,7 @@ class ClaimsPage(LazyPage):
         self.table.setRowCount(len(self._claims))
         for row, claim in enumerate(self._claims):
             # The list uses the receipts' recorded states; the detail hashes files again.
-            state = verify_claim(store, claim, hash_files=False).state
+            state = verify_claim(store, claim, files=FileCheck.RECORDED).state
             cells = (
                 claim.text,
                 claim.kind.value,

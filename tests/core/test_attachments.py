@@ -11,6 +11,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -343,6 +344,36 @@ def test_edit_move_and_restore(service: MemoryService, operator: Caller, files: 
     path.rename(moved)
     assert att.attach(service, operator, str(moved)).receipt.state is SourceState.VERIFIED
     assert _verify(service, operator, r.id).state is SourceState.VERIFIED
+
+
+def test_quick_check_hashes_again_only_when_the_stat_moved(
+    files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A file written this second cannot vouch for itself; these can.
+    monkeypatch.setattr(verification, "_RACY_NS", -1)
+    path = write(files / "deploy.txt", "Deploy window: Tuesdays 10:00\n")
+    data = path.read_bytes()
+    check = SourceCheck(
+        "att_0", str(path), hashlib.sha256(data).hexdigest(), len(data), SourceState.VERIFIED
+    )
+    assert verification.quick_check(check) is SourceState.VERIFIED
+    assert verification.quick_check(check) is SourceState.VERIFIED  # from its stat
+    time.sleep(0.05)  # past the kernel's timestamp tick, as the racy window ensures
+    # Same size, other bytes, the old mtime put back: the inode's ctime still moved.
+    before = os.stat(path)
+    write(path, "Deploy window: Fridays 16:00!\n")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert verification.quick_check(check) is SourceState.CHANGED
+    # Another file of the same bytes renamed into its place is another inode: hashed, fine.
+    other = write(files / "other.txt", data)
+    other.replace(path)
+    assert verification.quick_check(check) is SourceState.VERIFIED
+    write(path, "Deploy window: Tuesdays 10:00, and Thursdays\n")
+    assert verification.quick_check(check) is SourceState.CHANGED
+    path.unlink()
+    assert verification.quick_check(check) is SourceState.MISSING
+    path.mkdir()
+    assert verification.quick_check(check) is SourceState.UNREADABLE
 
 
 def test_a_directory_or_fifo_in_its_place_is_unreadable(

@@ -7,6 +7,7 @@ the socket, the MCP tool, prompt and resource, and ``ambry brief``.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +174,69 @@ def test_the_section_respects_the_brief_limits(
         assert brief.char_count <= 600
     finally:
         small.close()
+
+
+DEPLOY = "Deploy window: Tuesdays 10:00"
+
+
+def _brief_in(service: MemoryService, data_dir: DataDir, thread: str) -> list[str]:
+    """The brief of a session in ``thread``, as a socket client, MCP and the CLI get it."""
+    token = load_or_create_token(data_dir.token_file)
+    conn = agent_dispatcher(service).connect()
+    ok(conn, "hello", {"token": token, "group": "main", "client": "drift-test"})
+    ok(conn, "thread_open", {"title": thread})
+    session = McpSession(service, "main", client="drift-test", thread=thread)
+    session.handle(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "drift-test", "version": "1"},
+        },
+    )
+    return [ok(conn, "memory_brief", {})["markdown"], _mcp_texts(session)[0]]
+
+
+def test_a_claim_leaves_every_brief_as_soon_as_its_file_changes(
+    service: MemoryService,
+    operator: Caller,
+    data_dir: DataDir,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # The brief trusted the receipt's recorded state, which only a brief in the
+    # file's own thread refreshed, and only after the claims section was built.
+    path = tmp_path / "deploy.txt"
+    path.write_text(DEPLOY + "\n")
+    token = load_or_create_token(data_dir.token_file)
+    ops = agent_dispatcher(service).connect()
+    ok(ops, "hello", {"token": token, "group": "main", "client": "drift-test"})
+    ok(ops, "thread_open", {"title": "Ops"})
+    ok(ops, "thread_open", {"title": "Big"})  # so that a session can be opened in it
+    ok(ops, "thread_open", {"title": "Ops"})
+    rid = ok(ops, "attachment_receipt", {"path": str(path)})["receipt"]["id"]
+    source = [{"kind": "attachment", "id": rid}]
+    cid = ok(ops, "claim_propose", {"text": DEPLOY, "kind": "project", "sources": source})["id"]
+    _accept(service, operator, cid, DEPLOY)
+    modes.apply(service, operator, "enforce", yes=True)
+
+    def cli(thread: str) -> str:
+        capsys.readouterr()
+        args = ["--data-dir", str(data_dir.root), "--group", "main", "brief", "--thread", thread]
+        assert main(args) == 0
+        return capsys.readouterr().out
+
+    assert all(DEPLOY in text for text in _brief_in(service, data_dir, "Big"))
+    assert DEPLOY in cli("Big")
+    # The same size, other words: only the bytes tell.
+    path.write_text("Deploy window: Fridays 16:00!\n")
+    for text in _brief_in(service, data_dir, "Big"):
+        assert DEPLOY not in text
+    assert DEPLOY not in cli("Big")
+    own = ok(ops, "memory_brief", {})["markdown"]
+    # The file's own thread lists the receipt as a gap, and no longer states the claim.
+    assert f"] {DEPLOY} (verified" not in own, own
+    assert "verification gap: source changed" in own
+    # Put back as it was, the file says the claim again.
+    path.write_text(DEPLOY + "\n")
+    assert all(DEPLOY in text for text in _brief_in(service, data_dir, "Big"))
