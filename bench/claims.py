@@ -1,13 +1,17 @@
 """Claims: verifying 1,000 claims with mixed source states, and the brief with 10K claims.
 
-Usage: python bench/claims.py [--verify 1000] [--context 10000]
+Usage: python bench/claims.py [--verify 1000] [--context 10000] [--files 300] [--file-kib 256]
 
 Prints JSON. The verification part builds claims whose sources end up in a
 known state (exact, partial, drifted in three ways, missing in two), checks
 them all with ``verify_claim`` (files hashed again) and reports the time and
 whether every state came out as expected. The context part records N verified
 claims (set up in bulk, not through the gate), switches the group to enforce
-and times the agent's brief, which must stay within the brief's budget.
+and times the agent's brief, which must stay within the brief's budget. The
+files part does the same with claims that each cite a file of their own, as
+the brief checks every such file before it shows the claim: the first brief
+of a process hashes them, later ones hash only a file whose size, times or
+inode moved.
 """
 
 from __future__ import annotations
@@ -194,15 +198,80 @@ def context(n: int) -> dict[str, object]:
     return result
 
 
+def files_context(n: int, kib: int) -> dict[str, object]:
+    from core.attachments.attach import attach
+    from core.claims import modes, records
+    from core.claims.context import brief_claims
+    from core.claims.gate import record_claim
+    from core.claims.model import ClaimKind, Origin
+    from core.claims.sources import cite
+    from core.model.entries import Actor, iso, utc_now
+    from core.service import MemoryService
+    from core.storage.paths import DataDir
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        svc = MemoryService(DataDir(root / "data"))
+        op = svc.open_session("bench", Actor.OPERATOR, "bench")
+        store = svc.store_for("bench")
+        filler = ("Background notes that say nothing of hosts. " * (kib * 24))[: kib * 1024]
+        now = iso(utc_now())
+        for i in range(n):
+            path = root / f"host{i}.txt"
+            path.write_text(f"Host {i} runs build agent {i % 97}.\n{filler}", encoding="utf-8")
+            rid = attach(svc, op, str(path)).receipt.id
+            handle = cite(store, {"kind": "attachment", "id": rid, "start": 0, "end": 40}, 0)
+            text = f"Host {i} runs build agent {i % 97}"
+            claim = record_claim(store, op, text, ClaimKind.FACT, (handle,), 90, Origin.AGENT)
+            records.set_status(
+                store,
+                claim.claim.id,
+                status="verified",
+                verified_at=now,
+                recheck_due_at="2999-01-01T00:00:00Z",
+            )
+        modes.apply(svc, op, "enforce", yes=True)
+        agent = svc.open_session("bench", Actor.AGENT, "bench")
+        # Files written within the last three seconds are hashed on every brief (their
+        # timestamps cannot vouch for their bytes yet): time the files as a person has them.
+        time.sleep(3.1)
+        t = time.perf_counter()
+        first = brief_claims(store, iso(utc_now()))
+        first_s = time.perf_counter() - t
+        section, briefs = [], []
+        for _ in range(30):
+            t = time.perf_counter()
+            chosen = brief_claims(store, iso(utc_now()))
+            section.append(time.perf_counter() - t)
+        for _ in range(30):
+            t = time.perf_counter()
+            svc.brief(agent)
+            briefs.append(time.perf_counter() - t)
+        result = {
+            "claims": n,
+            "file_kib": kib,
+            "first_claims_section_ms": round(first_s * 1000, 3),
+            "claims_section": ms(section),
+            "agent_brief": ms(briefs),
+            "claims_in_brief": len(chosen),
+            "claims_in_first": len(first),
+        }
+        svc.close()
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--verify", type=int, default=1000, help="claims to verify")
     parser.add_argument("--context", type=int, default=10_000, help="claims for the brief")
+    parser.add_argument("--files", type=int, default=300, help="claims citing a file each")
+    parser.add_argument("--file-kib", type=int, default=256, help="size of each cited file")
     args = parser.parse_args()
     out = {
         "benchmark": "claims",
         "verification": verification(args.verify),
         "context": context(args.context),
+        "files_context": files_context(args.files, args.file_kib),
     }
     print(json.dumps(out, indent=2))
 
