@@ -267,6 +267,7 @@ def _build_days(
                     "day": day.period,
                 },
             )
+            links.link_day(store, day.id, day.session_id, day.period, now)
         built += 1
         turns_seen += len(turns)
     return built, turns_seen, True

@@ -19,6 +19,9 @@ an entry is stored     weak      the day summary of its session -> the entry
 A summary is also joined to its rollups (``part_of``) and its children
 (``contains``), which ``dig`` follows like strong links. Watermarks in ``meta``
 (the audit log's and the entries' last ids seen) make the derivation incremental.
+A day summary may not exist yet when its entries pass the watermark (``dig``
+syncs at any time); :func:`link_day`, which the pass calls for every day it
+draws, makes that day's links then, so a sync can never skip them for good.
 """
 
 from __future__ import annotations
@@ -86,6 +89,36 @@ def _day_summary(store: GroupStore, session_id: str | None, at: str) -> str | No
 def _exists(store: GroupStore, ref: str) -> bool:
     table = "memory_entries" if ref.startswith("mem-") else "layer_summaries"
     return store.execute(f"SELECT 1 FROM {table} WHERE id = ?", (ref,)).fetchone() is not None
+
+
+def link_day(store: GroupStore, summary: str, session_id: str, day: str, at: str) -> None:
+    """Link the day summary ``summary`` (of ``session_id`` on ``day``, YYYY-MM-DD) to
+    the entries stored or reinforced in that session that day and to the ids its
+    turns name. Call it in the transaction that (re)draws the day."""
+    # Times are ISO 8601 in UTC ("2026-03-01T12:00:00.000Z"): a range keeps the index.
+    span = {"session": session_id, "from": f"{day}T", "to": f"{day}U"}
+    for (entry_id,) in store.execute(
+        "SELECT id FROM memory_entries WHERE created_at >= :from AND created_at < :to "
+        "AND session_id = :session ORDER BY seq",
+        span,
+    ).fetchall():
+        add_link(store, summary, entry_id, "weak", "stored_in_session", at)
+    for (ids,) in store.execute(
+        "SELECT entry_ids FROM audit_log WHERE action = 'dedup' AND at >= :from "
+        "AND at < :to AND session_id = :session ORDER BY id",
+        span,
+    ).fetchall():
+        entry_ids = [i for i in json.loads(ids) if isinstance(i, str)]
+        if entry_ids:
+            add_link(store, summary, entry_ids[0], "weak", "reinforced", at)
+    for (text,) in store.execute(
+        "SELECT e.text FROM exchanges e JOIN layer_sources s ON s.exchange_seq = e.seq "
+        "WHERE s.summary_id = ? AND e.text LIKE '%[[%' ORDER BY e.seq",
+        (summary,),
+    ).fetchall():
+        for ref in references(text):
+            if _exists(store, ref):
+                add_link(store, summary, ref, "weak", "mentions", at)
 
 
 def references(text: str) -> list[str]:

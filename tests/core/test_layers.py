@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from core.continuity.context import enter_thread
 from core.continuity.episodes import log_exchange
 from core.layers import keywords
 from core.layers.ages import Layer, layer_of
@@ -366,6 +367,54 @@ def test_dig_follows_a_supersede_made_a_moment_ago(service: MemoryService, agent
         assert {(e["from"], e["to"], e["reason"]) for e in found["edges"]} == {
             (start, other, "supersedes")
         }
+
+
+def test_a_dig_before_the_first_pass_does_not_lose_the_session_links(
+    service: MemoryService,
+) -> None:
+    """A dig links what was recorded so far; entries whose day summary does not
+    exist yet are linked when the pass draws that day, not skipped for good."""
+    agent = log_session(service, 0, [], thread="Boats")
+    boat = service.store(agent, {"type": "fact", "content": "The boat is moored at pier 7"})
+    again = service.store(agent, {"type": "fact", "content": "The boat is moored at pier 7"})
+    assert again.entry.id == boat.entry.id  # reinforced, not a second entry
+    log_exchange(service, agent, "user", "We moved the sailing boat to a new pier")
+    # Another session reinforces it and stores an entry that is dug before any pass.
+    other = enter_thread(service, service.open_session("g", Actor.AGENT, "tests"), "Tea").caller
+    unrelated = service.store(other, {"type": "fact", "content": "The kettle is descaled"})
+    service.store(other, {"type": "fact", "content": "The boat is moored at pier 7"})
+    log_exchange(service, other, "user", "The kettle works again")
+    dig(service, "g", unrelated.entry.id, 1)
+    dig(service, "g", boat.entry.id, 1)
+    store = service.store_for("g")
+    compress(store, utc_now())
+
+    def day_of(caller: Caller) -> str:
+        return str(
+            store.execute(
+                "SELECT id FROM layer_summaries WHERE level = 'day' AND session_id = ?",
+                (caller.session_id,),
+            ).get
+        )
+
+    day = day_of(agent)
+    found = dig(service, "g", day, 1)
+    assert {(e["to"], e["strength"], e["reason"]) for e in found["edges"]} >= {
+        (boat.entry.id, "weak", "stored_in_session")
+    }
+    assert {(e["to"], e["reason"]) for e in dig(service, "g", day_of(other), 1)["edges"]} >= {
+        (boat.entry.id, "reinforced"),
+        (unrelated.entry.id, "stored_in_session"),
+    }
+    # A rebuild draws every day again, and with it its links.
+    store.execute("DELETE FROM layer_links")
+    compress(store, utc_now(), rebuild=True)
+    assert dig(service, "g", day, 1)["edges"][0] == {
+        "from": day,
+        "to": boat.entry.id,
+        "strength": "weak",
+        "reason": "stored_in_session",
+    }
 
 
 def test_references_parse_ids() -> None:
