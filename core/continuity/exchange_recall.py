@@ -11,8 +11,10 @@ Then conversation structure counts:
 - a turn by a speaker the question names, or said within a date the question
   names ("in May 2023", "last week"), is lifted, and is a candidate even when it
   shares no word with the question;
-- a turn of the searcher's thread is lifted by :data:`THREAD_BOOST`: a better
-  match from another thread still comes first;
+- a turn of the searcher's thread that the search found by itself (its words,
+  meaning, speaker or date, not only its neighbour) is lifted by
+  :data:`THREAD_BOOST`: a clearly better match from another thread still comes
+  first, and a turn here only for its neighbour (``context``) is not lifted;
 - recency, as for memories, by the turn's own time (``said_at``).
 """
 
@@ -260,7 +262,9 @@ def rank(
         if turn.says_when:
             score += WHEN_BOOST
             signals.append(Signal.WHEN.value)
-        if thread_id is not None and turn.thread_id == thread_id:
+        if thread_id is not None and turn.thread_id == thread_id and seq in found_by_itself:
+            # Only a turn the search found by itself: one that is here for its
+            # neighbour alone would be lifted above another thread's real match.
             score += THREAD_BOOST
             signals.append(Signal.THREAD.value)
         recent = hybrid.recency(said, now, config.recency_half_life_days)

@@ -165,6 +165,38 @@ def test_search_lifts_the_current_thread_without_burying_better_matches(
     assert rows[0].count == 3 and rows[0].detail == {"scope": "exchanges"}
 
 
+def test_the_thread_lift_never_buries_a_match_under_a_turn_that_matches_nothing(
+    service: MemoryService,
+) -> None:
+    """A turn of this thread found only beside a match (its "context") is not lifted
+    above another thread's turn that the words and the meaning found."""
+    kitchen = in_thread(service, "Kitchen")
+    episodes.log_exchange(
+        service, kitchen, "user", "We bought a new toaster for the kitchen last week"
+    )
+    episodes.log_exchange(service, kitchen, "assistant", "The kitchen counter is made of granite")
+    garden = in_thread(service, "Garden")
+    episodes.log_exchange(
+        service,
+        garden,
+        "user",
+        "The blue toaster warranty expires in March 2027, receipt is in the drawer",
+    )
+    episodes.log_exchange(service, garden, "user", "Plant tomatoes in April")
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    store = service.store_for("main")
+    kitchen_id = threads.find_thread(service, "main", "Kitchen").id
+    for thread_id in (None, kitchen_id):
+        hits = episodes.find_exchanges(store, "toaster", thread_id=thread_id, limit=4)
+        order = [h.exchange.text.split()[1] for h in hits]
+        assert order[:3] == ["bought", "blue", "kitchen"], (thread_id, order)
+    hits = episodes.find_exchanges(store, "toaster", thread_id=kitchen_id, limit=4)
+    lifted = {h.exchange.text.split()[1]: h.signals for h in hits}
+    assert "thread" in lifted["bought"] and "thread" not in lifted["kitchen"]
+    assert "context" in lifted["kitchen"]
+
+
 def test_a_turn_of_another_thread_lends_no_context(service: MemoryService) -> None:
     # One session moves between threads: the turn logged next to a match, but in
     # another thread, is no part of its exchange.
