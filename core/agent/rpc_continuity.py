@@ -91,7 +91,7 @@ def _thread_open(conn: Connection, params: dict[str, Any]) -> Any:
             field="title",
             rule="oneOf",
         )
-    if "title" in args and threads.THREAD_ID.fullmatch(args["title"].strip()):
+    if "title" in args and threads.as_thread_id(args["title"]) is not None:
         # Not looked up as an id (not_found for a new title) nor created (a title
         # shaped like an id could never be found by its title).
         raise InvalidParams(

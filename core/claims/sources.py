@@ -16,7 +16,7 @@ from core.attachments.receipts import get_receipt
 from core.attachments.verification import SourceCheck, check_source, quick_check
 from core.claims.model import MAX_SOURCES, SourceHandle, SourceKind
 from core.continuity.handoffs import current_handoff
-from core.continuity.threads import THREAD_ID, Thread, resolve_thread
+from core.continuity.threads import Thread, as_thread_id, resolve_thread
 from core.model.entries import Privacy
 from core.model.errors import InvalidParams, NotFound
 from core.model.text import sha256_text
@@ -199,7 +199,7 @@ def _handoff_thread(store: GroupStore, ref: object, index: int) -> Thread:
     except NotFound:
         # The title as looked up: a secret typed into it is not echoed.
         name = redact(ref.strip()).text
-        named = f"with the id {name}" if THREAD_ID.fullmatch(name) else f"titled {name!r}"
+        named = f"with the id {name}" if as_thread_id(name) else f"titled {name!r}"
         raise NotFound(
             f"sources[{index}]: no thread {named} in group {store.group}; name the thread by "
             "its id (thr-...) or its title, as thread_list shows them",

@@ -208,11 +208,7 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
     if args.action == "write" and args.base_version is not None:
         at_least(args.base_version, "base_version", 0)  # before a thread is created
     notes = []
-    if (
-        args.action == "write"
-        and args.create
-        and not threads.THREAD_ID.fullmatch(args.thread.strip())
-    ):
+    if args.action == "write" and args.create and threads.as_thread_id(args.thread) is None:
         thread, created = threads.open_thread(service, ctx.caller, title=args.thread)
         if created:
             notes.append(f"created the thread {thread.title!r}, {thread.id}")

@@ -29,8 +29,8 @@ from core.continuity.session_handoffs import (
     take_session_handoff,
 )
 from core.continuity.threads import (
-    THREAD_ID,
     Thread,
+    as_thread_id,
     find_thread,
     get_thread,
     open_thread,
@@ -84,8 +84,8 @@ def enter_thread(service: Workspace, caller: Caller, ref: str | None) -> ThreadE
     thread: Thread | None = None
     created = False
     if ref is not None:
-        if isinstance(ref, str) and THREAD_ID.fullmatch(ref.strip()):
-            thread = get_thread(service, caller.group, ref.strip())
+        if (thread_id := as_thread_id(ref)) is not None:
+            thread = get_thread(service, caller.group, thread_id)
         else:
             thread, created = open_thread(service, caller, title=ref)
         caller = set_session_thread(service, caller, thread.id)

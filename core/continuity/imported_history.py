@@ -23,7 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.continuity.episodes import MAX_EXCHANGE_CHARS, MAX_NAME_CHARS, MAX_TURN_CHARS
-from core.continuity.threads import MAX_TITLE_CHARS, THREAD_ID, _thread_by_title, clean_title
+from core.continuity.threads import (
+    MAX_TITLE_CHARS,
+    _thread_by_title,
+    as_thread_id,
+    clean_title,
+)
 from core.model.errors import InvalidParams
 from core.model.text import single_line
 from core.policy.field_screening import Statements, screen_field, screen_label
@@ -109,7 +114,7 @@ def ensure_thread(
         n += 1
         suffix = f" ({created_at[:10]})" if n == 2 else f" ({created_at[:10]}, {n - 1})"
         wanted = title[: MAX_TITLE_CHARS - len(suffix)] + suffix
-    if THREAD_ID.fullmatch(wanted):
+    if as_thread_id(wanted) is not None:
         wanted = f"Imported {wanted}"
     store.execute(
         "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",

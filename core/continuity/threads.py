@@ -40,6 +40,23 @@ def new_thread_id() -> str:
     return f"thr-{uuid.uuid4().hex[:12]}"
 
 
+def as_thread_id(ref: object) -> str | None:
+    """The thread id ``ref`` spells, in any case and with outer spaces, else None.
+
+    Ids are made in lower case, and titles match case-insensitively, so
+    ``THR-C19485B36247`` names the thread ``thr-c19485b36247``: it is looked up as
+    that id, and no title may take that shape.
+    """
+    if not isinstance(ref, str):
+        return None
+    text = ref.strip()
+    # ASCII only: str.lower() maps a few other letters (the Kelvin sign) into ASCII.
+    if not text.isascii():
+        return None
+    text = text.lower()
+    return text if THREAD_ID.fullmatch(text) else None
+
+
 # -- values ----------------------------------------------------------------------
 
 
@@ -97,7 +114,7 @@ def clean_title(title: object, field: str = "title") -> str:
         raise InvalidParams(
             f"{field} must be at most {MAX_TITLE_CHARS} characters", field=field, rule="maxLength"
         )
-    if THREAD_ID.fullmatch(text):
+    if as_thread_id(text) is not None:
         raise InvalidParams(id_shaped_title(field, text), field=field, rule="pattern")
     return text
 
@@ -106,8 +123,8 @@ def id_shaped_title(field: str, text: str) -> str:
     """Why ``text`` cannot be a title: a thread is found by id or title, and a title
     shaped like an id would be looked up as an id and never found by its title."""
     return (
-        f"{field} {text!r} has the shape of a thread id (thr- and 12 hex digits), which "
-        "only thread ids may have: choose another title"
+        f"{field} {text!r} has the shape of a thread id (thr- and 12 hex digits, in upper "
+        "or lower case), which only thread ids may have: choose another title"
     )
 
 
@@ -181,9 +198,9 @@ def resolve_thread(store: GroupStore, ref: str) -> Thread:
         NotFound: no such thread (``field`` is ``thread``).
         InvalidParams: ``ref`` cannot be a title (empty, several lines, too long).
     """
-    ref = ref.strip() if isinstance(ref, str) else ref
-    if isinstance(ref, str) and THREAD_ID.fullmatch(ref):
-        return require_thread(store, ref)
+    thread_id = as_thread_id(ref)
+    if thread_id is not None:
+        return require_thread(store, thread_id)
     title = redact(clean_title(ref, "thread")).text
     thread = _thread_by_title(store, title)
     if thread is None and title[:4].casefold() == "thr-":

@@ -717,8 +717,16 @@ def test_cli_threads_and_handoffs(
         1,
         "",
         "error: title 'thr-aaaaaaaaaaaa' has the shape of a thread id (thr- and 12 hex "
-        "digits), which only thread ids may have: choose another title\n",
+        "digits, in upper or lower case), which only thread ids may have: choose another "
+        "title\n",
     )
+    # An existing thread's id in upper case is no new title (it made a second thread),
+    # for threads open and rename alike; where a thread is looked up, it is that id.
+    for argv in (("open", tid.upper()), ("rename", tid, "THR-AAAAAAAAAAAA")):
+        code, out, err = run(capsys, *d, "threads", *argv)
+        assert (code, out) == (1, "") and "has the shape of a thread id" in err, argv
+    code, out, _ = run(capsys, *d, "threads", "--json")
+    assert [t["title"] for t in json.loads(out)["threads"]] == ["Project X"]
 
     source = tmp_path / "plan.md"
     source.write_text("# Plan\n\n- [ ] first step\n", encoding="utf-8")

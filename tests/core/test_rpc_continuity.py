@@ -119,7 +119,9 @@ def test_a_title_shaped_like_a_thread_id_is_refused_not_looked_up(
     # It answered not_found "no thread thr-aaaaaaaaaaaa" although a new title creates
     # the thread; created, it could never be found by its title (an id is looked up).
     existing = ok(conn, "thread_open", {"title": "Project X"})["thread"]["id"]
-    for title in ("thr-aaaaaaaaaaaa", f" {existing} "):
+    # In upper case too: titles match without regard to case, and it made a new thread
+    # titled THR-… beside the one whose id it spells.
+    for title in ("thr-aaaaaaaaaaaa", f" {existing} ", existing.upper(), "Thr-AAAAaaaaAAAA"):
         reply = call(conn, "thread_open", {"title": title})
         assert reply["error"]["code"] == InvalidParams.rpc_code, reply
         assert (reply["error"]["data"]["field"], reply["error"]["data"]["rule"]) == (
@@ -128,10 +130,16 @@ def test_a_title_shaped_like_a_thread_id_is_refused_not_looked_up(
         )
         assert reply["error"]["message"] == (
             f"thread_open: title {title.strip()!r} has the shape of a thread id (thr- and 12 "
-            "hex digits), which only thread ids may have: choose another title; to open the "
-            "thread with that id, pass it as id"
+            "hex digits, in upper or lower case), which only thread ids may have: choose "
+            "another title; to open the thread with that id, pass it as id"
         )
     assert [t["id"] for t in ok(conn, "thread_list")["threads"]] == [existing]
+    # Named in upper case where a thread is looked up, it is the thread with that id.
+    assert ok(conn, "handoff_read", {"thread": existing.upper()})["thread"]["id"] == existing
+    again = conn.dispatcher.connect()
+    hello = {"token": load_or_create_token(service.data_dir.token_file), "group": "main"}
+    ok(again, "hello", {**hello, "client": "unit", "thread": existing.upper()})
+    assert again.caller.thread_id == existing
     described = load_manifest()["thread_open"]
     assert "a title shaped like a thread id" in described.description
     assert "not shaped like a thread id" in described.schema["properties"]["title"]["description"]
