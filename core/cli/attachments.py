@@ -63,7 +63,9 @@ def _details(r: Receipt, links: list[Link]) -> str:
 
 def _attach_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("path", help="the file (symlinks resolve to their target)")
-    p.add_argument("--thread", metavar="ID", help="the thread the file belongs to")
+    p.add_argument(
+        "--thread", metavar="THREAD", help="the thread the file belongs to (its id or title)"
+    )
     p.add_argument("--turn", metavar="ID", help="the conversation turn it was seen in")
     p.add_argument("--observation", metavar="TEXT", default="", help="what was learnt from it")
 
@@ -78,7 +80,7 @@ def cmd_attach(ctx: Context, args: argparse.Namespace) -> int:
         ctx.service,
         ctx.caller,
         args.path,
-        thread=args.thread,
+        thread=None if args.thread is None else ctx.thread(args.thread).id,
         turn=args.turn,
         observation=args.observation,
     )
@@ -150,8 +152,9 @@ def cmd_attachments(ctx: Context, args: argparse.Namespace) -> int:
         ctx.emit(data, _details(receipt, found))
         return 0
     limit, offset = tool_page(args, "attachment_list")
+    thread = None if args.thread is None else ctx.thread(args.thread).id
     # attachment_list's result, key for key.
-    page, result = attachment_list(ctx.service, ctx.group, args.thread, limit=limit, offset=offset)
+    page, result = attachment_list(ctx.service, ctx.group, thread, limit=limit, offset=offset)
     emit_listing(
         ctx,
         result,

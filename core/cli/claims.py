@@ -88,7 +88,9 @@ def _claims_args(p: argparse.ArgumentParser) -> None:
         "record candidates from thread handoffs and day summaries (both only read)",
     )
     ex.add_argument(
-        "--thread", metavar="ID", help="only this thread's current handoff and day summaries"
+        "--thread",
+        metavar="THREAD",
+        help="only this thread's current handoff and day summaries (its id or title)",
     )
     sub("diagnose", "recurring, conflicting, ready and decayed candidates")
     md = sub("mode", "show, plan, apply or roll back the claims mode")
@@ -371,7 +373,8 @@ def cmd_claims(ctx: Context, args: argparse.Namespace) -> int:
                 added = plural(outcome.added_sources, "source")
                 ctx.notes([f"the same claim exists ({claim.status.value}); {added} added to it"])
         case "extract":
-            result = ctx.service.extract_claims(ctx.caller, args.thread)
+            thread = None if args.thread is None else ctx.thread(args.thread).id
+            result = ctx.service.extract_claims(ctx.caller, thread)
             ctx.emit(result.to_dict(), _extracted(result))
         case "diagnose":
             d = diagnose(store).to_dict()

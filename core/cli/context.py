@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from core.continuity import threads
 from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
 from core.model.decoding import decode
@@ -38,6 +39,8 @@ STARTS_GROUP: set[str] = set()
 #: by :func:`core.cli.main.main`; a context variable, so in-process callers (tests)
 #: never see another invocation's choice.
 JSON_ERRORS: ContextVar[bool] = ContextVar("JSON_ERRORS", default=False)
+#: What a THREAD argument that names no thread is told (an agent's is told of thread_open).
+_NEW_THREAD = "`ambry threads` lists the threads, `ambry threads open TITLE` creates one"
 
 
 def command(
@@ -81,6 +84,12 @@ class Context:
         if self._caller is None:
             self._caller = self.service.open_session(self.group, Actor.OPERATOR, "cli")
         return self._caller
+
+    def thread(self, ref: str, *, if_new: str = "") -> threads.Thread:
+        """The thread a THREAD argument names, by its id or its title, as every command
+        takes it (:func:`~core.continuity.threads.find_thread`). ``if_new``: how this
+        command creates a thread of a new title, said when there is none."""
+        return threads.find_thread(self.service, self.group, ref, if_new=if_new or _NEW_THREAD)
 
     def emit(self, data: Any, text: str, *, aside: str = "") -> None:
         """Print ``data`` as JSON under ``--json``, else ``text``.

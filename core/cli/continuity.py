@@ -122,11 +122,11 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
             if not created:
                 ctx.notes([f"a thread titled {thread.title!r} already exists; this is its id"])
         case "rename":
-            found = threads.find_thread(service, ctx.group, args.thread)
+            found = ctx.thread(args.thread)
             thread = threads.rename_thread(service, ctx.caller, found.id, args.title)
             ctx.emit(thread.to_dict(), f"renamed {thread.id} to {thread.title!r}")
         case "delete":
-            thread = threads.find_thread(service, ctx.group, args.thread)
+            thread = ctx.thread(args.thread)
             if not args.yes and not confirm(
                 f"Delete thread {thread.title!r} and its {thread.handoff_version or 0} "
                 "handoff versions? Its exchanges stay.",
@@ -213,7 +213,10 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
         if created:
             notes.append(f"created the thread {thread.title!r}, {thread.id}")
     else:
-        thread = threads.find_thread(service, ctx.group, args.thread)
+        # A new title is written to only when asked, so a mistyped one makes no thread.
+        thread = ctx.thread(
+            args.thread, if_new="add --create to create it" if args.action == "write" else ""
+        )
     match args.action:
         case "show":
             handoff = _current(ctx, thread, args.version)
@@ -331,7 +334,7 @@ def _exchanges_args(p: argparse.ArgumentParser) -> None:
 def cmd_exchanges(ctx: Context, args: argparse.Namespace) -> int:
     thread_id = None
     if args.thread:
-        thread_id = threads.find_thread(ctx.service, ctx.group, args.thread).id
+        thread_id = ctx.thread(args.thread).id
     # The tool's own checks, so a query, limit or offset out of range reads as it does
     # for agents (naming the option), before any embedding.
     query = validate_args(

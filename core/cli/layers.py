@@ -111,7 +111,7 @@ def cmd_layers(ctx: Context, args: argparse.Namespace) -> int:
     now = utc_now()
     thread_id = None
     if args.thread:
-        thread_id = threads.find_thread(ctx.service, ctx.group, args.thread).id
+        thread_id = ctx.thread(args.thread).id
     ran = None
     if args.compress or args.rebuild:
         ran = compress(store, now, rebuild=args.rebuild).to_dict()

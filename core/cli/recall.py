@@ -7,7 +7,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.cli.context import Context, command, read_stdin
-from core.continuity import threads
 from core.model.decoding import decode
 from core.model.errors import InvalidParams
 
@@ -30,7 +29,7 @@ def _brief_args(p: argparse.ArgumentParser) -> None:
 def cmd_brief(ctx: Context, args: argparse.Namespace) -> int:
     caller = ctx.caller
     if args.thread:
-        thread = threads.find_thread(ctx.service, ctx.group, args.thread)
+        thread = ctx.thread(args.thread)
         caller = replace(caller, thread_id=thread.id)
     brief = ctx.service.brief(caller)
     if ctx.as_json or args.format == "json":

@@ -182,16 +182,25 @@ def get_thread(service: Workspace, group: str, thread_id: str) -> Thread:
     return require_thread(service.store_for(group), thread_id)
 
 
-def find_thread(service: Workspace, group: str, ref: str) -> Thread:
+#: What a title that names no thread is told, for an agent (the CLI says its own).
+OPENING_CREATES: Final = "opening a thread by its title creates it"
+
+
+def find_thread(
+    service: Workspace, group: str, ref: str, *, if_new: str = OPENING_CREATES
+) -> Thread:
     """The thread ``ref`` names: an id (``thr-...``) or a title, case-insensitively.
+
+    Args:
+        if_new: how to create a thread of that title, said when there is none.
 
     Raises:
         NotFound: no such thread.
     """
-    return resolve_thread(service.store_for(group), ref)
+    return resolve_thread(service.store_for(group), ref, if_new=if_new)
 
 
-def resolve_thread(store: GroupStore, ref: str) -> Thread:
+def resolve_thread(store: GroupStore, ref: str, *, if_new: str = OPENING_CREATES) -> Thread:
     """:func:`find_thread` in one group's store: every ``thread`` param resolves here.
 
     Raises:
@@ -212,8 +221,7 @@ def resolve_thread(store: GroupStore, ref: str) -> Thread:
         )
     if thread is None:
         raise NotFound(
-            f"no thread titled {title!r} in group {store.group}; opening a thread by its "
-            "title creates it",
+            f"no thread titled {title!r} in group {store.group}; {if_new}",
             field="thread",
         )
     return thread

@@ -217,6 +217,53 @@ def test_a_refusal_names_the_option_and_the_argument_as_the_command_takes_them(
     assert err.startswith("error: no thread titled 'Nothing here' in group main")
 
 
+def test_every_thread_option_takes_the_thread_s_id_or_its_title(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Wherever a command takes a thread, its id or its title will do (continuity.md).
+    Before, attach and claims extract took an id only: "error: no thread Ops in group main"."""
+    d = ["--data-dir", str(tmp_path / "data"), "--create"]
+    tid = run(capsys, *d, "threads", "open", "Ops")[1].strip()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("The deploy runs at noon\n")
+    code, out, _ = run(capsys, *d, "--json", "attach", str(notes), "--thread", "ops")
+    assert (code, json.loads(out)["thread_id"]) == (0, tid)
+    code, out, _ = run(capsys, *d, "--json", "claims", "extract", "--thread", "OPS")
+    assert code == 0 and json.loads(out)["handoffs"] == 0
+    code, out, _ = run(capsys, *d, "--json", "attachments", "--thread", "Ops")
+    assert code == 0 and len(json.loads(out)["receipts"]) == 1
+    # A title that names no thread says how to find or make one, as every command does.
+    for argv in (
+        ["attach", str(notes)],
+        ["claims", "extract"],
+        ["attachments"],
+        ["exchanges", "deploy"],
+        ["layers"],
+        ["brief"],
+    ):
+        assert run(capsys, *d, *argv, "--thread", "Nope") == (
+            1,
+            "",
+            "error: no thread titled 'Nope' in group main; `ambry threads` lists the threads, "
+            "`ambry threads open TITLE` creates one\n",
+        ), argv
+    # Every --thread says so in the help: THREAD, not ID (`ambry mcp` opens a title too).
+    found = {}
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for option in parser._actions:
+            if isinstance(option, argparse._SubParsersAction):
+                for name, sub in option.choices.items():
+                    walk(sub, f"{path} {name}".strip())
+            elif "--thread" in option.option_strings:
+                found[path] = option.metavar
+
+    walk(build_parser(), "")
+    assert found.pop("mcp") == "TITLE|ID"
+    assert set(found.values()) == {"THREAD"}, found
+    assert {"attach", "claims extract", "attachments", "exchanges", "layers", "brief"} <= set(found)
+
+
 @pytest.mark.parametrize("where", ["before", "after"])
 def test_create_makes_the_data_dir_owner_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str

@@ -776,8 +776,13 @@ def test_cli_threads_and_handoffs(
     assert run(capsys, *d, "threads", "rename", tid, "Project Y")[0] == 0
     code, _, err = run(capsys, *d, "handoff", "show", "Project X")
     assert code == 1 and "no thread titled" in err
-    code, _, err = run(capsys, *d, "handoff", "write", "Brand new", str(source))
-    assert code == 1
+    # A new title is written to only with --create, and the refusal says so (it said
+    # "opening a thread by its title creates it", which no option of this command does).
+    assert run(capsys, *d, "handoff", "write", "Brand new", str(source)) == (
+        1,
+        "",
+        "error: no thread titled 'Brand new' in group main; add --create to create it\n",
+    )
     code, out, err = run(capsys, *d, "handoff", "write", "Brand new", str(source), "--create")
     new_tid = err.removeprefix("note: created the thread 'Brand new', ").strip()
     assert (code, out) == (0, "1\n") and threads.THREAD_ID.fullmatch(new_tid)
