@@ -108,9 +108,44 @@ def _thread_open(conn: Connection, params: dict[str, Any]) -> Any:
     return entry.to_dict()
 
 
+#: Why a thread-less read holds no thread handoff, for the agent.
+_NO_THREAD_NOTE = (
+    "this session is in no thread: session_handoff is the note it received when it "
+    "started; a thread's handoff needs thread, or thread_open first"
+)
+
+
+def _session_handoff_read(conn: Connection, args: dict[str, Any]) -> dict[str, Any]:
+    """``handoff_read`` naming no thread in a session that is in none: the session
+    handoff it took (sessions that never entered a thread share one scope), read again."""
+    if "version" in args:
+        raise InvalidParams(
+            "handoff_read: version reads an earlier text of a thread's handoff; name a "
+            "thread, or open one first (hello thread or thread_open)",
+            field="thread",
+            rule="required",
+        )
+    service, caller = conn.service, conn.caller
+    delivered = session_handoffs.delivered_session_handoff(service, caller)
+    handoffs.audit_handoff_read(
+        service, caller, None, None, session_handoff=None if delivered is None else delivered.id
+    )
+    return {
+        "thread": None,
+        "handoff": None,
+        "session_handoff": None if delivered is None else delivered.to_dict(),
+        "open_threads": handoff_text.extract_open_threads(
+            *(() if delivered is None else (delivered.markdown,))
+        ),
+        "note": _NO_THREAD_NOTE,
+    }
+
+
 def _handoff_read(conn: Connection, params: dict[str, Any]) -> Any:
     args = validate_args("handoff_read", params)
-    thread_id = _required_thread(conn, "handoff_read", args.get("thread"))
+    thread_id = _thread_id(conn, args.get("thread"))
+    if thread_id is None:
+        return _session_handoff_read(conn, args)
     service, caller = conn.service, conn.caller
     thread = threads.get_thread(service, caller.group, thread_id)
     handoff = handoffs.read_handoff(service, caller.group, thread_id, args.get("version"))

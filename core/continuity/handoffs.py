@@ -356,9 +356,15 @@ def restore_handoff(
 
 
 def audit_handoff_read(
-    service: Workspace, caller: Caller, thread_id: str, handoff: ThreadHandoff | None
+    service: Workspace,
+    caller: Caller,
+    thread_id: str | None,
+    handoff: ThreadHandoff | None,
+    *,
+    session_handoff: int | None = None,
 ) -> None:
-    """Record that the caller read a handoff (metadata only)."""
+    """Record that the caller read a handoff (metadata only); ``thread_id`` None: a
+    thread-less session read its session handoff (``session_handoff``, its id) again."""
     store = service.store_for(caller.group)
     with store.relaxed_transaction():
         audit.record(
@@ -368,6 +374,10 @@ def audit_handoff_read(
             session_id=caller.session_id,
             thread=thread_id,
             version=None if handoff is None else handoff.version,
+            # A thread-less session's read of its session handoff says so (the app's
+            # audit sentence), with the handoff's id when it took one.
+            scope=None if thread_id is not None else "session",
+            session_handoff=session_handoff,
         )
 
 

@@ -230,7 +230,11 @@ PREDICATES: dict[str, Predicate] = {
     Action.HANDOFF_RESTORE: lambda r: (
         f"restored version {r.detail.get('restored')} of the handoff of thread{_thread(r)}"
     ),
-    Action.HANDOFF_READ: lambda r: f"read the handoff of thread{_thread(r)}",
+    Action.HANDOFF_READ: lambda r: (
+        "read the session handoff it received again (in no thread)"
+        if r.detail.get("scope") == "session"
+        else f"read the handoff of thread{_thread(r)}"
+    ),
     Action.HANDOFF_DELIVER: lambda r: f"received the last session's note of thread{_thread(r)}",
     Action.HANDOFF_EXPORT: lambda r: f"exported the handoff of thread{_thread(r)}",
     Action.EXCHANGE_LOG: lambda r: (

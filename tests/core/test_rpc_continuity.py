@@ -18,6 +18,7 @@ from core.continuity import session_handoffs
 from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
 from core.policy.manifest import load_manifest
 from core.service import MemoryService
+from core.storage import audit
 from core.storage.paths import DataDir
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "continuity.md"
@@ -200,7 +201,7 @@ def test_exchange_log_and_search(conn: Connection) -> None:
         ("exchange_search", {"limit": True}, InvalidParams.rpc_code, "limit"),
         ("exchange_search", {"query": "x" * 501}, InvalidParams.rpc_code, "query"),
         ("thread_list", {"limit": "5"}, InvalidParams.rpc_code, "limit"),
-        ("handoff_read", {}, InvalidParams.rpc_code, "thread"),
+        ("handoff_read", {"version": 1}, InvalidParams.rpc_code, "thread"),
         ("handoff_write", {"markdown": "x"}, InvalidParams.rpc_code, "thread"),
     ],
 )
@@ -352,6 +353,36 @@ def test_session_handoff_reaches_the_next_session_once(dispatcher: Dispatcher, t
     assert again["session_handoff"]["id"] == entered["session_handoff"]["id"]
     third = connect(dispatcher, token)
     assert ok(third, "thread_open", {"title": "Project X"})["session_handoff"] is None
+
+
+def test_a_session_in_no_thread_reads_its_session_handoff_again(
+    dispatcher: Dispatcher, token: str, service: MemoryService
+) -> None:
+    # It was refused: "handoff_read: name a thread, or open one first", although the
+    # brief had just shown the note and the docs say the session that took it can read it.
+    first = connect(dispatcher, token)
+    session_handoffs.end_session_with_handoff(
+        first.service, first.caller, "threadless note. I will check the backups."
+    )
+    first.session = None
+    second = connect(dispatcher, token)
+    brief = ok(second, "memory_brief")
+    assert "threadless note" in json.dumps(brief)
+    read = ok(second, "handoff_read")
+    assert read["thread"] is None and read["handoff"] is None
+    assert read["session_handoff"]["markdown"] == "threadless note. I will check the backups."
+    assert read["open_threads"] == ["I will check the backups."]
+    assert read["note"].startswith("this session is in no thread")
+    Draft202012Validator(load_manifest()["handoff_read"].result_schema).validate(read)
+    # Reading it again consumes nothing; another session in no thread does not get it.
+    assert ok(second, "handoff_read")["session_handoff"]["id"] == read["session_handoff"]["id"]
+    third = connect(dispatcher, token)
+    assert ok(third, "handoff_read")["session_handoff"] is None
+    rows = audit.recent(service.store_for("main"), limit=3, actions=["handoff_read"])
+    assert rows[-1].detail == {"scope": "session", "session_handoff": read["session_handoff"]["id"]}
+    # Once in a thread, the thread is read, as before.
+    ok(second, "thread_open", {"title": "Project X"})
+    assert ok(second, "handoff_read")["thread"]["title"] == "Project X"
 
 
 def test_every_method_is_documented() -> None:

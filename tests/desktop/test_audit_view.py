@@ -72,6 +72,10 @@ def test_sentences_name_who_and_what() -> None:
     assert sentence(forgot, {}) == (
         "You forgot 1 memory, 2 exchanges, 3 handoff versions and 1 session handoff"
     )
+    reread = AuditRecord(1, "", "handoff_read", "agent", None, [], None, None, {"scope": "session"})
+    assert sentence(reread, {}) == (
+        "An agent read the session handoff it received again (in no thread)"
+    )
     odd = AuditRecord(1, "", "future_thing", "system", None, [], None, None, {})
     assert sentence(odd, {}) == "Ambry future thing"
     assert "store" in actions_described_by("stored") and "delete" not in actions_described_by(
