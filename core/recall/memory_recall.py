@@ -9,6 +9,7 @@ exactly. The vector scan is one matrix product over every embedded entry.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,9 +17,11 @@ from typing import Any, Final
 
 from core.model.config import Config
 from core.model.entries import EntryFilter
+from core.model.text import without_accents
 from core.model.times import stored_time
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
+from core.storage import fts
 from core.storage.fts import STOPWORDS, match_expression, query_terms, term_match, unspaced_grams
 from core.storage.rows import HIT_COLUMNS, Hit, where_clause
 from core.storage.store import BM25, GroupStore
@@ -147,9 +150,16 @@ def search(
 ) -> list[RankedHit]:
     """The ``limit`` best entries for ``query``, each with its 0..1 score and signals."""
     want = max(hybrid.CANDIDATES, 2 * limit)
+    asked = unnamed = query
+    names: list[str] = []
+    if hybrid.is_question(query):
+        names, own = store_names(store, hybrid.question_names(query))
+        asked = as_the_user(query, own)
+        # "user" stands in for the name: a word the question implies, as for "my".
+        unnamed = as_the_user(query, own, "")
     found = None
     if mode is not Mode.KEYWORD:
-        found = hybrid.query_vector(query, config.embedding_model_dir)
+        found = hybrid.query_vector(asked, config.embedding_model_dir)
         if found is None:
             # No model: keyword ranking (said once in the log) rather than nothing.
             mode = Mode.KEYWORD
@@ -157,9 +167,9 @@ def search(
     implied: set[int] = set()
     complete: set[int] = set()
     if mode is not Mode.SEMANTIC:
-        terms = hybrid.keyword_terms(query)
+        terms = hybrid.keyword_terms(asked)
         bm25 = keyword_candidates(store, terms, flt, want)
-        implied = implied_only(store, query, terms, bm25)
+        implied = implied_only(store, unnamed, terms, bm25)
         complete = all_terms(store, terms, want) if len(terms) > 1 else set()
         grams = unspaced_grams(query)
         within = store.unspaced_matches(flt, grams, want)
@@ -203,7 +213,7 @@ def search(
                 vec = index.vector_of(seq)
                 if vec is not None:
                     cosines[seq] = float(vec @ qvec)
-        topic = hybrid.without_names(query)
+        topic = hybrid.without_names(asked)
         if (
             topic is not None
             and cosines
@@ -220,7 +230,7 @@ def search(
     else:
         rows = rows_for(store, list(bm25), flt)
     keyword = hybrid.keyword_strengths({k: v for k, v in bm25.items() if k not in implied})
-    names = hybrid.names_in(query) if hybrid.is_question(query) else []
+    patterns = [hybrid.name_pattern(n) for n in names]
     ranked: list[tuple[float, str, int, RankedHit]] = []
     for seq, row in rows.items():
         cosine = cosines.get(seq)
@@ -228,8 +238,8 @@ def search(
         if seq in complete:
             # Every word of the question is in it: the strongest keyword evidence.
             base = min(1.0, base + COVERAGE_BONUS)
-        named = hybrid.names_written(names, str(row[2]))
-        if names:
+        named = hybrid.names_written(patterns, str(row[2]))
+        if patterns:
             # "Rosa" in a question is Rosa, not "Rosa M.": a name written as asked
             # is the strongest sign the memory is about whom the question is about.
             base = (1 - NAME_WEIGHT) * base + (NAME_WEIGHT if named else 0.0)
@@ -256,6 +266,77 @@ def search(
     # matches come back in the same order every time.
     ranked.sort(key=lambda r: (r[2] not in loose, r[0], r[1], r[2]), reverse=True)
     return [r[3] for r in ranked[:limit]]
+
+
+#: "User's name is Sam Whitaker", "my name is Sam", "User goes by Sam": the person
+#: the store is about, who is in every memory whether named or "User".
+_OWN_NAME = re.compile(
+    r"(?:\b(?i:the\s+)?(?i:user)(?:'s|’s)?|\b(?i:my))\s+(?:(?i:full|first|real)\s+)?"
+    r"(?i:name)\s+(?i:is)\s+(?P<name>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"
+    r"|\b(?:(?i:user)|I)\s+(?:(?i:goes\s+by|is\s+called|am\s+called))\s+"
+    r"(?P<alias>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)"
+)
+#: Written capitalised after another word ("User's wife is Elena", "in Python"):
+#: a word the store uses as a name, not only to open a sentence.
+_WITHIN = r"(?<=[\w,;:)] ){}(?![\w-])"
+
+
+def store_names(store: GroupStore, asked: list[hybrid.AskedName]) -> tuple[list[str], set[str]]:
+    """The names a question asks about that pick out memories, and the user's own.
+
+    The user's own name (a memory says "User's name is Sam", "my name is Sam")
+    names the person every memory is about, most of them as "User": it picks out
+    nothing, so it is no name to lift. A word that only opens the question
+    ("Deployments this week?") is a name only if the store writes it capitalised
+    after another word.
+    """
+    kept: list[str] = []
+    own: set[str] = set()
+    for name in asked:
+        texts = _texts_with(store, fts.words(name.name), 200)
+        if name.opening and not any(
+            re.search(_WITHIN.format(re.escape(name.name)), without_accents(t)) for t in texts
+        ):
+            continue
+        if _is_own_name(store, name.name):
+            own.add(name.name)
+            continue
+        kept.append(name.name)
+    return kept, own
+
+
+def _texts_with(store: GroupStore, words: list[str], limit: int) -> list[str]:
+    if not words:
+        return []
+    match = " AND ".join(term_match(w) for w in words)
+    rows = store.execute(
+        "SELECT e.search_text FROM memory_fts f CROSS JOIN memory_entries e ON e.seq = f.rowid "
+        f"WHERE memory_fts MATCH ? ORDER BY f.rowid DESC LIMIT {int(limit)}",
+        (match,),
+    )
+    return [str(r[0] or "") for r in rows]
+
+
+def _is_own_name(store: GroupStore, name: str) -> bool:
+    plain = without_accents(name)
+    for text in _texts_with(store, ["name", *fts.words(name)], 50) + _texts_with(
+        store, ["goes", "by", *fts.words(name)], 50
+    ):
+        for m in _OWN_NAME.finditer(without_accents(text)):
+            said = m.group("name") or m.group("alias")
+            if plain == said or plain in said.split():
+                return True
+    return False
+
+
+def as_the_user(query: str, own: set[str], user: str = "the user") -> str:
+    """``query`` with the user's own name read as "the user" (or ``user``): "How many
+    kids does Sam have?" asks what "User's son is Leo" answers."""
+    for name in own:
+        pattern = rf"(?<![\w.]){re.escape(name)}(?![\w-])"
+        query = re.sub(pattern + r"(?:'s|’s)", f"{user}'s" if user else "", query)
+        query = re.sub(pattern, user, query)
+    return query
 
 
 def _time(value: str | None) -> datetime | None:

@@ -15,6 +15,7 @@ the final ``score`` stays in 0..1.
 
 from __future__ import annotations
 
+import calendar
 import math
 import re
 import threading
@@ -162,26 +163,67 @@ def without_names(query: str) -> str | None:
 
 
 _NAME = re.compile(r"(?<![\w.])([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*(?:\s+[A-Z]\.)?)")
+#: Capitalised words that name a time, not whom a memory is about: "Is there a
+#: standup on Friday?" is not about someone called Friday. English, as the index's
+#: stemmer is.
+_TIME_WORDS: Final = frozenset(
+    w.casefold()
+    for w in (*calendar.day_name, *calendar.month_name)
+    if w and w.casefold() != "may"  # "May" is as often a person's name
+) | frozenset(w.casefold() + "s" for w in calendar.day_name)
+#: "CI", "AWS", "PR": an all-capital word this short is an abbreviation of a thing,
+#: not a name; many memories write it, few of them are what the question asks.
+_ABBREVIATION = re.compile(r"[A-Z][A-Z0-9]{1,3}")
 
 
-def names_in(query: str) -> list[re.Pattern[str]]:
-    """Patterns for the names a question holds, each matching the name exactly:
-    "Rosa" matches "Rosa's birthday", not "Rosa M.'s birthday". Accents do not
-    count ("Jose" is "José"): match them with :func:`names_written`."""
-    found: list[re.Pattern[str]] = []
+@dataclass(frozen=True, slots=True)
+class AskedName:
+    """A name a question holds, and whether it opens the question (where any word is
+    capitalised: it names someone only if the store writes it so elsewhere)."""
+
+    name: str
+    opening: bool
+
+
+def question_names(query: str) -> list[AskedName]:
+    """The names a question holds, as written: capitalised words or runs of them
+    after the question word, less days, months and short abbreviations."""
+    found: list[AskedName] = []
     for m in _NAME.finditer(without_accents(query)):
         name = m.group(1)
         if name.endswith(("'s", "’s")):
             name = name[:-2]
-        if m.start() == 0 and name.split()[0].casefold() in _QUESTION_WORDS:
-            rest = name.split()[1:]
-            if not rest:
-                continue
-            name = " ".join(rest)
-        if name in ("I",):
+        opening = m.start() == 0
+        words = name.split()
+        if opening and words[0].casefold() in _QUESTION_WORDS:
+            words = words[1:]
+            opening = False
+        while words and _not_a_name(words[0]):
+            words = words[1:]
+            opening = False
+        while words and _not_a_name(words[-1]):
+            words = words[:-1]
+        if not words or words == ["I"]:
             continue
-        found.append(re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w-])(?!\s+[A-Z]\.)"))
+        found.append(AskedName(" ".join(words), opening))
     return found
+
+
+def _not_a_name(word: str) -> bool:
+    return word.casefold() in _TIME_WORDS or bool(_ABBREVIATION.fullmatch(word))
+
+
+def name_pattern(name: str) -> re.Pattern[str]:
+    """A pattern matching ``name`` exactly: "Rosa" matches "Rosa's birthday", not
+    "Rosa M.'s birthday"."""
+    return re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w-])(?!\s+[A-Z]\.)")
+
+
+def names_in(query: str) -> list[re.Pattern[str]]:
+    """Patterns for the names a question holds (:func:`question_names`), each matching
+    the name exactly (:func:`name_pattern`). Accents do not count ("Jose" is "José"):
+    match them with :func:`names_written`."""
+    return [name_pattern(n.name) for n in question_names(query)]
 
 
 def names_written(names: list[re.Pattern[str]], text: str) -> bool:

@@ -510,3 +510,71 @@ def test_the_deepest_page_says_more_match_instead_of_an_offset_it_would_refuse(
     assert (len(deepest.results), deepest.next_offset, deepest.truncated) == (2, None, True)
     last = service.search_page(operator, {"query": query, "limit": 3, "offset": 2})
     assert (last.next_offset, last.truncated) == (None, False)
+
+
+def test_the_users_own_name_is_read_as_the_user_not_lifted_as_a_name(
+    service: MemoryService, agent: Caller
+) -> None:
+    ids = {
+        text: _store(service, agent, text)
+        for text in (
+            "User's name is Sam Whitaker; goes by Sam",
+            "Sam prefers dark mode.",
+            "User's son is Leo, born 2021",
+            "User's daughter is Mia, born 2018",
+            "User is allergic to penicillin",
+        )
+    }
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    # Sam is the person the store is about: before, the two memories that write
+    # "Sam" took the name's lift and came first, the children below them.
+    results = service.search(agent, {"query": "How many kids does Sam have?"})
+    assert all("name" not in r.signals for r in results)
+    top = {r.id for r in results[:2]}
+    assert top == {ids["User's son is Leo, born 2021"], ids["User's daughter is Mia, born 2018"]}
+    first = service.search(agent, {"query": "What is Sam allergic to?"})[0]
+    assert first.id == ids["User is allergic to penicillin"]
+    # Written with the name, a memory is still found by it.
+    found = service.search(agent, {"query": "Sam dark mode", "mode": "keyword"})
+    assert found[0].id == ids["Sam prefers dark mode."]
+
+
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("Is there a standup on Friday?", []),
+        ("What happens on Fridays in December?", []),
+        ("Which CI system do we use for deploys?", []),
+        ("Does the AWS bill reach Priya?", ["Priya"]),
+        ("What is Aisha M.'s usual morning beverage?", ["Aisha M"]),
+        ("Where does Mia go on Monday mornings?", ["Mia"]),
+        ("Did Lena Friday call?", ["Lena"]),
+    ],
+)
+def test_days_months_and_abbreviations_are_no_names(question: str, names: list[str]) -> None:
+    assert [n.name for n in hybrid.question_names(question)] == names
+
+
+def test_a_day_or_an_abbreviation_in_a_question_lifts_nothing(
+    service: MemoryService, agent: Caller
+) -> None:
+    for text in (
+        "Sprint retro is every other Friday at 15:00",
+        "There is no standup on Fridays; async updates in the channel instead",
+        "Standup is at 10 am on weekdays",
+        "CI runs take about 12 minutes",
+        "CI is down to 8 minutes since the flaky test was fixed",
+        "Deployments moved from Jenkins to GitHub Actions",
+        "The harbour in Leipzig opens again in spring",
+    ):
+        _store(service, agent, text)
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    for query in ("Is there a standup on Friday?", "Which CI system do we use for deploys?"):
+        assert all("name" not in r.signals for r in service.search(agent, {"query": query}))
+    # A word that opens the question is a name only where the store writes it as one.
+    results = service.search(agent, {"query": "Deployments this week?"})
+    assert all("name" not in r.signals for r in results)
+    results = service.search(agent, {"query": "Leipzig harbour?"})
+    assert "name" in results[0].signals
