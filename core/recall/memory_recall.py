@@ -43,6 +43,10 @@ NAME_WEIGHT: Final = 0.3
 #: :data:`FILL_MOST` of them: a plain question is not answered with nothing.
 FILL_FLOOR: Final = 0.2
 FILL_MOST: Final = 3
+#: A memory that says the opposite of what the question asks ("does not like
+#: jazz" for "What does Mia like?") keeps this share of its relevance: it shares
+#: the words and most of the meaning, but answers the question less often.
+OPPOSITE_WEIGHT: Final = 0.85
 
 
 @dataclass(frozen=True)
@@ -229,6 +233,7 @@ def search(
             }
     else:
         rows = rows_for(store, list(bm25), flt)
+    polarity = Polarity.of(asked)
     keyword = hybrid.keyword_strengths({k: v for k, v in bm25.items() if k not in implied})
     patterns = [hybrid.name_pattern(n) for n in names]
     ranked: list[tuple[float, str, int, RankedHit]] = []
@@ -243,6 +248,8 @@ def search(
             # "Rosa" in a question is Rosa, not "Rosa M.": a name written as asked
             # is the strongest sign the memory is about whom the question is about.
             base = (1 - NAME_WEIGHT) * base + (NAME_WEIGHT if named else 0.0)
+        if polarity.opposite(str(row[2])):
+            base *= OPPOSITE_WEIGHT
         if seq in implied and not named and seq not in loose and (cosine is None or cosine < floor):
             # Found by an implied word alone: listed only if its meaning would have
             # found it on its own.
@@ -266,6 +273,65 @@ def search(
     # matches come back in the same order every time.
     ranked.sort(key=lambda r: (r[2] not in loose, r[0], r[1], r[2]), reverse=True)
     return [r[3] for r in ranked[:limit]]
+
+
+_NOT = r"(?:not|never|no\s+longer|n't|n’t|cannot|refuse[sd]?|refusing)"
+_NEGATION = re.compile(rf"\b{_NOT}\b|n't\b|n’t\b", re.I)
+#: Verbs of liking, and what says the opposite of them outright.
+_LIKING = frozenset("like likes love loves enjoy enjoys prefer prefers want wants fancy".split())
+_AVERSION = re.compile(
+    r"\b(?:dislike[sd]?|hate[sd]?|hating|loathe[sd]?|detest[sd]?|can(?:not|'t|’t)\s+stand)\b",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Polarity:
+    """Whether a question asks what is so or what is not, and the words it asks about.
+
+    "What does Mia like?" is answered by what she likes more often than by
+    "Mia does not like jazz"; "What food does Sam dislike?" the other way round.
+    """
+
+    negated: bool
+    words: frozenset[str]
+
+    @classmethod
+    def of(cls, question: str) -> Polarity:
+        words = frozenset(w.casefold() for w in re.findall(r"[\w']+", question))
+        negated = bool(_NEGATION.search(question) or _AVERSION.search(question))
+        return cls(negated, words - STOPWORDS)
+
+    def opposite(self, text: str) -> bool:
+        """Whether ``text`` says the opposite of what the question asks."""
+        if not self.words:
+            return False
+        if self.negated:
+            return not (_NEGATION.search(text) or _AVERSION.search(text))
+        return self._negates(text)
+
+    def _negates(self, text: str) -> bool:
+        if self.words & _LIKING and _AVERSION.search(text):
+            return True
+        # "does not like", "doesn't really enjoy", "never eats": a negation and,
+        # within two words after it, a word of the question.
+        for m in re.finditer(rf"(?:\b{_NOT}\b|n't\b|n’t\b)((?:\s+[\w']+){{1,3}})", text, re.I):
+            if any(_same_word(w, self.words) for w in m.group(1).split()):
+                return True
+        return False
+
+
+_ENDINGS = ("s", "es", "ed", "d", "ing")
+
+
+def _same_word(word: str, asked: frozenset[str]) -> bool:
+    word = word.casefold()
+    if word in asked:
+        return True
+    # "eats" for "eat", "enjoyed" for "enjoy": a question word and an ending.
+    return any(
+        word.startswith(a) and word[len(a) :] in ("s", "es", "ed", "d", "ing") for a in asked
+    )
 
 
 #: "User's name is Sam Whitaker", "my name is Sam", "User goes by Sam": the person

@@ -578,3 +578,43 @@ def test_a_day_or_an_abbreviation_in_a_question_lifts_nothing(
     assert all("name" not in r.signals for r in results)
     results = service.search(agent, {"query": "Leipzig harbour?"})
     assert "name" in results[0].signals
+
+
+def test_a_memory_saying_the_opposite_of_the_question_ranks_below_one_that_answers(
+    service: MemoryService, agent: Caller
+) -> None:
+    ids = {
+        text: _store(service, agent, text)
+        for text in (
+            "Mia does not like jazz",
+            "Mia likes spaghetti carbonara best",
+            "User does not like horror movies",
+            "User likes horror movies and nature documentaries",
+        )
+    }
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    # Before, "does not like" came first: it shares the words and the meaning.
+    first = service.search(agent, {"query": "What does Mia like?"})[0]
+    assert first.id == ids["Mia likes spaghetti carbonara best"]
+    first = service.search(agent, {"query": "which movies do I enjoy?"})[0]
+    assert first.id == ids["User likes horror movies and nature documentaries"]
+    # And the other way round for a question asking what is not liked.
+    first = service.search(agent, {"query": "Which movies does the user dislike?"})[0]
+    assert first.id == ids["User does not like horror movies"]
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "opposite"),
+    [
+        ("What does Mia like?", "Mia doesn't really like jazz", True),
+        ("What does Mia like?", "Mia hates jazz", True),
+        ("What does the dog eat?", "Biscuit never eats grapes", True),
+        ("What does the dog eat?", "Biscuit eats lamb kibble", False),
+        ("What does Mia like?", "Mia likes drawing horses, not painting", False),
+        ("What does Mia not like?", "Mia likes drawing horses", True),
+        ("What does Mia dislike?", "Mia does not like jazz", False),
+    ],
+)
+def test_what_says_the_opposite_of_a_question(question: str, text: str, opposite: bool) -> None:
+    assert memory_recall.Polarity.of(question).opposite(text) is opposite
