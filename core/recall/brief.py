@@ -22,11 +22,11 @@ and pass at most :func:`prefetch_limit` rows (never more than
     ORDER BY behavioral DESC, {EFFECTIVE_CONFIDENCE_SQL} DESC, updated_at DESC, id
     LIMIT :prefetch_limit
 
-An entry too long for the room left, or whose statement is already shown, is
-skipped (counted in ``MemoryBrief.skipped``) and a later one that fits takes
-its place, so when the brief skipped some, filled fewer than
-``max_brief_entries`` and there may be more rows, pass up to
-:data:`BRIEF_CANDIDATES` and build it again.
+An entry too long for the room left, or whose statement is already shown (in
+the same words, or in other words: ``rewording_of``), is skipped (counted in
+``MemoryBrief.skipped``) and a later one that fits takes its place, so when the
+brief skipped some, filled fewer than ``max_brief_entries`` and there may be
+more rows, pass more (up to :data:`BRIEF_CANDIDATES`) and build it again.
 
 With :data:`core.memory.confidence.EFFECTIVE_CONFIDENCE_SQL` that order is the brief's
 own, so the limit loses nothing. Ordering by the stored ``confidence`` instead
@@ -333,6 +333,7 @@ def build_brief(
     config: Config,
     now: datetime,
     extra_sections: Sequence[tuple[str, str]] = (),
+    rewording_of: Callable[[str, Sequence[str]], str | None] | None = None,
 ) -> MemoryBrief:
     """Select, order and render the entries an agent sees at the start of a session.
 
@@ -356,6 +357,10 @@ def build_brief(
         extra_sections: ``(title, markdown body)`` pairs, such as the thread's
             handoff and recent attachment receipts, rendered in the given order.
             Bodies are markdown and are not folded: the caller vouches for them.
+        rewording_of: Given an entry's id and the ids shown so far, the one of
+            them it says again in other words, if any
+            (:class:`core.recall.duplicates.Rewordings`): such an entry is left
+            out like one of the same words, and counted in ``rewordings``.
 
     Returns:
         The brief; ``truncated_by`` names the first limit that left anything out.
@@ -368,6 +373,7 @@ def build_brief(
     shown: set[str] = set()
     truncated_by: BriefLimit | None = None
     skipped = 0
+    rewordings = 0
     left_out: list[LeftOut] = []
 
     def leave_out(item: BriefEntry, reason: LeftOutReason) -> None:
@@ -408,6 +414,12 @@ def build_brief(
             skipped += 1
             leave_out(item, LeftOutReason(broken.value))
             continue
+        # Last, as it may read the entry's vector: only for a line that would be shown.
+        if rewording_of is not None and rewording_of(item.id, [c.id for c in chosen]):
+            skipped += 1
+            rewordings += 1
+            leave_out(item, LeftOutReason.REWORDING)
+            continue
         layout.add_entry(key, title, item, line, cost)
         chosen.append(item)
         shown.add(statement)
@@ -436,6 +448,7 @@ def build_brief(
         skipped=skipped,
         line_order=layout.line_order(),
         left_out=tuple(left_out),
+        rewordings=rewordings,
     )
 
 

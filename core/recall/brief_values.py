@@ -77,6 +77,8 @@ class LeftOutReason(StrEnum):
     TOKEN_BUDGET = "brief_token_budget"
     #: A line above already says the same.
     DUPLICATE = "duplicate"
+    #: A line above says the same in other words (a near-duplicate by its vector).
+    REWORDING = "rewording"
 
 
 #: The most left-out memories a brief lists (in brief order).
@@ -116,6 +118,9 @@ class MemoryBrief:
     #: with its reason (not part of the protocol). Only candidates the builder was
     #: given are known: past the entry limit that is usually only the first.
     left_out: tuple[LeftOut, ...] = field(default=(), compare=False)
+    #: Candidates left out because a line shown says the same in other words
+    #: (counted in :attr:`skipped` too; not part of the protocol).
+    rewordings: int = field(default=0, compare=False)
 
     def to_dict(self, include_markdown: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {

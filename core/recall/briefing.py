@@ -4,7 +4,8 @@ The brief must be cheap at any store size, so the database keeps each entry's
 effective (decayed) confidence and a stale flag in columns, refreshed by
 :func:`refresh_decay` when a store opens and when an agent session starts; the
 brief is then an index scan over ``max_brief_entries + 1`` rows (more only when
-entries too long for the room left were skipped: core.recall.brief).
+entries too long for the room left, or saying what a line shown says, were
+skipped: core.recall.brief).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from core.recall.brief import (
     build_brief,
     prefetch_limit,
 )
+from core.recall.duplicates import Rewordings
 from core.storage.rows import ENTRY_COLUMNS, entry_from_row
 from core.storage.store import GroupStore
 
@@ -160,18 +162,33 @@ def build_group_brief(
             entries = [readable(e) for e in entries]
         return entries, entry_count
 
+    # One per brief: the vectors it reads serve every build below.
+    rewordings = Rewordings(store, model_dir=config.embedding_model_dir)
+
     def build(entries: Sequence[MemoryEntry], entry_count: int) -> MemoryBrief:
         return build_brief(
-            entries, entry_count=entry_count, config=config, now=now, extra_sections=extra_sections
+            entries,
+            entry_count=entry_count,
+            config=config,
+            now=now,
+            extra_sections=extra_sections,
+            rewording_of=rewordings.of,
         )
 
     limit = prefetch_limit(config)
     entries, entry_count = candidates(limit)
     brief = build(entries, entry_count)
-    # Entries too long for the room left were skipped: shorter ones further down
-    # may fill it, so look at more candidates, once.
-    if brief.skipped and len(entries) == limit and brief.brief_count < config.max_brief_entries:
-        limit = BRIEF_CANDIDATES
+    # Candidates were skipped and the brief is not full (or is, with its last row,
+    # so it cannot tell that the entry limit cut it): ones further down may fill it,
+    # so look at more. Past a limit of size, shorter ones may be anywhere: all that
+    # may be passed, at once. Past (re)worded duplicates only, twice as many each
+    # time, so that a few of them cost a few more rows, not thousands.
+    while (
+        brief.skipped
+        and len(entries) == limit < BRIEF_CANDIDATES
+        and (brief.brief_count < config.max_brief_entries or brief.truncated_by is None)
+    ):
+        limit = BRIEF_CANDIDATES if brief.truncated_by else min(BRIEF_CANDIDATES, 2 * limit)
         entries, entry_count = candidates(limit)
         brief = build(entries, entry_count)
     if list_left_out and len(entries) == limit and len(brief.left_out) < LEFT_OUT_LISTED:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -34,6 +35,10 @@ from core.semantic import hybrid, vectors
 from core.semantic.embedding import shared_embedder
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from core.semantic.embedding import Embedder
     from core.storage.store import GroupStore
 
 #: Cosine similarity from which two entries may be near-duplicates (measured).
@@ -114,6 +119,76 @@ def near_duplicates(
     return Survey(tuple(clusters), len(keys), len(public) - len(keys), sealed)
 
 
+class Rewordings:
+    """Tells the brief which candidate says what a line it shows says, in other words.
+
+    The test of :func:`near_duplicates` (stored vectors at :data:`DUPLICATE_COSINE`,
+    not :func:`told_apart`, both readable by the model), asked of one entry at a
+    time against the few already shown, so its cost follows the lines of the
+    brief, not the size of the store. An entry without a vector (waiting to be
+    embedded, private, secret) is never a rewording of anything, nor is anything a
+    rewording of it. Vectors are read from the store once per entry; the model is
+    loaded only when two vectors are close, to check that it can read both texts.
+    """
+
+    def __init__(
+        self, store: GroupStore, *, threshold: float = DUPLICATE_COSINE, model_dir: str = ""
+    ) -> None:
+        self._store = store
+        self._threshold = threshold
+        self._model_dir = model_dir
+        self._known: dict[str, tuple[str, str, npt.NDArray[np.float32]] | None] = {}
+        self._readable: dict[str, bool] = {}
+        self._embedder: Embedder | None = None
+        self._loaded = False
+
+    def _vector(self, entry_id: str) -> tuple[str, str, npt.NDArray[np.float32]] | None:
+        """The entry's model, search text and stored vector; None without one."""
+        if entry_id not in self._known:
+            import numpy as np
+
+            row = self._store.execute(
+                "SELECT v.model, e.search_text, v.vector FROM memory_entries e "
+                "JOIN memory_vectors v ON v.entry_seq = e.seq "
+                "WHERE e.id = ? AND e.privacy = ?",
+                (entry_id, Privacy.PUBLIC.value),
+            ).fetchone()
+            self._known[entry_id] = (
+                None
+                if row is None
+                else (str(row[0]), str(row[1]), np.frombuffer(row[2], dtype="<f4"))
+            )
+        return self._known[entry_id]
+
+    def _can_read(self, model: str, text: str) -> bool:
+        if not self._loaded:
+            self._embedder, self._loaded = shared_embedder(self._model_dir), True
+        embedder = self._embedder
+        if embedder is None:
+            return False  # the model cannot be loaded: nothing is a rewording
+        if embedder.model_id != model:
+            return False  # made by another model, not yet embedded again
+        if text not in self._readable:
+            self._readable[text] = embedder.unknown_share(text) <= hybrid.UNREADABLE
+        return self._readable[text]
+
+    def of(self, entry_id: str, shown: Sequence[str]) -> str | None:
+        """The first of ``shown`` that ``entry_id`` rewords, or None."""
+        mine = self._vector(entry_id)
+        if mine is None:
+            return None
+        model, text, vector = mine
+        for other_id in shown:
+            other = self._vector(other_id)
+            if other is None or other[0] != model or other[2].shape != vector.shape:
+                continue
+            if float(vector @ other[2]) < self._threshold or told_apart(text, other[1]):
+                continue
+            if self._can_read(model, text) and self._can_read(model, other[1]):
+                return other_id
+        return None
+
+
 def _current(store: GroupStore) -> dict[int, tuple[str, str, str]]:
     """Current active entries by seq: (id, search text, privacy), oldest first."""
     return {
@@ -133,7 +208,6 @@ def _close_pairs(keys: object, matrix: object, threshold: float) -> list[tuple[i
     first: 10,000 vectors are 50 million similarities, never a Python loop.
     """
     import numpy as np
-    import numpy.typing as npt
 
     k: npt.NDArray[np.int64] = np.asarray(keys)
     m: npt.NDArray[np.float32] = np.asarray(matrix)

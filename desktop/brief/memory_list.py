@@ -35,6 +35,8 @@ def reason_text(reason: LeftOutReason) -> str:
             return "token budget"
         case LeftOutReason.DUPLICATE:
             return "same as a line above"
+        case LeftOutReason.REWORDING:
+            return "reworded line above"
 
 
 #: What each reason means, for the reason's tooltip.
@@ -44,6 +46,8 @@ REASON_HELP = {
     LeftOutReason.TOKEN_BUDGET: "Its line did not fit in the tokens left (Token budget).",
     LeftOutReason.DUPLICATE: "A line above says the same (ignoring case, spacing, quotes, "
     "final punctuation), so it is shown once.",
+    LeftOutReason.REWORDING: "A line above says the same in other words (a near-duplicate, "
+    "as Find near-duplicates groups them), so it is shown once.",
 }
 
 
