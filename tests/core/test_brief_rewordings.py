@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from core.model.config import Config
 from core.recall.brief import BriefLimit, LeftOutReason, MemoryBrief, prefetch_limit
 from core.service import Caller, MemoryService
@@ -24,7 +26,10 @@ DIFFERENT = (
 
 
 def _store(service: MemoryService, who: Caller, content: str, **extra: object) -> str:
-    return service.store(who, {"type": "fact", "content": content, **extra}).entry.id
+    entry_id = service.store(who, {"type": "fact", "content": content, **extra}).entry.id
+    # The brief lists newer first, by the millisecond: two stores in one would tie.
+    time.sleep(0.002)
+    return entry_id
 
 
 def _embed(service: MemoryService) -> None:
