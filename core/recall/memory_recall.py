@@ -47,6 +47,10 @@ FILL_MOST: Final = 3
 #: jazz" for "What does Mia like?") keeps this share of its relevance: it shares
 #: the words and most of the meaning, but answers the question less often.
 OPPOSITE_WEIGHT: Final = 0.85
+#: In ``auto`` mode, a memory sharing only a common verb with a question that asks
+#: more ("eats" for "What does the dog eat?") keeps this share of its keyword
+#: strength (:func:`verb_only`): the verb is in many memories about anything.
+VERB_ONLY_WEIGHT: Final = 0.0
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,36 @@ def implied_only(
         (match_expression(asked), *bm25),
     )
     return set(bm25) - {int(r[0]) for r in found}
+
+
+#: Everyday verbs: sharing one of them alone says little about what a memory is about.
+COMMON_VERBS: Final = frozenset(
+    "eat eats eating ate eaten use uses using used like likes liked liking have has had "
+    "having get gets getting got make makes making made take takes taking took taken "
+    "go goes going went want wants need needs do does did doing".split()
+)
+
+
+def verb_only(
+    store: GroupStore, query: str, keyword: dict[int, float], by_meaning: bool
+) -> set[int]:
+    """The entries of ``keyword`` that share only common verbs (:data:`COMMON_VERBS`)
+    with a question that asks other words too, when something else answers it:
+    another entry holds those words, or the meaning finds one (``by_meaning``).
+    When nothing does (a misspelt word: "which edtior does he use"), the verb is
+    all there is to go on, and nothing is returned."""
+    asked = [t for t in query_terms(query) if t not in STOPWORDS and t not in hybrid.FIRST_PERSON]
+    other = [t for t in asked if t.casefold() not in COMMON_VERBS]
+    if len(other) == len(asked) or not other:
+        return set()
+    # keyword holds the candidates of one search (at most a few hundred): one query.
+    found = store.execute(
+        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? "
+        f"AND rowid IN ({', '.join('?' * len(keyword))})",
+        (match_expression(other), *keyword),
+    )
+    holding = {int(r[0]) for r in found}
+    return set(keyword) - holding if holding or by_meaning else set()
 
 
 def all_terms(store: GroupStore, terms: list[str], want: int) -> set[int]:
@@ -235,6 +269,11 @@ def search(
         rows = rows_for(store, list(bm25), flt)
     polarity = Polarity.of(asked)
     keyword = hybrid.keyword_strengths({k: v for k, v in bm25.items() if k not in implied})
+    if mode is Mode.AUTO and keyword:
+        # "What does the dog eat?": "Miso only eats wet food" shares only the verb.
+        by_meaning = any(c >= floor and s not in keyword for s, c in cosines.items())
+        for seq in verb_only(store, asked, keyword, by_meaning):
+            keyword[seq] *= VERB_ONLY_WEIGHT
     patterns = [hybrid.name_pattern(n) for n in names]
     ranked: list[tuple[float, str, int, RankedHit]] = []
     for seq, row in rows.items():

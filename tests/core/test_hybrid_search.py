@@ -618,3 +618,34 @@ def test_a_memory_saying_the_opposite_of_the_question_ranks_below_one_that_answe
 )
 def test_what_says_the_opposite_of_a_question(question: str, text: str, opposite: bool) -> None:
     assert memory_recall.Polarity.of(question).opposite(text) is opposite
+
+
+def test_a_memory_sharing_only_a_common_verb_ranks_below_the_answer(
+    service: MemoryService, agent: Caller
+) -> None:
+    ids = {
+        text: _store(service, agent, text)
+        for text in (
+            "Biscuit switched to Josera Lamb & Rice, 1.5 cups twice a day after the vet"
+            " said he is overweight",
+            "Miso only eats wet food, Animonda Carny",
+            "Leo refuses to eat broccoli but likes carrots and peas",
+            "User eats oatmeal with berries for breakfast",
+            "Mia does not eat anything spicy",
+            "User is trying to eat less red meat, max twice a week",
+            "User has a beagle named Biscuit, 5 years old",
+            "User now uses Neovim as main editor",
+            "User uses Claude in the terminal for coding help",
+            "User does not use Emacs",
+        )
+    }
+    service.start_embedding()
+    assert service.embedding is not None and service.embedding.wait_idle(60)
+    # Before, the memories that only say "eat" came first: full keyword credit for the verb.
+    results = service.search(agent, {"query": "What does the dog eat?"})
+    assert results[0].id == ids[next(t for t in ids if t.startswith("Biscuit switched"))]
+    assert "keyword" not in results[0].signals
+    # A misspelt noun matches nothing: then the verb is all there is to go on.
+    results = service.search(agent, {"query": "which edtior does he use"})
+    using = {ids[t] for t in ids if " use" in t}
+    assert {r.id for r in results[:3]} == using
