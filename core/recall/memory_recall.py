@@ -269,10 +269,13 @@ def search(
         rows = rows_for(store, list(bm25), flt)
     polarity = Polarity.of(asked)
     keyword = hybrid.keyword_strengths({k: v for k, v in bm25.items() if k not in implied})
+    #: Matched by a common verb alone: its words earn it nothing, and say so.
+    verb_matched: set[int] = set()
     if mode is Mode.AUTO and keyword:
         # "What does the dog eat?": "Miso only eats wet food" shares only the verb.
         by_meaning = any(c >= floor and s not in keyword for s, c in cosines.items())
-        for seq in verb_only(store, asked, keyword, by_meaning):
+        verb_matched = set(verb_only(store, asked, keyword, by_meaning))
+        for seq in verb_matched:
             keyword[seq] *= VERB_ONLY_WEIGHT
     patterns = [hybrid.name_pattern(n) for n in names]
     ranked: list[tuple[float, str, int, RankedHit]] = []
@@ -294,7 +297,7 @@ def search(
             # found it on its own.
             continue
         signals: list[str] = []
-        if seq in bm25 and seq not in implied:
+        if seq in bm25 and seq not in implied and seq not in verb_matched:
             signals.append(Signal.KEYWORD.value)
         if named:
             signals.append(Signal.NAME.value)

@@ -645,6 +645,9 @@ def test_a_memory_sharing_only_a_common_verb_ranks_below_the_answer(
     results = service.search(agent, {"query": "What does the dog eat?"})
     assert results[0].id == ids[next(t for t in ids if t.startswith("Biscuit switched"))]
     assert "keyword" not in results[0].signals
+    # A memory the verb alone matched does not claim its words found it.
+    eats = {ids[t] for t in ids if " eat" in t and not t.startswith("Biscuit")}
+    assert all("keyword" not in r.signals for r in results if r.id in eats)
     # A misspelt noun matches nothing: then the verb is all there is to go on.
     results = service.search(agent, {"query": "which edtior does he use"})
     using = {ids[t] for t in ids if " use" in t}
