@@ -102,10 +102,11 @@ def parse_recheck(value: object, kind: ClaimKind) -> int:
     if value is None:
         return kind.default_recheck_days
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_RECHECK_DAYS:
+        error = InvalidParams.bounds("recheck_days", value, 1, MAX_RECHECK_DAYS)
         raise InvalidParams(
             f"recheck_days must be a whole number of days from 1 to {MAX_RECHECK_DAYS}",
             field="recheck_days",
-            rule="range",
+            rule=error.rule,
         )
     return value
 

@@ -407,13 +407,9 @@ def find_exchanges_page(
     turns in.
     """
     if not 1 <= limit <= MAX_EXCHANGE_RESULTS:
-        raise InvalidParams(
-            f"limit must be between 1 and {MAX_EXCHANGE_RESULTS}", field="limit", rule="range"
-        )
+        raise InvalidParams.bounds("limit", limit, 1, MAX_EXCHANGE_RESULTS)
     if not 0 <= offset <= MAX_EXCHANGE_OFFSET:
-        raise InvalidParams(
-            f"offset must be between 0 and {MAX_EXCHANGE_OFFSET}", field="offset", rule="range"
-        )
+        raise InvalidParams.bounds("offset", offset, 0, MAX_EXCHANGE_OFFSET)
     same = "coalesce(e.thread_id = :thread, 0)"
     if query.strip() and not searchable(query):
         # Punctuation alone ("%", "?"): no word to match, and its meaning is noise.

@@ -273,7 +273,7 @@ def describe(service: Workspace, group: str, ids: Iterable[str]) -> dict[str, di
 def dig(service: Workspace, group: str, start: str, depth: int = 2) -> dict[str, Any]:
     """Nodes reachable from ``start`` in at most ``depth`` hops, each once (no loops)."""
     if not isinstance(depth, int) or not 0 <= depth <= MAX_DEPTH:
-        raise InvalidParams(f"depth must be between 0 and {MAX_DEPTH}", field="depth", rule="range")
+        raise InvalidParams.bounds("depth", depth, 0, MAX_DEPTH)
     store = service.store_for(group)
     if not start.startswith(("mem-", "sum-")) or not _exists(store, start):
         raise NotFound(f"no memory or summary {start} in group {group}", field="id")

@@ -315,9 +315,7 @@ def recall(
     if not isinstance(text, str) or not text.strip():
         raise InvalidParams("text must be a non-empty string", field="text", rule="minLength")
     if not 50 <= budget <= MAX_BUDGET:
-        raise InvalidParams(
-            f"budget must be between 50 and {MAX_BUDGET} tokens", field="budget", rule="range"
-        )
+        raise InvalidParams.bounds("budget", budget, 50, MAX_BUDGET, unit=" tokens")
     asked = live_keywords(store, text)
     if not asked.ranked:
         return RecallResult((), (), budget, False)

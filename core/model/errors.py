@@ -38,6 +38,19 @@ class InvalidParams(AmbryError):
         self.field = field
         self.rule = rule
 
+    @classmethod
+    def bounds(
+        cls, field: str, value: object, low: int, high: int, *, unit: str = ""
+    ) -> InvalidParams:
+        """``field`` must be a whole number from ``low`` to ``high``: the rule names the
+        bound ``value`` broke (``minimum``, ``maximum``), as a schema check would, or
+        ``type`` when it is no whole number at all."""
+        if isinstance(value, bool) or not isinstance(value, int):
+            rule = "type"
+        else:
+            rule = "minimum" if value < low else "maximum"
+        return cls(f"{field} must be between {low} and {high}{unit}", field=field, rule=rule)
+
 
 class InvalidGroup(InvalidParams):
     """A group name that could escape the data directory or is otherwise unusable."""
