@@ -380,13 +380,35 @@ def build_brief(
         if len(left_out) < LEFT_OUT_LISTED:
             left_out.append(LeftOut(item, reason))
 
+    def repeat(later: MemoryEntry) -> LeftOutReason | None:
+        """Why ``later`` would be left out even with room: a line shown says it."""
+        if same_statement(later.content) in shown:
+            return LeftOutReason.DUPLICATE
+        if rewording_of is not None and rewording_of(later.id, [c.id for c in chosen]):
+            return LeftOutReason.REWORDING
+        return None
+
     ranked = sorted(entries, key=_sort_key(now, config))
     for position, entry in enumerate(ranked):
         if layout.count == config.max_brief_entries:
-            truncated_by = truncated_by or BriefLimit.MAX_ENTRIES
+            rest = ranked[position:]
+            # The limit cut the brief only if something past it says something new.
+            repeats: list[LeftOutReason] = []
+            for later in rest:  # mostly one look: the next candidate is new
+                if (why := repeat(later)) is None:
+                    truncated_by = truncated_by or BriefLimit.MAX_ENTRIES
+                    break
+                repeats.append(why)
+            else:
+                # All said above: skipped as such, so a caller holding only some of
+                # the candidates looks further before it calls the brief whole.
+                skipped += len(repeats)
+                rewordings += repeats.count(LeftOutReason.REWORDING)
             # Name the first few past the limit for front ends; the text is done.
-            for later in ranked[position : position + LEFT_OUT_LISTED - len(left_out)]:
-                leave_out(_brief_entry(later, now, config), LeftOutReason.MAX_ENTRIES)
+            for later in rest[: LEFT_OUT_LISTED - len(left_out)]:
+                leave_out(
+                    _brief_entry(later, now, config), repeat(later) or LeftOutReason.MAX_ENTRIES
+                )
             break
         item = _brief_entry(entry, now, config)
         key, title = _group(item)

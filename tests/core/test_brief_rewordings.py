@@ -120,3 +120,27 @@ def test_rewordings_never_leave_the_brief_short(service: MemoryService, operator
     brief = service.build_brief("main")
     assert brief.brief_count == 5 and brief.truncated_by is BriefLimit.MAX_ENTRIES
     assert [e.id for e in brief.entries] == [top, *fillers[::-1][:4]]
+
+
+def test_a_brief_full_of_new_lines_is_not_cut_by_rewordings_past_it(
+    service: MemoryService, operator: Caller
+) -> None:
+    first, second = REWORDED[0]
+    _store(service, operator, first, type="preference")
+    _store(service, operator, second, type="preference")
+    # Newest first: the instruction, the second wording, then (past the limit) the first.
+    _store(service, operator, "Use pytest for all Python tests", type="instruction")
+    _embed(service)
+    unlimited = service.build_brief("main")
+    assert unlimited.brief_count == 2 and unlimited.truncated_by is None
+    # The limit holds every line there is: what is past it only says a line again.
+    service.set_config(Config(max_brief_entries=2))
+    brief = service.build_brief("main", list_left_out=True)
+    assert brief.markdown == unlimited.markdown
+    # Before, the limit was named as cutting it, and an agent told the brief was cut.
+    assert brief.truncated_by is None
+    assert [o.reason for o in brief.left_out] == [LeftOutReason.REWORDING]
+    # One new line past the limit: then it did cut the brief.
+    _store(service, operator, "The team deploys on Thursdays")
+    _embed(service)
+    assert service.build_brief("main").truncated_by is BriefLimit.MAX_ENTRIES
