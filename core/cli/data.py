@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import getpass
 import os
 import sys
@@ -21,7 +22,7 @@ from core.cli.context import (
 from core.continuity import forget_preview
 from core.memory import forgetting
 from core.memory.forgetting import Scope
-from core.model.errors import InvalidParams
+from core.model.errors import InvalidParams, StorageError
 from core.model.text import one_line, plural
 from core.portability.export import ExportSummary, export
 from core.portability.importing import import_checked, read_export
@@ -94,24 +95,49 @@ def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
             "its summary; drop --json, or give a file name",
             field="file",
         )
+    if to_stdout and sys.stdout is None:
+        raise InvalidParams(
+            "export - writes to standard output, which is closed; give a file name",
+            field="file",
+        )
     phrase = _passphrase(args, twice=True) if args.include_private else None
-    if to_stdout:
-        sys.stdout.flush()
-    summary = export(
-        ctx.service,
-        ctx.caller,
-        sys.stdout.buffer if to_stdout else args.file.expanduser(),
-        include_private=args.include_private,
-        passphrase=phrase,
-        progress=progress_line("exporting", watching(ctx)),
-        instead=EXPORT_INSTEAD,
-    )
+    try:
+        if to_stdout:
+            sys.stdout.flush()
+        summary = export(
+            ctx.service,
+            ctx.caller,
+            sys.stdout.buffer if to_stdout else args.file.expanduser(),
+            include_private=args.include_private,
+            passphrase=phrase,
+            progress=progress_line("exporting", watching(ctx)),
+            instead=EXPORT_INSTEAD,
+        )
+        if to_stdout:
+            sys.stdout.flush()
+    except OSError as exc:
+        if not to_stdout:
+            raise
+        raise _stdout_failed(exc) from None
     text = export_line(summary, "standard output" if to_stdout else str(args.file))
     if to_stdout:
         print(f"note: {text}", file=sys.stderr)  # stdout holds the export alone
     else:
         ctx.emit(summary.to_dict(), text)
     return 0
+
+
+def _stdout_failed(exc: OSError) -> StorageError:
+    """Standard output took only part of an export: why, and what to do."""
+    if exc.errno == errno.ENOSPC:
+        why = "the disk is full; free some space, or write the export to a file elsewhere"
+    elif exc.errno == errno.EPIPE:
+        why = "the program reading it stopped; give a file name to keep the whole export"
+    else:
+        why = f"{exc.strerror or exc}; give a file name instead"
+    return StorageError(
+        f"cannot write the export to standard output, which holds only part of it: {why}"
+    )
 
 
 def export_line(summary: ExportSummary, where: str) -> str:
@@ -161,6 +187,14 @@ def _import_args(p: argparse.ArgumentParser) -> None:
     starts_group=True,
 )(_import_args)
 def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
+    if str(args.file) == "-":
+        # The check reads the file whole before anything is written, and a passphrase
+        # may be asked for after it: a file, not a stream.
+        raise InvalidParams(
+            "import reads a file, not standard input; save the export to a file "
+            "(ambry export FILE) and import that",
+            field="file",
+        )
     if args.source:
         return history.import_history(ctx, args)
     if args.dry_run:

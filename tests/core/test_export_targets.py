@@ -184,3 +184,48 @@ def test_dash_writes_the_export_to_standard_output(
     code, _, err = run(capsys, *data, "handoff", "export", "Plans", "-")
     assert code == 1 and "prints the handoff to standard output" in err
     assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_standard_output_that_fails_is_one_error_line(data: list[str]) -> None:
+    # A full disk under `ambry export - > backup.jsonl`: /dev/full refuses every write.
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "core.cli.main", *data, "export", "-"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    # Before: "bug in ambry export" and a traceback of OSError: [Errno 28].
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: cannot write the export to standard output")
+    assert "the disk is full" in done.stderr
+    # Standard output closed: before, AttributeError: 'NoneType' object has no 'flush'.
+    closed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.stdout.close(); sys.stdout = None; "
+            "from core.cli.main import main; sys.exit(main(sys.argv[1:]))",
+            *data,
+            "export",
+            "-",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert closed.returncode == 1 and "Traceback" not in closed.stderr
+    assert "standard output, which is closed; give a file name" in closed.stderr
+
+
+def test_import_says_it_reads_a_file_not_standard_input(
+    data: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (["import", "-"], ["import", "--from", "claude", "-"]):
+        code, _, err = run(capsys, *data, *argv)
+        # Before: "cannot read -: No such file or directory".
+        assert code == 1 and "import reads a file, not standard input" in err
