@@ -57,12 +57,15 @@ class Restored:
             that one current).
         duplicate_of: the current memory with the same text it went behind, if any.
         tags_added: the tags that memory took from it.
+        behind: the version it went back behind, in its own chain, when a later one
+            is current (it was a middle version, or the fact changed since).
     """
 
     entry_id: str
     replaced: str | None = None
     duplicate_of: str | None = None
     tags_added: tuple[str, ...] = ()
+    behind: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -70,6 +73,7 @@ class Restored:
             "replaced": self.replaced,
             "duplicate_of": self.duplicate_of,
             "tags_added": list(self.tags_added),
+            "behind": self.behind,
         }
 
     def describe(self) -> str:
@@ -85,6 +89,8 @@ class Restored:
                 said += f" (it took the tag{'s' if len(self.tags_added) > 1 else ''} {tags})"
         elif self.replaced is not None:
             said += f"; it is current again in place of {self.replaced}"
+        elif self.behind is not None:
+            said += f" as an earlier version; {self.behind}, written after it, stays current"
         return said
 
 
@@ -101,7 +107,7 @@ def put_back(
     there is one (see the module docstring); inside the caller's transaction."""
     placed = place_back(store, entry_id, place, now)
     if placed.superseded_by is not None:
-        return Restored(entry_id)
+        return Restored(entry_id, behind=store.history(entry_id)[-1].id)
     same = store.find_duplicate(content_keys, entry_type, excluding=entry_id)
     if same is None:
         return Restored(entry_id, placed.replaced)

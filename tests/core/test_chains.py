@@ -380,3 +380,19 @@ def test_the_cli_says_what_is_current_again_and_restores_in_place(
     assert code == 0
     code, out, _ = run("delete", y, "--json")
     assert code == 1  # gone for good: a person's delete is final
+
+
+def test_a_restore_behind_a_later_version_says_which_stays_current(
+    service: MemoryService, operator: Caller, agent: Caller
+) -> None:
+    a = store(service, operator, "Office is in Paris")
+    b = store(service, operator, "Office is in Lyon", supersedes=a)
+    c = store(service, operator, "Office is in Nice", supersedes=b)
+    service.delete(agent, b)
+    restored = trash.restore(service, operator, b)
+    # Before: "restored mem-…" alone, though another version is the current one.
+    assert restored.behind == c
+    assert restored.describe() == (
+        f"restored {b} as an earlier version; {c}, written after it, stays current"
+    )
+    assert restored.to_dict()["behind"] == c
