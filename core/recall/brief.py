@@ -393,22 +393,22 @@ def build_brief(
         if layout.count == config.max_brief_entries:
             rest = ranked[position:]
             # The limit cut the brief only if something past it says something new.
-            repeats: list[LeftOutReason] = []
+            repeats: list[LeftOutReason | None] = []
             for later in rest:  # mostly one look: the next candidate is new
-                if (why := repeat(later)) is None:
+                repeats.append(why := repeat(later))
+                if why is None:
                     truncated_by = truncated_by or BriefLimit.MAX_ENTRIES
                     break
-                repeats.append(why)
             else:
                 # All said above: skipped as such, so a caller holding only some of
                 # the candidates looks further before it calls the brief whole.
                 skipped += len(repeats)
                 rewordings += repeats.count(LeftOutReason.REWORDING)
-            # Name the first few past the limit for front ends; the text is done.
-            for later in rest[: LEFT_OUT_LISTED - len(left_out)]:
-                leave_out(
-                    _brief_entry(later, now, config), repeat(later) or LeftOutReason.MAX_ENTRIES
-                )
+            # Name the first few past the limit for front ends; the text is done. The
+            # ones looked at above keep their reason (a rewording's costs a vector read).
+            for n, later in enumerate(rest[: LEFT_OUT_LISTED - len(left_out)]):
+                why = repeats[n] if n < len(repeats) else repeat(later)
+                leave_out(_brief_entry(later, now, config), why or LeftOutReason.MAX_ENTRIES)
             break
         item = _brief_entry(entry, now, config)
         key, title = _group(item)
