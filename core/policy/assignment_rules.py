@@ -15,6 +15,7 @@ from core.policy.rule_types import Extract, Rule, Span, Tier
 from core.policy.token_formats import random_enough
 from core.policy.value_judgement import (
     basic_pair,
+    judged_group,
     password_like,
     preceded_by,
     sentence_end,
@@ -159,10 +160,6 @@ _TOKEN_NAME = re.compile(
 )
 
 
-def _hex_token(m: re.Match[str]) -> Span | None:
-    return m.span("v") if random_enough(m.group("v")) else None
-
-
 #: In the order :data:`core.policy.secret_rules.RULES` tries them.
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -242,6 +239,6 @@ RULES: tuple[Rule, ...] = (
         ("token",),
         needs="0123456789",
         caseless=True,
-        extract=preceded_by(_TOKEN_NAME, _hex_token),
+        extract=preceded_by(_TOKEN_NAME, judged_group("v", random_enough)),
     ),
 )

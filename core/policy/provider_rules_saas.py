@@ -8,9 +8,7 @@ readable.
 
 from __future__ import annotations
 
-import re
-
-from core.policy.rule_types import Rule, Span, Tier
+from core.policy.rule_types import Rule, Tier
 from core.policy.token_formats import (
     ALNUM,
     HEX,
@@ -22,13 +20,9 @@ from core.policy.token_formats import (
     random_enough,
     shaped,
 )
+from core.policy.value_judgement import judged_group
 
 _UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-
-
-def _hex_token(m: re.Match[str]) -> Span | None:
-    # Hex digits and letters both: 32 digits alone are a number, not a token.
-    return m.span("v") if random_enough(m.group("v")) else None
 
 
 PAYMENTS: tuple[Rule, ...] = (
@@ -119,7 +113,8 @@ MESSAGING: tuple[Rule, ...] = (
         ("auth",),
         tier=Tier.PROBABLE,
         caseless=True,
-        extract=_hex_token,
+        # Hex digits and letters both: 32 digits alone are a number, not a token.
+        extract=judged_group("v", random_enough),
     ),
     prefixed(
         "sendgrid_key", "SG.", f"[{URLSAFE}]{{20,24}}\\.[{URLSAFE}]{{40,46}}", check_random=False
