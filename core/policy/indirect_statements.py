@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from core.policy import access_codes
 from core.policy.prose_words import (
     ADJECTIVE,
+    CLAUSE_END,
     CLAUSE_WORDS,
     COMPOUNDS,
     JUDGEMENTS,
@@ -65,7 +66,7 @@ _NOT_A_KEY = re.compile(
 )
 # What closes a clause after a key of letters only ("... is bluemoonlight.", "...
 # is bluemoonlight but don't share it").
-_CLOSED = re.compile(r"[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z))")
+_CLOSED = re.compile(CLAUSE_END)
 _CONJUNCTION = re.compile(r",?[ \t]+(?:and|but|so)(?![\w-])", re.IGNORECASE)
 _NOT_A_WORD_KEY = NOT_A_VALUE | CLAUSE_WORDS | COMPOUNDS | UNITS | QUALIFIERS
 _PLACEHOLDER = re.compile(r"x{3,}|\*{3,}|your|example|redacted|<|>|\{", re.IGNORECASE)
@@ -97,7 +98,7 @@ _CHANGED = re.compile(
     r"(?:[ \t]*[,;:\u2013\u2014-])?[ \t]*(?:(?:so|and)(?![\w'\u2019])[ \t]*)?(?:now[ \t]+)?"
     r"(?:it(?:['\u2019]s|[ \t]+is|[ \t]+was)[ \t]+|to[ \t]+)?(?:now[ \t]*)?(?::[ \t]*)?"
     rf"[{_QUOTE}]?(?P<value>[*#]?\d{{4,12}}[*#]?(?![\w-]|[.,:/]\d)|[^\s{_QUOTE},;)]+)"
-    r"(?=[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z))"
+    rf"(?={CLAUSE_END}"
     r"|[ \t]+(?:now|instead|and|but|so)(?![\w-]))",
     re.IGNORECASE,
 )

@@ -14,6 +14,7 @@ import re
 
 from core.policy.prose_words import (
     ADJECTIVE,
+    CLAUSE_END,
     CLAUSE_WORDS,
     COMPOUNDS,
     FUNCTION_WORDS,
@@ -36,7 +37,7 @@ _QUOTED = re.compile(
 # clause (a stop, a comma and the like, the end of the line or of the text).
 _PLAIN = re.compile(
     r"[A-Za-z0-9]+(?:[ \t]+[A-Za-z0-9]+){2,7}"
-    r"(?=[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z)))"
+    rf"(?={CLAUSE_END})"
 )
 # A password of two words closing the clause: a word, then a number in figures
 # or in words ("hunter two", "dragon 7") or a second word in lower case ("hunter
@@ -51,7 +52,7 @@ _NUMBER_WORD = (
 _PAIR = re.compile(
     rf"(?P<word>[A-Za-z][a-z]{{2,}})[ \t]+"
     rf"(?:(?P<figures>\d{{1,8}})|{_NUMBER_WORD}(?![a-z])|(?P<second>[a-z]{{3,}}))"
-    r"(?=[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z)))"
+    rf"(?={CLAUSE_END})"
 )
 # Nouns a number labels or bounds: "the password is step two", "is priority one",
 # "is min 8" say which or how much, not what.

@@ -28,6 +28,9 @@ NOT_A_VALUE = frozenset(
     generally typically only just probably please must should will can may might
     does did str bytes int bool optional""".split()
 )
+#: Where a clause ends: a closing quote or bracket, then a stop, a comma and the like
+#: (before a space or the end), or the end of the line or of the text.
+CLAUSE_END = r"[\"')\]]*(?:[.,;:!?](?:\s|\Z)|[ \t]*(?:\r?\n|\Z))"
 #: Units a number before them measures ("the PIN is 4 digits").
 UNITS = frozenset(
     "characters chars character digits digit letters letter symbols long days hours minutes "
