@@ -127,7 +127,7 @@ def _refuse_json(text: str, name: str) -> None:
     if not body.startswith(("{", "[")):
         return
     try:
-        # Streamed, so a chat export of hundreds of megabytes is checked in little memory.
+        # One value after another (multiple_values), so JSON Lines is JSON here too.
         for _ in ijson.basic_parse(io.BytesIO(body.encode()), multiple_values=True):
             pass
     except ijson.JSONError:
