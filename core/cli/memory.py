@@ -13,8 +13,10 @@ from core.cli.context import (
     emit_listing,
     format_entry,
     format_result,
+    offset_option,
     paging_line,
     read_stdin,
+    tool_limit_option,
     whole,
     within,
 )
@@ -246,20 +248,9 @@ def cmd_delete(ctx: Context, args: argparse.Namespace) -> int:
 
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", choices=ENTRY_TYPES, help="only this type")
-    p.add_argument(
-        "--limit",
-        type=whole,
-        default=50,
-        metavar="N",
-        help=f"at most N entries (default 50, at most {MAX_SEARCH_LIMIT})",
-    )
-    p.add_argument(
-        "--offset",
-        type=whole,
-        default=0,
-        metavar="N",
-        help="skip the first N entries, to read on (default 0)",
-    )
+    # memory_search's page size (cmd_list checks it); no ceiling on the offset.
+    tool_limit_option(p, "memory_search", "entries", 50)
+    offset_option(p, "entries")
 
 
 @command("list", "List current entries, newest first, a page at a time.")(_list_args)
