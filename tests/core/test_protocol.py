@@ -85,6 +85,22 @@ def conn(dispatcher: Dispatcher, token: str) -> Connection:
     return c
 
 
+def mcp_tool_call(service: MemoryService, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """MCP's tools/call of ``method`` in a fresh session, which is closed after it."""
+    session = McpSession(service, "main", client="mcp-test")
+    session.handle(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-test", "version": "1"},
+        },
+    )
+    result: dict[str, Any] = session.handle("tools/call", {"name": method, "arguments": params})
+    session.close()
+    return result
+
+
 def entry_rows(service: MemoryService, group: str = "main") -> list[tuple[Any, ...]]:
     return list(service.store_for(group).execute("SELECT * FROM memory_entries ORDER BY seq"))
 
@@ -498,18 +514,8 @@ def test_an_empty_tag_is_refused_by_its_index_not_dropped(
     assert (data["field"], data["rule"]) == (f"tags.{index}", "minLength")
     assert entry_rows(service) == []
     # MCP's tools/call goes through the same method: the same refusal, as a tool error.
-    session = McpSession(service, "main", client="mcp-test")
-    session.handle(
-        "initialize",
-        {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "mcp-test", "version": "1"},
-        },
-    )
-    result = session.handle("tools/call", {"name": method, "arguments": params})
+    result = mcp_tool_call(service, method, params)
     assert result["isError"] and result["content"][0]["text"] == f"invalid_params: {message}"
-    session.close()
     assert entry_rows(service) == []
 
 
@@ -640,18 +646,8 @@ def test_an_empty_id_is_invalid_params_saying_what_goes_there(
         assert message.endswith(_THREAD_HINT), message
     assert entry_rows(service) == []
     # MCP's tools/call answers the same, as a tool error.
-    session = McpSession(service, "main", client="mcp-test")
-    session.handle(
-        "initialize",
-        {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "mcp-test", "version": "1"},
-        },
-    )
-    result = session.handle("tools/call", {"name": method, "arguments": params})
+    result = mcp_tool_call(service, method, params)
     assert result["isError"] and result["content"][0]["text"] == f"invalid_params: {message}"
-    session.close()
 
 
 @pytest.mark.parametrize("thread", ["", "  "])
