@@ -318,7 +318,10 @@ def search(
 
 
 _NOT = r"(?:not|never|no\s+longer|n't|n’t|cannot|refuse[sd]?|refusing)"
-_NEGATION = re.compile(rf"\b{_NOT}\b|n't\b|n’t\b", re.I)
+_NEGATOR = rf"\b{_NOT}\b|n't\b|n’t\b"
+_NEGATION = re.compile(_NEGATOR, re.I)
+#: A negation and the (up to three) words after it.
+_NEGATED_WORDS = re.compile(rf"(?:{_NEGATOR})((?:\s+[\w']+){{1,3}})", re.I)
 #: Verbs of liking, and what says the opposite of them outright.
 _LIKING = frozenset("like likes love loves enjoy enjoys prefer prefers want wants fancy".split())
 _AVERSION = re.compile(
@@ -357,7 +360,7 @@ class Polarity:
             return True
         # "does not like", "doesn't really enjoy", "never eats": a negation and,
         # within two words after it, a word of the question.
-        for m in re.finditer(rf"(?:\b{_NOT}\b|n't\b|n’t\b)((?:\s+[\w']+){{1,3}})", text, re.I):
+        for m in _NEGATED_WORDS.finditer(text):
             if any(_same_word(w, self.words) for w in m.group(1).split()):
                 return True
         return False
@@ -371,9 +374,7 @@ def _same_word(word: str, asked: frozenset[str]) -> bool:
     if word in asked:
         return True
     # "eats" for "eat", "enjoyed" for "enjoy": a question word and an ending.
-    return any(
-        word.startswith(a) and word[len(a) :] in ("s", "es", "ed", "d", "ing") for a in asked
-    )
+    return any(word.startswith(a) and word[len(a) :] in _ENDINGS for a in asked)
 
 
 #: "User's name is Sam Whitaker", "my name is Sam", "User goes by Sam": the person
