@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from core.memory.writing import add_tags
+from core.memory.writing import add_tags, named_tags
 from core.model.changes import Changes
 from core.model.entries import EntryType
 from core.storage.chains import Place, follow_pending, place_back
@@ -85,8 +85,7 @@ class Restored:
                 "and stays current"
             )
             if self.tags_added:
-                tags = ", ".join(repr(t) for t in self.tags_added)
-                said += f" (it took the tag{'s' if len(self.tags_added) > 1 else ''} {tags})"
+                said += f" (it took the {named_tags(self.tags_added)})"
         elif self.replaced is not None:
             said += f"; it is current again in place of {self.replaced}"
         elif self.behind is not None:

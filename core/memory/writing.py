@@ -108,12 +108,10 @@ class StoreOutcome:
             return None
         said = []
         if self.tags_added:
-            said.append(f"it took the tag{_s(self.tags_added)} {_listed(self.tags_added)}")
+            said.append(f"it took the {named_tags(self.tags_added)}")
         if self.tags_not_added:
             why = (self.tags_left_because or TagsLeft.FULL).value
-            said.append(
-                f"tag{_s(self.tags_not_added)} {_listed(self.tags_not_added)} not added: {why}"
-            )
+            said.append(f"{named_tags(self.tags_not_added)} not added: {why}")
         return "; ".join(said)
 
 
@@ -124,12 +122,9 @@ class TagsLeft(StrEnum):
     REVIEW = "a write held for review does not change a current memory's tags"
 
 
-def _s(items: tuple[str, ...]) -> str:
-    return "s" if len(items) > 1 else ""
-
-
-def _listed(tags: tuple[str, ...]) -> str:
-    return ", ".join(repr(t) for t in tags)
+def named_tags(tags: tuple[str, ...]) -> str:
+    """``tag 'a'``, ``tags 'a', 'b'``: the tags named, for a sentence about them."""
+    return f"tag{'s' if len(tags) > 1 else ''} {', '.join(repr(t) for t in tags)}"
 
 
 def add_tags(
