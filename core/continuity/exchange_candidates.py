@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from core.model.entries import iso
 from core.semantic import hybrid
 from core.semantic.timeref import Span
-from core.storage.fts import gram_match, grams_held, match_expression
+from core.storage.fts import grams_held, match_expression
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -127,11 +127,8 @@ def _unspaced(
     if not grams:
         return {}
     role = "" if speaker is None else _of_role("exchange_grams")
-    sql = (
-        f"SELECT seq, count(*) AS held FROM ({grams_held('exchange_grams', len(grams), role)}) "
-        f"GROUP BY seq ORDER BY held DESC, seq DESC LIMIT {int(want)}"
-    )
-    rows = store.execute(sql, [p for g in grams for p in (gram_match(g), *_bound(speaker))])
+    held, bound = grams_held("exchange_grams", grams, role, _bound(speaker))
+    rows = store.execute(f"{held} ORDER BY held DESC, seq DESC LIMIT {int(want)}", bound)
     return {int(r[0]): int(r[1]) for r in rows}
 
 

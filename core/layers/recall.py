@@ -28,7 +28,6 @@ Words only, no embeddings: this is the cheap trigger that runs on every turn.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
@@ -40,7 +39,6 @@ from core.model.errors import InvalidParams
 from core.model.text import estimate_tokens
 from core.semantic.hybrid import with_pieces
 from core.storage.fts import (
-    gram_match,
     grams_held,
     match_expression,
     unspaced_grams,
@@ -209,7 +207,8 @@ def _best_turns(
         bm25 = {int(r[0]): float(r[1]) for r in rows}
     held: dict[int, int] = {}
     if asked.pieces:
-        turns, bound = _holding(
+        turns, bound = grams_held(
+            "exchange_grams",
             asked.pieces,
             f"EXISTS (SELECT 1 FROM exchanges e WHERE e.seq = exchange_grams.rowid AND {where})",
             params,
@@ -221,14 +220,6 @@ def _best_turns(
     best = sorted(scores, key=scores.__getitem__)[:limit]
     found = _rows(store, _TURN_COLUMNS, "exchanges e", best)
     return [(-scores[seq], found[seq]) for seq in best if seq in found]
-
-
-def _holding(pieces: Sequence[str], also: str, params: tuple[Any, ...]) -> tuple[str, list[Any]]:
-    """SQL for the turns holding ``pieces`` and meeting ``also`` (on
-    ``exchange_grams.rowid``, its ``params`` bound after each piece), as ``seq`` and
-    how many pieces each holds (``held``), and its parameters."""
-    sql = f"SELECT seq, count(*) AS held FROM ({grams_held('exchange_grams', len(pieces), also)}) "
-    return sql + "GROUP BY seq", [p for g in pieces for p in (gram_match(g), *params)]
 
 
 def _rows(store: GroupStore, columns: str, table: str, seqs: list[int]) -> dict[int, Any]:
@@ -262,10 +253,10 @@ def _summaries(store: GroupStore, asked: Keywords, since: str) -> list[tuple[flo
         bm25 = {int(r[0]): float(r[1]) for r in rows}
     held: dict[int, int] = {}
     if asked.pieces:
-        turns, bound = _holding(
+        turns, bound = grams_held(
+            "exchange_grams",
             asked.pieces,
             "EXISTS (SELECT 1 FROM layer_sources x WHERE x.exchange_seq = exchange_grams.rowid)",
-            (),
         )
         rows = store.execute(
             f"SELECT s.seq, max(t.held) AS most FROM ({turns}) AS t "

@@ -7,7 +7,8 @@ Every word is quoted, so FTS5 syntax in user text (``NOT``, ``NEAR``, ``"``,
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from core.model.text import plain_forms
 
@@ -240,20 +241,24 @@ def gram_match(gram: str) -> str:
     return _quote(gram) + ("*" if len(gram) == 1 else "")
 
 
-def grams_held(index: str, count: int, also: str = "") -> str:
-    """SQL for the rows of the gram index ``index`` holding each of ``count`` pieces
-    (their :func:`gram_match` queries bound in order), as ``seq``: a row once per
-    piece it holds, at most :data:`GRAM_CANDIDATES` newest per piece.
+def grams_held(
+    index: str, grams: Sequence[str], also: str = "", params: Sequence[Any] = ()
+) -> tuple[str, list[Any]]:
+    """SQL for the rows of the gram index ``index`` holding pieces ``grams``, as
+    ``seq`` and how many of them each holds (``held``), and its parameters: each
+    piece is looked up among the :data:`GRAM_CANDIDATES` newest rows holding it.
 
     ``also``: a condition the rows must meet too (on ``{index}.rowid``), applied
-    before the newest are taken; its parameters are bound after each piece's query.
+    before the newest are taken; ``params`` are its parameters.
     """
     where = f"AND {also} " if also else ""
     one = (
         f"SELECT rowid AS seq FROM {index} WHERE {index} MATCH ? {where}"
         f"ORDER BY rowid DESC LIMIT {GRAM_CANDIDATES}"
     )
-    return " UNION ALL ".join([f"SELECT seq FROM ({one})"] * count)
+    each = " UNION ALL ".join([f"SELECT seq FROM ({one})"] * len(grams))
+    sql = f"SELECT seq, count(*) AS held FROM ({each}) GROUP BY seq"
+    return sql, [p for g in grams for p in (gram_match(g), *params)]
 
 
 def _quote(term: str) -> str:

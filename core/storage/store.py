@@ -29,7 +29,7 @@ from core.storage.best_effort import best_effort
 from core.storage.chains import Place, unlink
 from core.storage.db import mapped_errors, open_database, wait_for_writers, write_transaction
 from core.storage.file_safety import make_private
-from core.storage.fts import entry_grams, gram_match, grams_held, match_expression
+from core.storage.fts import entry_grams, grams_held, match_expression
 from core.storage.planner import QueryPlanner
 from core.storage.rows import (
     AUDIT_INSERT_SQL,
@@ -464,11 +464,8 @@ class GroupStore:
         """
         if not grams:
             return {}
-        ranked = self.execute(
-            f"SELECT seq, count(*) AS held FROM ({grams_held('memory_grams', len(grams))}) "
-            "GROUP BY seq ORDER BY held DESC, seq DESC",
-            [gram_match(g) for g in grams],
-        )
+        held, bound = grams_held("memory_grams", grams)
+        ranked = self.execute(f"{held} ORDER BY held DESC, seq DESC", bound)
         where, params = where_clause(flt)
         # CROSS JOIN: the candidates lead, each a lookup by rowid (the planner would
         # otherwise walk every entry of a filter's index, 10 ms at 100,000).
