@@ -217,11 +217,12 @@ def plan_forget(service: Workspace, group: str, topic: str) -> ForgetPlan:
         ),
         turn_labels=tuple(int(s) for s, label in labelled if s not in gone and holds(label)),
     )
-    taken = {e.id for e in plan.entries}
-    sealed = sum(
-        1
-        for (entry_id,) in store.execute("SELECT id FROM memory_entries WHERE privacy != 'public'")
-        if entry_id not in taken
+    sealed = int(
+        store.execute(
+            "SELECT count(*) FROM memory_entries WHERE privacy != 'public' "
+            "AND id NOT IN (SELECT value FROM json_each(?))",
+            (json.dumps([e.id for e in plan.entries]),),
+        ).get
     )
     return replace(plan, claim_ids=_claims(store, match, pieces, plan), sealed_unsearched=sealed)
 
