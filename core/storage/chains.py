@@ -184,9 +184,15 @@ def place_back(store: GroupStore, entry_id: str, place: Place, now: str) -> Plac
         return _set_next(store, me, later, me["superseded_at"] or now, now)
     # Versions written after the delete but older than this one stay before it.
     seen = {before["id"], entry_id}
+    was_later = set(place.later)  # after it at the delete, whatever the clock says
     while before["superseded_by"] is not None and len(seen) < MAX_VERSIONS:
         nxt = _row(store, before["superseded_by"])
-        if nxt is None or nxt["id"] in seen or nxt["created_at"] > me["created_at"]:
+        if (
+            nxt is None
+            or nxt["id"] in seen
+            or nxt["id"] in was_later
+            or nxt["created_at"] > me["created_at"]
+        ):
             break
         seen.add(nxt["id"])
         before = nxt

@@ -396,3 +396,22 @@ def test_a_restore_behind_a_later_version_says_which_stays_current(
         f"restored {b} as an earlier version; {c}, written after it, stays current"
     )
     assert restored.to_dict()["behind"] == c
+
+
+def test_a_restore_keeps_its_place_when_the_next_version_has_the_same_time(
+    service: MemoryService, operator: Caller, agent: Caller
+) -> None:
+    a = store(service, operator, "Office is in Paris")
+    b = store(service, operator, "Office is in Lyon", supersedes=a)
+    c = store(service, operator, "Office is in Nice", supersedes=b)
+    # Two writes in one millisecond: the clock cannot say which came first.
+    service.store_for("main").execute(
+        "UPDATE memory_entries SET created_at = (SELECT created_at FROM memory_entries "
+        "WHERE id = ?) WHERE id = ?",
+        (b, c),
+    )
+    service.delete(agent, b)
+    restored = trash.restore(service, operator, b)
+    # Before: b went after c, the version that replaced it, and became current.
+    assert restored.behind == c
+    assert [e.id for e in service.history("main", c)] == [a, b, c]
