@@ -191,7 +191,8 @@ def place_back(store: GroupStore, entry_id: str, place: Place, now: str) -> Plac
             nxt is None
             or nxt["id"] in seen
             or nxt["id"] in was_later
-            or nxt["created_at"] > me["created_at"]
+            # Written since the delete: after it, unless an import gave it an older time.
+            or nxt["created_at"] >= me["created_at"]
         ):
             break
         seen.add(nxt["id"])

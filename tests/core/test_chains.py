@@ -125,6 +125,25 @@ def test_a_restore_after_the_fact_changed_is_not_a_second_current_version(
     assert current(service) == ["User drives a BMW"]
 
 
+def test_a_version_written_since_the_delete_in_the_same_millisecond_stays_current(
+    service: MemoryService, operator: Caller, agent: Caller
+) -> None:
+    volvo = store(service, operator, "User drives a Volvo")
+    tesla = store(service, operator, "User drives a Tesla", supersedes=volvo)
+    service.delete(agent, tesla)
+    bmw = store(service, operator, "User drives a BMW", supersedes=volvo)
+    # Written in the millisecond the Tesla was: the clock cannot order them.
+    service.store_for("main").execute(
+        "UPDATE memory_entries SET created_at = "
+        "(SELECT json_extract(entry, '$.created_at') FROM trash WHERE id = ?) WHERE id = ?",
+        (tesla, bmw),
+    )
+    restored = trash.restore(service, operator, tesla)
+    # Before: the Tesla went after the BMW and replaced it, the later fact.
+    assert restored.replaced is None
+    assert [e.id for e in service.history("main", bmw)] == [volvo, tesla, bmw]
+
+
 def test_trashed_versions_come_back_in_order_whichever_is_restored_first(
     service: MemoryService, operator: Caller, agent: Caller
 ) -> None:

@@ -120,6 +120,7 @@ def test_thread_list_is_most_recent_first_with_counts(
 ) -> None:
     old = thread_of(service, agent, "Old")
     new = thread_of(service, agent, "New")
+    time.sleep(0.002)  # a later millisecond: threads are ordered by their last change
     handoffs.write_handoff(service, agent, old, "# state\n\nsomething")
     threads.set_session_thread(service, agent, old)
     episodes.log_exchange(service, agent, "user", "hello there")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import timedelta
 
 from PySide6.QtCore import Qt
@@ -135,6 +136,7 @@ def test_it_opens_on_the_latest_thread_that_holds_turns(
     older = continuity.enter_thread(service, agent, "Kitchen renovation").caller
     log_exchange(service, older, "user", "The plumber comes on Thursday.")
     again = service.open_session("main", Actor.AGENT, "tests")
+    time.sleep(0.002)  # a later millisecond: threads are ordered by their last change
     trip = continuity.enter_thread(service, again, "Lyon trip").caller
     log_exchange(service, trip, "user", "Train tickets are cheaper on Tuesdays.")
     empty = service.open_session("main", Actor.AGENT, "tests")
