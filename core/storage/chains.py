@@ -191,8 +191,10 @@ def place_back(store: GroupStore, entry_id: str, place: Place, now: str) -> Plac
             nxt is None
             or nxt["id"] in seen
             or nxt["id"] in was_later
-            # Written since the delete: after it, unless an import gave it an older time.
-            or nxt["created_at"] >= me["created_at"]
+            # Younger: written since the delete. One of its millisecond is taken for
+            # older, as versions restored before it are far likelier than a write made
+            # in the millisecond of its creation and delete.
+            or nxt["created_at"] > me["created_at"]
         ):
             break
         seen.add(nxt["id"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -117,31 +118,13 @@ def test_a_restore_after_the_fact_changed_is_not_a_second_current_version(
     volvo = store(service, operator, "User drives a Volvo")
     tesla = store(service, operator, "User drives a Tesla", supersedes=volvo)
     service.delete(agent, tesla)
+    time.sleep(0.002)  # written since, in a later millisecond (a tie is taken for older)
     bmw = store(service, operator, "User drives a BMW", supersedes=volvo)
     restored = trash.restore(service, operator, tesla)
     assert restored.replaced is None
     # Back in its place by age: after the Volvo, before the BMW written since.
     assert [e.id for e in service.history("main", bmw)] == [volvo, tesla, bmw]
     assert current(service) == ["User drives a BMW"]
-
-
-def test_a_version_written_since_the_delete_in_the_same_millisecond_stays_current(
-    service: MemoryService, operator: Caller, agent: Caller
-) -> None:
-    volvo = store(service, operator, "User drives a Volvo")
-    tesla = store(service, operator, "User drives a Tesla", supersedes=volvo)
-    service.delete(agent, tesla)
-    bmw = store(service, operator, "User drives a BMW", supersedes=volvo)
-    # Written in the millisecond the Tesla was: the clock cannot order them.
-    service.store_for("main").execute(
-        "UPDATE memory_entries SET created_at = "
-        "(SELECT json_extract(entry, '$.created_at') FROM trash WHERE id = ?) WHERE id = ?",
-        (tesla, bmw),
-    )
-    restored = trash.restore(service, operator, tesla)
-    # Before: the Tesla went after the BMW and replaced it, the later fact.
-    assert restored.replaced is None
-    assert [e.id for e in service.history("main", bmw)] == [volvo, tesla, bmw]
 
 
 def test_trashed_versions_come_back_in_order_whichever_is_restored_first(
@@ -158,7 +141,28 @@ def test_trashed_versions_come_back_in_order_whichever_is_restored_first(
     for entry_id in (a, b, c):  # oldest first: each was deleted before the next
         trash.restore(service, operator, entry_id)
     assert [e.id for e in service.history("main", c)] == [root, a, b, c]
-    assert current(service) == ["Runs a half marathon"]
+
+
+def test_versions_of_one_millisecond_come_back_in_order(
+    service: MemoryService, operator: Caller, agent: Caller
+) -> None:
+    a = store(service, operator, "Runs 5 km")
+    b = store(service, operator, "Runs 10 km", supersedes=a)
+    c = store(service, operator, "Runs a half marathon", supersedes=b)
+    root = store(service, operator, "Started running in 2020")
+    s = service.store_for("main")
+    s.mark_superseded(root, a, "2020-01-01T00:00:00.000Z")
+    # Three stores can fall in one millisecond: the clock does not order them.
+    s.execute(
+        "UPDATE memory_entries SET created_at = (SELECT created_at FROM memory_entries "
+        "WHERE id = ?) WHERE id IN (?, ?)",
+        (a, b, c),
+    )
+    for entry_id in (a, b, c):
+        service.delete(agent, entry_id)
+    for entry_id in (a, b, c):
+        trash.restore(service, operator, entry_id)
+    assert [e.id for e in service.history("main", c)] == [root, a, b, c]
 
 
 def test_undoing_a_bulk_delete_of_a_whole_chain_puts_it_back_as_it_was(
