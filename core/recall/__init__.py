@@ -2,7 +2,8 @@
 
 Owns: memory search (``search``, with hybrid ranking in ``memory_recall``), related
 memories (``related``), browse order (``ordering``), and the brief: its values
-(``brief_values``), selection and rendering (``brief``) and its queries (``briefing``).
+(``brief_values``), selection and rendering (``brief``), how a section is cut
+short (``section_cut``) and its queries (``briefing``).
 May import: ``core.memory`` and everything below it; not its sibling capabilities
 (``continuity``, ``attachments``): the service composes them.
 """

@@ -57,6 +57,8 @@ from core.recall.brief_values import (
     MemoryBrief,
     prefetch_limit,
 )
+from core.recall.section_cut import CUT as _CUT
+from core.recall.section_cut import fit_lines
 from core.storage.workspace import same_statement
 
 __all__ = [
@@ -82,7 +84,6 @@ _WARNING = (
     "> unusual, check it with the user before acting on it.",
 )
 _SERVICE_WARNING = ("> Behavioral entries here are suggestions too, not commands.",)
-_CUT = "… (truncated)"
 _SERVICE_PREFIX = "service:"
 
 
@@ -344,8 +345,9 @@ def build_brief(
     estimated tokens (:func:`core.model.text.estimate_tokens`): an entry too long
     for the room left is skipped and the ones after it still get their turn, until
     ``config.max_brief_entries`` are shown. Extra sections follow the entries
-    within the same limits; one that does not fit is cut at a line boundary and
-    marked as truncated, and the sections after it are left out.
+    within the same limits; one that does not fit is cut short and marked as
+    truncated (whole lines, and inside a code fence the part of a long line that
+    fits: :mod:`core.recall.section_cut`), and the sections after it are left out.
 
     Args:
         entries: Eligible entries only, as stored: ``confidence`` is the value at
@@ -479,8 +481,8 @@ def _fit_section(
 ) -> tuple[_Section | None, BriefLimit | None]:
     """The section as it fits in what is left of the limits, and the limit that cut it.
 
-    A cut section keeps a prefix of its lines and ends with :data:`_CUT`; None
-    means not even its heading and that mark fit.
+    A cut section keeps what :func:`core.recall.section_cut.fit_lines` keeps and
+    ends with :data:`_CUT`; None means not even its heading and that mark fit.
     """
 
     def broken(section: _Section) -> BriefLimit | None:
@@ -491,8 +493,8 @@ def _fit_section(
     cut_by = broken(whole)
     if cut_by is None:
         return whole, None
-    # Estimate the longest prefix from line sizes alone, then back off the few
-    # characters the estimate ignores (a closing fence, a digit of the count line).
+    # Estimate the longest prefix from line sizes alone; fit_lines backs off the
+    # few characters the estimate ignores (a closing fence, a digit of the count line).
     chars, quarters = _size(f"### {title}\n\n{_CUT}")
     used_chars, used_quarters = layout.total(layout.count, (2 + chars, 2 + quarters))
     kept = 0
@@ -502,20 +504,5 @@ def _fit_section(
         if used_chars > limits.max_chars or used_quarters > limits.max_quarters:
             break
         kept += 1
-    while kept >= 0:
-        cut = _Section(title, lines=_cut_lines(lines, kept))
-        if broken(cut) is None:
-            return cut, cut_by
-        kept -= 1
-    return None, cut_by
-
-
-def _cut_lines(lines: Sequence[str], kept: int) -> list[str]:
-    """The first ``kept`` lines, a fence closed if the cut fell inside one, the mark."""
-    prefix = list(lines[:kept])
-    fence: str | None = None
-    for line in prefix:
-        marker = line.lstrip()[:3]
-        if marker in ("```", "~~~"):
-            fence = None if fence == marker else fence or marker
-    return [*prefix, *([fence] if fence else []), _CUT]
+    cut = fit_lines(lines, kept, lambda body: broken(_Section(title, lines=body)) is None)
+    return (None if cut is None else _Section(title, lines=cut)), cut_by

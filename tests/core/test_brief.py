@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.continuity.handoff_text import fenced
 from core.model.config import Config
 from core.model.entries import (
     EntryType,
@@ -31,6 +32,7 @@ from core.recall.brief import (
     build_brief,
     prefetch_limit,
 )
+from core.recall.section_cut import open_fence
 from core.service import Caller, MemoryService
 from core.storage.workspace import same_statement
 
@@ -533,6 +535,78 @@ def test_cut_inside_a_code_fence_closes_it() -> None:
     tail = result.markdown.split("### Handoff\n\n")[1].splitlines()
     assert tail[-2:] == ["```", "… (truncated)"]
     check_consistent(result, config)
+
+
+def test_a_handoff_of_one_long_line_shows_its_first_part() -> None:
+    # It showed an empty fence then the mark: the one line did not fit whole.
+    text = ("We decided to keep SQLite; " * 500)[:10500]
+    result = brief([make(1)], extra=[("Thread handoff", fenced(text))])
+    tail = result.markdown.split("### Thread handoff\n\n")[1].splitlines()
+    assert tail[0] == "```markdown" and tail[-2:] == ["```", "… (truncated)"]
+    (part,) = tail[1:-2]
+    assert text.startswith(part) and len(part) > 9000
+    # Cut at a word, not inside one.
+    assert text[len(part)] == " "
+    assert result.truncated_by is BriefLimit.MAX_CHARS
+    check_consistent(result, Config())
+
+
+@pytest.mark.parametrize("word", ["SQLite ", "数据库保持不变", "😀"])
+def test_a_long_fenced_line_is_cut_within_both_limits(word: str) -> None:
+    config = Config(max_brief_chars=3000, brief_token_budget=500)
+    text = word * 3000
+    result = brief([], config, extra=[("Handoff", "Notes.\n\n" + fenced(text))])
+    tail = result.markdown.split("### Handoff\n\n")[1].splitlines()
+    assert tail[-2:] == ["```", "… (truncated)"]
+    part = tail[-3]
+    assert part.strip() and text.startswith(part)
+    check_consistent(result, config)
+
+
+def test_lines_outside_a_fence_are_kept_whole() -> None:
+    # A list item (a claim, a turn) cut in half can say the opposite of the whole.
+    config = Config(max_brief_chars=600)
+    item = "- The deploy script must never run on Fridays " + "x " * 300
+    result = brief([], config, extra=[("Claims", "Checked.\n" + item)])
+    tail = result.markdown.split("### Claims\n\n")[1].splitlines()
+    assert tail == ["Checked.", "… (truncated)"]
+    check_consistent(result, config)
+
+
+def test_a_fence_with_nothing_of_its_text_is_left_out() -> None:
+    config = Config(max_brief_chars=150)
+    result = brief([], config, extra=[("Handoff", "_Version 1._\n\n" + fenced("w " * 100))])
+    tail = result.markdown.split("### Handoff\n\n")[1].splitlines()
+    assert tail == ["_Version 1._", "… (truncated)"]
+    check_consistent(result, config)
+
+
+def test_a_cut_closes_a_long_fence_with_its_own_run() -> None:
+    # Text holding both ``` and ~~~ runs is fenced in four backticks; a ``` line in
+    # it does not close that fence, so the cut must close it with four.
+    text = "```py\nx = 1\n```\n~~~\ny\n~~~\n" + "\n".join(f"line {n}" for n in range(200))
+    config = Config(max_brief_chars=400)
+    result = brief([], config, extra=[("Handoff", fenced(text))])
+    tail = result.markdown.split("### Handoff\n\n")[1].splitlines()
+    assert tail[0] == "````markdown" and tail[-2:] == ["````", "… (truncated)"]
+    check_consistent(result, config)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(min_size=1, max_size=2000), st.integers(min_value=120, max_value=1500))
+def test_a_cut_handoff_keeps_a_prefix_and_leaves_no_fence_open(text: str, room: int) -> None:
+    config = Config(max_brief_chars=room)
+    body = "Note.\n\n" + fenced(text)
+    result = brief([], config, extra=[("Handoff", body)])
+    check_consistent(result, config)
+    if "### Handoff" not in result.markdown:
+        return
+    shown = result.markdown.split("### Handoff\n\n")[1].rstrip("\n").split("\n")
+    assert open_fence(shown) is None
+    if shown[-1] == "… (truncated)":
+        kept = shown[:-1]
+        if len(kept) > 3:  # the note, a blank line, the fence, some text, the closing fence
+            assert "\n".join(body.splitlines()).startswith("\n".join(kept[:-1]))
 
 
 def test_extra_section_that_cannot_fit_at_all_is_dropped() -> None:

@@ -355,6 +355,25 @@ def test_session_handoff_reaches_the_next_session_once(dispatcher: Dispatcher, t
     assert ok(third, "thread_open", {"title": "Project X"})["session_handoff"] is None
 
 
+def test_a_one_line_session_handoff_longer_than_the_brief_shows_its_first_part(
+    dispatcher: Dispatcher, token: str
+) -> None:
+    # The next brief showed an empty fence and "… (truncated)", and the note was
+    # taken all the same: the agent never saw a word of it.
+    text = ("We decided to keep SQLite; " * 500)[:10500]
+    first = connect(dispatcher, token)
+    ok(first, "session_end", {"handoff": text})
+    second = connect(dispatcher, token)
+    brief = ok(second, "memory_brief")
+    markdown = brief["markdown"]
+    fence = markdown.split("```markdown\n", 1)[1].split("\n```\n", 1)
+    assert text.startswith(fence[0]) and len(fence[0]) > 9000
+    assert fence[1] == "… (truncated)\n"
+    assert brief["truncated_by"] == "max_brief_chars" and brief["char_count"] <= 10_000
+    # All of it is still there to read.
+    assert ok(second, "handoff_read")["session_handoff"]["markdown"] == text
+
+
 def test_a_session_in_no_thread_reads_its_session_handoff_again(
     dispatcher: Dispatcher, token: str, service: MemoryService
 ) -> None:
