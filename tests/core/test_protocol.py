@@ -537,7 +537,7 @@ def test_an_empty_tag_is_refused_by_its_index_not_dropped(
             "memory_delete",
             {"id": ""},
             "memory_delete: id must not be empty: give the entry's id (mem-...), from "
-            "memory_search or the brief",
+            "memory_search (the brief's text shows no ids; search for the line's words)",
         ),
         (
             "dig",
@@ -567,9 +567,39 @@ def test_a_schema_refusal_says_what_to_change(
     assert reply["error"]["message"] == message
 
 
+def _id_arguments() -> list[tuple[str, str, str]]:
+    """(tool, argument, id prefix) for each argument whose description names the brief."""
+    found = []
+    for name, tool in load_manifest().items():
+        for argument, schema in tool.schema.get("properties", {}).items():
+            said = str(schema.get("description", ""))
+            kind = re.search(r"\(([a-z]{3}[-_])\.\.\.\)", said)
+            # "from ... or the brief", not "the brief's text shows no ids"
+            if kind and re.search(r"\bthe brief\b(?!')", said):
+                found.append((name, argument, kind[1]))
+    return found
+
+
+def test_an_id_the_descriptions_say_is_in_the_brief_is_in_its_text(
+    conn: Connection, tmp_path: Path
+) -> None:
+    # supersedes, memory_delete's and memory_related's id said "from memory_search or
+    # the brief", but the brief's text has no mem- ids (only its structured entries,
+    # which a client of MCP 2024-11-05 never receives).
+    assert "result" in call(conn, "memory_store", {"type": "fact", "content": "Name is Dana"})
+    doc = tmp_path / "notes.txt"
+    doc.write_text("The venue is booked for May.\n")
+    assert "result" in call(conn, "attachment_receipt", {"path": str(doc)})
+    markdown = call(conn, "memory_brief")["result"]["markdown"]
+    described = _id_arguments()
+    assert ("attachment_verify", "id", "att_") in described
+    for tool, argument, prefix in described:
+        assert re.search(rf"\b{prefix}[0-9a-f]", markdown), (tool, argument)
+
+
 _SUPERSEDES_HINT = (
-    "give the id (mem-...) of the entry this one replaces, from memory_search or the brief, "
-    "or leave it out (or pass null)"
+    "give the id (mem-...) of the entry this one replaces, from memory_search (the brief's "
+    "text shows no ids; search for the line's words), or leave it out (or pass null)"
 )
 _THREAD_HINT = "give a thread id (thr- and 12 hex digits) or its title, or leave it out"
 
