@@ -374,6 +374,26 @@ def test_a_one_line_session_handoff_longer_than_the_brief_shows_its_first_part(
     assert ok(second, "handoff_read")["session_handoff"]["markdown"] == text
 
 
+def test_memory_delete_says_the_turns_that_said_it_are_kept(
+    conn: Connection, service: MemoryService
+) -> None:
+    # The description said "the memory leaves the brief and search at once", but
+    # the turn it came from still showed verbatim in the brief's Flash section and
+    # in exchange_search: turns are a log of their own.
+    said = "My sister Priya lives in Lisbon"
+    ok(conn, "exchange_log", {"speaker": "user", "text": said})
+    stored = ok(conn, "memory_store", {"type": "fact", "content": said})
+    ok(conn, "memory_delete", {"id": stored["id"]})
+    assert ok(conn, "memory_search", {"query": "Priya Lisbon"})["results"] == []
+    markdown = ok(conn, "memory_brief")["markdown"]
+    assert "- [fact]" not in markdown and f"user: {said}" in markdown
+    assert ok(conn, "exchange_search", {"query": "Priya Lisbon"})["results"][0]["text"] == said
+    assert said in json.dumps(ok(conn, "recall", {"text": "where does Priya live, Lisbon?"}))
+    description = load_manifest()["memory_delete"].description
+    assert "conversation turns that said it are kept" in description
+    assert "ambry forget" in description and "Forget a topic" in description
+
+
 def test_a_session_in_no_thread_reads_its_session_handoff_again(
     dispatcher: Dispatcher, token: str, service: MemoryService
 ) -> None:
