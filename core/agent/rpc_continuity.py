@@ -101,7 +101,16 @@ def _thread_open(conn: Connection, params: dict[str, Any]) -> Any:
             field="title",
             rule="pattern",
         )
-    ref = args.get("id") or args["title"]
+    ref = args.get("title")
+    if "id" in args:
+        # In any case, as every thread param and hello's thread take it.
+        ref = threads.as_thread_id(args["id"])
+        if ref is None:
+            raise InvalidParams(
+                "thread_open: " + threads.not_a_thread_id("id", args["id"]),
+                field="id",
+                rule="pattern",
+            )
     entry = continuity.enter_thread(conn.service, conn.caller, ref)
     # Later calls on this connection (attachments, exchanges) work in the new thread.
     conn.session = entry.caller

@@ -128,6 +128,17 @@ def id_shaped_title(field: str, text: str) -> str:
     )
 
 
+def not_a_thread_id(field: str, text: str) -> str:
+    """Why ``text`` is refused where only a thread id goes, and what to pass instead.
+
+    The value is not quoted: a refusal is logged, and a title can hold anything.
+    """
+    said = f"{field} must be a thread id, thr- and 12 hex digits as thread_list shows it"
+    if text.strip()[:4].casefold() == "thr-":
+        return said
+    return said + "; to open a thread by its title, pass it as title"
+
+
 # -- threads ------------------------------------------------------------------------
 
 _THREAD_SELECT = """

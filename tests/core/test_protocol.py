@@ -548,7 +548,7 @@ def test_an_empty_tag_is_refused_by_its_index_not_dropped(
         (
             "thread_open",
             {"id": "thr-x"},
-            "thread_open: id must match the pattern ^thr-[0-9a-f]{12}$",
+            "thread_open: id must be a thread id, thr- and 12 hex digits as thread_list shows it",
         ),
         (
             "claim_propose",

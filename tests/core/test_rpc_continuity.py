@@ -161,6 +161,59 @@ def test_a_title_shaped_like_a_thread_id_is_refused_not_looked_up(
     session.close()
 
 
+def test_thread_open_by_id_takes_any_case_and_says_to_pass_a_title_as_title(
+    conn: Connection, service: MemoryService
+) -> None:
+    # {"id": "Website"} and {"id": "THR-0123456789AB"} both answered "id must match
+    # the pattern ^thr-[0-9a-f]{12}$", though every thread param and hello's thread
+    # take an id in any case, and a title meant to open a thread goes in title.
+    existing = ok(conn, "thread_open", {"title": "Website"})["thread"]["id"]
+    ok(conn, "thread_open", {"title": "Other"})
+    for spelled in (existing.upper(), f" {existing} ", "Thr-" + existing[4:].upper()):
+        opened = ok(conn, "thread_open", {"id": spelled})
+        assert opened["thread"]["id"] == existing and opened["created"] is False
+        assert conn.caller.thread_id == existing
+    title_hint = (
+        "thread_open: id must be a thread id, thr- and 12 hex digits as thread_list shows "
+        "it; to open a thread by its title, pass it as title"
+    )
+    session = McpSession(service, "main", client="mcp-test")
+    session.handle(
+        "initialize",
+        {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "clientInfo": {"name": "mcp-test", "version": "1"},
+        },
+    )
+    for value, message in (
+        ("Website", title_hint),
+        ("web site redesign", title_hint),
+        (
+            "thr-x",
+            "thread_open: id must be a thread id, thr- and 12 hex digits as thread_list shows it",
+        ),
+        (
+            "THR-0123456789AG",
+            "thread_open: id must be a thread id, thr- and 12 hex digits as thread_list shows it",
+        ),
+    ):
+        reply = call(conn, "thread_open", {"id": value})
+        assert reply["error"]["code"] == InvalidParams.rpc_code, reply
+        assert reply["error"]["message"] == message
+        assert (reply["error"]["data"]["field"], reply["error"]["data"]["rule"]) == (
+            "id",
+            "pattern",
+        )
+        # MCP answers the same, as a tool error.
+        result = session.handle("tools/call", {"name": "thread_open", "arguments": {"id": value}})
+        assert result["isError"] and result["content"][0]["text"] == f"invalid_params: {message}"
+    # An id of the right shape that names no thread is not found, in any case.
+    assert fails(conn, "thread_open", {"id": "THR-0123456789AB"}, NotFound.rpc_code)
+    session.close()
+    assert sorted(t["title"] for t in ok(conn, "thread_list")["threads"]) == ["Other", "Website"]
+
+
 def test_unknown_thread_id_is_not_found(conn: Connection) -> None:
     data = fails(conn, "thread_open", {"id": "thr-0123456789ab"}, NotFound.rpc_code)
     assert data["code"] == "not_found"
