@@ -9,7 +9,9 @@ into one cluster.
 Two entries are near-duplicates when the cosine similarity of their stored
 vectors is at least :data:`DUPLICATE_COSINE` and their words do not tell them
 apart (:func:`told_apart`): a different name, number, weekday or month on each
-side, a negation or "used to" on one side only, or a comparison turned round.
+side, a negation or "used to" on one side only, a word and its opposite, a
+comparison turned round, or a word swapped for another in an otherwise equal
+sentence (:mod:`core.recall.wording`).
 Cosine alone does not
 separate them: "Meeting on Monday" and "Meeting on Tuesday" score 0.937, above
 most paraphrases (docs/search.md, "Near-duplicates", has the measured pairs).
@@ -25,12 +27,12 @@ found for them.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from core.model.entries import Privacy, Status
+from core.recall.wording import told_apart
 from core.semantic import hybrid, vectors
 from core.semantic.embedding import shared_embedder
 
@@ -255,126 +257,3 @@ def _clusters(pairs: list[tuple[int, int, float]], ids: dict[int, str]) -> list[
         )
     out.sort(key=lambda c: (-max(c.similarity.values()), c.ids))
     return out
-
-
-# -- telling close sentences apart by their words ----------------------------------
-
-_WORD = re.compile(r"\d+(?:[.:,/-]\d+)*|[^\W\d_][\w'’-]*")
-#: Words that tell two facts apart when each side names a different one: when, how
-#: many, and who or what a fact is about ("Zara's cousin", "Zara's aunt").
-_NAMED = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday january february march "
-    "april may june july august september october november december one two three "
-    "four five six seven eight nine ten eleven twelve first second third fourth fifth "
-    "zero none mother father mom dad sister brother son daughter aunt uncle cousin niece "
-    "nephew grandmother grandfather grandma grandpa wife husband partner girlfriend "
-    "boyfriend fiancee fiance manager boss colleague coworker neighbour neighbor roommate "
-    "dog cat puppy kitten rabbit hamster parrot bird fish horse tortoise turtle".split()
-)
-#: A fact said not to hold (or no longer to) is not the same fact.
-_NOT_NOW = frozenset(
-    "not no never without nor cannot neither used formerly former previously anymore "
-    "longer stopped quit".split()
-)
-#: Words of which one side saying one and the other side the other makes two facts
-#: ("dark roast", "light roast"): at 0.85 such pairs score as high as rewordings.
-_OPPOSITE_PAIRS = (
-    "dark light",
-    "hot cold",
-    "warm cold",
-    "early late",
-    "morning evening",
-    "morning night",
-    "more less",
-    "more fewer",
-    "left right",
-    "like dislike",
-    "love hate",
-    "allowed forbidden",
-    "high low",
-    "big small",
-    "first last",
-    "open closed",
-    "sweet savoury",
-    "sweet savory",
-)
-_OPPOSITES: dict[str, frozenset[str]] = {}
-for _pair in _OPPOSITE_PAIRS:
-    _one, _other = _pair.split()
-    _OPPOSITES[_one] = _OPPOSITES.get(_one, frozenset()) | {_other}
-    _OPPOSITES[_other] = _OPPOSITES.get(_other, frozenset()) | {_one}
-_COMPARING = frozenset("over than instead versus vs before after".split())
-#: Words whose presence or absence never makes two sentences different facts.
-_FILLER = frozenset(
-    "a an the is are was were be been am this that these those to of in on at it its "
-    "rather s".split()
-)
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text)
-
-
-def _fold(word: str) -> str:
-    """A word without case, possessive or plural ending."""
-    w = word.casefold().replace("’", "'")
-    w = w.removesuffix("'s").removesuffix("'")
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss") and not w[-2].isdigit():
-        w = w[:-1]
-    return w
-
-
-def _named(words: list[str]) -> set[str]:
-    """Names (capitalised words), numbers and the words of :data:`_NAMED`."""
-    out = set()
-    for w in words:
-        folded = _fold(w)
-        if any(c.isdigit() for c in w) or folded in _NAMED or (w[:1].isupper() and w != "I"):
-            out.add(folded)
-    return out
-
-
-def _around(words: list[str]) -> tuple[str, str] | None:
-    """The words either side of the first comparing word ("tabs over spaces")."""
-    for i, w in enumerate(words):
-        if w in _COMPARING:
-            before = [x for x in words[:i] if x not in _FILLER and x not in _COMPARING]
-            after = [x for x in words[i + 1 :] if x not in _FILLER and x not in _COMPARING]
-            if before and after:
-                return before[-1], after[0]
-    return None
-
-
-def told_apart(a: str, b: str) -> bool:
-    """Whether the words of two close sentences say they are different facts.
-
-    True when each names something the other does not (a name, number, weekday,
-    month, relative or pet), when one says "not", "no longer" or "used to" and the other does
-    not, when one says a word and the other its opposite ("dark", "light": see
-    :data:`_OPPOSITE_PAIRS`), or when a comparison is turned round ("tabs over spaces",
-    "spaces over tabs"). Any other common word swapped for another is not looked for:
-    it cannot be told from a synonym ("lives", "is based") by the words alone,
-    and such pairs score below :data:`DUPLICATE_COSINE`.
-    """
-    raw_a, raw_b = _words(a), _words(b)
-    fa = [_fold(w) for w in raw_a]
-    fb = [_fold(w) for w in raw_b]
-    # A capitalised word the other sentence has in any case is not a difference: the
-    # first word of a sentence ("User", "The") is capitalised on one side only.
-    named_a, named_b = _named(raw_a) - set(fb), _named(raw_b) - set(fa)
-    if named_a and named_b:
-        return True
-
-    def turned(words: list[str]) -> bool:
-        return any(w in _NOT_NOW or w.endswith("n't") for w in words)
-
-    if turned(fa) != turned(fb):
-        return True
-    only_a, only_b = set(fa) - set(fb), set(fb) - set(fa)
-    if any(_OPPOSITES.get(w, frozenset()) & only_b for w in only_a):
-        return True
-    around_a, around_b = _around(fa), _around(fb)
-    # "tabs over spaces" against "spaces over tabs": the same words, the other way round.
-    return (
-        around_a is not None and around_a[0] != around_a[1] and around_a == (around_b or ())[::-1]
-    )
