@@ -83,6 +83,10 @@ _SENTENCE_END = ".!;,:\u2026 "
 
 #: A list item's mark, or quotes around the whole statement: not part of it.
 _FRAMING = re.compile(r'^(?:[-*\u2022]\s+)?(["\'`]?)(.*?)\1$', re.DOTALL)
+#: A list item's mark, :data:`_FRAMING`'s and more: "+ ", an en or em dash, a
+#: number ("1. ", "12) "); and bold around the whole statement ("**...**").
+_LIST_MARK = re.compile(r"^(?:[-*+\u2022\u2013\u2014]|\d{1,3}[.)])\s+")
+_BOLD = re.compile(r"^\*\*(?!\*)(.+?)(?<!\*)\*\*[.!;,:\u2026 ]*$", re.DOTALL)
 
 
 #: Marks a text may carry or not without reading differently: joiners, direction
@@ -93,12 +97,31 @@ _MARKS = re.compile("[\u034f\u061c\u200c-\u200f\ufe00-\ufe0f]")
 
 def same_statement(text: str) -> str:
     """``text`` as duplicates are told apart: case, spacing, the style of its quotes,
-    quotes around it, a list item's mark before it, invisible marks and the
-    punctuation it ends with do not count ("- Prefers dark mode." and
-    '"prefers dark mode"' are "prefers dark mode")."""
-    folded = normalise_content(
-        _MARKS.sub("", unicodedata.normalize("NFKC", text)).translate(_QUOTES)
-    )
+    quotes or bold around it, a list item's mark before it ("- ", "* ", "•", "+ ",
+    "– ", "— ", "1. ", "1) "), invisible marks and the punctuation it ends with do
+    not count ("1. Prefers dark mode." and '"prefers dark mode"' are "prefers dark
+    mode")."""
+    folded = _folded(text)
+    marked = _LIST_MARK.match(folded)
+    if marked and folded[marked.end() :].strip():
+        folded = folded[marked.end() :]
+    bold = _BOLD.match(folded)
+    if bold and "**" not in bold.group(1) and bold.group(1).strip():
+        folded = bold.group(1).strip()
+    return _unframed(folded)
+
+
+def statement_before_list_numbers(text: str) -> str:
+    """``text`` as :func:`same_statement` read it before "+ ", dashes, numbers and
+    bold were taken off: the key of entries stored then, which stay as they were."""
+    return _unframed(_folded(text))
+
+
+def _folded(text: str) -> str:
+    return normalise_content(_MARKS.sub("", unicodedata.normalize("NFKC", text)).translate(_QUOTES))
+
+
+def _unframed(folded: str) -> str:
     framed = _FRAMING.match(folded)
     statement = folded
     if framed and not (framed.group(1) and framed.group(1) in framed.group(2)):
@@ -291,10 +314,18 @@ class Workspace:
         return self._dedup_hash(privacy, same_statement(content))
 
     def dedup_keys(self, privacy: Privacy, content: str) -> tuple[str, ...]:
-        """The key a new entry is stored with, then the key an entry stored before
-        :func:`same_statement` had (case and spacing folded only), when different:
-        a duplicate is looked up by both."""
-        texts = dict.fromkeys((same_statement(content), normalise_content(content)))
+        """The key a new entry is stored with, then the keys entries stored before
+        had, when different: before list numbers, "+ ", dashes and bold were taken
+        off (:func:`statement_before_list_numbers`), and before :func:`same_statement`
+        (case and spacing folded only). A duplicate is looked up by all of them;
+        stored keys are never rewritten."""
+        texts = dict.fromkeys(
+            (
+                same_statement(content),
+                statement_before_list_numbers(content),
+                normalise_content(content),
+            )
+        )
         return tuple(self._dedup_hash(privacy, t) for t in texts)
 
     def _dedup_hash(self, privacy: Privacy, text: str) -> str:

@@ -144,6 +144,43 @@ def test_punctuation_at_the_end_does_not_make_a_new_memory(
     assert service.store_for("main").total() == 3
 
 
+@pytest.mark.parametrize(
+    "again",
+    [
+        "1. User likes green tea",
+        "12) User likes green tea",
+        "+ User likes green tea",
+        "\u2014 User likes green tea",  # an em dash
+        "\u2013 User likes green tea",  # an en dash
+        "**User likes green tea**",
+        "**User likes green tea.**",
+        "- **User likes green tea**",
+        "3. `User likes green tea`",
+    ],
+)
+def test_a_numbered_or_bold_list_item_is_the_memory_stored_before(
+    service: MemoryService, agent: Caller, again: str
+) -> None:
+    first = _store(service, agent, "User likes green tea")
+    stored = service.store(agent, {"type": "fact", "content": again})
+    assert not stored.created and stored.entry.id == first
+    # Marks inside the text, or a number that is part of it, still count.
+    for other in ("User likes **green** tea", "1.5 cups of green tea", "2024. A good year"):
+        assert service.store(agent, {"type": "fact", "content": other}).created
+
+
+def test_an_entry_stored_before_numbers_and_bold_were_folded_is_still_found(
+    service: MemoryService, agent: Caller
+) -> None:
+    # Its key kept the list number; stored again as it was, it is still that entry.
+    first = _store(service, agent, "1. User likes green tea.")
+    store = service.store_for("main")
+    legacy = hashlib.sha256(b"1. user likes green tea").hexdigest()
+    store.execute("UPDATE memory_entries SET content_key = ? WHERE id = ?", (legacy, first))
+    again = service.store(agent, {"type": "fact", "content": "1. User likes green tea"})
+    assert not again.created and again.entry.id == first
+
+
 def test_an_entry_stored_under_the_older_key_is_still_found(
     service: MemoryService, agent: Caller
 ) -> None:
