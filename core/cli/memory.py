@@ -126,6 +126,12 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
                 f"to set its tags, store the text again with --supersedes {outcome.entry.id} "
                 "and --tags with every tag it should have"
             )
+    if outcome.replaced_earlier_by is not None:
+        notes.append(
+            f"this text was stored before and replaced by {outcome.replaced_earlier_by}, "
+            "which stays current: both are current now; to make this one replace it, "
+            f"store it again with --supersedes {outcome.replaced_earlier_by}"
+        )
     if outcome.entry.status is Status.CANDIDATE:
         notes.append(
             f"awaiting review ({outcome.entry.review_reason}): "

@@ -87,8 +87,12 @@ class StoreOutcome:
     tags_added: tuple[str, ...] = ()
     tags_not_added: tuple[str, ...] = ()
     tags_left_because: TagsLeft | None = None
+    #: Of a new entry: the current entry that replaced an earlier entry of this same
+    #: text (the text came back; the writer may mean to supersede that one).
+    replaced_earlier_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        note = {} if self.replaced_earlier_by is None else {"note": self.replaced_note()}
         return {
             "id": self.entry.id,
             "status": self.entry.status.value,
@@ -100,7 +104,19 @@ class StoreOutcome:
             "redacted_kinds": dict(sorted(Counter(self.redacted).items())),
             "tags_added": list(self.tags_added),
             "tags_not_added": list(self.tags_not_added),
+            "replaced_earlier_by": self.replaced_earlier_by,
+            **note,
         }
+
+    def replaced_note(self) -> str | None:
+        """What to know of a new entry whose text an earlier one said, until replaced."""
+        if self.replaced_earlier_by is None:
+            return None
+        return (
+            f"this text was stored before and replaced by {self.replaced_earlier_by}, "
+            "which is current: both are current now; if this is what holds now, store it "
+            f"again with supersedes {self.replaced_earlier_by}"
+        )
 
     def tags_note(self) -> str | None:
         """What became of the tags of a write that duplicated an entry, in words."""
@@ -322,11 +338,8 @@ def write_entry(
     # and reinforcing it would let a guess refresh it. No lookup, so no timing.
     if caller.actor is Actor.AGENT and request.privacy is not Privacy.PUBLIC:
         dedup = False
-    duplicate = (
-        store.find_duplicate(service.dedup_keys(request.privacy, content), entry_type)
-        if dedup
-        else None
-    )
+    keys = service.dedup_keys(request.privacy, content) if dedup else ()
+    duplicate = store.find_duplicate(keys, entry_type) if keys else None
     if duplicate is not None and target is not None and duplicate.id == target.id:
         # Same text as the entry it replaces: an edit of tags (or nothing), which
         # still makes a new version so history is kept.
@@ -379,6 +392,15 @@ def write_entry(
     check_rate(store, caller, "stores", service.config)
     if target is not None:
         check_rate(store, caller, "supersedes", service.config)
+    # The text came back after it was replaced: the write stands (it may be meant),
+    # and the result names what replaced it, so the writer can supersede that.
+    replaced_by = store.replaced_earlier(keys, entry_type) if keys else None
+    if replaced_by is not None and target is not None and replaced_by == target.id:
+        replaced_by = None  # put back on purpose: it supersedes what replaced it
+    if replaced_by is not None and caller.actor is Actor.AGENT:
+        head = store.get(replaced_by)
+        if head is None or head.privacy is Privacy.SECRET:
+            replaced_by = None  # an agent is never told of a secret entry
     candidate = request.status is Status.CANDIDATE
     entry = MemoryEntry(
         id=new_entry_id(),
@@ -441,4 +463,6 @@ def write_entry(
         )
     ids = (entry.id, *((superseded,) if superseded else ()))
     changes = replace(changes, entry_ids=ids, review=candidate)
-    return StoreOutcome(entry, True, changes, superseded, request.redacted)
+    return StoreOutcome(
+        entry, True, changes, superseded, request.redacted, replaced_earlier_by=replaced_by
+    )

@@ -267,6 +267,32 @@ class GroupStore:
         ).fetchone()
         return entry_from_row(row) if row else None
 
+    def replaced_earlier(self, content_keys: Sequence[str], entry_type: EntryType) -> str | None:
+        """The current entry that replaced, through its chain, an entry of the same
+        normalised content and type, under any of ``content_keys``; the latest
+        replaced first. None when no such entry was replaced, or its chain has no
+        current end."""
+        marks = ", ".join("?" * len(content_keys))
+        rows = self.execute(
+            "SELECT superseded_by FROM memory_entries "
+            f"WHERE content_key IN ({marks}) AND type = ? AND superseded_by IS NOT NULL "
+            "ORDER BY superseded_at DESC LIMIT 10",
+            (*content_keys, entry_type.value),
+        ).fetchall()
+        for (newer,) in rows:
+            seen: set[str] = set()
+            while newer is not None and newer not in seen and len(seen) < 1000:
+                seen.add(newer)
+                row = self.execute(
+                    "SELECT superseded_by FROM memory_entries WHERE id = ?", (newer,)
+                ).fetchone()
+                if row is None:
+                    break  # a chain relinked around a deleted entry never ends here
+                if row[0] is None:
+                    return str(newer)
+                newer = row[0]
+        return None
+
     def reinforce(self, entry_id: str, confidence: float, now: str) -> None:
         """Record a re-observation: new confidence as of ``now``, no longer stale."""
         self.execute(

@@ -167,6 +167,28 @@ def test_store_prints_the_id_alone_and_its_notes_on_stderr(
     assert said["status"] == "candidate" and said["review_reason"] == "low-trust source (operator)"
 
 
+def test_store_names_the_memory_that_replaced_the_same_text_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    tea = run(capsys, *d, "store", "User likes tea", "--type", "preference")[1].strip()
+    coffee = run(
+        capsys, *d, "store", "User prefers coffee now", "--type", "preference", "--supersedes", tea
+    )[1].strip()
+    code, out, err = run(capsys, *d, "store", "User likes tea.", "--type", "preference")
+    assert code == 0 and out.strip() not in (tea, coffee)
+    assert err == (
+        f"note: this text was stored before and replaced by {coffee}, which stays current: "
+        "both are current now; to make this one replace it, store it again with "
+        f"--supersedes {coffee}\n"
+    )
+    run(capsys, *d, "delete", out.strip())
+    said = json.loads(
+        run(capsys, *d, "--json", "store", "User likes tea", "--type", "preference")[1]
+    )
+    assert said["created"] is True and said["replaced_earlier_by"] == coffee
+
+
 def test_search_reads_on_with_offset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     d = ["--data-dir", str(tmp_path), "--create"]
     for fruit in ("apples", "pears", "plums"):

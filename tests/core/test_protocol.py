@@ -432,6 +432,23 @@ def test_tools_list_is_the_manifest(conn: Connection) -> None:
     assert all(t["arguments_schema"]["type"] == "object" for t in tools)
 
 
+def test_a_replaced_text_stored_again_names_what_replaced_it(conn: Connection) -> None:
+    tea = call(conn, "memory_store", {"type": "preference", "content": "User likes tea"})
+    coffee = call(
+        conn,
+        "memory_store",
+        {
+            "type": "preference",
+            "content": "User prefers coffee now",
+            "supersedes": tea["result"]["id"],
+        },
+    )["result"]["id"]
+    again = call(conn, "memory_store", {"type": "preference", "content": "User likes tea."})
+    result = again["result"]
+    assert result["created"] is True and result["superseded"] is None
+    assert result["replaced_earlier_by"] == coffee and coffee in result["note"]
+
+
 def test_store_search_brief_delete(conn: Connection, service: MemoryService) -> None:
     stored = call(conn, "memory_store", {"type": "preference", "content": "Likes green tea"})
     entry_id = stored["result"]["id"]

@@ -220,6 +220,55 @@ def test_supersede_hides_the_old_entry(service: MemoryService, agent: Caller) ->
     assert [e.id for e in service.history("main", new.entry.id)] == [old, new.entry.id]
 
 
+def test_a_replaced_text_stored_again_names_what_replaced_it(
+    service: MemoryService, agent: Caller
+) -> None:
+    tea = _store(service, agent, "User likes tea", type="preference")
+    coffee = _store(service, agent, "User prefers coffee now", type="preference", supersedes=tea)
+    again = service.store(agent, {"type": "preference", "content": "User likes tea."})
+    # Stored (the agent may mean it), and told which current entry replaced it.
+    assert again.created and again.superseded is None
+    said = again.to_dict()
+    assert said["replaced_earlier_by"] == coffee
+    assert f"supersedes {coffee}" in said["note"]
+    # Through the whole chain, to the entry that is current now.
+    service.delete(agent, again.entry.id)
+    water = _store(service, agent, "User drinks only water", type="preference", supersedes=coffee)
+    assert (
+        service.store(
+            agent, {"type": "preference", "content": "1. user likes tea"}
+        ).replaced_earlier_by
+        == water
+    )
+    # Another type, a supersede of what replaced it, or a new text: nothing to name.
+    assert (
+        service.store(agent, {"type": "fact", "content": "User likes tea"}).replaced_earlier_by
+        is None
+    )
+    back = service.store(
+        agent, {"type": "preference", "content": "User likes tea!", "supersedes": water}
+    )
+    assert back.superseded == water and back.to_dict()["replaced_earlier_by"] is None
+    assert "note" not in back.to_dict()
+    assert (
+        service.store(agent, {"type": "fact", "content": "New"}).to_dict()["replaced_earlier_by"]
+        is None
+    )
+
+
+def test_an_agent_is_not_told_of_a_secret_entry_that_replaced_a_text(
+    service: MemoryService, agent: Caller, operator: Caller, memory_keyring: object
+) -> None:
+    tea = _store(service, operator, "User likes tea")
+    secret = _store(service, operator, "User's tea order", privacy="secret", supersedes=tea)
+    stored = service.store(agent, {"type": "fact", "content": "User likes tea"})
+    assert stored.created and stored.replaced_earlier_by is None
+    # The person is told.
+    service.delete(operator, stored.entry.id)
+    told = service.store(operator, {"type": "fact", "content": "User likes tea"})
+    assert told.replaced_earlier_by == secret
+
+
 def test_supersede_conflicts_write_nothing(
     service: MemoryService, agent: Caller, data_dir: DataDir
 ) -> None:
