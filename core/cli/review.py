@@ -17,6 +17,7 @@ from core.cli.context import (
     within,
 )
 from core.memory import curation
+from core.memory.acceptance import Acceptance
 from core.memory.curation import Decision
 from core.model.paging import read_page
 from core.model.text import plural
@@ -70,12 +71,50 @@ def cmd_review(ctx: Context, args: argparse.Namespace) -> int:
     if not args.ids:
         return fail(f"review {args.action} needs at least one candidate id (or --all)", 2)
     decision = Decision(args.action)
+    if decision is Decision.ACCEPT:
+        return _accept(ctx, args.ids)
     curation.review(ctx.service, ctx.caller, args.ids, decision)
-    past = {"accept": "accepted", "reject": "rejected", "defer": "deferred"}[decision]
+    past = {"reject": "rejected", "defer": "deferred"}[decision]
     ctx.emit(
         {"ids": args.ids, "decision": decision.value}, "\n".join(f"{past} {i}" for i in args.ids)
     )
     return 0
+
+
+def _accept(ctx: Context, ids: list[str]) -> int:
+    """``review accept ID...``: each accepted memory, and the memory it replaces."""
+    _, accepted = curation.accept(ctx.service, ctx.caller, ids)
+    ctx.emit(
+        {
+            "ids": ids,
+            "decision": Decision.ACCEPT.value,
+            "accepted": [
+                {
+                    "id": a.entry_id,
+                    "superseded": a.superseded,
+                    "written_to_supersede": a.pending_supersedes,
+                }
+                for a in accepted
+            ],
+        },
+        "\n".join(map(accepted_line, accepted)),
+    )
+    return 0
+
+
+def accepted_line(a: Acceptance) -> str:
+    """``accepted B``, ``accepted B; it replaces A``, or, when the memory it was
+    written to replace was replaced while it waited, ``…; it replaces C, which
+    replaced A since`` (core.memory.acceptance)."""
+    if a.superseded is None and a.pending_supersedes is not None:
+        return (
+            f"accepted {a.entry_id}; it replaces nothing: {a.pending_supersedes}, "
+            "which it was written to replace, was deleted since"
+        )
+    if a.superseded is None:
+        return f"accepted {a.entry_id}"
+    since = f", which replaced {a.pending_supersedes} since" if a.replaced_since else ""
+    return f"accepted {a.entry_id}; it replaces {a.superseded}{since}"
 
 
 def _confirm_reject(ctx: Context, ids: list[str]) -> bool:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from core.memory.acceptance import Acceptance, activate
 from core.memory.confidence import effective_confidence
 from core.memory.versions import Restored, put_back
 from core.model.changes import Changes
@@ -33,32 +34,6 @@ class Decision(StrEnum):
     ACCEPT = "accept"
     REJECT = "reject"
     DEFER = "defer"
-
-
-_ACTIONS = {
-    Decision.ACCEPT: Action.REVIEW_ACCEPT,
-    Decision.REJECT: Action.REVIEW_REJECT,
-    Decision.DEFER: Action.REVIEW_DEFER,
-}
-
-
-@dataclass(frozen=True)
-class Acceptance:
-    """What accepting one candidate changed, so :func:`return_to_review` can take it back.
-
-    Attributes:
-        entry_id: the accepted entry.
-        review_reason: why it awaited review.
-        deferred_at: when it was deferred, if it was.
-        pending_supersedes: the entry it was written to replace once accepted.
-        superseded: the entry the accept did replace (still current then), if any.
-    """
-
-    entry_id: str
-    review_reason: str | None
-    deferred_at: str | None
-    pending_supersedes: str | None
-    superseded: str | None
 
 
 @dataclass(frozen=True)
@@ -127,7 +102,6 @@ def _decide(
     accepted: list[Acceptance] = []
     with store.transaction():
         for entry_id in entry_ids:
-            undo: dict[str, Any] = {}
             entry = store.get(entry_id)
             if entry is None:
                 raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
@@ -135,77 +109,38 @@ def _decide(
                 raise Conflict(f"{entry_id} is not awaiting review (it is {entry.status})")
             match decision:
                 case Decision.ACCEPT:
-                    deferred_at, pending = _waiting_state(store, entry_id)
-                    store.update_fields(
-                        entry_id,
-                        status=Status.ACTIVE.value,
-                        review_reason=None,
-                        deferred_at=None,
-                        updated_at=now,
-                    )
-                    superseded = _apply_pending_supersession(store, caller, entry_id, pending, now)
-                    accepted.append(
-                        Acceptance(entry_id, entry.review_reason, deferred_at, pending, superseded)
-                    )
-                    # Ids and a time, no content: what `ambry review return` puts back.
-                    undo = {
-                        "deferred_at": deferred_at,
-                        "pending_supersedes": pending,
-                        "superseded": superseded,
-                    }
+                    # Audited there, with what `ambry review return` puts back.
+                    accepted.append(activate(store, caller, entry, now))
                 case Decision.REJECT:
                     store.delete(entry_id)
+                    _record(store, caller, Action.REVIEW_REJECT, entry)
                 case Decision.DEFER:
                     store.update_fields(entry_id, deferred_at=now)
-            audit.record(
-                store,
-                _ACTIONS[decision],
-                caller.actor,
-                session_id=caller.session_id,
-                entry_ids=[entry_id],
-                reason=entry.review_reason,
-                **undo,
-            )
+                    _record(store, caller, Action.REVIEW_DEFER, entry)
     if decision is Decision.REJECT:
         scrub(store, (Index.ENTRIES,))
+    replaced = tuple(a.superseded for a in accepted if a.superseded)
     changes = service.emit(
         Changes(
-            group=store.group, entries=True, review=True, audit=True, entry_ids=tuple(entry_ids)
+            group=store.group,
+            entries=True,
+            review=True,
+            audit=True,
+            entry_ids=tuple(dict.fromkeys((*entry_ids, *replaced))),
         )
     )
     return changes, accepted
 
 
-def _waiting_state(store: GroupStore, entry_id: str) -> tuple[str | None, str | None]:
-    """A candidate's ``deferred_at`` and ``pending_supersedes`` (not on :class:`MemoryEntry`)."""
-    row = store.execute(
-        "SELECT deferred_at, pending_supersedes FROM memory_entries WHERE id = ?", (entry_id,)
-    ).fetchone()
-    return (row[0], row[1]) if row else (None, None)
-
-
-def _apply_pending_supersession(
-    store: GroupStore, caller: Caller, entry_id: str, pending: str | None, now: str
-) -> str | None:
-    """An accepted candidate now replaces the entry it meant to supersede, if still current.
-
-    Returns the id of the entry it replaced, if it did.
-    """
-    if pending is None:
-        return None
-    target = store.get(pending)
-    store.update_fields(entry_id, pending_supersedes=None)
-    if target is None or target.superseded_by is not None:
-        return None  # replaced or deleted meanwhile: the accepted entry simply stands
-    store.mark_superseded(target.id, entry_id, now)
+def _record(store: GroupStore, caller: Caller, action: Action, entry: MemoryEntry) -> None:
     audit.record(
         store,
-        Action.SUPERSEDE,
+        action,
         caller.actor,
         session_id=caller.session_id,
-        entry_ids=[target.id, entry_id],
+        entry_ids=[entry.id],
+        reason=entry.review_reason,
     )
-    return target.id
 
 
 def return_to_review(
@@ -224,17 +159,19 @@ def return_to_review(
     now = iso(utc_now())
     returned: list[str] = []
     left: list[str] = []
-    current: list[str] = []
     with store.transaction():
         found = store.get_many([a.entry_id for a in accepted])
         replaced = store.get_many([a.superseded for a in accepted if a.superseded])
-        for a in accepted:
+        # Current again by an accept taken back here: of a batch that accepted two
+        # versions of one fact, the later accept is taken back first.
+        again: set[str] = set()
+        for a in reversed(accepted):
             entry = found.get(a.entry_id)
             old = replaced.get(a.superseded) if a.superseded else None
             unchanged = (
                 entry is not None
                 and entry.status is Status.ACTIVE
-                and entry.superseded_by is None
+                and (entry.superseded_by is None or entry.id in again)
                 and (a.superseded is None or (old is not None and old.superseded_by == a.entry_id))
             )
             if not unchanged:
@@ -250,8 +187,12 @@ def return_to_review(
             )
             if a.superseded:
                 store.unmark_superseded(a.superseded, now)
-                current.append(a.superseded)
+                again.add(a.superseded)
             returned.append(a.entry_id)
+        returned.reverse()
+        left.reverse()
+        again -= set(returned)
+        current = [a.superseded for a in accepted if a.superseded and a.superseded in again]
         if returned:
             audit.record(
                 store,

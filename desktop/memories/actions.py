@@ -26,7 +26,8 @@ from PySide6.QtWidgets import QWidget
 from core.claims import gate
 from core.claims.model import Decision as ClaimDecision
 from core.memory import curation
-from core.memory.curation import Acceptance, Decision
+from core.memory.acceptance import Acceptance
+from core.memory.curation import Decision
 from core.memory.merging import Carried, Kept, keep_one
 from core.memory.versions import Restored
 from core.memory.writing import StoreRequest
@@ -518,6 +519,7 @@ class MemoryActions(QObject):
         if not candidates:
             messages.info("None of the selected memories is awaiting review.")
             return 0
+        accepted: list[Acceptance] = []
         try:
             if decision is Decision.ACCEPT:
                 _, accepted = curation.accept(service, self._state.operator(), candidates)
@@ -537,8 +539,31 @@ class MemoryActions(QObject):
                 undo = " Ctrl+Z to undo."
             case Decision.DEFER:
                 pass
-        messages.info(f"{past_tense(decision)} {memories(len(candidates))}.{undo}")
+        replaced = self._replaced_text(accepted)
+        messages.info(f"{past_tense(decision)} {memories(len(candidates))}.{replaced}{undo}")
         return len(candidates)
+
+    def _replaced_text(self, accepted: Sequence[Acceptance]) -> str:
+        """`` It replaces “…”, which replaced “…” since.``: what an accept replaced, when
+        that is not the memory it was written to replace (core.memory.acceptance)."""
+        since = [a for a in accepted if a.replaced_since]
+        if not since:
+            return ""
+        if len(accepted) > 1:
+            n = "One" if len(since) == 1 else f"{len(since):,}"
+            return (
+                f" {n} of them replaced the version stored since in place of the memory "
+                f"{'it was' if len(since) == 1 else 'they were'} written to replace."
+            )
+        a = since[0]
+        ids = [i for i in (a.superseded, a.pending_supersedes) if i]
+        found = self._state.service.entries(self._state.group, ids)
+        if a.superseded not in found:
+            return ""
+        current = first_words(found[a.superseded], 12)
+        meant = a.pending_supersedes
+        earlier = first_words(found[meant], 12) if meant in found else "the memory it named"
+        return f" It replaces {current}, which replaced {earlier} since."
 
 
 def kept_text(kept: Kept) -> str:

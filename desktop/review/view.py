@@ -27,10 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.memory import curation
+from core.memory.acceptance import on_accept
 from core.memory.curation import Decision
 from core.model.changes import Changes
 from core.model.entries import EntryFilter, MemoryEntry, Status
-from desktop.memories.actions import MemoryActions
+from desktop.memories.actions import MemoryActions, first_words
 from desktop.memories.model import IdListModel
 from desktop.memories.values import CANDIDATE_COLUMNS, local_time, source_text
 from desktop.widgets.lazy_page import LazyPage
@@ -46,10 +47,13 @@ _INTRO = (
 )
 
 
-def candidate_html(entry: MemoryEntry) -> str:
+def candidate_html(entry: MemoryEntry, replaces: str = "") -> str:
+    """The detail of one candidate; ``replaces`` says what accepting it replaces."""
     tags = ", ".join(entry.tags) or "none"
+    replacing = f"<p><b>Accepting it replaces:</b> {html.escape(replaces)}</p>" if replaces else ""
     return (
         f"<p><b>Why review:</b> {html.escape(entry.review_reason or 'not given')}</p>"
+        f"{replacing}"
         f"<p><b>Source:</b> {html.escape(source_text(entry))} · "
         f"<b>Type:</b> {html.escape(entry.type.value)} · <b>Tags:</b> {html.escape(tags)} · "
         f"<b>Stored:</b> {html.escape(local_time(entry.provenance.created_at))}</p>"
@@ -258,13 +262,32 @@ class ReviewPage(LazyPage):
                     | QItemSelectionModel.SelectionFlag.Rows,
                 )
 
+    def _replaces(self, entry: MemoryEntry) -> str:
+        """What accepting ``entry`` replaces, in words: the current version of the
+        memory it was written to replace, and whether that was stored since."""
+        service, group = self._state.service, self._state.group
+        plan = on_accept(service.store_for(group), entry.id)
+        if plan is None:
+            return ""
+        if plan.current is None:
+            return "nothing: the memory it was written to replace was deleted since"
+        ids = [plan.current, plan.pending_supersedes]
+        found = service.entries(group, ids)
+        if plan.current not in found:
+            return ""
+        said = first_words(found[plan.current], 12)
+        if plan.replaced_since and plan.pending_supersedes in found:
+            meant = first_words(found[plan.pending_supersedes], 12)
+            said += f", which replaced {meant} since this was written"
+        return said
+
     def _on_selection(self, *_args: object) -> None:
         rows = sorted(i.row() for i in self.table.selectionModel().selectedRows())
         for b in (self.accept_button, self.reject_button, self.defer_button):
             b.setEnabled(bool(rows))
         if len(rows) == 1:
             entry = self.model.entry_at(rows[0])
-            self.detail.setHtml(candidate_html(entry) if entry else "")
+            self.detail.setHtml(candidate_html(entry, self._replaces(entry)) if entry else "")
         elif rows:
             self.detail.setHtml(f"<p>{len(rows)} candidates selected.</p>")
         else:

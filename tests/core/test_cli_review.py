@@ -140,3 +140,37 @@ def test_reject_all_asks_first_and_ids_typed_one_by_one_do_not(
     code, out, _ = run(capsys, tmp_path, "review", "reject", "--all", "--yes")
     assert (code, out) == (0, f"rejected {held[1]}\n")
     assert run(capsys, tmp_path, "review")[1] == "nothing awaits review\n"
+
+
+def test_an_accept_says_what_it_replaces_even_when_that_changed_while_it_waited(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pixel = stored(capsys, tmp_path, "User's phone is a Pixel 7")
+    iphone = stored(
+        capsys, tmp_path, "User's phone is an iPhone 15", "--supersedes", pixel, "--trust", "low"
+    )
+    galaxy = stored(capsys, tmp_path, "User's phone is a Galaxy S24", "--supersedes", pixel)
+    code, out, _ = run(capsys, tmp_path, "review", "accept", iphone)
+    assert (code, out) == (
+        0,
+        f"accepted {iphone}; it replaces {galaxy}, which replaced {pixel} since\n",
+    )
+    brief = run(capsys, tmp_path, "brief")[1]
+    assert "iPhone 15" in brief and "Galaxy" not in brief and "Pixel" not in brief
+
+    # Taken back, and accepted again under --json: the same, in keys.
+    assert run(capsys, tmp_path, "review", "return", iphone)[0] == 0
+    assert "Galaxy" in run(capsys, tmp_path, "brief")[1]
+    code, out, _ = run(capsys, tmp_path, "--json", "review", "accept", iphone)
+    assert json.loads(out)["accepted"] == [
+        {"id": iphone, "superseded": galaxy, "written_to_supersede": pixel}
+    ]
+    # A candidate whose memory was deleted while it waited replaces nothing, and says so.
+    lone = stored(capsys, tmp_path, "Office is in Berlin")
+    moved = stored(capsys, tmp_path, "Office is in Munich", "--supersedes", lone, "--trust", "low")
+    assert run(capsys, tmp_path, "delete", lone)[0] == 0
+    code, out, _ = run(capsys, tmp_path, "review", "accept", moved)
+    assert out == (
+        f"accepted {moved}; it replaces nothing: {lone}, which it was written to replace, "
+        "was deleted since\n"
+    )

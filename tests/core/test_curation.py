@@ -251,3 +251,75 @@ def test_only_the_person_returns_accepts_to_review(
     with pytest.raises(Forbidden):
         curation.return_to_review(service, agent, accepted)
     assert service.get("main", c).status is Status.ACTIVE
+
+
+def _phone(service: MemoryService, agent: Caller) -> tuple[str, str, str]:
+    """A, a candidate B written to replace A, and C, which replaced A while B waited."""
+    a = service.store(agent, {"type": "fact", "content": "User's phone is a Pixel 7"}).entry.id
+    b = service.store(
+        agent,
+        {
+            "type": "fact",
+            "content": "User's phone is an iPhone 15",
+            "supersedes": a,
+            "source": {"type": "web_content"},
+        },
+    ).entry.id
+    c = service.store(
+        agent, {"type": "fact", "content": "User's phone is a Galaxy S24", "supersedes": a}
+    ).entry.id
+    return a, b, c
+
+
+def test_an_accept_replaces_the_version_that_replaced_its_target_while_it_waited(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    a, b, c = _phone(service, agent)
+    _, accepted = curation.accept(service, operator, [b])
+
+    assert (accepted[0].pending_supersedes, accepted[0].superseded) == (a, c)
+    assert accepted[0].replaced_since
+    # One current version of the fact: B, after A and C.
+    assert [e.id for e in service.history("main", b)] == [a, c, b]
+    assert service.get("main", c).superseded_by == b
+    brief = service.build_brief("main").markdown
+    assert "iPhone 15" in brief and "Galaxy" not in brief and "Pixel" not in brief
+    row = audit.recent(service.store_for("main"), limit=1)[0]
+    assert (row.action, row.detail["pending_supersedes"], row.detail["superseded"]) == (
+        "review_accept",
+        a,
+        c,
+    )
+
+    # Taken back: C is current again, and B waits to replace A, as it was written to.
+    done = curation.return_to_review(service, operator, accepted)
+    assert done.returned == (b,)
+    assert service.get("main", c).superseded_by is None
+    brief = service.build_brief("main").markdown
+    assert "Galaxy" in brief and "iPhone" not in brief
+    pending = service.store_for("main").execute(
+        "SELECT pending_supersedes FROM memory_entries WHERE id = ?", (b,)
+    )
+    assert pending.fetchone()[0] == a
+
+
+def test_two_candidates_for_one_fact_accepted_together_leave_one_current_version(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    a = service.store(agent, {"type": "fact", "content": "Team size is 5"}).entry.id
+    web = {"type": "web_content"}
+    b1 = service.store(
+        agent, {"type": "fact", "content": "Team size is 6", "supersedes": a, "source": web}
+    ).entry.id
+    b2 = service.store(
+        agent, {"type": "fact", "content": "Team size is 7", "supersedes": a, "source": web}
+    ).entry.id
+    _, accepted = curation.accept(service, operator, [b1, b2])
+    assert [e.id for e in service.history("main", a)] == [a, b1, b2]
+    assert [r.id for r in service.search(agent, {"query": "team size"})] == [b2]
+
+    # Undone together, later accept first: A is current again, and both wait.
+    done = curation.return_to_review(service, operator, accepted)
+    assert done.returned == (b1, b2) and done.left == ()
+    assert [r.id for r in service.search(agent, {"query": "team size"})] == [a]
+    assert [e.id for e in curation.candidates(service, "main")] == [b1, b2]

@@ -192,3 +192,54 @@ def test_the_next_candidate_is_scrolled_into_view_after_a_batch_reject(
     index = table.selectionModel().currentIndex()
     assert index.row() == 0 and review.selected_ids() == [review.model.id_at(0)]
     assert table.viewport().rect().intersects(table.visualRect(index))
+
+
+def test_an_accept_replaces_the_version_stored_while_it_waited_and_says_so(
+    qtbot: QtBot,
+    service: MemoryService,
+    agent: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    pixel = service.store(agent, {"type": "fact", "content": "User's phone is a Pixel 7"})
+    web = {"type": "web_content"}
+    iphone = service.store(
+        agent,
+        {
+            "type": "fact",
+            "content": "User's phone is an iPhone 15",
+            "supersedes": pixel.entry.id,
+            "source": web,
+        },
+    ).entry.id
+    window.go(Nav.REVIEW)
+    qtbot.waitUntil(lambda: candidate_ids(window) == [iphone])
+    detail = window.review.detail.toPlainText()
+    assert "Accepting it replaces: “User's phone is a Pixel 7”" in detail
+    galaxy = service.store(
+        agent,
+        {"type": "fact", "content": "User's phone is a Galaxy S24", "supersedes": pixel.entry.id},
+    ).entry.id
+    since = (
+        "Accepting it replaces: “User's phone is a Galaxy S24”, which replaced "
+        "“User's phone is a Pixel 7” since this was written"
+    )
+    qtbot.waitUntil(lambda: since in window.review.detail.toPlainText())
+
+    qtbot.keyClick(window.review.table, Qt.Key.Key_A)
+    assert service.get("main", galaxy).superseded_by == iphone
+    assert (
+        "info",
+        "Accepted 1 memory. It replaces “User's phone is a Galaxy S24”, which replaced "
+        "“User's phone is a Pixel 7” since. Ctrl+Z to undo.",
+    ) in shown
+    window.go(Nav.BRIEF)
+    qtbot.waitUntil(lambda: "iPhone 15" in window.brief.raw_view.toPlainText())
+    brief = window.brief.raw_view.toPlainText()
+    assert "Galaxy" not in brief and "Pixel" not in brief
+
+    # Ctrl+Z: the Galaxy is current again, and the iPhone waits as it was written.
+    window.go(Nav.REVIEW)
+    qtbot.keyClick(window.review.table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert service.get("main", galaxy).superseded_by is None
+    assert candidate_ids(window) == [iphone]
