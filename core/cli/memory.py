@@ -132,10 +132,19 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
             "which stays current: both are current now; to make this one replace it, "
             f"store it again with --supersedes {outcome.replaced_earlier_by}"
         )
+    if outcome.accepted is not None:
+        replaced = f", and it replaces {outcome.superseded}" if outcome.superseded else ""
+        notes.append(
+            f"it awaited review ({outcome.accepted.review_reason}); this store made it "
+            f"active{replaced} (`ambry review return {outcome.entry.id}` takes that back)"
+        )
     if outcome.entry.status is Status.CANDIDATE:
+        replaces = (
+            f" and replaces {outcome.supersedes_on_accept}" if outcome.supersedes_on_accept else ""
+        )
         notes.append(
             f"awaiting review ({outcome.entry.review_reason}): "
-            f"`ambry review accept {outcome.entry.id}` makes it active"
+            f"`ambry review accept {outcome.entry.id}` makes it active{replaces}"
         )
     if outcome.redacted:
         # What was kept is not what was typed: say so, and of which kind.

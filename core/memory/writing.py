@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from core.memory.acceptance import Acceptance, activate, waiting_state
 from core.memory.confidence import effective_confidence, initial_confidence, reinforce
 from core.model.changes import Changes
 from core.model.config import Config
@@ -90,14 +91,23 @@ class StoreOutcome:
     #: Of a new entry: the current entry that replaced an earlier entry of this same
     #: text (the text came back; the writer may mean to supersede that one).
     replaced_earlier_by: str | None = None
+    #: Of a write that awaits review: the entry it was written to replace, which it
+    #: replaces (or the version current then) once the person accepts it.
+    supersedes_on_accept: str | None = None
+    #: Of a write that would be stored active and duplicated a candidate: that
+    #: candidate's accept, which this write made (core.memory.acceptance).
+    accepted: Acceptance | None = None
 
     def to_dict(self) -> dict[str, Any]:
         note = {} if self.replaced_earlier_by is None else {"note": self.replaced_note()}
+        said: dict[str, Any] = {"accepted_from_review": True} if self.accepted else {}
         return {
             "id": self.entry.id,
             "status": self.entry.status.value,
             "created": self.created,
             "superseded": self.superseded,
+            "supersedes_on_accept": self.supersedes_on_accept,
+            **said,
             "review_reason": self.entry.review_reason,
             # What was kept is not what was sent: say how much went and of which kind.
             "redacted": len(self.redacted),
@@ -360,10 +370,19 @@ def write_entry(
         else:
             added, left = add_tags(store, caller, duplicate, tags, now, reason="stored again")
         superseded = None
+        accepted = None
+        if duplicate.status is Status.CANDIDATE and request.status is Status.ACTIVE:
+            # This write would be stored active on its own: the copy awaiting review
+            # gains nothing by waiting, so the write accepts it, as the person would.
+            accepted = activate(store, caller, duplicate, now, stored_again=True)
+            if accepted.superseded:
+                check_rate(store, caller, "supersedes", service.config)
+                superseded = accepted.superseded
         if (
             target is not None
             and target.id != duplicate.id
             and request.status is not Status.CANDIDATE
+            and target.id != superseded
         ):
             check_rate(store, caller, "supersedes", service.config)
             store.mark_superseded(target.id, duplicate.id, now)
@@ -378,15 +397,19 @@ def write_entry(
         )
         entry = store.get(duplicate.id)
         assert entry is not None
+        pending = waiting_state(store, entry.id)[1] if entry.status is Status.CANDIDATE else None
+        ids = (entry.id, *((superseded,) if superseded else ()))
         return StoreOutcome(
             entry,
             False,
-            replace(changes, entry_ids=(entry.id,)),
+            replace(changes, entry_ids=ids, review=accepted is not None),
             superseded,
             request.redacted,
             tags_added=added,
             tags_not_added=left,
             tags_left_because=why if left else None,
+            supersedes_on_accept=pending,
+            accepted=accepted,
         )
 
     check_rate(store, caller, "stores", service.config)
@@ -464,5 +487,11 @@ def write_entry(
     ids = (entry.id, *((superseded,) if superseded else ()))
     changes = replace(changes, entry_ids=ids, review=candidate)
     return StoreOutcome(
-        entry, True, changes, superseded, request.redacted, replaced_earlier_by=replaced_by
+        entry,
+        True,
+        changes,
+        superseded,
+        request.redacted,
+        replaced_earlier_by=replaced_by,
+        supersedes_on_accept=target.id if target is not None and candidate else None,
     )

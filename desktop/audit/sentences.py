@@ -120,6 +120,13 @@ def _restore(r: AuditRecord) -> str:
     return f"restored {plural(_n(r), 'memory', 'memories')}{where}"
 
 
+def _review_accept(r: AuditRecord) -> str:
+    if r.detail.get("stored_again"):
+        # A write that would be stored active on its own, of a candidate's text.
+        return "stored the text of a memory awaiting review, which made it active"
+    return f"accepted {plural(_n(r), 'memory', 'memories')} in review"
+
+
 def _review_undo(r: AuditRecord) -> str:
     again = int(r.detail.get("current_again", 0))
     current = f" and made {plural(again, 'memory', 'memories')} it replaced current again"
@@ -212,7 +219,7 @@ PREDICATES: dict[str, Predicate] = {
         + (f" ({r.detail['reason']})" if r.detail.get("reason") else "")
     ),
     Action.PURGE: _purge,
-    Action.REVIEW_ACCEPT: lambda r: f"accepted {plural(_n(r), 'memory', 'memories')} in review",
+    Action.REVIEW_ACCEPT: _review_accept,
     Action.REVIEW_REJECT: lambda r: f"rejected {plural(_n(r), 'memory', 'memories')} in review",
     Action.REVIEW_DEFER: lambda r: f"deferred {plural(_n(r), 'memory', 'memories')} in review",
     Action.REVIEW_UNDO: _review_undo,

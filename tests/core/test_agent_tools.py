@@ -184,3 +184,44 @@ def test_a_redacted_store_says_what_was_removed(conn: Connection) -> None:
         {"speaker": "user", "text": "hello", "name": f"bot {GITHUB_TOKEN}", "turn": "t-1"},
     )
     assert (named["redacted"], named["redacted_kinds"]) == (1, {"github_token": 1})
+
+
+def valid(name: str, result: dict[str, Any]) -> dict[str, Any]:
+    errors = list(Draft202012Validator(load_manifest()[name].result_schema).iter_errors(result))
+    assert not errors, f"{name}: {errors[0].message}"
+    return result
+
+
+def test_a_store_held_for_review_says_what_it_replaces_and_a_trusted_one_accepts_it(
+    conn: Connection,
+) -> None:
+    old = ok(conn, "memory_store", {"type": "fact", "content": "User's phone is a Pixel 7"})
+    text = "User's phone is an iPhone 15"
+    web = {"type": "web_content"}
+    held = ok(
+        conn,
+        "memory_store",
+        {"type": "fact", "content": text, "supersedes": old["id"], "source": web},
+    )
+    valid("memory_store", held)
+    assert (held["status"], held["superseded"], held["supersedes_on_accept"]) == (
+        "candidate",
+        None,
+        old["id"],
+    )
+    assert "accepted_from_review" not in held
+    said = ok(
+        conn,
+        "memory_store",
+        {"type": "fact", "content": text, "source": {"type": "user_message"}},
+    )
+    valid("memory_store", said)
+    assert (said["id"], said["status"], said["created"], said["accepted_from_review"]) == (
+        held["id"],
+        "active",
+        False,
+        True,
+    )
+    assert (said["superseded"], said["supersedes_on_accept"]) == (old["id"], None)
+    found = ok(conn, "memory_search", {"query": "phone", "mode": "keyword"})["results"]
+    assert [r["id"] for r in found] == [held["id"]]

@@ -146,8 +146,19 @@ def test_an_accept_says_what_it_replaces_even_when_that_changed_while_it_waited(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pixel = stored(capsys, tmp_path, "User's phone is a Pixel 7")
-    iphone = stored(
-        capsys, tmp_path, "User's phone is an iPhone 15", "--supersedes", pixel, "--trust", "low"
+    code, iphone, err = run(
+        capsys,
+        tmp_path,
+        "store",
+        "User's phone is an iPhone 15",
+        "--supersedes",
+        pixel,
+        "--trust",
+        "low",
+    )
+    iphone = iphone.strip()
+    assert code == 0 and (
+        f"`ambry review accept {iphone}` makes it active and replaces {pixel}" in err
     )
     galaxy = stored(capsys, tmp_path, "User's phone is a Galaxy S24", "--supersedes", pixel)
     code, out, _ = run(capsys, tmp_path, "review", "accept", iphone)
@@ -174,3 +185,23 @@ def test_an_accept_says_what_it_replaces_even_when_that_changed_while_it_waited(
         f"accepted {moved}; it replaces nothing: {lone}, which it was written to replace, "
         "was deleted since\n"
     )
+
+
+def test_storing_a_candidates_text_yourself_makes_it_active(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    held = stored(capsys, tmp_path, "User's sister lives in Oslo", "--trust", "low")
+    # A write that would itself await review leaves it waiting.
+    code, out, err = run(capsys, tmp_path, "store", "User's sister lives in Oslo", "--trust", "low")
+    assert out.strip() == held and "awaiting review" in err
+    code, out, err = run(capsys, tmp_path, "store", "User's sister lives in Oslo")
+    assert (code, out.strip()) == (0, held)
+    assert "awaiting review (" not in err
+    assert (
+        "it awaited review (low-trust source (operator)); this store made it active "
+        f"(`ambry review return {held}` takes that back)"
+    ) in err
+    assert read(tmp_path, held)[0] is Status.ACTIVE
+    assert "sister lives in Oslo" in run(capsys, tmp_path, "brief")[1]
+    assert run(capsys, tmp_path, "review", "return", held)[0] == 0
+    assert read(tmp_path, held)[0] is Status.CANDIDATE

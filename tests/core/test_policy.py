@@ -279,6 +279,98 @@ def test_a_candidate_cannot_hide_a_current_memory_until_accepted(
     assert service.get("main", good.id).superseded_by == bad.entry.id
 
 
+def test_a_candidate_says_what_it_will_replace_once_accepted(
+    service: MemoryService, agent: Caller
+) -> None:
+    good = service.store(agent, {"type": "fact", "content": "Bank is Acme Credit Union"}).entry
+    args = {
+        "type": "fact",
+        "content": "Bank is Evil Corp",
+        "supersedes": good.id,
+        "source": {"type": "web_content"},
+    }
+    bad = service.store(agent, args).to_dict()
+    assert (bad["status"], bad["superseded"], bad["supersedes_on_accept"]) == (
+        "candidate",
+        None,
+        good.id,
+    )
+    # Sent again, it is the same candidate, with the same replacement waiting.
+    again = service.store(agent, args).to_dict()
+    assert (again["id"], again["created"], again["supersedes_on_accept"]) == (
+        bad["id"],
+        False,
+        good.id,
+    )
+    active = service.store(agent, {"type": "fact", "content": "Bank has a branch in Lyon"})
+    assert active.to_dict()["supersedes_on_accept"] is None
+
+
+WEB = {"type": "web_content"}
+
+
+def test_the_same_text_said_by_the_person_makes_a_waiting_candidate_active(
+    service: MemoryService, agent: Caller
+) -> None:
+    text = "User's sister lives in Oslo"
+    web = service.store(agent, {"type": "fact", "content": text, "source": WEB})
+    assert web.entry.status is Status.CANDIDATE
+
+    said = service.store(
+        agent,
+        {"type": "fact", "content": text, "source": {"type": "user_message"}, "tags": ["family"]},
+    )
+    result = said.to_dict()
+    assert (result["id"], result["created"], result["status"]) == (web.entry.id, False, "active")
+    assert result["accepted_from_review"] is True and result["review_reason"] is None
+    assert result["tags_added"] == ["family"]
+    assert "sister lives in Oslo" in service.build_brief("main").markdown
+    assert curation.candidates(service, "main") == []
+    accept = audit.recent(service.store_for("main"), actions=["review_accept"])[0]
+    assert (accept.actor, accept.entry_ids) == ("agent", [web.entry.id])
+    assert accept.detail["stored_again"] is True
+    assert accept.detail["reason"] == "low-trust source (web_content)"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [WEB, {"type": "ai_inference", "trust": "low"}, {"type": "user_message", "trust": "low"}],
+)
+def test_a_write_that_would_await_review_leaves_the_candidate_waiting(
+    service: MemoryService, agent: Caller, source: dict[str, str]
+) -> None:
+    text = "User's sister lives in Oslo"
+    web = service.store(agent, {"type": "fact", "content": text, "source": WEB}).entry.id
+    result = service.store(agent, {"type": "fact", "content": text, "source": source}).to_dict()
+    assert (result["id"], result["status"], result["created"]) == (web, "candidate", False)
+    assert "accepted_from_review" not in result
+    assert "Oslo" not in service.build_brief("main").markdown
+
+
+def test_a_write_that_accepts_a_candidate_makes_its_replacement(
+    service: MemoryService, agent: Caller, operator: Caller
+) -> None:
+    old = service.store(agent, {"type": "fact", "content": "User's phone is a Pixel 7"}).entry.id
+    text = "User's phone is an iPhone 15"
+    web = service.store(
+        agent, {"type": "fact", "content": text, "supersedes": old, "source": WEB}
+    ).entry.id
+    newer = service.store(
+        agent, {"type": "fact", "content": "User's phone is a Galaxy S24", "supersedes": old}
+    ).entry.id
+    # The person says it: the candidate is accepted and replaces the current version.
+    said = service.store(operator, {"type": "fact", "content": text})
+    assert (said.entry.id, said.superseded, said.accepted is not None) == (web, newer, True)
+    assert [e.id for e in service.history("main", web)] == [old, newer, web]
+    brief = service.build_brief("main").markdown
+    assert "iPhone" in brief and "Galaxy" not in brief and "Pixel" not in brief
+    # The person can send it back to review, as any accept.
+    store = service.store_for("main")
+    done = curation.return_to_review(service, operator, curation.recorded_acceptances(store, [web]))
+    assert done.returned == (web,)
+    assert service.get("main", newer).superseded_by is None
+
+
 def test_secret_bytes_never_reach_the_disk(data_dir: DataDir) -> None:
     svc = MemoryService(data_dir)
     agent = svc.open_session("main", Actor.AGENT)

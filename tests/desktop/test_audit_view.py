@@ -55,6 +55,15 @@ def test_sentences_name_who_and_what() -> None:
         "You returned 1 memory to review and made 1 memory it replaced current again"
     )
     assert "review_undo" in actions_described_by("returned")
+    accepted = AuditRecord(1, "", "review_accept", "operator", None, ["mem-1"], None, None, {})
+    assert sentence(accepted, {}) == "You accepted 1 memory in review"
+    # The agent did not review it: it stored, from a trusted source, the text awaiting review.
+    stored_again = AuditRecord(
+        1, "", "review_accept", "agent", None, ["mem-1"], None, None, {"stored_again": True}
+    )
+    assert sentence(stored_again, {}) == (
+        "An agent stored the text of a memory awaiting review, which made it active"
+    )
     deleted = AuditRecord(
         1, "", "delete", "agent", None, [], 1, None, {"current_again": ["mem-1"], "to": "trash"}
     )
