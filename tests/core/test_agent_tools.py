@@ -225,3 +225,17 @@ def test_a_store_held_for_review_says_what_it_replaces_and_a_trusted_one_accepts
     assert (said["superseded"], said["supersedes_on_accept"]) == (old["id"], None)
     found = ok(conn, "memory_search", {"query": "phone", "mode": "keyword"})["results"]
     assert [r["id"] for r in found] == [held["id"]]
+
+
+def test_search_says_candidates_are_left_out_as_they_are(conn: Connection) -> None:
+    description = load_manifest()["memory_search"].description
+    assert "are not returned until accepted" in description
+    assert "marked by status" not in description  # it said so, and none was ever returned
+    held = ok(
+        conn,
+        "memory_store",
+        {"type": "fact", "content": "Server room is in Oslo", "source": {"type": "web_content"}},
+    )
+    assert held["status"] == "candidate"
+    for params in ({"query": "Oslo"}, {}, {"query": "Oslo", "include_superseded": True}):
+        assert ok(conn, "memory_search", params)["results"] == [], params
