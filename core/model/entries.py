@@ -181,10 +181,15 @@ class SearchResult:
     receipts: dict[str, str] | None = None
     #: What found or lifted this result: keyword, semantic, recent (core.semantic.hybrid.Signal).
     signals: tuple[str, ...] = ()
+    #: Decayed below the stale threshold (:attr:`MemoryEntry.stale`): out of the brief.
+    stale: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         # Built by hand: dataclasses.asdict deep-copies and is the slowest step of a search.
-        extra = {"receipts": dict(self.receipts)} if self.receipts else {}
+        extra: dict[str, Any] = {"receipts": dict(self.receipts)} if self.receipts else {}
+        if self.stale:
+            # Only when true: a fresh memory, the usual case, costs an agent no words.
+            extra["stale"] = True
         return {
             "score": self.relevance_score,
             "signals": list(self.signals),

@@ -155,9 +155,13 @@ def _more(store: GroupStore, match: str, window: int) -> bool:
     )
 
 
+#: Where a row read by :func:`rows_for` holds what follows a :class:`Hit`'s columns.
+_SEQ, _CONFIDENCE, _SEEN = len(Hit._fields), len(Hit._fields) + 1, len(Hit._fields) + 2
+
+
 def hit_of(row: Any) -> Hit:
     """The :class:`Hit` of a row read by :func:`rows_for`."""
-    return Hit._make(row[:10])
+    return Hit._make(row[:_SEQ])
 
 
 def rows_for(store: GroupStore, seqs: Sequence[int], flt: EntryFilter) -> dict[int, Any]:
@@ -172,7 +176,7 @@ def rows_for(store: GroupStore, seqs: Sequence[int], flt: EntryFilter) -> dict[i
             f"FROM memory_entries e WHERE e.seq IN ({marks}) AND {where}",
             (*chunk, *params),
         ):
-            found[int(row[10])] = row
+            found[int(row[_SEQ])] = row
     return found
 
 
@@ -303,13 +307,13 @@ def search(
             signals.append(Signal.NAME.value)
         if cosine is not None and mode is not Mode.KEYWORD and cosine >= floor:
             signals.append(Signal.SEMANTIC.value)
-        recent = hybrid.recency(_time(row[12]), now, config.recency_half_life_days)
+        recent = hybrid.recency(_time(row[_SEEN]), now, config.recency_half_life_days)
         if recent >= 0.5 and base > 0:
             signals.append(Signal.RECENT.value)
         score = hybrid.adjusted(base, recent, config.recency_weight)
-        score *= 1 - hybrid.CONFIDENCE_WEIGHT * (1 - float(row[11]))
+        score *= 1 - hybrid.CONFIDENCE_WEIGHT * (1 - float(row[_CONFIDENCE]))
         hit = RankedHit(hit_of(row), hybrid.rounded(score), tuple(signals))
-        ranked.append((score, str(row[12] or ""), seq, hit))
+        ranked.append((score, str(row[_SEEN] or ""), seq, hit))
     # Best first by the unrounded score; an exact tie goes to the memory seen last,
     # then to the one stored last (two writes can share a timestamp), so equal
     # matches come back in the same order every time.

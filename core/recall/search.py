@@ -36,6 +36,7 @@ def to_search_result(hit: Hit, content: str, score: float) -> SearchResult:
         status=hit.status,
         superseded_by=hit.superseded_by,
         trust=hit.trust,
+        stale=bool(hit.stale),
     )
 
 

@@ -51,6 +51,8 @@ class Hit(NamedTuple):
     superseded_by: str | None
     trust: str
     privacy: str
+    #: Decayed below the stale threshold as last refreshed: out of the brief, still found.
+    stale: int
     score: float
 
 

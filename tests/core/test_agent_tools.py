@@ -227,6 +227,33 @@ def test_a_store_held_for_review_says_what_it_replaces_and_a_trusted_one_accepts
     assert [r["id"] for r in found] == [held["id"]]
 
 
+def test_a_stale_memory_is_found_and_says_it_is_stale(
+    conn: Connection, service: MemoryService
+) -> None:
+    from core.model.entries import utc_now
+    from core.recall.briefing import refresh_decay
+
+    old = ok(conn, "memory_store", {"type": "fact", "content": "User's dentist is Dr Lee"})
+    fresh = ok(conn, "memory_store", {"type": "fact", "content": "User's dentist is downtown"})
+    store = service.store_for("main")
+    with store.transaction():
+        # Last seen years ago: decayed under the stale threshold, out of the brief.
+        store.execute(
+            "UPDATE memory_entries SET last_seen_at = ? WHERE id = ?",
+            ("2020-01-01T00:00:00.000Z", old["id"]),
+        )
+    refresh_decay(store, service.config, utc_now(), force=True)
+    assert "Dr Lee" not in ok(conn, "memory_brief", {})["markdown"]
+    for mode in ("keyword", "auto"):
+        result = valid(
+            "memory_search", ok(conn, "memory_search", {"query": "dentist", "mode": mode})
+        )
+        stale = {r["id"]: r.get("stale") for r in result["results"]}
+        assert stale == {old["id"]: True, fresh["id"]: None}, mode
+    listing = ok(conn, "memory_search", {})["results"]
+    assert {r["id"]: r.get("stale") for r in listing} == {old["id"]: True, fresh["id"]: None}
+
+
 def test_search_says_candidates_are_left_out_as_they_are(conn: Connection) -> None:
     description = load_manifest()["memory_search"].description
     assert "are not returned until accepted" in description
