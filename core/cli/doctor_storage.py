@@ -22,7 +22,13 @@ from core.model.config import load_config
 from core.model.errors import AmbryError, SchemaTooNew
 from core.model.file_errors import FileError, access_problem
 from core.storage import db_header
-from core.storage.db import BUSY_TIMEOUT_MS, damaged_fix, open_database
+from core.storage.db import (
+    BUSY_TIMEOUT_MS,
+    damaged_fix,
+    open_database,
+    word_index_damage,
+    words_fix,
+)
 from core.storage.paths import DATA_DIR_ENV, DataDir, DataDirOrigin, LocatedDataDir, creatable
 from core.storage.schema import SCHEMA_VERSION
 
@@ -230,7 +236,17 @@ def check_schemas(data_dir: DataDir) -> list[Finding]:
             damage = _damage(conn)
         finally:
             conn.close()
-        if damage:
+        if damage and word_index_damage(damage):
+            findings.append(
+                Finding(
+                    name,
+                    Status.FAIL,
+                    f"a word index of {path} is damaged ({damage}); searches by words and "
+                    "writes in this group may fail",
+                    words_fix(path),
+                )
+            )
+        elif damage:
             findings.append(
                 Finding(
                     name,

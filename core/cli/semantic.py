@@ -14,6 +14,7 @@ from core.recall.related import DEFAULT_RELATED, MAX_RELATED
 from core.semantic import backfill, vectors
 from core.semantic.embedding import EmbeddingUnavailable, shared_embedder, unavailable_reason
 from core.semantic.hybrid import Mode
+from core.storage import index_levels
 from core.storage.best_effort import best_effort
 
 
@@ -65,12 +66,22 @@ def _reindex_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="drop every vector and embed all again (after changing the model)",
     )
+    p.add_argument(
+        "--words",
+        action="store_true",
+        help="rebuild the word indexes from the memories, turns, claims and summaries "
+        "instead (when doctor finds one damaged); needs no model",
+    )
 
 
 @command("reindex", "Embed the memories and turns that have no vector yet, with progress.")(
     _reindex_args
 )
 def cmd_reindex(ctx: Context, args: argparse.Namespace) -> int:
+    if args.words:
+        if args.rebuild:
+            return fail("--words rebuilds the word indexes, --rebuild the vectors: give one", 2)
+        return _rebuild_words(ctx)
     model_dir = ctx.service.config.embedding_model_dir
     embedder = shared_embedder(model_dir)
     if embedder is None:
@@ -104,6 +115,18 @@ def cmd_reindex(ctx: Context, args: argparse.Namespace) -> int:
     ctx.emit(
         {**done.to_dict(), "model": embedder.model_id},
         f"{done.done} of {done.total} memories and turns have vectors ({embedder.model_id})",
+    )
+    return 0
+
+
+def _rebuild_words(ctx: Context) -> int:
+    """Rebuild every full-text index of the group from its rows, in one transaction."""
+    store = ctx.service.store_for(ctx.group)
+    with store.transaction():
+        rebuilt = index_levels.rebuild_all(store)
+    ctx.emit(
+        {"group": ctx.group, "rebuilt": list(rebuilt)},
+        f"rebuilt the word indexes of group {ctx.group} from its rows: {', '.join(rebuilt)}",
     )
     return 0
 

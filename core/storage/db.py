@@ -133,6 +133,8 @@ def storage_error(exc: BaseException, path: Path) -> StorageError:
             )
         case apsw.BusyError() | apsw.LockedError():
             hint = "another program held the database too long; try again"
+        case apsw.CorruptError() if word_index_damage(str(exc)):
+            hint = f"a word index of the group is damaged; {words_fix(path)}"
         case apsw.NotADBError() | apsw.CorruptError():
             hint = f"the file is damaged or is not an Ambry database; {damaged_fix(path)}"
         case apsw.CantOpenError():
@@ -201,6 +203,20 @@ RECOVER_FIX = (
     "move it aside (the group then starts empty) and save what is still readable in it "
     "with SQLite's .recover, as docs/storage.md shows under 'A damaged database'"
 )
+
+
+def word_index_damage(said: str) -> bool:
+    """Whether SQLite's complaint ``said`` is about a full-text index alone: the
+    rows it is derived from are whole, and the index can be built again from them."""
+    return "fts5" in said.lower()
+
+
+def words_fix(path: Path) -> str:
+    """What to do with a damaged full-text index of the group stored at ``path``."""
+    return (
+        "the memories and turns are whole: `ambry --group "
+        f"{path.stem} reindex --words` builds the word indexes again from them"
+    )
 
 
 def damaged_fix(path: Path, copies: Iterable[Path] = ()) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from core.storage import index_levels
 from core.storage.db import waiting_at_most
 from core.storage.store import GroupStore
 
@@ -110,8 +111,12 @@ def scrub(store: GroupStore, indexes: tuple[Index, ...] = tuple(Index)) -> Scrub
     started = time.perf_counter()
     with store.transaction():
         store.execute(_LOST_QUOTES)
-        for table in (t for index in indexes for t in (index.value, *_BESIDE.get(index, ()))):
+        tables = tuple(t for index in indexes for t in (index.value, *_BESIDE.get(index, ())))
+        for table in tables:
             store.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        # Each merge leaves a level behind in a contentless index: refill one that
+        # nears FTS5's limit before it stops reading (core.storage.index_levels).
+        index_levels.keep_levels(store, tuple(t for t in tables if t in index_levels.REFILL))
         if store.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat4'").fetchone():
             for index in indexes:
                 for name in _SAMPLED[index]:

@@ -23,7 +23,7 @@ from core.model.changes import Changes
 from core.model.config import Config, load_config
 from core.model.entries import Actor, MemoryEntry, Privacy, Status, iso, utc_now
 from core.model.errors import AmbryError
-from core.storage import audit, chain_repair
+from core.storage import audit, chain_repair, index_levels
 from core.storage.audit import Action
 from core.storage.best_effort import UPKEEP_WAIT_MS, best_effort
 from core.storage.crypto import (
@@ -189,6 +189,7 @@ class Workspace:
                 store, "start-up upkeep (purge, expiry, decay)", wait_ms=UPKEEP_WAIT_MS
             ):
                 self._repair_chains(store)
+                self._keep_index_levels(store)
                 self._purge_superseded(store)
                 for hook in self._open_hooks:
                     hook(store)
@@ -260,6 +261,13 @@ class Workspace:
             mended = chain_repair.repair(store, iso(utc_now()))
         if mended:
             log.info("relinked %d versions in group %s", len(mended), store.group)
+
+    def _keep_index_levels(self, store: GroupStore) -> None:
+        """Rebuild a word index that many deletes brought near FTS5's limit, or past it
+        (an earlier Ambry did not watch it): the rows are whole, the index derived."""
+        if index_levels.over(store):  # five one-row reads: nothing is written as a rule
+            with store.transaction():
+                index_levels.keep_levels(store)
 
     def _purge_superseded(self, store: GroupStore) -> None:
         cutoff = iso(utc_now() - timedelta(days=self.config.purge_superseded_days))
