@@ -84,7 +84,13 @@ def _layers_args(p: argparse.ArgumentParser) -> None:
 def _format_timeline(t: Timeline, now: datetime) -> str:
     counts = ", ".join(f"{k} {v}" for k, v in t.counts().items())
     lines = [f"{counts} (flash: turns; others: day summaries)"]
-    lines.append(f"last compression: {t.last_pass or 'never'}")
+    last = f"last compression: {t.last_pass or 'never'}"
+    if t.redraw_pending:
+        last += (
+            " (summaries wait to be drawn again, as after a rebuild stopped part way: "
+            "the next pass does it)"
+        )
+    lines.append(last)
     for turn in t.flash_turns[-15:]:
         who = turn["name"] or turn["speaker"]
         lines.append(f"[flash] #{turn['id']} {turn['at'][:16]} {who}: {clip(turn['text'], 140)}")

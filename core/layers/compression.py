@@ -323,6 +323,25 @@ def _roll_up(store: GroupStore, level: str, child_level: str, now: str) -> tuple
     return built, len(gone)
 
 
+def _start_rebuild(store: GroupStore) -> None:
+    """Mark every summary as changed, and the pass as not complete.
+
+    The old summaries stay until their new ones replace them, one day at a time, so
+    a rebuild stopped part way leaves whole summaries, still found, and the rest for
+    the next pass. The keyword counts and the summaries' full-text index derive
+    from the summaries: they are recounted from them here rather than trusted.
+    """
+    store.execute("UPDATE layer_summaries SET source_key = ''")
+    store.execute("DELETE FROM meta WHERE key = ?", (LAST_PASS_KEY,))
+    store.execute("DELETE FROM layer_vocab")
+    store.execute(
+        "INSERT INTO layer_vocab (term, docs) SELECT t.value, count(*) "
+        "FROM layer_summaries AS s, json_each(s.terms) AS t WHERE s.level = 'day' "
+        "GROUP BY t.value"
+    )
+    store.execute("DELETE FROM layer_fts WHERE rowid NOT IN (SELECT seq FROM layer_summaries)")
+
+
 def compress(
     store: GroupStore,
     now: datetime,
@@ -330,7 +349,8 @@ def compress(
     rebuild: bool = False,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> PassResult:
-    """One pass over ``store`` (see the module notes). ``rebuild`` redoes every summary.
+    """One pass over ``store`` (see the module notes). ``rebuild`` redoes every summary
+    (see :func:`_start_rebuild`); stopped part way, the next pass goes on with it.
 
     A pass that deleted summaries (or all of them, to rebuild) rewrites the
     summaries' full-text index without them and empties the write-ahead log.
@@ -343,9 +363,7 @@ def compress(
         with store.transaction():
             dropped = drop_lost(store)
             if rebuild:
-                store.execute("DELETE FROM layer_summaries")
-                store.execute("DELETE FROM layer_vocab")
-                store.execute("DELETE FROM layer_fts")
+                _start_rebuild(store)
     stored = {
         r[0]: (r[1], json.loads(r[2]))
         for r in store.execute(
@@ -375,7 +393,7 @@ def compress(
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (LAST_PASS_KEY, stamp),
             )
-    if dropped or stale or removed or rebuild:
+    if dropped or stale or removed or (rebuild and complete):
         # Deleted summaries' words stay in the index segments until they merge.
         scrub(store, (Index.LAYERS,))
     return PassResult(
@@ -391,6 +409,14 @@ def compress(
 def last_pass(store: GroupStore) -> str | None:
     row = store.execute("SELECT value FROM meta WHERE key = ?", (LAST_PASS_KEY,)).fetchone()
     return None if row is None else str(row[0])
+
+
+def redraw_pending(store: GroupStore) -> bool:
+    """Whether summaries are marked to be drawn again (a rebuild stopped part way)."""
+    return (
+        store.execute("SELECT 1 FROM layer_summaries WHERE source_key = '' LIMIT 1").fetchone()
+        is not None
+    )
 
 
 def is_due(store: GroupStore, now: datetime, interval: timedelta) -> bool:

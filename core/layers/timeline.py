@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from core.layers.ages import FLASH_AGE, Layer, layer_of, parse_time
-from core.layers.compression import last_pass
+from core.layers.compression import last_pass, redraw_pending
 from core.layers.recall import SUMMARY_COLUMNS, summary_view
 from core.model.entries import iso
 from core.storage.store import GroupStore
@@ -32,6 +32,8 @@ class Timeline:
     #: Week and month summaries, newest first, each with ``children`` (ids).
     rollups: tuple[dict[str, Any], ...]
     last_pass: str | None
+    #: Summaries wait to be drawn again (a rebuild stopped part way): the next pass does it.
+    redraw_pending: bool = False
 
     def counts(self) -> dict[str, int]:
         out = {layer.value: 0 for layer in Layer}
@@ -49,6 +51,7 @@ class Timeline:
             "days": list(self.days),
             "rollups": list(self.rollups),
             "last_pass": self.last_pass,
+            "redraw_pending": self.redraw_pending,
         }
 
 
@@ -98,5 +101,10 @@ def timeline(store: GroupStore, thread_id: str | None, now: datetime) -> Timelin
             ]
             rollups.append(view)
     return Timeline(
-        thread_id, flash, tuple(days[:MAX_LISTED]), tuple(rollups[:MAX_LISTED]), last_pass(store)
+        thread_id,
+        flash,
+        tuple(days[:MAX_LISTED]),
+        tuple(rollups[:MAX_LISTED]),
+        last_pass(store),
+        redraw_pending(store),
     )

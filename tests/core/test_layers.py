@@ -190,6 +190,59 @@ def test_a_stopped_pass_resumes_where_it_stopped(service: MemoryService) -> None
     assert len(summaries(store)) == 3 and not is_due(store, NOW, timedelta(hours=6))
 
 
+def test_a_rebuild_stopped_part_way_keeps_the_old_summaries(service: MemoryService) -> None:
+    for d in (30, 20, 10):
+        log_session(service, d, [("user", f"Day {d}: the orchard needs pruning and mulch.")])
+    store = service.store_for("g")
+    compress(store, NOW)
+    before = {r[0]: r[1] for r in store.execute("SELECT id, hook FROM layer_summaries")}
+    vocab = store.execute("SELECT term, docs FROM layer_vocab ORDER BY 1").fetchall()
+    later = NOW + timedelta(minutes=5)
+    calls = iter([False])
+
+    def interrupt() -> bool:
+        if next(calls, True):
+            raise KeyboardInterrupt  # what Ctrl+C does part way
+        return False
+
+    with pytest.raises(KeyboardInterrupt):
+        compress(store, later, rebuild=True, should_stop=interrupt)
+    # Every summary is still there, whole, and still found; the pass is due at once.
+    assert {r[0]: r[1] for r in store.execute("SELECT id, hook FROM layer_summaries")} == before
+    assert store.execute("SELECT term, docs FROM layer_vocab ORDER BY 1").fetchall() == vocab
+    assert recall(store, "orchard pruning", NOW + timedelta(minutes=6)).items
+    assert is_due(store, later, timedelta(hours=6))
+    assert "rebuild stopped part way" in timeline_text(store, later)
+    # The next pass goes on with the rebuild: the two days not drawn yet and the rollups.
+    rest = compress(store, later + timedelta(minutes=1))
+    assert (rest.days, rest.complete) == (2, True)
+    built = {r[0] for r in store.execute("SELECT built_at FROM layer_summaries")}
+    assert built <= {iso(later), iso(later + timedelta(minutes=1))}
+    assert store.execute("SELECT term, docs FROM layer_vocab ORDER BY 1").fetchall() == vocab
+    assert not is_due(store, later, timedelta(hours=6))
+    assert "stopped part way" not in timeline_text(store, later)
+    assert compress(store, later + timedelta(minutes=2)).days == 0
+
+
+def test_a_rebuild_redraws_every_summary(service: MemoryService) -> None:
+    for d in (30, 20, 10):
+        log_session(service, d, [("user", f"Day {d}: the orchard needs pruning and mulch.")])
+    store = service.store_for("g")
+    compress(store, NOW)
+    count = store.execute("SELECT count(*) FROM layer_summaries").get
+    result = compress(store, NOW, rebuild=True)
+    assert (result.days, result.complete) == (3, True)
+    assert result.rollups == count - 3
+    assert store.execute("SELECT count(*) FROM layer_fts").get == count
+
+
+def timeline_text(store: GroupStore, now: datetime) -> str:
+    from core.cli.layers import _format_timeline
+    from core.layers.timeline import timeline
+
+    return _format_timeline(timeline(store, None, now), now)
+
+
 def test_summaries_follow_expired_turns_out(service: MemoryService) -> None:
     log_session(service, 50, [("user", "The old bicycle needs a new chain.")])
     store = service.store_for("g")
