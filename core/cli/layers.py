@@ -125,7 +125,7 @@ def cmd_layers(ctx: Context, args: argparse.Namespace) -> int:
     text = _format_timeline(view, now)
     if thread_id is None and not any(view.counts().values()):
         # Without --thread only turns filed under no thread are shown: say where the rest are.
-        count = len(threads.list_threads(ctx.service, ctx.group))
+        count = threads.count_threads(ctx.service, ctx.group)
         if count:
             text += (
                 "\nno turns outside threads; a thread's layers: `ambry layers --thread TITLE` "

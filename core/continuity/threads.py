@@ -189,6 +189,11 @@ def list_threads(service: Workspace, group: str, limit: int = 500, offset: int =
     return [_thread(r) for r in rows]
 
 
+def count_threads(service: Workspace, group: str) -> int:
+    """How many threads the group has (``list_threads`` returns a page of them)."""
+    return int(service.store_for(group).execute("SELECT count(*) FROM threads").get)
+
+
 def get_thread(service: Workspace, group: str, thread_id: str) -> Thread:
     return require_thread(service.store_for(group), thread_id)
 

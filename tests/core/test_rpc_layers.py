@@ -18,7 +18,7 @@ from core.layers.compression import compress
 from core.model.entries import Actor, iso, utc_now
 from core.model.errors import InvalidParams, NotFound
 from core.service import MemoryService
-from core.storage.paths import DataDir
+from core.storage.paths import DEFAULT_GROUP, DataDir
 
 
 def call(conn: Connection, method: str, params: Any) -> dict[str, Any]:
@@ -122,3 +122,15 @@ def test_layers_without_a_thread_points_to_the_threads_that_have_turns(
         "no turns outside threads; a thread's layers: `ambry layers --thread TITLE` "
         "(1 thread, `ambry threads` lists them)"
     )
+    # More threads than one page of the list: the real count, not the page's.
+    service = MemoryService(DataDir(tmp_path))
+    store = service.store_for(DEFAULT_GROUP)
+    with store.transaction():
+        for i in range(1500):
+            store.execute(
+                "INSERT INTO threads (id, title, created_at, updated_at) VALUES (?, ?, ?, ?)",
+                (f"thr-{i:012d}", f"Trip {i}", iso(utc_now()), iso(utc_now())),
+            )
+    service.close()
+    assert main([*base, "layers"]) == 0
+    assert "(1,501 threads," in capsys.readouterr().out.splitlines()[-1]
