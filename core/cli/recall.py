@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from core.cli.context import Context, command, read_stdin
+from core.memory.ingest import MAX_INGEST_CHARS
 from core.model.decoding import decode
 from core.model.errors import InvalidParams
 
@@ -51,14 +52,22 @@ def cmd_ingest(ctx: Context, args: argparse.Namespace) -> int:
     if not args.file.strip():
         raise InvalidParams("give a file to read, or - for standard input", field="file")
     if args.file == "-":
-        text = read_stdin("file")
+        text, name = read_stdin("file"), "standard input"
     else:
         path = Path(args.file)
         try:
             raw = path.read_bytes()
         except OSError as exc:
             raise InvalidParams(f"cannot read {path}: {exc.strerror}", field="file") from exc
-        text = decode(raw, path.name)
+        text, name = decode(raw, path.name), str(path)
+    if len(text) > MAX_INGEST_CHARS:
+        # The service's own message speaks to an agent sending text, not to a file.
+        raise InvalidParams(
+            f"{name} holds {len(text):,} characters and ingest reads at most "
+            f"{MAX_INGEST_CHARS:,} at a time; split it into smaller files and ingest each",
+            field="file",
+            rule="maxLength",
+        )
     result = ctx.service.ingest_text(ctx.caller, text)
     ctx.emit(
         result.to_dict(),

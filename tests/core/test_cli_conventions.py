@@ -119,6 +119,21 @@ def test_blank_arguments_are_one_clear_error(
     assert json.loads(err)["error"]["message"] == "--limit must be at least 1"
 
 
+def test_ingest_of_a_file_too_long_names_the_file_and_says_to_split_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path / "data"), "--create"]
+    notes = tmp_path / "notes.txt"
+    notes.write_text("[MEMORY:preference] Likes tea\n" + "x" * 100_000, encoding="utf-8")
+    code, _, err = run(capsys, *d, "ingest", str(notes))
+    assert (code, err) == (
+        1,
+        f"error: {notes} holds 100,030 characters and ingest reads at most 100,000 at a "
+        "time; split it into smaller files and ingest each\n",
+    )
+    assert run(capsys, *d, "list")[1] == "no memories\n"
+
+
 @pytest.mark.parametrize(
     ("argv", "says", "field"),
     [
