@@ -132,7 +132,10 @@ def storage_error(exc: BaseException, path: Path) -> StorageError:
                 else "the file or its folder is read-only; check its permissions"
             )
         case apsw.BusyError() | apsw.LockedError():
-            hint = "another program held the database too long; try again"
+            hint = (
+                "another program held the database too long (often another Ambry "
+                "command, such as an import); try again when it is done"
+            )
         case apsw.CorruptError() if word_index_damage(str(exc)):
             hint = f"a word index of the group is damaged; {words_fix(path)}"
         case apsw.NotADBError() | apsw.CorruptError():

@@ -110,11 +110,34 @@ class GroupStore:
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[apsw.Connection]:
-        """A write transaction; the write is durable when the block exits."""
-        self.flush_reads()
-        with write_transaction(self.conn, self.path) as conn:
-            yield conn
+        """A write transaction; the write is durable when the block exits.
+
+        Pending read-audit rows are written first in the same transaction: one
+        wait for another program's lock, not one for them and one for the write
+        (a write under an import's long lock failed after 30 s, not 15). If the
+        write fails they stay pending for the next one.
+        """
+        rows, self._pending_reads = self._pending_reads, []
+        try:
+            with write_transaction(self.conn, self.path) as conn:
+                self._write_reads(rows)
+                yield conn
+        except BaseException:
+            self._pending_reads[:0] = rows
+            raise
         self._keep_statistics()
+
+    def _write_reads(self, rows: Sequence[Callable[[], tuple[Any, ...]]]) -> None:
+        """Insert read-audit rows in the open transaction; a bad row never stops a write."""
+        if not rows:
+            return
+        self._reads_since = time.monotonic()
+        try:
+            self.conn.executemany(AUDIT_INSERT_SQL, [make() for make in rows])
+        except apsw.Error as exc:  # a statement error leaves the transaction open
+            log.warning(
+                "group %s: the audit of %d reads not recorded: %s", self.group, len(rows), exc
+            )
 
     def _keep_statistics(self) -> None:
         """``PRAGMA optimize`` once every :data:`OPTIMIZE_EVERY_CHANGES` rows written.
