@@ -198,7 +198,7 @@ class GroupStore:
         if not rows:
             return 0
         # A read must work on a read-only or full disk; its audit row is best-effort.
-        with best_effort(self, "the audit rows of reads"):
+        with best_effort(self, "the audit of reads"):
             with self.relaxed_transaction(flush=False):
                 self.conn.executemany(AUDIT_INSERT_SQL, [make() for make in rows])
             return len(rows)

@@ -352,6 +352,30 @@ def test_a_write_under_a_held_lock_waits_once_and_keeps_the_reads_audit(
         service.close()
 
 
+def test_reads_audit_not_written_under_a_held_lock_says_so_in_plain_words(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 200)
+    service = MemoryService(DataDir(tmp_path / "data"))
+    try:
+        store = service.store_for("main")
+        store.defer_reads = True
+        store.audit_read(lambda: (iso(utc_now()), "search", "agent", None, "[]", 1, 0, "{}"))
+        holder, release = _hold_write_lock(store.path, 30.0)
+        try:
+            assert store.flush_reads() == 0
+        finally:
+            release.cancel()
+            holder.execute("ROLLBACK")
+            holder.close()
+    finally:
+        service.close()
+    assert (
+        "group main is locked by another program, so the audit of reads is not recorded "
+        "this time" in caplog.text
+    )
+
+
 def test_a_write_waits_out_a_lock_released_in_time(tmp_path: Path) -> None:
     data = DataDir(tmp_path / "data")
     service = MemoryService(data)
