@@ -171,6 +171,12 @@ class LayersPage(LazyPage):
                 f"{plural(counts['warm'], 'summary', 'summaries')} in Warm, "
                 f"{sum(counts[f'recent-{i}'] for i in range(1, 5))} in Recent, "
                 f"{counts['archive']} in Archive. Last compression: {last}."
+                + (
+                    " Summaries wait to be drawn again (a rebuild stopped part way): "
+                    "Compress now finishes it."
+                    if view.redraw_pending
+                    else ""
+                )
             )
         else:
             held = self._threads_with_turns

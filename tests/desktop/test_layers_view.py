@@ -6,6 +6,7 @@ import os
 import time
 from datetime import timedelta
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -162,3 +163,29 @@ def test_it_opens_on_the_latest_thread_that_holds_turns(
     qtbot.waitUntil(lambda: page.thread_box.count() == 1)
     state.set_group("main")
     qtbot.waitUntil(lambda: page.thread_box.currentText() == "Lyon trip")
+
+
+def test_a_rebuild_stopped_part_way_is_said_and_compress_now_finishes_it(
+    qtbot: QtBot, state: AppState, service: MemoryService
+) -> None:
+    seed(service)
+    store = service.store_for("main")
+    calls = iter([False])
+
+    def interrupt() -> bool:
+        if next(calls, True):
+            raise KeyboardInterrupt  # Ctrl+C in `ambry layers --rebuild`
+        return False
+
+    with pytest.raises(KeyboardInterrupt):
+        compress(store, utc_now(), rebuild=True, should_stop=interrupt)
+    page = LayersPage(state)
+    qtbot.addWidget(page)
+    page.resize(1200, 700)
+    page.show()
+    # Before: only "Last compression: <time>", as if the pass had finished.
+    waiting = "Summaries wait to be drawn again"
+    qtbot.waitUntil(lambda: waiting in page.status.text())
+    compress(store, utc_now() + timedelta(minutes=1))
+    page.refresh()
+    qtbot.waitUntil(lambda: waiting not in page.status.text())
