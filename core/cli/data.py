@@ -218,6 +218,8 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
         f"imported {plural(report.entries, 'entry', 'entries')} and "
         f"{plural(rows, 'other record')}; {plural(len(report.duplicates), 'duplicate')} skipped"
     )
+    if report.updated:
+        text += f"; {len(report.updated)} updated (already present, newer in the file)"
     if report.refused:
         text += f"; {plural(len(report.refused), 'credential statement')} refused"
     if report.secret_only:

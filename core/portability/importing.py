@@ -32,6 +32,7 @@ from core.policy.import_screening import Skip, screen_entry, screen_row
 from core.policy.own_files import known_secrets
 from core.policy.screening import strip_controls
 from core.portability.history import SOURCE_NAMES, looks_like
+from core.portability.merging import content_conflict, entry_update, row_difference
 from core.recall.briefing import recompute_decay
 from core.storage import audit
 from core.storage.audit import Action
@@ -58,7 +59,12 @@ class ImportReport:
     entries: int = 0
     rows: dict[str, int] = field(default_factory=dict)
     duplicates: list[str] = field(default_factory=list)
+    #: Records already present that a newer export brought up to date (added tags,
+    #: a later re-observation, a thread's later activity; see core.portability.merging).
+    updated: list[str] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
+    #: What differs in each conflict, in words, in the order of ``conflicts``.
+    differences: list[str] = field(default_factory=list)
     redacted: int = 0
     #: Entries left out because their content or a tag states a credential.
     refused: list[str] = field(default_factory=list)
@@ -78,7 +84,9 @@ class ImportReport:
             "entries": self.entries,
             "rows": self.rows,
             "duplicates": self.duplicates,
+            "updated": self.updated,
             "conflicts": self.conflicts,
+            "differences": self.differences,
             "redacted": self.redacted,
             "refused": self.refused,
             "secret_only": self.secret_only,
@@ -164,8 +172,10 @@ def import_file(
     """Validate every line, then import everything in one transaction, or nothing.
 
     Records already present unchanged are duplicates (skipped and reported);
-    a record whose id exists with different content is a conflict, and any
-    conflict stops the import before anything is written.
+    one a newer export only added to (tags, a later re-observation or activity
+    time) is brought up to date and reported as updated; a record whose id
+    exists with different content is a conflict, and any conflict stops the
+    import before anything is written.
     """
     require_operator(caller, "import")
     return import_checked(service, caller, read_export(path, passphrase), progress=progress)
@@ -205,10 +215,22 @@ def import_checked(
         if report.conflicts:
             raise Conflict(
                 f"nothing imported: {len(report.conflicts)} record(s) conflict with what is "
-                f"stored (first: {report.conflicts[0]}); resolve them or import into another "
-                "group with --group",
+                f"stored (first: {report.conflicts[0]}: {report.differences[0]}); make the "
+                "file's record and the stored one agree (edit the file, or change or delete "
+                "the stored record), or import into another group with --group",
                 count=len(report.conflicts),
                 conflicts=report.conflicts[:20],
+                differences=report.differences[:20],
+            )
+        if report.updated:
+            audit.record(
+                store,
+                Action.UPDATE,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=[i for i in report.updated if i.startswith("mem-")],
+                count=len(report.updated),
+                reason="newer export imported",
             )
         audit.record(
             store,
@@ -217,6 +239,7 @@ def import_checked(
             session_id=caller.session_id,
             count=report.entries,
             duplicates=len(report.duplicates),
+            updated=len(report.updated),
             redacted=report.redacted,
             refused=len(report.refused),
             secret_only=len(report.secret_only),
@@ -274,8 +297,17 @@ def _import_entry(
     content, got = screened.content, screened.fields
     existing = store.get(entry_id)
     if existing is not None:
-        current = service.readable(existing, reveal=True).content
-        (report.duplicates if current == content else report.conflicts).append(entry_id)
+        stored = service.readable(existing, reveal=True)
+        if stored.content != content:
+            report.conflicts.append(entry_id)
+            report.differences.append(content_conflict(stored, content))
+            return
+        changes = entry_update(stored, screened.tags, got, float(rec["confidence"]))
+        if not changes:
+            report.duplicates.append(entry_id)
+            return
+        store.update_fields(entry_id, **changes)
+        report.updated.append(entry_id)
         return
     entry_type, privacy = EntryType(rec["type"]), Privacy(rec["privacy"])
     # The same statement under another id (stored twice, or imported from notes in
@@ -374,8 +406,18 @@ def _import_row(
     if existing is not None:
         names = [d[0] for d in cursor.get_description()]
         stored = dict(zip(names, existing, strict=True))
-        same = all(stored.get(k) == row.get(k) for k in _SAME_WHEN.get(kind, row))
-        (report.duplicates if same else report.conflicts).append(label)
+        later, difference = row_difference(kind, stored, row, _SAME_WHEN.get(kind, list(row)))
+        if difference is not None:
+            report.conflicts.append(label)
+            report.differences.append(difference)
+        elif later:
+            sets = ", ".join(f"{c} = ?" for c in later)
+            store.execute(
+                f"UPDATE {table} SET {sets} WHERE {key} = ?", (*later.values(), stored[key])
+            )
+            report.updated.append(label)
+        else:
+            report.duplicates.append(label)
         return
     marks = ", ".join("?" * len(row))
     store.execute(f"INSERT INTO {table} ({', '.join(row)}) VALUES ({marks})", tuple(row.values()))

@@ -118,6 +118,11 @@ def import_text(report: ImportReport, path: Path, group: str) -> str:
     text = f"Imported {_what(report.entries, report.rows)} from {path.name} into {group!r}."
     if report.duplicates:
         text += f" {_counted(len(report.duplicates), ('record', 'records'))} already here, skipped."
+    if report.updated:
+        text += (
+            f" {_counted(len(report.updated), ('record', 'records'))} already here "
+            "brought up to date (tags, last seen, activity)."
+        )
     if report.redacted:
         text += f" {_counted(report.redacted, ('secret', 'secrets'))} redacted."
     if report.refused:

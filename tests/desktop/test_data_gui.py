@@ -353,6 +353,17 @@ def test_the_import_summary_says_when_a_version_chain_was_mended() -> None:
     )
 
 
+def test_the_import_summary_counts_records_a_newer_export_brought_up_to_date() -> None:
+    from core.portability.importing import ImportReport
+    from desktop.settings.data_dialogs import import_text
+
+    report = ImportReport(duplicates=["mem-a"], updated=["mem-b", "thread thr-1"])
+    assert import_text(report, Path("e2.jsonl"), "copy") == (
+        "Imported 0 memories from e2.jsonl into 'copy'. 1 record already here, skipped. "
+        "2 records already here brought up to date (tags, last seen, activity)."
+    )
+
+
 def test_an_import_that_leaves_empty_tags_out_says_so(
     qtbot: QtBot,
     service: MemoryService,
