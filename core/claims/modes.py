@@ -3,9 +3,10 @@
 Seed 004 §12.1: every change reads the current settings, shows the difference,
 backs the prior settings up to a timestamped file *before* writing, writes only
 the mode, and reports what changed with its boundary statements. ``plan`` is a
-dry run; ``apply`` and ``rollback`` need an explicit confirmation. A rollback
-restores the newest backup, after backing up what it replaces, so a second
-rollback undoes the first.
+dry run; ``apply`` and ``rollback`` need an explicit confirmation. An ``apply``
+of the mode already set changes nothing and writes nothing. A rollback restores
+the mode the last change replaced (after backing up what it replaces); repeated
+rollbacks walk back through the changes, one each, until none is left.
 
 Backups: ``<data dir>/backups/claims/<group>-<UTC stamp>.json``.
 """
@@ -116,13 +117,14 @@ def _require_person(caller: Caller, yes: bool, action: str) -> None:
         )
 
 
-def _write_backup(service: Workspace, group: str, mode: Mode, reason: str) -> Path:
+def _write_backup(service: Workspace, group: str, mode: Mode, how: str, target: Mode) -> Path:
     """Save the prior settings (owner-only, atomically) before they change.
 
     Raises:
         FileError: the backup cannot be written (a read-only or full disk), so
             nothing is changed.
     """
+    reason = f"before {how} to {target.value}"
     folder = backup_dir(service)
     stamp = utc_now().strftime("%Y%m%dT%H%M%S%fZ")
     path = folder / f"{group}-{stamp}.json"
@@ -130,7 +132,13 @@ def _write_backup(service: Workspace, group: str, mode: Mode, reason: str) -> Pa
     while path.exists():
         path = folder / f"{group}-{stamp}-{n}.json"
         n += 1
-    data = {"group": group, "settings": {MODE_KEY: mode.value}, "reason": reason}
+    data = {
+        "group": group,
+        "settings": {MODE_KEY: mode.value},
+        "reason": reason,
+        "how": how,
+        "to": target.value,
+    }
     try:
         atomic_write(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
     except OSError as exc:
@@ -152,10 +160,73 @@ def backups(service: Workspace, group: str) -> list[Path]:
     return [p for _, _, p in sorted(found)]
 
 
+#: An older backup's reason, for one written before backups named their step.
+_REASON = re.compile(r"before (apply|rollback) to (\w+)")
+
+
+def _read_step(path: Path) -> tuple[Mode, str, Mode | None]:
+    """A backup's mode, and the step (``apply`` or ``rollback``) and mode it was
+    written before (None when an older backup does not say).
+
+    Raises:
+        InvalidParams: the file is not a claims-mode backup Ambry wrote.
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        before = Mode(data["settings"][MODE_KEY])
+        how, to = data.get("how"), data.get("to")
+        if how is None and (m := _REASON.fullmatch(str(data.get("reason", "")))):
+            how, to = m.group(1), m.group(2)
+        return before, str(how or "apply"), None if to is None else Mode(to)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise InvalidParams(
+            f"the claims-mode backup {path.name} cannot be read ({type(exc).__name__}); "
+            f"move it out of {path.parent} and try again",
+            field="backup",
+        ) from exc
+
+
+def history(service: Workspace, group: str) -> list[Mode]:
+    """The modes that real changes replaced, oldest first, less those a rollback
+    already restored: the last is what the next rollback restores.
+
+    Read from the backups: each ``apply`` that changed the mode adds the mode it
+    replaced, each ``rollback`` that changed it takes the last one off. A backup
+    of a step that changed nothing (written by an older Ambry) counts for nothing.
+    """
+    stack: list[Mode] = []
+    for path in backups(service, group):
+        before, how, to = _read_step(path)
+        if to is before:
+            continue
+        if how == "rollback":
+            if stack:
+                stack.pop()
+        else:
+            stack.append(before)
+    return stack
+
+
+def rollback_target(service: Workspace, group: str) -> Mode | None:
+    """The mode a rollback would restore, or None when there is nothing to roll back.
+
+    A mode in the history that is the current one (backups removed or restored by
+    hand) is passed over: rolling back to it would change nothing.
+    """
+    found = history(service, group)
+    current = current_mode(service.store_for(group))
+    while found and found[-1] is current:
+        found.pop()
+    return found[-1] if found else None
+
+
 def _set(service: Workspace, caller: Caller, target: Mode, how: str) -> ModePlan:
     store = service.store_for(caller.group)
     current = current_mode(store)
-    path = _write_backup(service, caller.group, current, f"before {how} to {target.value}")
+    if current is target:
+        # Nothing changes: no backup, no audit row, and the report says "already".
+        return ModePlan(caller.group, current, target)
+    path = _write_backup(service, caller.group, current, how, target)
     with store.transaction():
         records.write_setting(store, MODE_KEY, target.value)
         audit.record(
@@ -180,13 +251,20 @@ def apply(service: Workspace, caller: Caller, target: object, *, yes: bool) -> M
 
 
 def rollback(service: Workspace, caller: Caller, *, yes: bool) -> ModePlan:
-    """Restore the settings of the newest backup (backing up the current ones first)."""
+    """Restore the mode the last change replaced (backing up the current one first);
+    each further rollback goes one change further back (:func:`history`).
+
+    Raises:
+        NotFound: no change is left to roll back.
+    """
     _require_person(caller, yes, "rollback")
-    found = backups(service, caller.group)
-    if not found:
+    target = rollback_target(service, caller.group)
+    if target is None:
+        mode = current_mode(service.store_for(caller.group)).value
         raise NotFound(
-            f"no claims-mode backup for group {caller.group}: nothing to roll back to",
+            f"nothing to roll back in group {caller.group}: no change of the claims mode "
+            f"is left to undo (it is {mode}); set another mode with "
+            "`ambry claims mode apply MODE --yes`",
             field="backup",
         )
-    data = json.loads(found[-1].read_text(encoding="utf-8"))
-    return _set(service, caller, parse_mode(data["settings"][MODE_KEY]), "rollback")
+    return _set(service, caller, target, "rollback")

@@ -287,7 +287,11 @@ def _mode(ctx: Context, args: argparse.Namespace) -> int:
             result = modes.apply(svc, ctx.caller, args.target, yes=args.yes)
         case _:
             if args.target is not None:
-                return fail("claims mode rollback takes no mode: it restores the newest backup", 2)
+                return fail(
+                    "claims mode rollback takes no mode: it restores the mode the last "
+                    "change replaced",
+                    2,
+                )
             result = modes.rollback(svc, ctx.caller, yes=args.yes)
     d = result.to_dict()
     verb = "changed" if result.applied else "would change" if result.changes else "already"

@@ -253,7 +253,17 @@ class ClaimsPage(LazyPage):
         self.mode_label.setText(f"Claims mode: {mode.value} ({reach})")
         self.mode_box.setCurrentText(mode.value)
         self.diagnostics_button.setEnabled(mode.reports)
-        self.rollback_button.setEnabled(bool(modes.backups(self._state.service, self._state.group)))
+        try:
+            back = modes.rollback_target(self._state.service, self._state.group)
+            tip = (
+                f"Put the claims mode back to {back.value}, as it was before the last change"
+                if back is not None
+                else "No mode change is left to undo"
+            )
+        except AmbryError as exc:  # a backup that cannot be read: say which, and what to do
+            back, tip = None, exc.message
+        self.rollback_button.setEnabled(back is not None)
+        self.rollback_button.setToolTip(tip)
         keep = self.selected_id()
         statuses = _FILTERS[self.filter.currentIndex()][1]
         self._claims = records.list_claims(store, statuses=statuses, limit=LIMIT)
@@ -430,11 +440,19 @@ class ClaimsPage(LazyPage):
         self._invalidate(reload=True)
 
     def roll_back_mode(self) -> None:
-        """Restore the mode saved before the last change, after asking."""
+        """Restore the mode the last change replaced, after asking; again, one further."""
+        try:
+            back = modes.rollback_target(self._state.service, self._state.group)
+        except AmbryError as exc:
+            messages.report(exc)
+            return
+        if back is None:
+            self._invalidate(reload=True)
+            return
         if not messages.confirm(
             self,
             "Undo mode change",
-            "Restore the claims mode saved before the last change?",
+            f"Put the claims mode back to {back.value}, as it was before the last change?",
             "Restore",
         ):
             return

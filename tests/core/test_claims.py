@@ -17,7 +17,7 @@ from core.claims.model import ClaimKind, ClaimStatus, Decision, Mode, SourceStat
 from core.claims.overlap import Match, measure
 from core.claims.statements import statements
 from core.model.entries import Actor
-from core.model.errors import Conflict, Forbidden, InvalidParams
+from core.model.errors import Conflict, Forbidden, InvalidParams, NotFound
 from core.service import Caller, MemoryService
 from core.storage.paths import DataDir
 from tests.core.claims_helpers import HANDOFF, err, ok
@@ -457,6 +457,70 @@ def test_mode_changes_need_confirmation_back_up_and_roll_back(
     assert len(modes.backups(service, "main")) == 3
     rows = store.execute("SELECT detail FROM audit_log WHERE action = 'claim_mode'").fetchall()
     assert [json.loads(r[0])["how"] for r in rows] == ["apply", "apply", "rollback"]
+
+
+def test_an_apply_that_changes_nothing_writes_nothing(
+    service: MemoryService, operator: Caller
+) -> None:
+    store = service.store_for("main")
+    modes.apply(service, operator, "enforce", yes=True)
+    again = modes.apply(service, operator, "enforce", yes=True)
+    assert (again.current, again.target, again.changes, again.applied) == (
+        Mode.ENFORCE,
+        Mode.ENFORCE,
+        False,
+        False,
+    )
+    assert again.backup is None and len(modes.backups(service, "main")) == 1
+    rows = store.execute("SELECT count(*) FROM audit_log WHERE action = 'claim_mode'").fetchone()
+    assert rows == (1,)
+
+
+def test_rollbacks_walk_back_through_the_changes_then_say_nothing_is_left(
+    service: MemoryService, operator: Caller
+) -> None:
+    store = service.store_for("main")
+    modes.apply(service, operator, "diagnostic", yes=True)
+    modes.apply(service, operator, "enforce", yes=True)
+    modes.apply(service, operator, "enforce", yes=True)  # changes nothing
+    assert modes.history(service, "main") == [Mode.OBSERVE, Mode.DIAGNOSTIC]
+    steps = []
+    for _ in range(2):
+        back = modes.rollback(service, operator, yes=True)
+        steps.append((back.current, back.target, back.applied))
+    assert steps == [
+        (Mode.ENFORCE, Mode.DIAGNOSTIC, True),
+        (Mode.DIAGNOSTIC, Mode.OBSERVE, True),
+    ]
+    assert modes.current_mode(store) is Mode.OBSERVE
+    assert modes.rollback_target(service, "main") is None
+    with pytest.raises(NotFound, match="nothing to roll back in group main: no change"):
+        modes.rollback(service, operator, yes=True)
+    assert modes.current_mode(store) is Mode.OBSERVE
+    # A change after the rollbacks is the one the next rollback undoes.
+    modes.apply(service, operator, "enforce", yes=True)
+    assert modes.rollback(service, operator, yes=True).target is Mode.OBSERVE
+
+
+def test_a_no_op_backup_of_an_older_ambry_does_not_block_a_rollback(
+    service: MemoryService, operator: Caller
+) -> None:
+    modes.apply(service, operator, "diagnostic", yes=True)
+    modes.apply(service, operator, "enforce", yes=True)
+    folder = modes.backup_dir(service)
+    # An older Ambry backed up "enforce" before applying enforce, and a rollback to it.
+    for n, how in enumerate(("apply", "rollback"), 1):
+        (folder / f"main-29990101T00000000000{n}Z.json").write_text(
+            json.dumps({"settings": {"mode": "enforce"}, "reason": f"before {how} to enforce"})
+        )
+    assert modes.rollback(service, operator, yes=True).target is Mode.DIAGNOSTIC
+
+
+def test_a_backup_that_cannot_be_read_is_named(service: MemoryService, operator: Caller) -> None:
+    modes.apply(service, operator, "enforce", yes=True)
+    (modes.backup_dir(service) / "main-29990101T000000000000Z.json").write_text("{not json")
+    with pytest.raises(InvalidParams, match=r"main-29990101T000000000000Z.json cannot be read"):
+        modes.rollback(service, operator, yes=True)
 
 
 def test_memory_search_shows_claims_labelled_never_as_memories(

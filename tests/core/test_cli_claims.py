@@ -134,6 +134,32 @@ def test_mode_plan_apply_rollback(
     assert code != 0 and "observe, diagnostic, enforce" in message
 
 
+def test_mode_apply_again_says_already_and_rollback_walks_back(
+    root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def text(*argv: str) -> tuple[int, str]:
+        capsys.readouterr()
+        code = main(["--data-dir", str(root), "claims", "mode", *argv])
+        out = capsys.readouterr()
+        return code, (out.out + out.err).splitlines()[0]
+
+    assert text("apply", "diagnostic", "--yes") == (
+        0,
+        "claims mode of main: observe -> diagnostic (changed)",
+    )
+    assert text("apply", "enforce", "--yes")[0] == 0
+    assert text("apply", "enforce", "--yes") == (
+        0,
+        "claims mode of main: enforce -> enforce (already)",
+    )
+    assert text("plan", "enforce") == (0, "claims mode of main: enforce -> enforce (already)")
+    assert text("rollback", "--yes") == (0, "claims mode of main: enforce -> diagnostic (changed)")
+    assert text("rollback", "--yes") == (0, "claims mode of main: diagnostic -> observe (changed)")
+    code, said = text("rollback", "--yes")
+    assert code != 0 and "nothing to roll back in group main: no change" in said
+    assert "ambry claims mode apply MODE --yes" in said
+
+
 def test_extract_and_diagnose(
     root: Path, capsys: pytest.CaptureFixture[str], data_dir: DataDir
 ) -> None:

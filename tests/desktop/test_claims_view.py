@@ -220,6 +220,34 @@ def test_the_person_changes_the_mode_after_a_confirmation_and_can_undo_it(
     qtbot.waitUntil(lambda: page.mode_box.currentText() == "observe")
 
 
+def test_undo_walks_back_through_mode_changes_and_stops_at_the_first(
+    qtbot: QtBot, service: MemoryService, window: MainWindow, dialogs: Dialogs
+) -> None:
+    from core.claims import modes
+    from core.claims.model import Mode
+
+    window.go(Nav.CLAIMS)
+    page = window.claims
+    store = service.store_for("main")
+    dialogs.answer = True
+    for target in ("diagnostic", "enforce"):
+        page.mode_box.setCurrentText(target)
+        page.mode_box.activated.emit(page.mode_box.currentIndex())
+    # Choosing the mode already set asks nothing and writes no backup.
+    asked = len(dialogs.asked)
+    page.mode_box.setCurrentText("enforce")
+    page.mode_box.activated.emit(page.mode_box.currentIndex())
+    assert len(dialogs.asked) == asked and len(modes.backups(service, "main")) == 2
+    for before in (Mode.DIAGNOSTIC, Mode.OBSERVE):
+        qtbot.waitUntil(page.rollback_button.isEnabled)
+        qtbot.mouseClick(page.rollback_button, Qt.MouseButton.LeftButton)
+        assert f"back to {before.value}, as it was before the last change" in dialogs.asked[-1]
+        assert modes.current_mode(store) is before
+        qtbot.waitUntil(lambda b=before: page.mode_box.currentText() == b.value)
+    qtbot.waitUntil(lambda: not page.rollback_button.isEnabled())
+    assert page.rollback_button.toolTip() == "No mode change is left to undo"
+
+
 def test_diagnostics_show_recurring_and_ready_candidates_read_only(
     qtbot: QtBot, service: MemoryService, window: MainWindow, operator: Caller
 ) -> None:
