@@ -9,7 +9,8 @@ them or be overwritten by them: it ships them inside this package, in
 install of the development venv, or ``python -m ambry`` in the repository) there
 is no ``_app`` folder and the checkout itself holds the three packages.
 
-Importing this package changes nothing; :func:`use_app_dir` and :func:`main` do.
+Importing this package changes nothing; :func:`use_app_dir` and :func:`main` do,
+and so does importing :mod:`ambry.client`, the Python client's public name.
 The reasons for this layout are under "Decisions" in docs/architecture.md.
 """
 

@@ -1,6 +1,7 @@
 """A minimal agent loop that keeps its memory in Ambry.
 
-Start Ambry first (the app, or ``ambry serve`` in another terminal), then::
+Start Ambry first (the app, or ``ambry serve`` in another terminal), then, with
+the Python Ambry is installed in (or from a checkout of Ambry)::
 
     python examples/agent.py "I prefer answers in bullet points"
 
@@ -19,10 +20,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout
-
-from core.agent.client import AmbryClient, ServerUnavailable
-from core.model.errors import AmbryError, RateLimited
+try:
+    from ambry.client import AmbryClient, AmbryError, RateLimited, ServerUnavailable
+except ModuleNotFoundError:  # run from a checkout of Ambry that is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from ambry.client import AmbryClient, AmbryError, RateLimited, ServerUnavailable
 
 
 def think(user_message: str, brief: str, hits: list[dict[str, Any]]) -> str:

@@ -27,9 +27,10 @@ cannot: that the distribution people get works.
    launcher's imports come from ``ambry/_app`` in the venv; ``ambry
    --self-test``; an MCP ``initialize``, ``tools/list`` and a
    ``memory_store``/``memory_search`` call to the server started as the entry
-   of ``ambry setup`` says; a CLI ``store``/``search`` round trip; and the
-   re-launches (``python -m ambry``, and ``ambry doctor`` timing ``python -m
-   ambry mcp``).
+   of ``ambry setup`` says; a CLI ``store``/``search`` round trip; the Python
+   client example of docs/protocol.md and ``examples/agent.py``, run with the
+   venv's Python against its ``ambry serve``; and the re-launches (``python -m
+   ambry``, and ``ambry doctor`` timing ``python -m ambry mcp``).
 6. Another distribution with its own top-level ``core`` and ``resources`` (a
    wheel built here, whose ``.pth`` file imports its ``core`` whenever Python
    starts) goes into the same venv: ``import core`` must give its module, and
@@ -335,6 +336,54 @@ def check_cli(ambry: Path, work: Path, env: dict[str, str]) -> str:
     return "ambry store, then ambry search finds it"
 
 
+def python_client_example() -> str:
+    """The code block of "The Python client" in docs/protocol.md, as a person copies it."""
+    text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    section = text.partition("## The Python client")[2]
+    block = section.partition("```python\n")[2].partition("```")[0]
+    if "AmbryClient" not in block:
+        raise CheckFailed("docs/protocol.md has no Python client example under its heading")
+    return block
+
+
+def check_client(venv: Path, ambry: Path, work: Path, env: dict[str, str]) -> str:
+    """The documented client example and ``examples/agent.py``, copied out of the
+    source tree and run with the venv's Python against the venv's ``ambry serve``."""
+    folder = Path(tempfile.mkdtemp(prefix="client-", dir=work))
+    (folder / "data").mkdir()
+    sock = folder / "agent.sock"
+    served = {**env, "AMBRY_DATA_DIR": str(folder / "data"), "AMBRY_SOCKET": str(sock)}
+    example, agent = folder / "client_example.py", folder / "agent.py"
+    example.write_text(python_client_example(), encoding="utf-8")
+    agent.write_bytes((ROOT / "examples" / "agent.py").read_bytes())
+    python = str(venv / "bin" / "python")
+    with (folder / "serve.log").open("wb") as log:
+        server = subprocess.Popen([str(ambry), "serve"], cwd=work, env=served, stderr=log)
+    try:
+        deadline = time.monotonic() + 60
+        while not sock.exists():
+            if server.poll() is not None or time.monotonic() > deadline:
+                tail = (folder / "serve.log").read_text(errors="replace")[-2000:]
+                raise CheckFailed(f"`ambry serve` did not start (exit {server.poll()}):\n{tail}")
+            time.sleep(0.05)
+        out = run([python, str(example)], cwd=folder, env=served).stdout
+        if "Prefers metric units" not in out:
+            raise CheckFailed(f"the client example of docs/protocol.md printed {out!r}")
+        said = run(
+            [python, str(agent), "I prefer answers in bullet points"], cwd=folder, env=served
+        )
+        if "You said: I prefer answers in bullet points" not in said.stdout:
+            raise CheckFailed(f"examples/agent.py printed {said.stdout!r}")
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+    return "the Python client example of docs/protocol.md and examples/agent.py, by ambry serve"
+
+
 def check_relaunch(venv: Path, ambry: Path, work: Path, env: dict[str, str]) -> str:
     """``python -m ambry``, and ``ambry doctor``, which times ``python -m ambry mcp``."""
     version = run([str(venv / "bin" / "python"), "-m", "ambry", "--version"], cwd=work, env=env)
@@ -465,6 +514,7 @@ def check(base: Path, *, full: bool, quiet: bool) -> dict[str, Any]:
         say(f"self-test{label}", check_self_test(ambry, work, env))
         say(f"mcp{label}", check_mcp(ambry, work, env))
         say(f"cli{label}", check_cli(ambry, work, env))
+        say(f"client{label}", check_client(venv, ambry, work, env))
         say(f"relaunch{label}", check_relaunch(venv, ambry, work, env))
 
     use("")

@@ -145,3 +145,15 @@ def test_relaunches_go_through_the_launcher(other: Path, monkeypatch: pytest.Mon
             check=False,
         )
         assert done.stdout.strip() == f"ambry {__version__}", done.stderr
+
+
+def test_the_python_client_is_importable_as_ambry_client() -> None:
+    """The name docs/protocol.md gives, which an installed wheel can import (the
+    wheel itself is run by packaging/install_check.py)."""
+    from ambry import client
+    from core.agent.client import AmbryClient
+    from core.model.errors import RateLimited
+
+    assert client.AmbryClient is AmbryClient and client.RateLimited is RateLimited
+    assert "from ambry.client import AmbryClient" in (ROOT / "docs" / "protocol.md").read_text()
+    assert "from core" not in (ROOT / "examples" / "agent.py").read_text()
