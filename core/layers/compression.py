@@ -5,7 +5,8 @@ Idempotent and resumable. Every summary records what it was built from
 keys); a pass rebuilds only what differs, each day summary in its own short write
 transaction, so a pass that is stopped (``should_stop``, a killed process) leaves
 finished summaries in place and the rest for the next pass. Running it twice in a
-row writes nothing the second time.
+row writes nothing the second time. A deleted summary's links go with it
+(core.storage.link_rows); each pass sweeps away those an earlier version left.
 
 Summaries follow their sources out, at once: a summary quotes its turns
 verbatim, so whatever deletes a turn (``forget``, ``clear``, the TTL policy,
@@ -30,6 +31,7 @@ from core.layers import links
 from core.layers.keywords import term_counts
 from core.layers.summaries import Child, Draft, SourceTurn, draft_day, draft_rollup
 from core.model.entries import iso
+from core.storage.link_rows import drop_links, has_dead_links, sweep
 from core.storage.scrub import Index, scrub
 from core.storage.store import GroupStore
 
@@ -222,6 +224,7 @@ def drop_lost(store: GroupStore, changed: Sequence[int] = ()) -> int:
         gone |= parents
     for sid in sorted(gone):
         store.execute("DELETE FROM layer_summaries WHERE id = ?", (sid,))
+    drop_links(store, gone)
     store.execute("DELETE FROM meta WHERE key = ?", (LAST_PASS_KEY,))
     return len(gone)
 
@@ -320,6 +323,7 @@ def _roll_up(store: GroupStore, level: str, child_level: str, now: str) -> tuple
         with store.transaction():
             for sid in gone:
                 store.execute("DELETE FROM layer_summaries WHERE id = ?", (sid,))
+            drop_links(store, gone)
     return built, len(gone)
 
 
@@ -364,6 +368,10 @@ def compress(
             dropped = drop_lost(store)
             if rebuild:
                 _start_rebuild(store)
+    # Links to entries and summaries deleted by an earlier version, which kept them.
+    if has_dead_links(store):
+        with store.transaction():
+            sweep(store)
     stored = {
         r[0]: (r[1], json.loads(r[2]))
         for r in store.execute(
@@ -381,6 +389,7 @@ def compress(
             for sid in stale:
                 _count_terms(store, stored[sid][1], -1)
                 store.execute("DELETE FROM layer_summaries WHERE id = ?", (sid,))
+            drop_links(store, stale)
     rollups = removed = 0
     if complete:
         weeks, weeks_gone = _roll_up(store, "week", "day", stamp)

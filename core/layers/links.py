@@ -16,8 +16,11 @@ an entry is stored     weak      the day summary of its session -> the entry
 ``[[id]]`` in text     weak      the entry or day summary holding the text -> id
 =====================  ========  ===============================================
 
-A summary is also joined to its rollups (``part_of``) and its children
-(``contains``), which ``dig`` follows like strong links. Watermarks in ``meta``
+A summary is also joined to its rollups (``part_of``: a day to its week and its
+month) and its children (``contains``), which ``dig`` follows like strong links,
+rollups first so that a summary's many links never crowd them out of the node
+budget; a link to an entry or summary that was deleted is never followed, and
+goes with it (core.storage.link_rows). Watermarks in ``meta``
 (the audit log's and the entries' last ids seen) make the derivation incremental.
 A day summary may not exist yet when its entries pass the watermark (``dig``
 syncs at any time); :func:`link_day`, which the pass calls for every day it
@@ -208,22 +211,34 @@ class Edge:
         return {"from": self.src, "to": self.dst, "strength": self.strength, "reason": self.reason}
 
 
+#: Links whose far end still exists: a deleted entry's or summary's are never followed
+#: (an entry in the trash keeps its links until it is emptied, core.storage.link_rows).
+_LIVE_LINKS = (
+    "SELECT l.dst, l.strength, l.reason FROM layer_links AS l WHERE l.src = ? "
+    "AND (EXISTS (SELECT 1 FROM memory_entries AS m WHERE m.id = l.dst) "
+    "OR EXISTS (SELECT 1 FROM layer_summaries AS s WHERE s.id = l.dst)) "
+    "ORDER BY l.strength, l.dst"
+)
+
+
 def edges_from(store: GroupStore, node: str) -> list[Edge]:
-    """Every link leaving ``node``, rollup joins included, in a stable order."""
-    out = [
-        Edge(node, r[0], r[1], r[2])
-        for r in store.execute(
-            "SELECT dst, strength, reason FROM layer_links WHERE src = ? ORDER BY strength, dst",
-            (node,),
-        )
-    ]
+    """Every link leaving ``node`` to an entry or summary that exists, in a stable order:
+    a summary's rollups first (``part_of``: its week, then its month), then the
+    strong links, the weak ones, and last its children (``contains``, by time)."""
+    out: list[Edge] = []
     if node.startswith("sum-"):
         out += [
             Edge(node, r[0], "strong", "part_of")
             for r in store.execute(
-                "SELECT parent_id FROM layer_children WHERE child_id = ? ORDER BY 1", (node,)
+                "WITH RECURSIVE up(id, hops) AS (SELECT parent_id, 1 FROM layer_children "
+                "WHERE child_id = ? UNION SELECT c.parent_id, up.hops + 1 FROM layer_children "
+                "AS c JOIN up ON c.child_id = up.id WHERE up.hops < 3) "
+                "SELECT id FROM up GROUP BY id ORDER BY min(hops), id",
+                (node,),
             )
         ]
+    out += [Edge(node, r[0], r[1], r[2]) for r in store.execute(_LIVE_LINKS, (node,))]
+    if node.startswith("sum-"):
         out += [
             Edge(node, r[0], "strong", "contains")
             for r in store.execute(

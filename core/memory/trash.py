@@ -32,6 +32,7 @@ from core.model.errors import Conflict, Forbidden, NotFound
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.chains import CHAIN_KEY, Place, earlier_versions, later_versions
+from core.storage.link_rows import drop_links
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def move_to_trash(
     entry: dict[str, Any] = {
         k: v for k, v in zip(names, row, strict=True) if k not in (_SEQ, _GRAMS)
     }
-    place = store.delete(entry_id, iso(now))
+    place = store.delete(entry_id, iso(now), to_trash=True)
     assert place is not None, "read in this transaction"
     # Where it stood among its versions, to put it back there.
     place = _with_trashed(store, entry_id, place)
@@ -254,6 +255,7 @@ def empty(service: Workspace, caller: Caller, ids: Sequence[str] = ()) -> int:
                 )
         else:
             gone = [r[0] for r in store.execute("DELETE FROM trash RETURNING id")]
+        _drop_links(store, gone)
         if gone:
             audit.record(
                 store,
@@ -275,6 +277,21 @@ def _drop(store: GroupStore, entry_id: str) -> bool:
     )
 
 
+def _drop_links(store: GroupStore, gone: Sequence[str]) -> None:
+    """Links of entries deleted for good go with them (kept while they could come back).
+
+    An id restored over a copy still in the trash (see :func:`restore`) keeps its links.
+    """
+    live = {
+        r[0]
+        for r in store.execute(
+            "SELECT id FROM memory_entries WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(gone)),),
+        )
+    }
+    drop_links(store, [i for i in gone if i not in live])
+
+
 def purge_expired(store: GroupStore, now: datetime | None = None) -> list[str]:
     """Delete trashed entries whose time is up; returns their ids (audited)."""
     cutoff = iso(now or utc_now())
@@ -285,6 +302,7 @@ def purge_expired(store: GroupStore, now: datetime | None = None) -> list[str]:
                 "DELETE FROM trash WHERE expires_at <= ? RETURNING id", (cutoff,)
             )
         ]
+        _drop_links(store, gone)
         if gone:
             audit.record(
                 store,

@@ -30,6 +30,7 @@ from core.storage.chains import Place, unlink
 from core.storage.db import mapped_errors, open_database, wait_for_writers, write_transaction
 from core.storage.file_safety import make_private
 from core.storage.fts import entry_grams, grams_held, match_expression
+from core.storage.link_rows import drop_links
 from core.storage.planner import QueryPlanner
 from core.storage.rows import (
     AUDIT_INSERT_SQL,
@@ -378,8 +379,12 @@ class GroupStore:
             (now, old_id),
         )
 
-    def delete(self, entry_id: str, now: str | None = None) -> Place | None:
-        """Delete one entry, its version chain relinked around it (:mod:`core.storage.chains`).
+    def delete(
+        self, entry_id: str, now: str | None = None, *, to_trash: bool = False
+    ) -> Place | None:
+        """Delete one entry, its version chain relinked around it (:mod:`core.storage.chains`),
+        and its links (:mod:`core.storage.link_rows`), unless it goes ``to_trash``: a
+        restored entry comes back with its id and finds them again.
 
         Returns:
             Where it stood in its chain, to put it back; ``None`` when there is no such entry.
@@ -387,6 +392,8 @@ class GroupStore:
         place = unlink(self, entry_id, now or iso(utc_now()))
         if place is not None:
             self.execute("DELETE FROM memory_entries WHERE id = ?", (entry_id,))
+            if not to_trash:
+                drop_links(self, [entry_id])
         return place
 
     def purge_superseded(self, cutoff: str) -> list[str]:

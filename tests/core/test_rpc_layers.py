@@ -57,7 +57,13 @@ def test_recall_and_dig_over_the_socket(conn: Connection) -> None:
     assert "Thursdays" in found["results"][0]["turns"][0]["text"]
     dug = call(conn, "dig", {"id": summary["id"], "depth": 2})["result"]
     assert [n["level"] for n in dug["nodes"]] == ["day", "week", "month"]
-    assert {e["reason"] for e in dug["edges"]} == {"part_of"}
+    # The day is part of its week and of its month, the week of the month.
+    day, week, month = (n["id"] for n in dug["nodes"])
+    assert {(e["from"], e["to"]) for e in dug["edges"] if e["reason"] == "part_of"} == {
+        (day, week),
+        (day, month),
+        (week, month),
+    }
 
 
 @pytest.mark.parametrize(
