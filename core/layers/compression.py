@@ -3,10 +3,12 @@
 Idempotent and resumable. Every summary records what it was built from
 (``source_key``: the count and last id of its turns, or its children's ids and
 keys); a pass rebuilds only what differs, each day summary in its own short write
-transaction, so a pass that is stopped (``should_stop``, a killed process) leaves
-finished summaries in place and the rest for the next pass. Running it twice in a
-row writes nothing the second time. A deleted summary's links go with it
-(core.storage.link_rows); each pass sweeps away those an earlier version left.
+transaction, oldest first in batches of about :data:`BATCH_CHARS` of text (so the
+first day is written at once however long the history), and a pass that is
+stopped (``should_stop``, a killed process) leaves finished summaries in place and
+the rest for the next pass. Running it twice in a row writes nothing the second time.
+A deleted summary's links go with it (core.storage.link_rows); each pass sweeps
+away those an earlier version left.
 
 Summaries follow their sources out, at once: a summary quotes its turns
 verbatim, so whatever deletes a turn (``forget``, ``clear``, the TTL policy,
@@ -22,7 +24,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any, Final
@@ -85,6 +87,8 @@ class _Day:
     period: str
     count: int
     last_seq: int
+    #: The length of its turns' text, which the work of counting and drawing follows.
+    chars: int
 
     @property
     def id(self) -> str:
@@ -103,10 +107,10 @@ _DAY_SCOPE = (
 
 def _days(store: GroupStore) -> list[_Day]:
     rows = store.execute(
-        "SELECT thread_id, session_id, substr(said_at, 1, 10), count(*), max(seq) "
-        "FROM exchanges GROUP BY thread_id, session_id, substr(said_at, 1, 10)"
+        "SELECT thread_id, session_id, substr(said_at, 1, 10), count(*), max(seq), "
+        "sum(length(text)) FROM exchanges GROUP BY thread_id, session_id, substr(said_at, 1, 10)"
     ).fetchall()
-    return [_Day(r[0], r[1], r[2], int(r[3]), int(r[4])) for r in rows]
+    return [_Day(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5] or 0)) for r in rows]
 
 
 def _turns(store: GroupStore, day: _Day) -> list[SourceTurn]:
@@ -229,6 +233,28 @@ def drop_lost(store: GroupStore, changed: Sequence[int] = ()) -> int:
     return len(gone)
 
 
+#: A pass counts the terms of the days it is about to build, up to this many
+#: characters of their turns (at least one day, about 50 ms of work), before it weighs
+#: any of them; then the next batch. Counting a whole imported history first (12,000
+#: turns) kept the first day unwritten for seconds, so a short `ambry mcp` session
+#: stopped every pass before it wrote one.
+BATCH_CHARS: Final = 200_000
+
+
+def _batches(dirty: Sequence[_Day]) -> Iterator[list[_Day]]:
+    """The dirty days, oldest first, in batches of about :data:`BATCH_CHARS`."""
+    batch: list[_Day] = []
+    size = 0
+    for day in sorted(dirty, key=lambda d: (d.period, d.thread_id or "", d.session_id)):
+        if batch and size + day.chars > BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+        batch.append(day)
+        size += day.chars
+    if batch:
+        yield batch
+
+
 def _build_days(
     store: GroupStore,
     dirty: Sequence[_Day],
@@ -236,44 +262,49 @@ def _build_days(
     now: str,
     should_stop: Callable[[], bool],
 ) -> tuple[int, int, bool]:
-    """Build the dirty days; returns (summaries, turns, complete)."""
-    df: Counter[str] = Counter(dict(store.execute("SELECT term, docs FROM layer_vocab")))
-    total = int(store.execute("SELECT count(*) FROM layer_summaries WHERE level = 'day'").get)
-    # Count every dirty day's terms first, so the weights do not depend on the order.
-    loaded: list[tuple[_Day, list[SourceTurn], list[str]]] = []
-    for day in dirty:
-        turns = _turns(store, day)
-        terms = sorted(term_counts(t.text for t in turns)[0])
-        df.subtract(old_terms.get(day.id, []))
-        df.update(terms)
-        total += 0 if day.id in old_terms else 1
-        loaded.append((day, turns, terms))
+    """Build the dirty days, each in its own transaction; returns (summaries, turns,
+    complete). Stopped, it keeps every day it finished."""
     built = turns_seen = 0
-    for day, turns, _ in loaded:
-        if should_stop():
-            return built, turns_seen, False
-        draft = draft_day(turns, df, total)
-        with store.transaction():
-            _count_terms(store, old_terms.get(day.id, []), -1)
-            _count_terms(store, draft.terms, +1)
-            _write(
-                store, day.id, "day", day.thread_id, day.session_id, day.period, draft, day.key, now
-            )
-            store.execute("DELETE FROM layer_sources WHERE summary_id = ?", (day.id,))
-            store.execute(
-                f"INSERT INTO layer_sources (summary_id, exchange_seq) SELECT :id, seq "
-                f"FROM exchanges WHERE {_DAY_SCOPE}",
-                {
-                    "id": day.id,
-                    "thread": day.thread_id,
-                    "session": day.session_id,
-                    "day": day.period,
-                },
-            )
-            links.link_day(store, day.id, day.session_id, day.period, now)
-        built += 1
-        turns_seen += len(turns)
+    for batch in _batches(dirty):
+        # The group's counts (days built so far included), then this batch's days', so
+        # a batch's weights do not depend on the order of its days.
+        df: Counter[str] = Counter(dict(store.execute("SELECT term, docs FROM layer_vocab")))
+        total = int(store.execute("SELECT count(*) FROM layer_summaries WHERE level = 'day'").get)
+        loaded: list[tuple[_Day, list[SourceTurn]]] = []
+        for day in batch:
+            turns = _turns(store, day)
+            df.subtract(old_terms.get(day.id, []))
+            df.update(term_counts(t.text for t in turns)[0].keys())
+            total += 0 if day.id in old_terms else 1
+            loaded.append((day, turns))
+        for day, turns in loaded:
+            if should_stop():
+                return built, turns_seen, False
+            _write_day(store, day, draft_day(turns, df, total), old_terms, now)
+            built += 1
+            turns_seen += len(turns)
     return built, turns_seen, True
+
+
+def _write_day(
+    store: GroupStore,
+    day: _Day,
+    draft: Draft,
+    old_terms: dict[str, list[str]],
+    now: str,
+) -> None:
+    """Write one day summary, its sources and its links: one short transaction."""
+    with store.transaction():
+        _count_terms(store, old_terms.get(day.id, []), -1)
+        _count_terms(store, draft.terms, +1)
+        _write(store, day.id, "day", day.thread_id, day.session_id, day.period, draft, day.key, now)
+        store.execute("DELETE FROM layer_sources WHERE summary_id = ?", (day.id,))
+        store.execute(
+            f"INSERT INTO layer_sources (summary_id, exchange_seq) SELECT :id, seq "
+            f"FROM exchanges WHERE {_DAY_SCOPE}",
+            {"id": day.id, "thread": day.thread_id, "session": day.session_id, "day": day.period},
+        )
+        links.link_day(store, day.id, day.session_id, day.period, now)
 
 
 def _children(
@@ -292,8 +323,11 @@ def _children(
     return groups
 
 
-def _roll_up(store: GroupStore, level: str, child_level: str, now: str) -> tuple[int, int]:
-    """Rebuild the rollups of ``level`` whose children changed; drop childless ones."""
+def _roll_up(
+    store: GroupStore, level: str, child_level: str, now: str, should_stop: Callable[[], bool]
+) -> tuple[int, int, bool]:
+    """Rebuild the rollups of ``level`` whose children changed, each in its own
+    transaction; drop childless ones. Returns (built, dropped, complete)."""
     existing = dict(
         store.execute("SELECT id, source_key FROM layer_summaries WHERE level = ?", (level,))
     )
@@ -308,6 +342,8 @@ def _roll_up(store: GroupStore, level: str, child_level: str, now: str) -> tuple
         key = hashlib.sha256("|".join(f"{i}:{k}" for i, k, _ in kids).encode()).hexdigest()[:16]
         if existing.get(sid) == key:
             continue
+        if should_stop():
+            return built, 0, False
         draft = draft_rollup([c for _, _, c in kids])
         with store.transaction():
             _write(store, sid, level, thread_id, None, period, draft, key, now)
@@ -324,7 +360,7 @@ def _roll_up(store: GroupStore, level: str, child_level: str, now: str) -> tuple
             for sid in gone:
                 store.execute("DELETE FROM layer_summaries WHERE id = ?", (sid,))
             drop_links(store, gone)
-    return built, len(gone)
+    return built, len(gone), True
 
 
 def _start_rebuild(store: GroupStore) -> None:
@@ -392,9 +428,11 @@ def compress(
             drop_links(store, stale)
     rollups = removed = 0
     if complete:
-        weeks, weeks_gone = _roll_up(store, "week", "day", stamp)
-        months, months_gone = _roll_up(store, "month", "week", stamp)
-        rollups, removed = weeks + months, weeks_gone + months_gone
+        rollups, removed, complete = _roll_up(store, "week", "day", stamp, should_stop)
+    if complete:
+        months, months_gone, complete = _roll_up(store, "month", "week", stamp, should_stop)
+        rollups, removed = rollups + months, removed + months_gone
+    if complete:
         links.sync(store, stamp)
         with store.transaction():
             store.execute(
