@@ -112,7 +112,7 @@ def link_day(store: GroupStore, summary: str, session_id: str, day: str, at: str
         span,
     ).fetchall():
         entry_ids = [i for i in json.loads(ids) if isinstance(i, str)]
-        if entry_ids:
+        if entry_ids and _exists(store, entry_ids[0]):
             add_link(store, summary, entry_ids[0], "weak", "reinforced", at)
     for (text,) in store.execute(
         "SELECT e.text FROM exchanges e JOIN layer_sources s ON s.exchange_seq = e.seq "
@@ -146,6 +146,10 @@ def sync(store: GroupStore, at: str) -> int:
         ).fetchall():
             audit_to, seen = int(row_id), seen + 1
             entry_ids = [i for i in json.loads(ids) if isinstance(i, str)]
+            # The audit log outlives the entries it names: a deleted one gets no link.
+            named = entry_ids if action == "supersede" else entry_ids[:1]
+            if not all(_exists(store, i) for i in named):
+                continue
             if action == "supersede" and len(entry_ids) == 2:
                 add_link(store, entry_ids[1], entry_ids[0], "strong", "supersedes", at)
             elif action == "dedup" and entry_ids:

@@ -130,3 +130,18 @@ def test_a_summary_s_links_go_with_it(service: MemoryService) -> None:
     assert naming(store, [day]) == 0
     assert store.execute("SELECT count(*) FROM layer_links").get == 0
     assert all(store.get(i) is not None for i in ids)
+
+
+def test_a_supersede_of_an_entry_deleted_since_makes_no_link(service: MemoryService) -> None:
+    """The audit log still names a deleted entry: the next pass must not link it."""
+    agent = service.open_session("g", Actor.AGENT, "tests")
+    operator = service.open_session("g", Actor.OPERATOR, "tests")
+    old = service.store(agent, {"type": "fact", "content": "The ferry leaves at nine"}).entry.id
+    new = service.store(
+        agent, {"type": "fact", "content": "The ferry leaves at ten", "supersedes": old}
+    ).entry.id
+    service.delete(operator, old)  # before any pass or dig made the link
+    store = service.store_for("g")
+    compress(store, utc_now())
+    assert naming(store, [old]) == 0
+    assert [n["id"] for n in dig(service, "g", new, 1)["nodes"]] == [new]
