@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from core.continuity.episodes import expire_exchanges, log_exchange
@@ -31,9 +32,11 @@ def session_with(service: MemoryService, count: int) -> tuple[Caller, str, list[
     its day. Returns the session, its day summary and the entries' ids."""
     agent = service.open_session("g", Actor.AGENT, "tests")
     log_exchange(service, agent, "user", "We decided to catalogue the whole garden shed.")
-    ids = [
-        service.store(agent, {"type": "fact", "content": fact(i)}).entry.id for i in range(count)
-    ]
+    ids = []
+    for i in range(count):
+        # Apart by a millisecond at least: entries stored at one instant share a turn.
+        time.sleep(0.002)
+        ids.append(service.store(agent, {"type": "fact", "content": fact(i)}).entry.id)
     store = service.store_for("g")
     compress(store, utc_now())
     day = str(
@@ -137,6 +140,7 @@ def test_a_supersede_of_an_entry_deleted_since_makes_no_link(service: MemoryServ
     agent = service.open_session("g", Actor.AGENT, "tests")
     operator = service.open_session("g", Actor.OPERATOR, "tests")
     old = service.store(agent, {"type": "fact", "content": "The ferry leaves at nine"}).entry.id
+    time.sleep(0.002)
     new = service.store(
         agent, {"type": "fact", "content": "The ferry leaves at ten", "supersedes": old}
     ).entry.id
