@@ -28,6 +28,7 @@ from core.layers.scheduler import LayerWorker
 from core.memory import curation, forgetting, trash
 from core.memory.forgetting import ForgetPlan, Scope
 from core.memory.ingest import MAX_INGEST_CHARS, IngestResult, ingest_text
+from core.memory.tagging import tag_edit
 from core.memory.versions import Deletion
 from core.memory.writing import (
     StoreOutcome,
@@ -292,13 +293,18 @@ class MemoryService(Workspace):
         """Write entries in one transaction: all are stored, or none is.
 
         Each goes through the same checks as a single store (dedup, supersession
-        rules, rate limits); the batch is durable when this returns.
+        rules, rate limits); the batch is durable when this returns. The person's
+        store of a memory's own text in its place is a tag edit, which keeps all but
+        the tags (core.memory.tagging).
         """
         store = self.store_for(caller.group)
         now = iso(utc_now())
         with writing(self, store, caller):
-            prepared = [prepare(self, caller, r) for r in requests]
-            outcomes = [write_entry(self, store, caller, r, now) for r in prepared]
+            outcomes = [
+                tag_edit(self, store, caller, r, now)
+                or write_entry(self, store, caller, prepare(self, caller, r), now)
+                for r in requests
+            ]
         if outcomes:
             merged = outcomes[0].changes
             for o in outcomes[1:]:

@@ -74,8 +74,8 @@ def _store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--source",
         choices=[t.value for t in SourceType],
-        default="operator",
-        help="where the memory came from (default operator: you)",
+        help="where the memory came from (default operator: you; the same text with "
+        "--supersedes, a change of tags, keeps the source it had)",
     )
     p.add_argument(
         "--trust",
@@ -107,7 +107,7 @@ def cmd_store(ctx: Context, args: argparse.Namespace) -> int:
         tool_args["supersedes"] = args.supersedes
     request = replace(
         ctx.service.parse_store_args(tool_args),
-        claimed_type=SourceType(args.source),
+        claimed_type=SourceType(args.source) if args.source else None,
         claimed_trust=Trust(args.trust) if args.trust else None,
         privacy=Privacy(args.privacy),
     )

@@ -44,7 +44,7 @@ def cmd_trash(ctx: Context, args: argparse.Namespace) -> int:
         case "restore":
             if not args.ids:
                 return fail("trash restore needs at least one entry id (see `ambry trash`)", 2)
-            done = [trash.restore(ctx.service, ctx.caller, entry_id) for entry_id in args.ids]
+            done = trash.restore_many(ctx.service, ctx.caller, args.ids)
             ctx.emit(
                 {"restored": args.ids, "entries": [r.to_dict() for r in done]},
                 "\n".join(r.describe() for r in done),

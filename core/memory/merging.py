@@ -4,8 +4,8 @@ The person picks the memory to keep (see ``core.recall.duplicates`` for how the
 candidates are found). In one transaction:
 
 - the kept memory gets the tags of the others it lacks, as a new version that
-  supersedes it (the edit path: policy, limits, audit and history apply; its id
-  changes, as any edit's does). With no tag to add it is left as it is.
+  supersedes it (a tag change, core.memory.tagging: its status, source, confidence
+  and privacy stay; its id changes, as any edit's does). With no tag to add it is left as it is.
 - it takes what else the others held that it lacks: a pin (the person pinned
   that fact) and the highest confidence among them (each was an observation of
   it), as of now;
@@ -27,16 +27,15 @@ from typing import TYPE_CHECKING
 
 from core.memory.confidence import effective_confidence
 from core.memory.curation import Deleted, delete_recorded, require_operator
-from core.memory.writing import StoreRequest, prepare, write_entry, writing
+from core.memory.tagging import new_version, record
+from core.memory.writing import writing
 from core.model.changes import Changes
 from core.model.entries import MemoryEntry, Privacy, iso, parse_iso, utc_now
 from core.model.errors import Conflict, InvalidParams, NotFound
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.chains import Place, follow_pending
-from core.storage.crypto import KeyMissing
 from core.storage.scrub import Index, scrub
-from core.storage.workspace import LOCKED_MASK, MISSING_KEY_MASK, missing_key_message
 
 if TYPE_CHECKING:
     from core.model.caller import Caller
@@ -120,23 +119,14 @@ def keep_one(service: Workspace, caller: Caller, keep_id: str, others: Sequence[
         )
         kept = keep
         if added:
-            # The clear text goes into the new version and is sealed again on write.
-            clear = service.readable(keep, reveal=True)
-            if clear.content in (LOCKED_MASK, MISSING_KEY_MASK):
-                raise KeyMissing(missing_key_message(service.data_dir.root, [store.group]))
-            request = prepare(
-                service,
-                caller,
-                StoreRequest(
-                    keep.type,
-                    clear.content,
-                    (*keep.tags, *added),
-                    supersedes=keep.id,
-                    privacy=keep.privacy,
-                ),
+            # A tag change: the new version keeps the kept memory's status, source,
+            # confidence and privacy (core.memory.tagging).
+            new = new_version(service, store, caller, keep, (*keep.tags, *added), now)
+            record(store, caller, [(keep.id, new.id)])
+            kept = new
+            changes = changes | Changes(
+                group=store.group, entries=True, audit=True, entry_ids=(new.id, keep.id)
             )
-            outcome = write_entry(service, store, caller, request, now)
-            kept, changes = outcome.entry, changes | outcome.changes
         # A new version starts at its source's confidence: the one it replaces counts too.
         sources = deleted if kept.id == keep.id else (*deleted, keep)
         carried = _carry_over(service, store, kept, sources, now)

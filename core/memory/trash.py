@@ -172,54 +172,82 @@ def _for_the_person(caller: Caller, what: str) -> None:
 
 
 def restore(service: Workspace, caller: Caller, entry_id: str) -> Restored:
-    """Put a trashed entry back as it was when it was deleted, in its version chain,
-    or behind a current memory with the same text (core.memory.versions)."""
+    """Put a trashed entry back (see :func:`restore_many`)."""
+    return restore_many(service, caller, [entry_id])[0]
+
+
+def restore_many(service: Workspace, caller: Caller, ids: Sequence[str]) -> list[Restored]:
+    """Put trashed entries back as they were when deleted, all or none, each in its
+    version chain or behind a current memory with the same text (core.memory.versions).
+
+    One restore, however many entries, is one audit row naming them all.
+
+    Raises:
+        NotFound: an id is not in the trash.
+        Conflict: an entry of that id exists already.
+    """
     _for_the_person(caller, "restoring from")
     store = service.store_for(caller.group)
     now = iso(utc_now())
+    ids = list(dict.fromkeys(ids))
+    done: list[Restored] = []
     with store.transaction():
-        row = store.execute("SELECT entry FROM trash WHERE id = ?", (entry_id,)).fetchone()
-        if row is None:
-            raise NotFound(
-                f"no entry {entry_id} in the trash of group {store.group}; see `ambry trash list`",
-                field="id",
-            )
-        if store.get(entry_id) is not None:
-            raise Conflict(f"entry {entry_id} exists already; empty it from the trash instead")
-        entry: dict[str, Any] = json.loads(row[0])
         current = {r[1] for r in store.execute("PRAGMA table_info(memory_entries)")}
-        # Columns added by later migrations take their defaults.
-        values = {k: v for k, v in entry.items() if k in current and k != _SEQ}
-        names = ", ".join(values)
-        marks = ", ".join("?" for _ in values)
-        store.execute(
-            f"INSERT INTO memory_entries ({names}) VALUES ({marks})", tuple(values.values())
+        for entry_id in ids:
+            done.append(_restore_one(service, store, caller, entry_id, current, now))
+        if done:
+            audit.record(
+                store,
+                Action.RESTORE,
+                caller.actor,
+                session_id=caller.session_id,
+                entry_ids=ids,
+                count=len(ids),
+                source="trash",
+                current_again=[r.replaced for r in done if r.replaced] or None,
+                duplicate_of=[r.duplicate_of for r in done if r.duplicate_of] or None,
+            )
+    others = (i for r in done for i in (r.replaced, r.duplicate_of) if i)
+    changed = tuple(dict.fromkeys((*ids, *others)))
+    service.emit(
+        Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=changed)
+    )
+    return done
+
+
+def _restore_one(
+    service: Workspace,
+    store: GroupStore,
+    caller: Caller,
+    entry_id: str,
+    current: set[str],
+    now: str,
+) -> Restored:
+    row = store.execute("SELECT entry FROM trash WHERE id = ?", (entry_id,)).fetchone()
+    if row is None:
+        raise NotFound(
+            f"no entry {entry_id} in the trash of group {store.group}; see `ambry trash list`",
+            field="id",
         )
-        store.regram(entry_id)
-        store.execute("DELETE FROM trash WHERE id = ?", (entry_id,))
-        restored = put_back(
-            store,
-            caller,
-            entry_id,
-            _place(store, entry_id, entry),
-            _keys(service, entry),
-            EntryType(entry["type"]),
-            now,
-        )
-        audit.record(
-            store,
-            Action.RESTORE,
-            caller.actor,
-            session_id=caller.session_id,
-            entry_ids=[entry_id],
-            count=1,
-            source="trash",
-            current_again=restored.replaced,
-            duplicate_of=restored.duplicate_of,
-        )
-    ids = (entry_id, *(i for i in (restored.replaced, restored.duplicate_of) if i))
-    service.emit(Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=ids))
-    return restored
+    if store.get(entry_id) is not None:
+        raise Conflict(f"entry {entry_id} exists already; empty it from the trash instead")
+    entry: dict[str, Any] = json.loads(row[0])
+    # Columns added by later migrations take their defaults.
+    values = {k: v for k, v in entry.items() if k in current and k != _SEQ}
+    names = ", ".join(values)
+    marks = ", ".join("?" for _ in values)
+    store.execute(f"INSERT INTO memory_entries ({names}) VALUES ({marks})", tuple(values.values()))
+    store.regram(entry_id)
+    store.execute("DELETE FROM trash WHERE id = ?", (entry_id,))
+    return put_back(
+        store,
+        caller,
+        entry_id,
+        _place(store, entry_id, entry),
+        _keys(service, entry),
+        EntryType(entry["type"]),
+        now,
+    )
 
 
 def _place(store: GroupStore, entry_id: str, entry: dict[str, Any]) -> Place:

@@ -68,6 +68,8 @@ def _update(r: AuditRecord) -> str:
     match r.detail.get("field"):
         case "pinned":
             return "pinned a memory" if r.detail.get("value") else "unpinned a memory"
+        case "tags" if r.detail.get("versions"):
+            return f"changed the tags of {plural(_n(r), 'memory', 'memories')}"
         case "tags":
             return f"added {plural(_n(r), 'tag')} to a memory"
         case "superseded_by":

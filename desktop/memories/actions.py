@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QWidget
 
 from core.claims import gate
 from core.claims.model import Decision as ClaimDecision
-from core.memory import curation
+from core.memory import curation, tagging
 from core.memory.acceptance import Acceptance
 from core.memory.curation import Decision
 from core.memory.merging import Carried, Kept, keep_one
@@ -479,36 +479,21 @@ class MemoryActions(QObject):
         messages.info(f"Took back the accept of “{text}”: retracted, out of the agent's brief.")
 
     def add_tag(self, ids: Sequence[str], tag: str) -> int:
-        """Tag current entries: each gets a new version, so history shows the change."""
+        """Tag current entries: each gets a new version, so history shows the change,
+        and keeps all else as it was (a candidate still awaits review: core.memory.tagging)."""
         tag = " ".join(tag.split())
         if not tag:
             return 0
-        service = self._state.service
-        found = service.store_for(self._state.group).get_many(ids)
-        wanted = [
-            e
-            for e in (found[i] for i in ids if i in found)
-            if not e.is_superseded and tag.casefold() not in (t.casefold() for t in e.tags)
-        ]
-        # New versions carry the decrypted text (re-encrypted on write), never shown.
-        clear = [service.readable(e, reveal=True) for e in wanted]
-        if any(is_locked(e) for e in clear):
-            messages.error(LOCKED_TEXT)
-            return 0
-        requests = [
-            StoreRequest(e.type, e.content, (*e.tags, tag), supersedes=e.id, privacy=e.privacy)
-            for e in clear
-        ]
-        if not requests:
-            messages.info(f"Every selected memory already has the tag “{tag}”.")
-            return 0
         try:
-            self._state.service.store_entries(self._state.operator(), requests)
+            done = tagging.add_tag(self._state.service, self._state.operator(), ids, tag)
         except AmbryError as exc:
             messages.report(exc)
             return 0
-        messages.info(f"Tagged {memories(len(requests))} with “{tag}”.")
-        return len(requests)
+        if not done.versions:
+            messages.info(f"Every selected memory already has the tag “{tag}”.")
+            return 0
+        messages.info(f"Tagged {memories(len(done.versions))} with “{tag}”.")
+        return len(done.versions)
 
     def review(self, ids: Sequence[str], decision: Decision) -> int:
         """Accept, reject or defer the candidates among ``ids``; Ctrl+Z undoes all but a defer."""
