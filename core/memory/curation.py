@@ -302,13 +302,12 @@ def delete_recorded(
     Returns:
         Where each stood among its versions, which are relinked around it.
     """
-    now = iso(utc_now())
-    places: dict[str, Place] = {}
-    for entry_id in entry_ids:
-        place = store.delete(entry_id, now)
-        if place is not None:
-            places[entry_id] = place
-    again = [p.current_again for p in places.values() if p.current_again not in (None, *places)]
+    places = store.delete_many(entry_ids, iso(utc_now()))
+    again = [
+        p.current_again
+        for p in places.values()
+        if p.current_again is not None and p.current_again not in places
+    ]
     audit.record(
         store,
         Action.DELETE,

@@ -90,8 +90,9 @@ def earlier_versions(store: GroupStore, entry_id: str) -> tuple[str, ...]:
                SELECT ?, 0
                UNION
                SELECT m.id, back.depth + 1 FROM memory_entries m
+               INDEXED BY idx_entries_superseded
                JOIN back ON m.superseded_by = back.id WHERE back.depth < ?)
-           SELECT back.id FROM back JOIN memory_entries e ON e.id = back.id
+           SELECT back.id FROM back CROSS JOIN memory_entries e ON e.id = back.id
            WHERE back.depth > 0 ORDER BY back.depth, e.created_at DESC, e.seq DESC""",
         (entry_id, MAX_VERSIONS),
     )
@@ -112,20 +113,45 @@ def later_versions(store: GroupStore, successor: str | None) -> tuple[str, ...]:
     return tuple(found)
 
 
-def unlink(store: GroupStore, entry_id: str, now: str) -> Place | None:
+def unlink(
+    store: GroupStore, entry_id: str, now: str, pending: set[str] | None = None
+) -> Place | None:
     """Take ``entry_id`` out of its chain before its row is deleted (in the
-    caller's transaction); ``None`` when there is no such entry."""
+    caller's transaction); ``None`` when there is no such entry.
+
+    ``pending`` is what :func:`pending_targets` found, for a caller unlinking many
+    entries: without it, each delete of a current version scans the table for the
+    candidates waiting to replace it (no index has their column).
+    """
     row = store.execute(
         "SELECT superseded_by FROM memory_entries WHERE id = ?", (entry_id,)
     ).fetchone()
     if row is None:
         return None
-    return relink_around(store, entry_id, later_versions(store, row[0]), now)
+    return relink_around(store, entry_id, later_versions(store, row[0]), now, pending)
 
 
-def relink_around(store: GroupStore, entry_id: str, later: tuple[str, ...], now: str) -> Place:
+def pending_targets(store: GroupStore) -> set[str]:
+    """Every entry a candidate waits to replace, read in one pass over the table."""
+    rows = store.execute(
+        "SELECT DISTINCT pending_supersedes FROM memory_entries "
+        "WHERE pending_supersedes IS NOT NULL"
+    )
+    return {str(r[0]) for r in rows}
+
+
+def relink_around(
+    store: GroupStore,
+    entry_id: str,
+    later: tuple[str, ...],
+    now: str,
+    pending: set[str] | None = None,
+) -> Place:
     """Make the versions that name ``entry_id`` name the next of ``later`` instead,
-    or, with none, make the newest of them current again (the others name it)."""
+    or, with none, make the newest of them current again (the others name it).
+
+    ``pending`` (see :func:`unlink`) is kept up to date as candidates move on.
+    """
     direct = [
         str(r[0])
         for r in store.execute(
@@ -153,14 +179,24 @@ def relink_around(store: GroupStore, entry_id: str, later: tuple[str, ...], now:
         "UPDATE memory_entries SET superseded_by = ?, updated_at = ? WHERE superseded_by = ?",
         (newest, now, entry_id),
     )
-    follow_pending(store, entry_id, newest)
+    if pending is None:
+        follow_pending(store, entry_id, newest)
+    elif entry_id in pending:
+        follow_pending(store, entry_id, newest)
+        pending.discard(entry_id)
+        pending.add(newest)
     return Place(earlier, later, newest)
 
 
 def follow_pending(store: GroupStore, old: str, new: str) -> None:
-    """Candidates waiting to replace ``old`` wait to replace ``new``, current in its place."""
+    """Candidates waiting to replace ``old`` wait to replace ``new``, current in its place.
+
+    Only a candidate waits (an accept clears the column), and the status index finds
+    them: the column has none, so without it each call reads the whole table.
+    """
     store.execute(
-        "UPDATE memory_entries SET pending_supersedes = ? WHERE pending_supersedes = ?",
+        "UPDATE memory_entries SET pending_supersedes = ? "
+        "WHERE status = 'candidate' AND pending_supersedes = ?",
         (new, old),
     )
 

@@ -7,11 +7,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 
 from core.cli.main import main
 from core.memory import curation, forgetting, trash
-from core.model.entries import Actor, EntryFilter
+from core.memory.acceptance import waiting_state
+from core.memory.writing import StoreRequest
+from core.model.entries import Actor, EntryFilter, EntryType
 from core.model.errors import Conflict
 from core.portability.export import export
 from core.portability.importing import import_file
@@ -438,3 +441,60 @@ def test_a_restore_keeps_its_place_when_the_next_version_has_the_same_time(
     # Before: b went after c, the version that replaced it, and became current.
     assert restored.behind == c
     assert [e.id for e in service.history("main", c)] == [a, b, c]
+
+
+def test_a_bulk_delete_and_its_undo_read_the_table_a_few_times_not_once_a_memory(
+    service: MemoryService, operator: Caller
+) -> None:
+    """Deleting 9,487 memories of a 100,000-memory store took 190 s: each current version
+    deleted read the whole table twice (its earlier versions, the candidates waiting on
+    it). Now the whole-table reads do not grow with the number deleted."""
+    made = service.store_entries(
+        operator, [StoreRequest(EntryType.FACT, f"fact {i}", ()) for i in range(600)]
+    )
+    ids = [o.entry.id for o in made]
+    newer = service.store_entries(
+        operator,
+        [
+            StoreRequest(EntryType.FACT, f"fact {i} again", (), supersedes=ids[i])
+            for i in range(200)
+        ],
+    )
+    pending = service.store(
+        operator,
+        {
+            "type": "fact",
+            "content": "fact 0 once more",
+            "supersedes": newer[0].entry.id,
+            "source": {"type": "web_content"},
+        },
+    ).entry
+    doomed = [o.entry.id for o in newer] + ids[200:400]
+    db = service.store_for("main").conn
+    scanned: list[int] = []
+
+    def count(event: dict[str, Any]) -> None:
+        if "memory_entries" in event["sql"]:
+            scanned.append(event["stmt_status"]["SQLITE_STMTSTATUS_FULLSCAN_STEP"])
+
+    db.trace_v2(apsw.SQLITE_TRACE_PROFILE, count)
+    try:
+        _, deleted = curation.delete_many(service, operator, doomed)
+        deleting = sum(scanned)
+        scanned.clear()
+        waited_on = waiting_state(service.store_for("main"), pending.id)[1]
+        curation.restore(service, operator, deleted.entries, deleted.places)
+        restoring = sum(scanned)
+    finally:
+        db.trace_v2(0, None)
+    rows = 600 + 200 + 1
+    assert deleting < 3 * rows, deleting
+    assert restoring < 3 * rows, restoring
+    assert len(deleted.current_again) == 200
+    # Exactly as before: the candidate waited on the earlier version, then on its own again.
+    assert current(service) == sorted(
+        [f"fact {i} again" for i in range(200)] + [f"fact {i}" for i in range(200, 600)]
+    )
+    assert dangling(service) == []
+    assert waited_on == ids[0]
+    assert waiting_state(service.store_for("main"), pending.id)[1] == newer[0].entry.id
