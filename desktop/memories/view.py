@@ -275,6 +275,8 @@ class BrowserPage(QWidget):
             return
         anchor = self._top_id() if request.refresh else None
         self._replace_ids(ids, in_place=request.refresh, partial=not complete)
+        if not request.refresh:
+            self.table.scrollToTop()  # a new search starts at its best matches
         if anchor is not None:
             row = self.model.row_of(anchor)
             if row is not None and row < self.model.rowCount():
@@ -315,6 +317,11 @@ class BrowserPage(QWidget):
         total, partial, meant = self.model.total, self.model.partial, self.model.listed_by_meaning
         self.count_label.setText(count_text(total, partial, not self._query.is_default, meant))
         self.delete_matching_button.setEnabled(total > 0 and not partial)
+        # The selection pane counts the list too: it follows it, not the list it was shown for.
+        if self.editor.pages.currentIndex() == EditorPage.BULK:
+            rows = self.selected_rows()
+            if len(rows) > 1:
+                self._show_bulk(rows)
 
     # -- selection ---------------------------------------------------------------
 
@@ -375,10 +382,7 @@ class BrowserPage(QWidget):
                 self.editor.show_nothing()
             return
         if len(rows) > 1:
-            ids = [self.model.id_at(r) for r in rows]
-            # Counted by the store: reading every selected entry took most of a second.
-            candidates = self._state.service.candidate_count(self._state.group, ids)
-            self.editor.show_bulk(ids, candidates, self.model.total)
+            self._show_bulk(rows)
             return
         entry = self.model.entry_at(rows[0])
         if entry is None:
@@ -390,6 +394,12 @@ class BrowserPage(QWidget):
             self._restore_selection(self.editor.entry)
             return
         self._show(entry)
+
+    def _show_bulk(self, rows: Sequence[int]) -> None:
+        ids = [self.model.id_at(r) for r in rows]
+        # Counted by the store: reading every selected entry took most of a second.
+        candidates = self._state.service.candidate_count(self._state.group, ids)
+        self.editor.show_bulk(ids, candidates, self.model.total)
 
     def _may_show(self, entry: MemoryEntry) -> bool:
         """Whether the editor may move to ``entry``: unsaved edits of another memory

@@ -470,3 +470,38 @@ def test_an_undo_after_a_forget_in_a_group_not_shown_brings_nothing_back(
     assert service.store_for("main").get(target) is None
     assert shown[-1][1].startswith("Nothing to undo in 'main': memories were forgotten")
     assert not window.browser.undo_action.isEnabled()
+
+
+def test_a_new_search_starts_at_its_first_rows(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    requests = [
+        StoreRequest(EntryType.FACT, f"{'Lisbon trip' if i % 3 == 0 else 'Note'} number {i}", ())
+        for i in range(300)
+    ]
+    service.store_entries(operator, requests)
+    browser = window.browser
+    browser._on_query(browser.filters.query())  # the list of the memories stored above
+    qtbot.waitUntil(lambda: browser.model.total == 300 and not browser.model.partial)
+    bar = browser.table.verticalScrollBar()
+    browser.table.scrollToBottom()
+    qtbot.waitUntil(lambda: bar.value() > 0)
+    browser.filters.search.setText("lisbon")
+    qtbot.waitUntil(lambda: browser.model.total == 100 and not browser.model.partial)
+    assert bar.value() == 0
+
+
+def test_the_selection_pane_counts_follow_the_list(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    filled: dict[str, str],
+    window: MainWindow,
+) -> None:
+    browser = window.browser
+    qtbot.waitUntil(lambda: len(listed(window)) == 4)
+    browser.table.selectAll()
+    assert browser.editor.bulk.title.text() == "4 memories selected"
+    add(service, operator, "Moved to Porto")
+    qtbot.waitUntil(lambda: len(listed(window)) == 5)
+    qtbot.waitUntil(lambda: browser.editor.bulk.title.text() == "4 of 5 memories selected")
