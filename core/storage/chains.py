@@ -321,3 +321,24 @@ def current_after_delete(store: GroupStore, ids: Sequence[str]) -> tuple[str, ..
         for i in direct:
             graph[i][0] = successor
     return tuple(i for i in dict.fromkeys(again) if i in graph and graph[i][0] is None)
+
+
+def count_current_again(store: GroupStore, ids: Sequence[str]) -> int:
+    """How many earlier versions deleting ``ids`` would make current again, counted in
+    one query however many there are (:func:`current_after_delete` names them, and
+    takes a while for thousands): one for each current version among ``ids`` with an
+    earlier version that is not among them."""
+    row = store.execute(
+        """WITH RECURSIVE gone(id) AS (SELECT DISTINCT value FROM json_each(?1)),
+           back(top, id, depth) AS (
+               SELECT e.id, e.id, 0 FROM gone CROSS JOIN memory_entries e ON e.id = gone.id
+               WHERE e.superseded_by IS NULL
+               UNION
+               SELECT back.top, m.id, back.depth + 1 FROM back
+               CROSS JOIN memory_entries m INDEXED BY idx_entries_superseded
+               ON m.superseded_by = back.id WHERE back.depth < ?2)
+           SELECT count(DISTINCT top) FROM back
+           WHERE depth > 0 AND id NOT IN (SELECT id FROM gone)""",
+        (json.dumps(list(ids)), MAX_VERSIONS),
+    ).fetchone()
+    return int(row[0])

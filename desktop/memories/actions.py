@@ -34,7 +34,7 @@ from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
 from core.model.errors import AmbryError, Conflict, NotFound
 from core.model.text import plural
-from core.storage.chains import Place, current_after_delete
+from core.storage.chains import Place, count_current_again, current_after_delete
 from core.storage.crypto import KeyUnavailable
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft, is_locked, is_masked
@@ -298,7 +298,7 @@ class MemoryActions(QObject):
         if not entries:
             return False
         one = len(entries) == 1
-        what = "this memory" if one else f"these {len(entries)} memories"
+        what = "this memory" if one else f"these {len(entries):,} memories"
         if not messages.confirm(
             parent,
             "Delete memories",
@@ -312,9 +312,17 @@ class MemoryActions(QObject):
 
     def _current_again_text(self, entries: Sequence[MemoryEntry]) -> str:
         """`` It replaced “…”, which is current again after the delete.``, or nothing."""
-        if len(entries) > CURRENT_AGAIN_ASKED:
-            return ""  # said after the delete: working it out for thousands is slow
         store = self._state.service.store_for(self._state.group)
+        if len(entries) > CURRENT_AGAIN_ASKED:
+            # Counted, not named: naming them for thousands is slow.
+            count = count_current_again(store, [e.id for e in entries])
+            if not count:
+                return ""
+            said = "earlier version" if count == 1 else "earlier versions"
+            return (
+                f"\n\n{count:,} {said} they replaced "
+                f"{'becomes' if count == 1 else 'become'} current again."
+            )
         again = current_after_delete(store, [e.id for e in entries])
         if not again:
             return ""

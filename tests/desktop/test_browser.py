@@ -505,3 +505,33 @@ def test_the_selection_pane_counts_follow_the_list(
     add(service, operator, "Moved to Porto")
     qtbot.waitUntil(lambda: len(listed(window)) == 5)
     qtbot.waitUntil(lambda: browser.editor.bulk.title.text() == "4 of 5 memories selected")
+
+
+def test_deleting_thousands_says_how_many_earlier_versions_come_back(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    dialogs: Dialogs,
+    shown: list[tuple[str, str]],
+) -> None:
+    made = service.store_entries(
+        operator, [StoreRequest(EntryType.FACT, f"Fact {i}", ()) for i in range(1200)]
+    )
+    first = [o.entry.id for o in made]
+    newer = service.store_entries(
+        operator,
+        [
+            StoreRequest(EntryType.FACT, f"Fact {i} again", (), supersedes=first[i])
+            for i in range(300)
+        ],
+    )
+    # The newer versions, and of 50 of them the earlier version too: those come back never.
+    doomed = [o.entry.id for o in newer] + first[:50] + first[300:1100]
+    assert window.commands.delete(doomed, window)
+    assert dialogs.asked[-1].startswith("Delete these 1,150 memories?")
+    assert "250 earlier versions they replaced become current again." in dialogs.asked[-1]
+    assert (
+        "info",
+        "Deleted 1,150 memories. 250 earlier versions are current again. Ctrl+Z to undo.",
+    ) in shown
