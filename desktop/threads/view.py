@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QMenu,
     QPushButton,
     QSizePolicy,
-    QSplitter,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
@@ -35,6 +34,7 @@ from desktop.threads.exchanges import ExchangesPane
 from desktop.threads.handoff_history import HistoryPane
 from desktop.threads.handoff_view import HandoffPane
 from desktop.threads.model import fetch_threads, threads_model
+from desktop.threads.room import ThreadsSplitter
 from desktop.widgets import messages
 from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
@@ -146,17 +146,15 @@ class ThreadsPage(LazyPage):
         right_layout.addWidget(self.subtitle)
         right_layout.addWidget(self.tabs, 1)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        splitter = ThreadsSplitter(self.table, self)
         splitter.addWidget(left)
         splitter.addWidget(right)
-        splitter.setStretchFactor(0, 2)
-        splitter.setStretchFactor(1, 3)
         # The handoff's wide size hint would otherwise squeeze the list to nothing;
-        # beyond the list's columns and buttons, the turns' text gets the room.
+        # beyond the list's columns and a readable title, the turns' text gets the room.
         # Narrow enough that list and tabs fit side by side in a 900-pixel window.
         left.setMinimumWidth(260)
         splitter.setChildrenCollapsible(False)
-        splitter.setSizes([430, 770])
+        self.splitter = splitter
         self.stack = QStackedWidget(self)
         self.stack.addWidget(splitter)
         self.stack.addWidget(placeholder(_EMPTY_TITLE, _EMPTY_BODY, self))
@@ -223,6 +221,7 @@ class ThreadsPage(LazyPage):
                 self.table.clearSelection()
         finally:
             self._refreshing = False
+        self.splitter.share()
         self.stack.setCurrentIndex(0 if self.model.rowCount() or self.has_loose else 1)
         self.no_threads.setVisible(not self.model.rowCount())
         self._show(self.selected(), force=True)

@@ -113,6 +113,12 @@ def test_threads_show_the_list_beside_the_tabs(qtbot: QtBot, small: MainWindow) 
         assert whole(widget), widget
     page.tabs.setCurrentWidget(page.history)
     qtbot.waitUntil(lambda: whole(page.history.restore_button))
+    # The title is what names a thread: the counts beside it give way, the list never
+    # scrolls sideways, and "Website redesign" reads whole.
+    table = page.table
+    assert table.horizontalScrollBar().maximum() == 0
+    assert table.fontMetrics().horizontalAdvance("Website redesign") < table.columnWidth(0)
+    assert table.isColumnHidden(3)
 
 
 @pytest.mark.parametrize(

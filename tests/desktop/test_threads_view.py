@@ -387,3 +387,31 @@ def test_quitting_asks_before_dropping_a_handoff_edit(
     window.closeEvent(event)
     assert not event.isAccepted() and pane.editing
     assert dialogs.asked == ["Quit without saving your edit of this thread's handoff?"]
+
+
+def test_the_title_column_takes_the_room_the_counts_do_not_need(
+    qtbot: QtBot, service: MemoryService, agent_caller: Caller, window: MainWindow
+) -> None:
+    for i in range(12):
+        continuity.enter_thread(service, agent_caller, f"Chat about scheduler {i}")
+    # Opened small, then maximised: the list grows with the window, not only the tabs.
+    window.resize(900, 600)
+    window.go(Nav.THREADS)
+    page = window.threads
+    qtbot.waitUntil(lambda: page.model.rowCount() == 12)
+    table = page.table
+    char = table.fontMetrics().averageCharWidth()
+    for size in ((1600, 1000), (1200, 800)):
+        window.resize(*size)
+        qtbot.waitUntil(lambda s=size: window.width() == s[0])
+        qtbot.wait(50)
+        header = table.horizontalHeader()
+        for column in (1, 2, 3):
+            assert not table.isColumnHidden(column)
+            fit = max(table.sizeHintForColumn(column), header.sectionSizeHint(column))
+            assert table.columnWidth(column) <= fit, (size, column)
+        title = table.columnWidth(0)
+        assert title >= (35 if size[0] == 1600 else 16) * char, size
+        if size[0] == 1600:
+            assert table.fontMetrics().horizontalAdvance("Chat about scheduler 11") < title
+        assert table.horizontalScrollBar().maximum() == 0
