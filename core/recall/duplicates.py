@@ -27,12 +27,12 @@ found for them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from core.model.entries import Privacy, Status
-from core.recall.wording import told_apart
+from core.recall.wording import Wording, differ, told_apart
 from core.semantic import hybrid, vectors
 from core.semantic.embedding import shared_embedder
 
@@ -47,9 +47,17 @@ if TYPE_CHECKING:
 DUPLICATE_COSINE: Final = 0.85
 #: The lowest threshold a person may ask for: below it nearly everything pairs up.
 MIN_THRESHOLD: Final = 0.5
-#: Rows of the index compared with all others per matrix product (4 MB of floats
-#: per 1,000 vectors of the other side).
+#: Rows of the index compared with all others per matrix product, at most.
 BLOCK: Final = 1024
+#: Similarities one matrix product holds at most (64 MB of floats): fewer rows a
+#: block the more vectors there are, so memory stays bounded at any size.
+BLOCK_FLOATS: Final = 16 * 1024 * 1024
+
+#: Close pairs turned into Python values at a time.
+PAIR_CHUNK: Final = 65536
+
+#: Told after each block: comparisons done, comparisons in all.
+Progress = Callable[[int, int], None]
 
 
 @dataclass(frozen=True)
@@ -88,9 +96,17 @@ class Survey:
 
 
 def near_duplicates(
-    store: GroupStore, *, threshold: float = DUPLICATE_COSINE, model_dir: str = ""
+    store: GroupStore,
+    *,
+    threshold: float = DUPLICATE_COSINE,
+    model_dir: str = "",
+    progress: Progress | None = None,
 ) -> Survey:
-    """The clusters of near-duplicate current memories of ``store``."""
+    """The clusters of near-duplicate current memories of ``store``.
+
+    ``progress`` hears how many of the comparisons are done (see :func:`_close_arrays`);
+    an exception it raises stops the search, which is how a caller cancels it.
+    """
     current = _current(store)
     public = {seq: row for seq, row in current.items() if row[2] == Privacy.PUBLIC.value}
     sealed = len(current) - len(public)
@@ -98,27 +114,32 @@ def near_duplicates(
     if embedder is None:
         return Survey((), 0, len(public), sealed, off=True)
     index = hybrid.vector_index(store, vectors.MEMORIES, embedder)
-    keys, matrix = index.live()
     import numpy as np
 
     wanted = np.fromiter(public, dtype=np.int64, count=len(public))
-    mask = np.isin(keys, wanted)
-    keys, matrix = keys[mask], matrix[mask]
-    pairs = _close_pairs(keys, matrix, threshold)
+    keys, matrix = index.live(wanted)
+    compared = len(keys)
+    pairs = _close_arrays(keys, matrix, threshold, progress)
+    del matrix
 
     @functools.cache
     def unreadable(seq: int) -> bool:
         # Once per entry, not per pair: an entry can be in hundreds of close pairs.
         return embedder.unknown_share(public[seq][1]) > hybrid.UNREADABLE
 
+    @functools.cache
+    def wording(seq: int) -> Wording:
+        return Wording(public[seq][1])
+
     kept: list[tuple[int, int, float]] = []
-    for a, b, cosine in pairs:
-        if unreadable(a) or unreadable(b):
-            continue  # the model cannot read it: such texts all have nearly one vector
-        if not told_apart(public[a][1], public[b][1]):
-            kept.append((a, b, cosine))
+    for chunk in _pair_chunks(*pairs):
+        for a, b, cosine in chunk:
+            if unreadable(a) or unreadable(b):
+                continue  # the model cannot read it: such texts all have nearly one vector
+            if not differ(wording(a), wording(b)):
+                kept.append((a, b, cosine))
     clusters = _clusters(kept, {seq: row[0] for seq, row in public.items()})
-    return Survey(tuple(clusters), len(keys), len(public) - len(keys), sealed)
+    return Survey(tuple(clusters), compared, len(public) - compared, sealed)
 
 
 class Rewordings:
@@ -203,27 +224,74 @@ def _current(store: GroupStore) -> dict[int, tuple[str, str, str]]:
     }
 
 
-def _close_pairs(keys: object, matrix: object, threshold: float) -> list[tuple[int, int, float]]:
-    """Every pair (seq, seq, cosine) at or above ``threshold``, each once, best first.
+def _close_pairs(
+    keys: object, matrix: object, threshold: float, progress: Progress | None = None
+) -> list[tuple[int, int, float]]:
+    """Every pair (seq, seq, cosine) at or above ``threshold``, each once, best first."""
+    return [
+        pair
+        for chunk in _pair_chunks(*_close_arrays(keys, matrix, threshold, progress))
+        for pair in chunk
+    ]
 
-    One matrix product per block of rows, against the rows after the block's
-    first: 10,000 vectors are 50 million similarities, never a Python loop.
+
+def _pair_chunks(
+    firsts: npt.NDArray[np.int64], seconds: npt.NDArray[np.int64], cosines: npt.NDArray[np.float32]
+) -> Iterator[list[tuple[int, int, float]]]:
+    """The pairs as Python values a chunk at a time: millions of them at once would be
+    hundreds of megabytes of tuples."""
+    for start in range(0, len(cosines), PAIR_CHUNK):
+        end = start + PAIR_CHUNK
+        yield list(
+            zip(
+                firsts[start:end].tolist(),
+                seconds[start:end].tolist(),
+                cosines[start:end].tolist(),
+                strict=True,
+            )
+        )
+
+
+def _close_arrays(
+    keys: object, matrix: object, threshold: float, progress: Progress | None = None
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    """Every pair at or above ``threshold`` as arrays (seqs, seqs, cosines), best first.
+
+    One matrix product per block of rows against the rows from the block's first
+    on, never a Python loop over pairs and never the whole similarity matrix: a
+    block holds at most :data:`BLOCK_FLOATS` similarities (64 MB), however many
+    vectors there are (at 100,000 a block of 1,024 rows was 400 MB, and twice that
+    with its upper triangle copied). ``progress`` hears after each block how many
+    of the comparisons are done.
     """
     import numpy as np
 
     k: npt.NDArray[np.int64] = np.asarray(keys)
     m: npt.NDArray[np.float32] = np.asarray(matrix)
-    found: list[tuple[int, int, float]] = []
-    for start in range(0, len(k), BLOCK):
-        block = m[start : start + BLOCK]
+    n = len(k)
+    rows_per = max(1, min(BLOCK, BLOCK_FLOATS // max(n, 1)))
+    total = n * (n - 1) // 2
+    firsts: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)]
+    seconds: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)]
+    values: list[npt.NDArray[np.float32]] = [np.zeros(0, dtype=np.float32)]
+    for start in range(0, n, rows_per):
+        block = m[start : start + rows_per]
         sims = block @ m[start:].T
-        # Only each pair's upper half (j > i), not an entry with itself.
-        sims = np.triu(sims, k=1)
         rows, cols = np.nonzero(sims >= threshold)
-        for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
-            found.append((int(k[start + i]), int(k[start + j]), float(sims[i, j])))
-    found.sort(key=lambda p: -p[2])
-    return found
+        # Only each pair's upper half (j > i), not an entry with itself.
+        upper = cols > rows
+        rows, cols = rows[upper], cols[upper]
+        firsts.append(k[start + rows])
+        seconds.append(k[start + cols])
+        values.append(sims[rows, cols])
+        del sims
+        if progress is not None:
+            left = n - min(start + rows_per, n)
+            progress(total - left * (left - 1) // 2, total)
+    cosines = np.concatenate(values)
+    # Stable: equal cosines keep the order the scan found them in (by first, then second).
+    order = np.argsort(-cosines, kind="stable")
+    return np.concatenate(firsts)[order], np.concatenate(seconds)[order], cosines[order]
 
 
 def _clusters(pairs: list[tuple[int, int, float]], ids: dict[int, str]) -> list[Cluster]:

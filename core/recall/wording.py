@@ -250,7 +250,7 @@ def _spelt_alike(a: str, b: str) -> bool:
     return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= SPELLING_RATIO
 
 
-def _swapped(raw_a: list[str], raw_b: list[str]) -> bool:
+def _swapped(a: Wording, b: Wording) -> bool:
     """Whether the sentences are the same but for a word swapped for another word
     that is neither spelt alike nor the verb after the subject on either side.
 
@@ -259,15 +259,13 @@ def _swapped(raw_a: list[str], raw_b: list[str]) -> bool:
     words that line up are not a swap. A word that is elsewhere in the other
     sentence was moved, not swapped.
     """
-    fa, fb = [_fold(w) for w in raw_a], [_fold(w) for w in raw_b]
-    ca = [(i, w) for i, w in enumerate(fa) if w not in _FILLER]
-    cb = [(i, w) for i, w in enumerate(fb) if w not in _FILLER]
-    set_a, set_b = {w for _, w in ca}, {w for _, w in cb}
+    ca, cb = a.content, b.content
+    set_a, set_b = a.content_set, b.content_set
     shared = len(set_a & set_b)
     if not shared or 2 * shared < len(set_a) or 2 * shared < len(set_b):
         return False
-    slot_a, slot_b = _verb_slot(raw_a), _verb_slot(raw_b)
-    matcher = difflib.SequenceMatcher(None, [w for _, w in ca], [w for _, w in cb], autojunk=False)
+    slot_a, slot_b = a.verb_slot, b.verb_slot
+    matcher = difflib.SequenceMatcher(None, a.content_words, b.content_words, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op != "replace":
             continue
@@ -288,6 +286,38 @@ def _swapped(raw_a: list[str], raw_b: list[str]) -> bool:
     return False
 
 
+class Wording:
+    """One sentence read once for :func:`differ`: its words, folded, and what they name.
+
+    Comparing one memory with hundreds of close ones reads it once, not per pair.
+    """
+
+    __slots__ = (
+        "around",
+        "content",
+        "content_set",
+        "content_words",
+        "folded",
+        "folded_set",
+        "named",
+        "turned",
+        "verb_slot",
+    )
+
+    def __init__(self, text: str) -> None:
+        raw = _words(text)
+        folded = [_fold(w) for w in raw]
+        self.folded = folded
+        self.folded_set = frozenset(folded)
+        self.named = _named(raw)
+        self.turned = any(w in _NOT_NOW or w.endswith("n't") for w in folded)
+        self.around = _around(folded)
+        self.content = [(i, w) for i, w in enumerate(folded) if w not in _FILLER]
+        self.content_words = [w for _, w in self.content]
+        self.content_set = frozenset(self.content_words)
+        self.verb_slot = _verb_slot(raw)
+
+
 def told_apart(a: str, b: str) -> bool:
     """Whether the words of two close sentences say they are different facts.
 
@@ -300,25 +330,23 @@ def told_apart(a: str, b: str) -> bool:
     same word spelt otherwise nor the verb after the subject ("User is vegetarian",
     "User is vegan"; not "User likes tea", "The user enjoys tea").
     """
-    raw_a, raw_b = _words(a), _words(b)
-    fa = [_fold(w) for w in raw_a]
-    fb = [_fold(w) for w in raw_b]
+    return differ(Wording(a), Wording(b))
+
+
+def differ(a: Wording, b: Wording) -> bool:
+    """:func:`told_apart` of two sentences already read."""
     # A capitalised word the other sentence has in any case is not a difference: the
     # first word of a sentence ("User", "The") is capitalised on one side only.
-    named_a, named_b = _named(raw_a) - set(fb), _named(raw_b) - set(fa)
+    named_a, named_b = a.named - b.folded_set, b.named - a.folded_set
     if named_a and named_b:
         return True
-
-    def turned(words: list[str]) -> bool:
-        return any(w in _NOT_NOW or w.endswith("n't") for w in words)
-
-    if turned(fa) != turned(fb):
+    if a.turned != b.turned:
         return True
-    only_a, only_b = set(fa) - set(fb), set(fb) - set(fa)
+    only_a, only_b = a.folded_set - b.folded_set, b.folded_set - a.folded_set
     if any(_opposite(x, y) for x in only_a for y in only_b):
         return True
-    around_a, around_b = _around(fa), _around(fb)
+    around_a, around_b = a.around, b.around
     # "tabs over spaces" against "spaces over tabs": the same words, the other way round.
     if around_a is not None and around_a[0] != around_a[1] and around_a == (around_b or ())[::-1]:
         return True
-    return _swapped(raw_a, raw_b)
+    return _swapped(a, b)

@@ -367,12 +367,19 @@ class VectorIndex:
         sims = rows @ query
         return {seq: float(sim) for (seq, _), sim in zip(known, sims.tolist(), strict=True)}
 
-    def live(self) -> tuple[npt.NDArray[np.int64], Vectors]:
+    def live(
+        self, among: npt.NDArray[np.int64] | None = None
+    ) -> tuple[npt.NDArray[np.int64], Vectors]:
         """The keys and vectors of every row loaded now (gone ones left out), for a
-        scan of all against all (:mod:`core.recall.duplicates`)."""
+        scan of all against all (:mod:`core.recall.duplicates`); ``among``: only the
+        rows of these keys, copied once (at 100,000 rows a copy is 150 MB)."""
+        import numpy as np
+
         with self._lock:
             matrix, keys = self._matrix, self._keys
         kept = keys >= 0
+        if among is not None:
+            kept &= np.isin(keys, among)
         return keys[kept], matrix[kept]
 
     def vector_of(self, seq: int) -> npt.NDArray[np.float32] | None:

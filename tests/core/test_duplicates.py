@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
+import numpy as np
 import pytest
 
 from core.memory import curation
 from core.memory.merging import Carried, keep_one
 from core.model.entries import EntryFilter, Privacy
 from core.model.errors import Forbidden
+from core.recall import duplicates
 from core.recall.duplicates import DUPLICATE_COSINE, near_duplicates, told_apart
 from core.semantic.embedding import shared_embedder
 from core.service import Caller, MemoryService
@@ -267,3 +271,64 @@ def test_related_and_duplicates_give_one_pair_one_similarity(
     assert hit.id == tea2
     assert hit.relevance_score == pytest.approx(cluster.similarity[tea], abs=1e-4)
     assert 0.85 <= hit.relevance_score < 0.9
+
+
+def _unit_vectors(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` random unit vectors of the model's size (keys 1..n), every tenth nearly
+    a copy of the one before, so some pairs are close."""
+    rng = np.random.default_rng(seed)
+    m = rng.standard_normal((n, 384)).astype(np.float32)
+    m[1::10] = m[0:-1:10][: len(m[1::10])] + 0.3 * m[1::10] / 19.6
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    return np.arange(1, n + 1, dtype=np.int64), m
+
+
+def test_the_scan_finds_the_same_pairs_whatever_its_block_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keys, matrix = _unit_vectors(3000, 1)
+    whole = duplicates._close_pairs(keys, matrix, 0.85)
+    assert len(whole) >= 250
+    assert [p[2] for p in whole] == sorted((p[2] for p in whole), reverse=True)
+    # Blocks of 7 rows, as a store of 2.4 million vectors would have.
+    monkeypatch.setattr(duplicates, "BLOCK_FLOATS", 7 * len(keys))
+    heard: list[tuple[int, int]] = []
+    blocked = duplicates._close_pairs(keys, matrix, 0.85, lambda d, t: heard.append((d, t)))
+    # The same pairs; a product of another shape may round the last bit otherwise.
+    assert sorted(p[:2] for p in blocked) == sorted(p[:2] for p in whole)
+    cosines = dict(((a, b), c) for a, b, c in whole)
+    assert all(c == pytest.approx(cosines[a, b], abs=1e-6) for a, b, c in blocked)
+    total = 3000 * 2999 // 2
+    assert len(heard) == -(-3000 // 7) and heard[-1] == (total, total)
+    assert [d for d, _ in heard] == sorted({d for d, _ in heard})
+
+
+def test_the_scan_holds_a_bounded_block_of_similarities() -> None:
+    # At 20,000 vectors a block of 1,024 rows held 82 MB of similarities and its
+    # upper triangle another 82 MB; the block now holds at most 64 MB.
+    keys, matrix = _unit_vectors(20_000, 2)
+    tracemalloc.start()
+    try:
+        duplicates._close_pairs(keys, matrix, 0.85)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 2**20, f"{peak / 2**20:.0f} MB"
+
+
+def test_a_progress_that_raises_stops_the_search(service: MemoryService, operator: Caller) -> None:
+    _store(service, operator, "User prefers dark mode in the editor")
+    _store(service, operator, "The user prefers dark mode in editors")
+    _embed(service)
+
+    class Stop(Exception):
+        pass
+
+    def stop(_done: int, _total: int) -> None:
+        raise Stop
+
+    with pytest.raises(Stop):
+        near_duplicates(service.store_for("main"), progress=stop)
+    heard: list[tuple[int, int]] = []
+    survey = near_duplicates(service.store_for("main"), progress=lambda d, t: heard.append((d, t)))
+    assert len(survey.clusters) == 1 and heard == [(1, 1)]
