@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -218,6 +218,9 @@ class DuplicatesDialog(QDialog):
         self.tree.setEnabled(not busy)
         if busy:
             self.status.setText("Looking for near-duplicates…")
+            # Not "No near-duplicates." under the bar: nothing is known yet.
+            self.empty.setVisible(False)
+            self.tree.setVisible(True)
 
     def _show(self, found: Found | None) -> None:
         self._looking = False
@@ -241,8 +244,18 @@ class DuplicatesDialog(QDialog):
                 f"{plural(len(survey.clusters), 'group')} of near-duplicates among "
                 f"{memories(survey.compared)}."
             )
-        for cluster in survey.clusters:
-            self._add_cluster(cluster)
+        self.tree.setUpdatesEnabled(False)
+        self.tree.setVisible(False)
+        try:
+            for cluster in survey.clusters:
+                self._add_cluster(cluster)
+            # Group rows span the columns once all are in: spanned while rows were
+            # still added, each new row cost a pass over the spanned ones (2,000
+            # groups took 80 s to list).
+            for row in range(self.tree.topLevelItemCount()):
+                self.tree.setFirstColumnSpanned(row, QModelIndex(), True)
+        finally:
+            self.tree.setUpdatesEnabled(True)
         self.left_out.setText(left_out(survey))
         self._after_change()
 
@@ -252,7 +265,6 @@ class DuplicatesDialog(QDialog):
             return  # changed meanwhile: nothing left to choose between
         head = QTreeWidgetItem(self.tree)
         head.setText(0, f"{len(shown)} memories, {cluster.lowest:.2f} or more alike")
-        head.setFirstColumnSpanned(True)
         head.setFlags(Qt.ItemFlag.ItemIsEnabled)
         bold = head.font(0)
         bold.setBold(True)

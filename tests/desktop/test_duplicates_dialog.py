@@ -8,8 +8,9 @@ from pytestqt.qtbot import QtBot
 
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType
+from core.recall.duplicates import Cluster, Survey
 from core.service import Caller, MemoryService
-from desktop.memories.duplicates import DuplicatesDialog
+from desktop.memories.duplicates import DuplicatesDialog, Found
 from desktop.shell.main_window import MainWindow
 from desktop.shell.palette import CommandPalette
 from tests.desktop.conftest import add, embed_all
@@ -180,3 +181,31 @@ def test_one_dialog_serves_every_opening_and_looks_again(
     again = opened(qtbot, window)
     assert again is first
     qtbot.waitUntil(lambda: again.ids_listed() == [(dark, dark2)], timeout=20_000)
+
+
+def test_while_looking_it_never_says_there_are_none(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    add(service, operator, "User's dog is named Luna")
+    dialog = opened(qtbot, window)
+    assert dialog.empty.isVisible()
+    dialog.refresh()
+    # Before: "No near-duplicates." stayed shown under the "Looking…" bar.
+    assert dialog.busy.isVisible() and not dialog.empty.isVisible()
+    qtbot.waitUntil(lambda: not dialog.busy.isVisible(), timeout=20_000)
+    assert dialog.empty.isVisible()
+
+
+def test_a_thousand_groups_are_listed_each_under_its_spanning_heading(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    dialog = opened(qtbot, window)
+    ids = [add(service, operator, f"Note {i} about herons") for i in range(2000)]
+    pairs = [(ids[i], ids[i + 1]) for i in range(0, 2000, 2)]
+    clusters = tuple(Cluster(p, dict.fromkeys(p, 0.9), 0.9) for p in pairs)
+    dialog._show(Found(Survey(clusters, 2000, 0, 0, False), service.entries("main", ids)))
+    assert dialog.ids_listed() == pairs
+    root = dialog.tree.rootIndex()
+    spanned = [dialog.tree.isFirstColumnSpanned(r, root) for r in range(len(pairs))]
+    assert all(spanned)
+    assert dialog.tree.topLevelItem(999).text(0) == "2 memories, 0.90 or more alike"  # type: ignore[union-attr]
