@@ -300,11 +300,13 @@ class MemoryService(Workspace):
         store = self.store_for(caller.group)
         now = iso(utc_now())
         with writing(self, store, caller):
-            outcomes = [
-                tag_edit(self, store, caller, r, now)
-                or write_entry(self, store, caller, prepare(self, caller, r), now)
-                for r in requests
-            ]
+            outcomes: list[StoreOutcome] = []
+            for r in requests:
+                prepared = prepare(self, caller, r)
+                outcomes.append(
+                    tag_edit(self, store, caller, r, prepared, now)
+                    or write_entry(self, store, caller, prepared, now)
+                )
         if outcomes:
             merged = outcomes[0].changes
             for o in outcomes[1:]:

@@ -22,7 +22,6 @@ from core.memory.writing import (
     StoreRequest,
     check_limits,
     clean_tags,
-    prepare,
     writing,
 )
 from core.model.changes import Changes
@@ -202,11 +201,20 @@ def record(store: GroupStore, caller: Caller, versions: Sequence[tuple[str, str]
 
 
 def tag_edit(
-    service: Workspace, store: GroupStore, caller: Caller, request: StoreRequest, now: str
+    service: Workspace,
+    store: GroupStore,
+    caller: Caller,
+    request: StoreRequest,
+    prepared: StoreRequest,
+    now: str,
 ) -> StoreOutcome | None:
     """The person's store of a memory's own text, type and privacy in its place
     (``supersedes``, no source named): a tag edit, written by :func:`new_version`.
-    ``None`` for any other write, which the write path takes as it is."""
+    ``None`` for any other write, which the write path takes as it is.
+
+    ``request`` is as sent (what it names), ``prepared`` as :func:`prepare` made it
+    (the text and tags kept), which the write path takes too.
+    """
     if (
         caller.actor is not Actor.OPERATOR
         or request.supersedes is None
@@ -223,7 +231,6 @@ def tag_edit(
         or target.privacy is not request.privacy
     ):
         return None  # the write path says what is wrong, or writes an edit
-    prepared = prepare(service, caller, request)
     if prepared.content != service.readable(target, reveal=True).content:
         return None
     entry = new_version(service, store, caller, target, prepared.tags, now)
