@@ -26,7 +26,7 @@ from core.model.entries import (
     utc_now,
 )
 from core.storage.best_effort import best_effort
-from core.storage.chains import Place, pending_targets, unlink
+from core.storage.chains import Place, later_versions, pending_targets, unlink
 from core.storage.db import mapped_errors, open_database, wait_for_writers, write_transaction
 from core.storage.file_safety import make_private
 from core.storage.fts import entry_grams, grams_held, match_expression
@@ -304,17 +304,11 @@ class GroupStore:
             (*content_keys, entry_type.value),
         ).fetchall()
         for (newer,) in rows:
-            seen: set[str] = set()
-            while newer is not None and newer not in seen and len(seen) < 1000:
-                seen.add(newer)
-                row = self.execute(
-                    "SELECT superseded_by FROM memory_entries WHERE id = ?", (newer,)
-                ).fetchone()
-                if row is None:
-                    break  # a chain relinked around a deleted entry never ends here
-                if row[0] is None:
-                    return str(newer)
-                newer = row[0]
+            # The chain stops short of a current end at a deleted entry or a loop.
+            later = later_versions(self, newer)
+            end = "SELECT superseded_by IS NULL FROM memory_entries WHERE id = ?"
+            if later and self.execute(end, (later[-1],)).get:
+                return later[-1]
         return None
 
     def reinforce(self, entry_id: str, confidence: float, now: str) -> None:
