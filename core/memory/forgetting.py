@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from core.memory import trash
 from core.memory.curation import require_operator
 from core.model.changes import Changes
 from core.model.entries import EntryFilter, MemoryEntry, Status
@@ -312,6 +313,8 @@ def forget(
             store.execute("DELETE FROM exchanges WHERE seq = ?", (seq,))
         for trashed in plan.trash_ids:
             store.execute("DELETE FROM trash WHERE id = ?", (trashed,))
+        # A memory in the trash kept its links for a restore: they go with it now.
+        trash.drop_trashed_links(store, plan.trash_ids)
         drop_handoffs(store, plan.handoff_versions)
         for handoff_id in plan.session_handoff_ids:
             store.execute("DELETE FROM session_handoffs WHERE id = ?", (handoff_id,))

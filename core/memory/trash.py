@@ -283,7 +283,7 @@ def empty(service: Workspace, caller: Caller, ids: Sequence[str] = ()) -> int:
                 )
         else:
             gone = [r[0] for r in store.execute("DELETE FROM trash RETURNING id")]
-        _drop_links(store, gone)
+        drop_trashed_links(store, gone)
         if gone:
             audit.record(
                 store,
@@ -305,7 +305,7 @@ def _drop(store: GroupStore, entry_id: str) -> bool:
     )
 
 
-def _drop_links(store: GroupStore, gone: Sequence[str]) -> None:
+def drop_trashed_links(store: GroupStore, gone: Sequence[str]) -> None:
     """Links of entries deleted for good go with them (kept while they could come back).
 
     An id restored over a copy still in the trash (see :func:`restore`) keeps its links.
@@ -330,7 +330,7 @@ def purge_expired(store: GroupStore, now: datetime | None = None) -> list[str]:
                 "DELETE FROM trash WHERE expires_at <= ? RETURNING id", (cutoff,)
             )
         ]
-        _drop_links(store, gone)
+        drop_trashed_links(store, gone)
         if gone:
             audit.record(
                 store,

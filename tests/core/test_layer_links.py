@@ -8,7 +8,7 @@ from datetime import timedelta
 from core.continuity.episodes import expire_exchanges, log_exchange
 from core.layers.compression import compress, drop_lost
 from core.layers.links import MAX_NODES, dig, edges_from
-from core.memory import trash
+from core.memory import forgetting, trash
 from core.model.caller import Caller
 from core.model.config import Config
 from core.model.entries import Actor, utc_now
@@ -149,3 +149,16 @@ def test_a_supersede_of_an_entry_deleted_since_makes_no_link(service: MemoryServ
     compress(store, utc_now())
     assert naming(store, [old]) == 0
     assert [n["id"] for n in dig(service, "g", new, 1)["nodes"]] == [new]
+
+
+def test_forgetting_a_memory_in_the_trash_takes_its_links(service: MemoryService) -> None:
+    agent, _day, ids = session_with(service, 3)
+    operator = service.open_session("g", Actor.OPERATOR, "tests")
+    store = service.store_for("g")
+    service.delete(agent, ids[0])  # to the trash, links kept for a restore
+    assert naming(store, [ids[0]]) == 1
+    plan = forgetting.plan_forget(service, "g", "number 0")
+    assert ids[0] in plan.trash_ids
+    service.forget(operator, plan)
+    # Before: the trash row went and its links stayed, naming nothing.
+    assert naming(store, [ids[0]]) == 0 and naming(store, ids[1:]) == 2
