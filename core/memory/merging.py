@@ -27,11 +27,11 @@ from typing import TYPE_CHECKING
 
 from core.memory.confidence import effective_confidence
 from core.memory.curation import Deleted, delete_recorded, require_operator
-from core.memory.tagging import new_version, record
+from core.memory.tagging import current_entries, new_version, record
 from core.memory.writing import writing
 from core.model.changes import Changes
 from core.model.entries import MemoryEntry, Privacy, iso, parse_iso, utc_now
-from core.model.errors import Conflict, InvalidParams, NotFound
+from core.model.errors import InvalidParams
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.chains import Place, follow_pending
@@ -92,17 +92,7 @@ def keep_one(service: Workspace, caller: Caller, keep_id: str, others: Sequence[
     store = service.store_for(caller.group)
     now = iso(utc_now())
     with writing(service, store, caller):
-        found = store.get_many([keep_id, *others])
-        for entry_id in (keep_id, *others):
-            entry = found.get(entry_id)
-            if entry is None:
-                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
-            if entry.superseded_by is not None:
-                raise Conflict(
-                    f"{entry_id} was replaced by {entry.superseded_by} meanwhile; "
-                    "look for near-duplicates again",
-                    current=entry.superseded_by,
-                )
+        found = current_entries(store, [keep_id, *others], "look for near-duplicates again")
         keep = found[keep_id]
         if keep.privacy is Privacy.SECRET:
             raise InvalidParams("secret entries are not compared with others", field="id")

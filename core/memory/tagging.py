@@ -122,17 +122,9 @@ def retag(service: Workspace, caller: Caller, tags: Mapping[str, Sequence[str]])
     versions: list[tuple[str, str]] = []
     candidate = False
     with writing(service, store, caller):
-        found = store.get_many(list(tags))
+        found = current_entries(store, list(tags), "change the tags of that one")
         for entry_id, new_tags in tags.items():
-            entry = found.get(entry_id)
-            if entry is None:
-                raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
-            if entry.superseded_by is not None:
-                raise Conflict(
-                    f"{entry_id} was replaced by {entry.superseded_by} meanwhile; "
-                    "change the tags of that one",
-                    current=entry.superseded_by,
-                )
+            entry = found[entry_id]
             cleaned = clean_tags(new_tags)
             check_limits("", cleaned)
             new = new_version(service, store, caller, entry, cleaned, now)
@@ -147,6 +139,26 @@ def retag(service: Workspace, caller: Caller, tags: Mapping[str, Sequence[str]])
         entry_ids=tuple(i for pair in versions for i in pair),
     )
     return Tagged(service.emit(changes), tuple(versions))
+
+
+def current_entries(store: GroupStore, ids: Sequence[str], instead: str) -> dict[str, MemoryEntry]:
+    """The entries ``ids``, each still current, by id.
+
+    Raises:
+        NotFound: one of them does not exist.
+        Conflict: one was replaced meanwhile; ``instead`` says what to do then.
+    """
+    found = store.get_many(list(ids))
+    for entry_id in ids:
+        entry = found.get(entry_id)
+        if entry is None:
+            raise NotFound(f"no entry {entry_id} in group {store.group}", field="id")
+        if entry.superseded_by is not None:
+            raise Conflict(
+                f"{entry_id} was replaced by {entry.superseded_by} meanwhile; {instead}",
+                current=entry.superseded_by,
+            )
+    return found
 
 
 def new_version(
