@@ -1,8 +1,11 @@
 """Near-duplicates: memories said twice in other words, and keeping one of each.
 
 The finder (``core.recall.duplicates``) compares every current public memory
-with every other, about a second at 10,000 memories, so it runs on the
-executor's thread while the dialog shows that it is looking. Keeping one goes
+with every other, about a second at 10,000 memories and over a minute at
+100,000, so it runs on the executor's thread while a bar shows how many of the
+comparisons are done. Its progress hook comes back by a queued signal, and
+raises once the person presses Cancel (or Escape), which stops the search
+within one block of comparisons. Keeping one goes
 through :meth:`MemoryActions.keep` on the GUI thread (the one writer), which
 puts the deleted memories on the memory page's undo stack: Ctrl+Z here or on
 the page brings them back.
@@ -10,10 +13,11 @@ the page brings them back.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,6 +51,12 @@ WHAT_COUNTS = (
 )
 _ID = Qt.ItemDataRole.UserRole
 _TYPE, _TEXT, _TAGS, _SIMILAR, _KEEP = range(5)
+#: The bar's range: comparisons run to billions, past what a QProgressBar holds.
+STEPS = 1000
+
+
+class _Stopped(Exception):
+    """Raised from the finder's progress hook once the person asked to stop."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,8 @@ def one_line(entry: MemoryEntry) -> str:
 class DuplicatesDialog(QDialog):
     """The clusters of near-duplicates of the current group, each with Keep this one.
 
-    Enter (or K) keeps the selected memory; Ctrl+Z takes back the last keep; Esc closes.
+    Enter (or K) keeps the selected memory; Ctrl+Z takes back the last keep; Esc
+    stops a search under way, and closes the dialog otherwise.
 
     Args:
         state: the shared app state (service, current group).
@@ -98,7 +109,12 @@ class DuplicatesDialog(QDialog):
         commands: the memory commands, whose undo stack a keep goes on.
         undo: takes back the last delete as the memory page does (Ctrl+Z).
         parent: the parent widget.
+
+    Signals:
+        progressed(int, int): emitted on the finder's thread (comparisons done, of all).
     """
+
+    progressed = Signal(int, int)
 
     def __init__(
         self,
@@ -114,6 +130,10 @@ class DuplicatesDialog(QDialog):
         self._looking = False
         #: A refresh asked for while a look was under way.
         self._again = False
+        #: Set by Cancel; the finder's progress hook raises once it is.
+        self._stop = threading.Event()
+        #: The last progress heard: (comparisons done, of all).
+        self._heard = (0, 0)
         self._entries: dict[str, MemoryEntry] = {}
 
         intro = QLabel(
@@ -123,8 +143,8 @@ class DuplicatesDialog(QDialog):
         )
         intro.setWordWrap(True)
         self.busy = QProgressBar(self)
-        self.busy.setRange(0, 0)  # no steps to count: it only says it is working
         self.busy.setTextVisible(False)
+        self.progressed.connect(self._on_progress)
         self.status = QLabel(self)
         self.status.setObjectName("duplicatesStatus")
         self.status.setWordWrap(True)
@@ -137,14 +157,18 @@ class DuplicatesDialog(QDialog):
         self.left_out.setWordWrap(True)
         self.again = QPushButton("Look again", self)
         self.again.clicked.connect(self.refresh)
+        self.cancel_button = QPushButton("Cancel", self)
+        self.cancel_button.setToolTip("Stop looking (Esc)")
+        self.cancel_button.clicked.connect(self.cancel)
         close = QPushButton("Close", self)
-        close.clicked.connect(self.reject)
-        for button in (self.again, close):
+        close.clicked.connect(self.close_dialog)
+        for button in (self.again, self.cancel_button, close):
             button.setAutoDefault(False)  # Enter keeps the selected memory instead
 
         buttons = QHBoxLayout()
         buttons.addWidget(self.left_out, 1)
         buttons.addWidget(self.again)
+        buttons.addWidget(self.cancel_button)
         buttons.addWidget(close)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
@@ -196,12 +220,27 @@ class DuplicatesDialog(QDialog):
             return
         self._again = False
         self._looking = True
+        self._stop.clear()
+        self._heard = (0, 0)
         self._set_busy(True)
         model_dir = self._state.service.config.embedding_model_dir
         group = self._state.group
+        stop, progressed = self._stop, self.progressed
 
-        def find(service: MemoryService) -> Found:
-            survey = near_duplicates(service.store_for(group), model_dir=model_dir)
+        def heard(done: int, total: int) -> None:  # on the finder's thread
+            if stop.is_set():
+                raise _Stopped
+            progressed.emit(done, total)
+
+        def find(service: MemoryService) -> Found | None:
+            try:
+                if stop.is_set():
+                    raise _Stopped  # stopped before it started
+                survey = near_duplicates(
+                    service.store_for(group), model_dir=model_dir, progress=heard
+                )
+            except _Stopped:
+                return None
             ids = [i for c in survey.clusters for i in c.ids]
             return Found(survey, service.entries(group, ids))
 
@@ -212,11 +251,51 @@ class DuplicatesDialog(QDialog):
 
         self._executor.submit(group, find, self._show, failed, lambda: self._show(None))
 
+    @property
+    def looking(self) -> bool:
+        """A search is under way (or is stopping)."""
+        return self._looking
+
+    def cancel(self) -> None:
+        """Stop the search under way; the dialog stays open and says so."""
+        if not self._looking:
+            return
+        self._again = False  # a look asked for meanwhile is given up too
+        self._stop.set()
+        self.cancel_button.setEnabled(False)
+        self.status.setText("Stopping…")
+
+    def close_dialog(self) -> None:
+        """Close, stopping a search under way: nobody would see what it found."""
+        self.cancel()
+        super().reject()
+
+    def reject(self) -> None:
+        # Escape, or the title bar's close button, while looking stops the search
+        # and leaves the dialog open to say so.
+        if self._looking:
+            self.cancel()
+            return
+        super().reject()
+
+    def _on_progress(self, done: int, total: int) -> None:
+        if not self._looking or self._stop.is_set():
+            return  # stopping: the bar stays where it was
+        self._heard = (done, total)
+        self.busy.setRange(0, STEPS)
+        self.busy.setValue(STEPS * done // total if total else STEPS)
+        said = f"Looking for near-duplicates: compared {done:,} of {plural(total, 'pair')}"
+        # All compared: the words of the close pairs are read, the last part.
+        self.status.setText(said + ("…" if done < total else "; reading the closest ones…"))
+
     def _set_busy(self, busy: bool) -> None:
         self.busy.setVisible(busy)
-        self.again.setEnabled(not busy)
+        self.again.setVisible(not busy)
+        self.cancel_button.setVisible(busy)
+        self.cancel_button.setEnabled(busy)
         self.tree.setEnabled(not busy)
         if busy:
+            self.busy.setRange(0, 0)  # until the first block is compared
             self.status.setText("Looking for near-duplicates…")
             # Not "No near-duplicates." under the bar: nothing is known yet.
             self.empty.setVisible(False)
@@ -230,7 +309,13 @@ class DuplicatesDialog(QDialog):
             return
         self.tree.clear()
         if found is None:
-            self.status.setText("The search was stopped; Look again to start it again.")
+            done, total = self._heard
+            after = f" after comparing {done:,} of {plural(total, 'pair')}" if total else ""
+            self.status.setText(
+                f"The search was stopped{after}: nothing is listed. "
+                "Look again to search from the start."
+            )
+            self.left_out.clear()
             self._show_empty(False)
             return
         survey, self._entries = found.survey, found.entries

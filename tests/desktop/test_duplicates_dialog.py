@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
@@ -13,6 +15,7 @@ from core.service import Caller, MemoryService
 from desktop.memories.duplicates import DuplicatesDialog, Found
 from desktop.shell.main_window import MainWindow
 from desktop.shell.palette import CommandPalette
+from desktop.widgets.ops import Executor
 from tests.desktop.conftest import add, embed_all
 
 DARK = "User prefers dark mode in the editor"
@@ -209,3 +212,77 @@ def test_a_thousand_groups_are_listed_each_under_its_spanning_heading(
     spanned = [dialog.tree.isFirstColumnSpanned(r, root) for r in range(len(pairs))]
     assert all(spanned)
     assert dialog.tree.topLevelItem(999).text(0) == "2 memories, 0.90 or more alike"  # type: ignore[union-attr]
+
+
+def test_the_bar_counts_the_comparisons_and_cancel_stops_the_search(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    dark = add(service, operator, DARK)
+    dark2 = add(service, operator, DARK2)
+    embed_all(service)
+    dialog = opened(qtbot, window)
+    seen: list[tuple[int, int, str, bool]] = []
+
+    def while_looking(_done: int, _total: int) -> None:
+        # Blocking: the finder waits on its thread until this has run, after the
+        # dialog's own handler, so the bar is seen mid-search and Cancel lands then.
+        seen.append(
+            (
+                dialog.busy.maximum(),
+                dialog.busy.value(),
+                dialog.status.text(),
+                dialog.cancel_button.isVisible(),
+            )
+        )
+        qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
+
+    dialog.progressed.connect(while_looking, Qt.ConnectionType.BlockingQueuedConnection)
+    dialog.refresh()
+    assert dialog.cancel_button.isVisible() and not dialog.again.isVisible()
+    qtbot.waitUntil(lambda: not dialog.looking, timeout=20_000)
+    dialog.progressed.disconnect(while_looking)
+
+    # Before: an endless "Looking…" bar, no count and no Cancel.
+    assert seen == [
+        (
+            1000,
+            1000,
+            "Looking for near-duplicates: compared 1 of 1 pair; reading the closest ones…",
+            True,
+        )
+    ]
+    # Stopped before the words of the close pair were read: nothing listed, and it says so.
+    assert dialog.isVisible() and dialog.ids_listed() == []
+    assert dialog.status.text() == (
+        "The search was stopped after comparing 1 of 1 pair: nothing is listed. "
+        "Look again to search from the start."
+    )
+    assert not dialog.busy.isVisible() and not dialog.cancel_button.isVisible()
+    assert dialog.again.isVisible() and dialog.again.isEnabled()
+    qtbot.mouseClick(dialog.again, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.ids_listed() == [(dark, dark2)], timeout=20_000)
+
+
+def test_escape_while_looking_stops_the_search_and_keeps_the_dialog_open(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow, executor: Executor
+) -> None:
+    add(service, operator, DARK)
+    add(service, operator, DARK2)
+    embed_all(service)
+    dialog = opened(qtbot, window)
+    # Hold the query thread so the search is still queued when Escape is pressed.
+    gate = threading.Event()
+    executor.submit("main", lambda _service: gate.wait(20), lambda _ok: None)
+    dialog.refresh()
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)
+    # Before: Escape closed the dialog and the search ran on unseen.
+    assert dialog.isVisible() and dialog.status.text() == "Stopping…"
+    assert not dialog.cancel_button.isEnabled()
+    gate.set()
+    qtbot.waitUntil(lambda: not dialog.looking, timeout=20_000)
+    assert dialog.isVisible() and dialog.ids_listed() == []
+    assert dialog.status.text() == (
+        "The search was stopped: nothing is listed. Look again to search from the start."
+    )
+    qtbot.keyClick(dialog, Qt.Key.Key_Escape)  # nothing under way: Escape closes
+    assert not dialog.isVisible()
