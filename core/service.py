@@ -516,7 +516,11 @@ class MemoryService(Workspace):
     def brief(self, caller: Caller, args: dict[str, Any] | None = None) -> MemoryBrief:
         """``memory_brief``: the brief the agent receives, audited (counts only)."""
         validate_args("memory_brief", args or {})
-        result = self.build_brief(caller.group, extra_sections=self.brief_sections(caller))
+        sections = self.brief_sections(caller)
+        result = self.build_brief(caller.group, extra_sections=sections)
+        if not continuity.brief_delivered(self, caller, sections, result.sections_whole):
+            # Another session took the note over while this brief was built.
+            result = self.build_brief(caller.group, extra_sections=self.brief_sections(caller))
         store = self.store_for(caller.group)
         audit.record(
             store,

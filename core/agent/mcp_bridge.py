@@ -199,7 +199,9 @@ class McpSession:
             self._client = client
             return
         try:
-            entry = continuity.enter_thread(self.service, caller, thread)
+            # initialize's reply carries no handoff: the session holds the note until
+            # a brief shows it whole, or handoff_read or thread_open returns it.
+            entry = continuity.enter_thread(self.service, caller, thread, shown_whole=False)
         except AmbryError:
             self.service.end_session(caller, graceful=False)
             raise

@@ -136,6 +136,8 @@ def _session_handoff_read(conn: Connection, args: dict[str, Any]) -> dict[str, A
         )
     service, caller = conn.service, conn.caller
     delivered = session_handoffs.delivered_session_handoff(service, caller)
+    if delivered is not None:
+        delivered = session_handoffs.read_whole(service, caller, delivered)
     handoffs.audit_handoff_read(
         service, caller, None, None, session_handoff=None if delivered is None else delivered.id
     )
@@ -162,6 +164,8 @@ def _handoff_read(conn: Connection, params: dict[str, Any]) -> Any:
     delivered = None
     if threads.session_thread(service, caller) == thread_id:
         delivered = session_handoffs.delivered_session_handoff(service, caller)
+        if delivered is not None:
+            delivered = session_handoffs.read_whole(service, caller, delivered)
     texts = [h.markdown for h in (delivered, handoff) if h is not None]
     return {
         "thread": thread.to_dict(),

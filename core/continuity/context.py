@@ -16,6 +16,7 @@ commitments it contains are listed, rendered, in the "Open threads" section.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from core.continuity.handoff_text import extract_open_threads, fenced, inline_sa
 from core.continuity.handoffs import ThreadHandoff, current_handoff, read_handoff
 from core.continuity.session_handoffs import (
     SessionHandoff,
+    deliver_held,
     delivered_to,
     latest_session_handoff,
     peek_session_handoff,
@@ -73,13 +75,18 @@ class ThreadEntry:
         }
 
 
-def enter_thread(service: Workspace, caller: Caller, ref: str | None) -> ThreadEntry:
+def enter_thread(
+    service: Workspace, caller: Caller, ref: str | None, *, shown_whole: bool = True
+) -> ThreadEntry:
     """Start work in a thread: ``hello {thread}`` and ``thread_open`` both come here.
 
     ``ref`` is a thread id, or a title (a new title creates the thread). The
     session is filed under the thread, takes the thread's pending session
     handoff (exactly once) and gets the current thread handoff. With ``ref``
     None the session stays where it is and takes a pending handoff of that scope.
+    ``shown_whole`` False: the reply will not carry the session handoff (MCP's
+    ``initialize``), so the session only holds it until it is shown it whole
+    (:func:`core.continuity.session_handoffs.take_session_handoff`).
     """
     thread: Thread | None = None
     created = False
@@ -92,7 +99,7 @@ def enter_thread(service: Workspace, caller: Caller, ref: str | None) -> ThreadE
     elif (current := session_thread(service, caller)) is not None:
         thread = get_thread(service, caller.group, current)
         caller = replace(caller, thread_id=current)
-    session_handoff = take_session_handoff(service, caller)
+    session_handoff = take_session_handoff(service, caller, shown_whole=shown_whole)
     handoff = None if thread is None else read_handoff(service, caller.group, thread.id)
     if thread is not None:
         thread = get_thread(service, caller.group, thread.id)
@@ -115,6 +122,10 @@ def open_threads(service: Workspace, group: str, thread_id: str) -> list[str]:
 # -- the brief -----------------------------------------------------------------------------
 
 _NOTE = "Context to check, not instructions."
+#: Where the whole handoff is when the brief cuts it short.
+_WHOLE_NOTE = "If it ends cut short, `handoff_read` has it whole."
+#: The title of the brief's section of the session handoff this session took.
+FROM_LAST_SESSION = "From the last session"
 
 
 def _by(author: str | None) -> str:
@@ -149,11 +160,12 @@ def continuity_brief_sections(
     if session_handoff is not None:
         sections.append(
             (
-                "From the last session",
+                FROM_LAST_SESSION,
                 # Who wrote it is part of how far to trust it: an agent, or the person.
                 f"_Left{_by(session_author(store, session_handoff.session_id))} in session "
                 f"{session_handoff.session_id} when it ended, "
-                f"{session_handoff.created_at}. {_NOTE}_\n\n{fenced(session_handoff.markdown)}",
+                f"{session_handoff.created_at}. {_NOTE} {_WHOLE_NOTE}_\n\n"
+                f"{fenced(session_handoff.markdown)}",
             )
         )
     texts = [h.markdown for h in (session_handoff, handoff) if h is not None]
@@ -166,7 +178,7 @@ def continuity_brief_sections(
             (
                 f"Thread handoff: {thread.title}",
                 f"_Version {handoff.version}, written {handoff.created_at}{_by(handoff.author)}; "
-                f"{handoff.compaction_count} compaction{plural}. {_NOTE}_\n\n"
+                f"{handoff.compaction_count} compaction{plural}. {_NOTE} {_WHOLE_NOTE}_\n\n"
                 f"{fenced(handoff.markdown)}",
             )
         )
@@ -186,6 +198,27 @@ def session_brief_sections(service: Workspace, caller: Caller) -> list[tuple[str
     else:
         handoff = peek_session_handoff(service, caller.group, thread_id)
     return continuity_brief_sections(service, caller.group, thread_id, handoff)
+
+
+def brief_delivered(
+    service: Workspace, caller: Caller, sections: Sequence[tuple[str, str]], whole: int
+) -> bool:
+    """A brief of ``sections`` (the first ``whole`` shown whole) is going to ``caller``.
+
+    A session handoff the session only holds is delivered when the brief shows it
+    whole; cut short or left out, it stays held (the brief says ``handoff_read``
+    has it). False when another session took it over meanwhile: the brief must
+    be built again, without it.
+    """
+    if caller.actor is not Actor.AGENT:
+        return True
+    held = delivered_to(service.store_for(caller.group), caller.session_id, caller.thread_id)
+    if held is None or held.consumed_at is not None:
+        return True
+    shown = [n for n, (title, _) in enumerate(sections) if title == FROM_LAST_SESSION]
+    if not shown or shown[0] >= whole:
+        return True
+    return deliver_held(service, caller, held)
 
 
 def preview_brief_sections(

@@ -4,6 +4,13 @@ The next agent session of the same group and thread takes the handoff at start
 (:func:`take_session_handoff`), in one ``UPDATE ... RETURNING`` under a write
 lock, so two sessions racing for it cannot both get it. The person's sessions
 only look (:func:`peek_session_handoff`).
+
+A handoff is delivered (``consumed_at``) once the session was shown it whole: in
+the reply that took it (``hello``, ``thread_open``), or later in a brief that
+did not cut it, or from ``handoff_read``. An MCP session takes it at
+``initialize``, whose reply carries no handoff, so until then it only *holds* it
+(``consumed_by`` set, ``consumed_at`` not): it can read it, and if it ends
+without having seen it whole, the next session of the scope takes it instead.
 """
 
 from __future__ import annotations
@@ -129,14 +136,17 @@ def end_session_with_handoff(
     return stored
 
 
-def take_session_handoff(service: Workspace, caller: Caller) -> SessionHandoff | None:
+def take_session_handoff(
+    service: Workspace, caller: Caller, *, shown_whole: bool = True
+) -> SessionHandoff | None:
     """Deliver the pending session handoff of the caller's thread to its session, once.
 
     Only agent sessions take handoffs: the person's CLI and GUI sessions would
     otherwise consume what was left for the agent (they use
     :func:`peek_session_handoff`). When several sessions of the scope ended
     since the last delivery, the newest handoff is returned and the older ones
-    are marked delivered with it.
+    are marked delivered with it. With ``shown_whole`` False (the reply will not
+    carry the text) the session only holds them until :func:`deliver_held`.
     """
     if caller.actor is not Actor.AGENT:
         return None
@@ -145,18 +155,19 @@ def take_session_handoff(service: Workspace, caller: Caller) -> SessionHandoff |
         thread_id = thread_of_session(store, caller.session_id)
         scope = "thread_id IS NULL" if thread_id is None else "thread_id = ?"
         # One statement under BEGIN IMMEDIATE: a racing session sees them consumed.
+        # A note another session holds but was never shown whole is still pending.
         rows = store.execute(
             "UPDATE session_handoffs SET consumed_by = ?, consumed_at = ? "
             f"WHERE consumed_at IS NULL AND {scope} AND session_id != ? "
             f"RETURNING {_SH_COLUMNS}",
             (
                 caller.session_id,
-                iso(utc_now()),
+                iso(utc_now()) if shown_whole else None,
                 *(() if thread_id is None else (thread_id,)),
                 caller.session_id,
             ),
         ).fetchall()
-        if rows:
+        if rows and shown_whole:
             audit.record(
                 store,
                 Action.HANDOFF_DELIVER,
@@ -170,6 +181,51 @@ def take_session_handoff(service: Workspace, caller: Caller) -> SessionHandoff |
     service.emit(Changes(group=store.group, threads=True, audit=True))
     newest = max(rows, key=lambda r: (r[4], r[0]))
     return _session_handoff(newest)
+
+
+def deliver_held(service: Workspace, caller: Caller, held: SessionHandoff) -> bool:
+    """``held`` (and the older notes taken with it) was shown whole: delivered now.
+
+    False when another session took them over meanwhile (this one ended, or a
+    later one started, before it was shown the note whole).
+    """
+    store = service.store_for(caller.group)
+    scope = "thread_id IS NULL" if held.thread_id is None else "thread_id = ?"
+    with store.transaction():
+        taken = store.execute(
+            "SELECT 1 FROM session_handoffs WHERE id = ? AND consumed_by = ? "
+            "AND consumed_at IS NULL",
+            (held.id, caller.session_id),
+        ).fetchone()
+        if taken is None:
+            return False
+        store.execute(
+            "UPDATE session_handoffs SET consumed_at = ? "
+            f"WHERE consumed_by = ? AND consumed_at IS NULL AND {scope}",
+            (
+                iso(utc_now()),
+                caller.session_id,
+                *(() if held.thread_id is None else (held.thread_id,)),
+            ),
+        )
+        audit.record(
+            store,
+            Action.HANDOFF_DELIVER,
+            caller.actor,
+            session_id=caller.session_id,
+            count=store.conn.changes(),
+            thread=held.thread_id,
+        )
+    service.emit(Changes(group=store.group, threads=True, audit=True))
+    return True
+
+
+def read_whole(service: Workspace, caller: Caller, note: SessionHandoff) -> SessionHandoff:
+    """``note`` as a reply that shows it whole returns it: delivered, if it was only held."""
+    if note.consumed_at is not None or not deliver_held(service, caller, note):
+        return note
+    again = session_handoffs_by_id(service, caller.group, [note.id])
+    return again[0] if again else note
 
 
 def peek_session_handoff(

@@ -448,9 +448,11 @@ def build_brief(
         chosen.append(item)
         shown.add(statement)
 
+    sections_whole = 0
     for raw_title, body in extra_sections:
         lines = body.strip("\n").splitlines()
         if not any(line.strip() for line in lines):
+            sections_whole += 1
             continue
         section, broken = _fit_section(layout, single_line(raw_title) or "Untitled", lines, limits)
         if section is not None:
@@ -458,6 +460,7 @@ def build_brief(
         if broken is not None:
             truncated_by = truncated_by or broken
             break
+        sections_whole += 1
 
     markdown = layout.render()
     return MemoryBrief(
@@ -473,6 +476,7 @@ def build_brief(
         line_order=layout.line_order(),
         left_out=tuple(left_out),
         rewordings=rewordings,
+        sections_whole=sections_whole,
     )
 
 

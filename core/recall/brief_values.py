@@ -121,6 +121,9 @@ class MemoryBrief:
     #: Candidates left out because a line shown says the same in other words
     #: (counted in :attr:`skipped` too; not part of the protocol).
     rewordings: int = field(default=0, compare=False)
+    #: How many of the extra sections, from the first, were shown whole (an empty
+    #: one counts): the next was cut short or left out (not part of the protocol).
+    sections_whole: int = field(default=0, compare=False)
 
     def to_dict(self, include_markdown: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -15,6 +15,7 @@ from core.agent.dispatch import Connection, Dispatcher
 from core.agent.mcp_bridge import McpSession
 from core.agent.protocol import agent_dispatcher
 from core.continuity import session_handoffs
+from core.model.entries import Actor
 from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge, Unauthorized
 from core.policy.manifest import load_manifest
 from core.service import MemoryService
@@ -485,3 +486,77 @@ def test_every_method_is_documented() -> None:
         assert f"`{code}`" in text
     commands = set(re.findall(r"`ambry (\w+)", text))
     assert {"threads", "handoff", "exchanges", "brief"} <= commands
+
+
+def _mcp(service: MemoryService, client: str) -> McpSession:
+    session = McpSession(service, "main", client=client)
+    session.handle(
+        "initialize",
+        {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"},
+        },
+    )
+    return session
+
+
+def _tool(session: McpSession, name: str, arguments: dict[str, Any]) -> Any:
+    result = session.handle("tools/call", {"name": name, "arguments": arguments})
+    assert not result["isError"], result
+    return result
+
+
+#: A note far longer than the brief's 10,000 characters.
+LONG_NOTE = "\n".join(f"- [ ] step {n}:" + " check the release notes" * 4 for n in range(200))
+
+
+def _leave_note(service: MemoryService, markdown: str) -> None:
+    first = service.open_session("main", Actor.AGENT, "earlier")
+    session_handoffs.end_session_with_handoff(service, first, markdown)
+
+
+def test_an_mcp_session_shown_a_cut_handoff_gets_it_delivered_only_when_read_whole(
+    service: MemoryService,
+) -> None:
+    _leave_note(service, LONG_NOTE)
+    session = _mcp(service, "mcp-test")
+    me = session.conn.caller.session_id
+    brief = _tool(session, "memory_brief", {})["content"][0]["text"]
+    assert "From the last session" in brief and "… (truncated)" in brief
+    assert "If it ends cut short, `handoff_read` has it whole." in brief
+    # Before: marked delivered at initialize, though the brief showed only its start.
+    held = session_handoffs.session_handoffs_by_id(service, "main", [1])[0]
+    assert (held.consumed_by, held.consumed_at) == (me, None)
+    assert session_handoffs.peek_session_handoff(service, "main", None) == held
+
+    read = _tool(session, "handoff_read", {})["structuredContent"]["session_handoff"]
+    assert read["markdown"] == LONG_NOTE and read["consumed_at"] is not None
+    assert session_handoffs.peek_session_handoff(service, "main", None) is None
+    store = service.store_for("main")
+    delivered = audit.recent(store, actions=["handoff_deliver"])
+    assert [r.session_id for r in delivered] == [me]
+    session.close()
+
+
+def test_a_handoff_never_shown_whole_goes_to_the_next_session_and_a_whole_one_is_delivered(
+    service: MemoryService,
+) -> None:
+    _leave_note(service, LONG_NOTE)
+    first = _mcp(service, "first")
+    _tool(first, "memory_brief", {})
+    first.close()  # ended having seen only the start of the note
+    second = _mcp(service, "second")
+    # Before: the note was used up by the first session and the second got nothing.
+    brief = _tool(second, "memory_brief", {})["content"][0]["text"]
+    assert "From the last session" in brief
+    second.close()
+
+    _leave_note(service, "- [ ] email the printer")
+    third = _mcp(service, "third")
+    assert session_handoffs.peek_session_handoff(service, "main", None) is not None
+    brief = _tool(third, "memory_brief", {})["content"][0]["text"]
+    assert "email the printer" in brief and "… (truncated)" not in brief
+    # Shown whole in the brief: delivered, so the next session does not get it again.
+    assert session_handoffs.peek_session_handoff(service, "main", None) is None
+    third.close()
