@@ -147,6 +147,17 @@ _FILLER = frozenset(
 #: Words before a sentence's subject ("The user", "My sister").
 _DETERMINERS = frozenset("the a an my our your their his her its this that".split())
 _COPULAS = frozenset("is are was were am be been".split())
+#: Words that open a sentence and are capitalised only for that: never a name there
+#: ("The project uses PostgreSQL 16", "This project runs on PostgreSQL 16"). A word
+#: not listed keeps counting as a name in first place ("Alice likes tea").
+_OPENERS = _DETERMINERS | frozenset(
+    "these those he she it they we you i there here what which who when where why how "
+    "if as so and but or also now then currently usually always often sometimes still "
+    "every each all some any most both for from with by in on at to after before since "
+    "while once today yesterday tomorrow please".split()
+)
+#: Where a sentence ends: a word after one (or at the start of the text) opens one.
+_SENTENCE_END = re.compile(r"[.!?]\s*$|\n\s*$")
 #: Two spellings of one word ("favourite", "favorite"; "allergic", "allergy") are at
 #: least this alike letter by letter (difflib's ratio); "vegetarian"/"vegan" is 0.67,
 #: "north"/"south" 0.6, "upstairs"/"downstairs" 0.67.
@@ -155,6 +166,18 @@ SPELLING_RATIO: Final = 0.8
 
 def _words(text: str) -> list[str]:
     return _WORD.findall(text)
+
+
+def _openers(text: str) -> set[int]:
+    """The positions (in :func:`_words`) of the words that open a sentence."""
+    out = set()
+    end = 0
+    for n, match in enumerate(_WORD.finditer(text)):
+        before = text[end : match.start()]
+        if n == 0 or _SENTENCE_END.search(before):
+            out.add(n)
+        end = match.end()
+    return out
 
 
 def _fold(word: str) -> str:
@@ -166,12 +189,19 @@ def _fold(word: str) -> str:
     return w
 
 
-def _named(words: list[str]) -> set[str]:
-    """Names (capitalised words), numbers and the words of :data:`_NAMED`."""
+def _named(words: list[str], openers: set[int]) -> set[str]:
+    """Names (capitalised words), numbers and the words of :data:`_NAMED`.
+
+    A word that opens a sentence (its position in ``openers``) is capitalised for
+    that alone when it is one of :data:`_OPENERS`, so it is not a name.
+    """
     out = set()
-    for w in words:
+    for n, w in enumerate(words):
         folded = _fold(w)
-        if any(c.isdigit() for c in w) or folded in _NAMED or (w[:1].isupper() and w != "I"):
+        capital = w[:1].isupper() and w != "I"
+        if capital and n in openers and folded in _OPENERS:
+            capital = False
+        if any(c.isdigit() for c in w) or folded in _NAMED or capital:
             out.add(folded)
     return out
 
@@ -309,7 +339,7 @@ class Wording:
         folded = [_fold(w) for w in raw]
         self.folded = folded
         self.folded_set = frozenset(folded)
-        self.named = _named(raw)
+        self.named = _named(raw, _openers(text))
         self.turned = any(w in _NOT_NOW or w.endswith("n't") for w in folded)
         self.around = _around(folded)
         self.content = [(i, w) for i, w in enumerate(folded) if w not in _FILLER]
