@@ -406,7 +406,13 @@ def _import_row(
     if existing is not None:
         names = [d[0] for d in cursor.get_description()]
         stored = dict(zip(names, existing, strict=True))
-        later, difference = row_difference(kind, stored, row, _SAME_WHEN.get(kind, list(row)))
+        compared = _SAME_WHEN.get(kind, list(row))
+        retitled = kind == "thread" and _renamed_since(store, stored, row)
+        if retitled:
+            compared = [c for c in compared if c != "title"]
+        later, difference = row_difference(kind, stored, row, compared)
+        if retitled and difference is None:
+            later["title"] = row["title"]
         if difference is not None:
             report.conflicts.append(label)
             report.differences.append(difference)
@@ -424,6 +430,21 @@ def _import_row(
     report.rows[kind] = report.rows.get(kind, 0) + 1
     if kind == "thread_handoff" and rec.get("author") and row.get("session_id"):
         _keep_author(store, str(row["session_id"]), str(rec["author"]), str(row["created_at"]))
+
+
+def _renamed_since(store: Any, stored: dict[str, Any], row: dict[str, Any]) -> bool:
+    """Whether the file's thread is the stored one renamed since: another title, a
+    later last activity (a rename sets it), and no other thread holding that title
+    (titles are unique, case aside), else the two titles are a conflict."""
+    title, when = row.get("title"), row.get("updated_at")
+    if not isinstance(title, str) or title == stored["title"]:
+        return False
+    if when is None or str(when) <= str(stored["updated_at"]):
+        return False
+    taken = store.execute(
+        "SELECT 1 FROM threads WHERE title = ? COLLATE NOCASE AND id != ?", (title, stored["id"])
+    ).fetchone()
+    return taken is None
 
 
 def _keep_author(store: Any, session_id: str, author: str, at: str) -> None:

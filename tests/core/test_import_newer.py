@@ -139,3 +139,60 @@ def test_a_conflict_names_the_field_both_values_and_what_to_do(
         f"(first: thread {thread_id}: title is 'Ops' here and 'Ops review' in the file); "
         "make the file's record and the stored one agree"
     ) in err
+
+
+def _renamed_at_the_source(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[str, str, str]:
+    """A thread "Ops" copied into group copy, then renamed "Ops review" in main and
+    exported again: the data folder, the thread's id and the newer export."""
+    d, e1, e2 = _paths(tmp_path)
+    thread_id = run(capsys, "--data-dir", d, "threads", "open", "Ops")[1].strip()
+    assert run(capsys, "--data-dir", d, "export", e1)[0] == 0
+    assert run(capsys, "--data-dir", d, "--group", "copy", "import", e1)[0] == 0
+    time.sleep(0.002)
+    assert run(capsys, "--data-dir", d, "threads", "rename", thread_id, "Ops review")[0] == 0
+    assert run(capsys, "--data-dir", d, "export", e2)[0] == 0
+    return d, thread_id, e2
+
+
+def _titles(capsys: pytest.CaptureFixture[str], d: str) -> dict[str, str]:
+    code, out, _ = run(capsys, "--data-dir", d, "--group", "copy", "--json", "threads")
+    assert code == 0
+    return {t["id"]: t["title"] for t in json.loads(out)["threads"]}
+
+
+def test_a_thread_renamed_at_the_source_takes_its_new_title(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d, thread_id, e2 = _renamed_at_the_source(tmp_path, capsys)
+    code, out, err = run(capsys, "--data-dir", d, "--group", "copy", "import", e2)
+    # Before: a conflict, "title is 'Ops' here and 'Ops review' in the file".
+    assert (code, err) == (0, "")
+    assert out == (
+        "imported 0 entries and 0 other records; 0 duplicates skipped; "
+        "1 updated (already present, newer in the file)\n"
+    )
+    assert _titles(capsys, d) == {thread_id: "Ops review"}
+    code, out, _ = run(capsys, "--data-dir", d, "--group", "copy", "--json", "audit")
+    updates = [r for r in json.loads(out) if r["action"] == "update"]
+    assert [u["count"] for u in updates] == [1]
+    # The same file again: nothing more to take.
+    code, out, _ = run(capsys, "--data-dir", d, "--group", "copy", "--json", "import", e2)
+    report = json.loads(out)
+    assert (report["updated"], report["duplicates"]) == ([], [f"thread {thread_id}"])
+
+
+def test_a_new_title_another_thread_holds_stays_a_conflict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d, thread_id, e2 = _renamed_at_the_source(tmp_path, capsys)
+    other = run(capsys, "--data-dir", d, "--group", "copy", "threads", "open", "OPS Review")
+    assert other[0] == 0
+    code, out, err = run(capsys, "--data-dir", d, "--group", "copy", "import", e2)
+    assert code != 0 and out == ""
+    assert (
+        f"(first: thread {thread_id}: title is 'Ops' here and 'Ops review' in the file); "
+        "make the file's record and the stored one agree"
+    ) in err
+    assert _titles(capsys, d)[thread_id] == "Ops"
