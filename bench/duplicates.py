@@ -1,12 +1,18 @@
 """Near-duplicate scan at 1K/10K memories of distinct generated facts, as JSON.
 
-Usage: python bench/duplicates.py [--sizes 1000,10000]
+Usage: python bench/duplicates.py [--sizes 1000,10000] [--grouped]
 
 The facts (bench/_facts.py) share names, relations and values but no two say the
 same thing; the generator gives one first name with and without an initial
 ("Freya", "Freya G.") to different people, which a reader cannot tell apart
 either. The figure counts the clusters that differ by nothing else. Times the scan cold (the
 vectors loaded into memory first, as on the first use after start) and warm.
+
+``--grouped`` measures the search used above 20,000 vectors against the full
+comparison: on the generator's 30,000 facts, and on 100,000 vectors made of
+those and rotated copies of them (a rotation keeps every cosine within a copy,
+and copies are as unlike each other as unrelated texts): time of each, and the
+share of the full comparison's pairs the grouped search finds.
 """
 
 from __future__ import annotations
@@ -89,10 +95,57 @@ def run_size(n: int) -> dict[str, object]:
     }
 
 
+def grouped(n: int = 30_000) -> list[dict[str, object]]:
+    import numpy as np
+    from _facts import facts
+
+    from core.recall import duplicates
+    from core.semantic.embedding import shared_embedder
+
+    model = shared_embedder()
+    assert model is not None, "the embedding model is not installed"
+    texts = [f.content for f in facts(n)]
+    base = np.concatenate([model.encode(texts[s : s + 256]) for s in range(0, n, 256)])
+    rng = np.random.default_rng(3)
+    copies = [base]
+    while sum(len(c) for c in copies) < 100_000:
+        rotation, _ = np.linalg.qr(rng.standard_normal((base.shape[1], base.shape[1])))
+        copies.append((base @ rotation).astype(np.float32))
+    out: list[dict[str, object]] = []
+    for matrix in (base, np.concatenate(copies)[:100_000]):
+        keys = np.arange(len(matrix), dtype=np.int64)
+        row: dict[str, object] = {"vectors": len(matrix)}
+        for threshold in (0.85, 0.8):
+            started = time.perf_counter()
+            found = duplicates._close_arrays(keys, matrix, threshold)
+            took = time.perf_counter() - started
+            limit = duplicates.EXACT_UP_TO
+            duplicates.EXACT_UP_TO = len(matrix)  # type: ignore[misc]
+            started = time.perf_counter()
+            every = duplicates._close_arrays(keys, matrix, threshold)
+            full = time.perf_counter() - started
+            duplicates.EXACT_UP_TO = limit  # type: ignore[misc]
+            have = set(zip(found[0].tolist(), found[1].tolist(), strict=True))
+            want = set(zip(every[0].tolist(), every[1].tolist(), strict=True))
+            row[str(threshold)] = {
+                "pairs_full": len(want),
+                "pairs_grouped_found": len(have & want),
+                "share_found": round(len(have & want) / max(1, len(want)), 5),
+                "grouped_s": round(took, 2),
+                "full_s": round(full, 2),
+            }
+        out.append(row)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--grouped", action="store_true")
     args = parser.parse_args()
+    if args.grouped:
+        print(json.dumps(grouped(), indent=2))
+        return
     out = [run_size(int(s)) for s in args.sizes.split(",")]
     print(json.dumps(out, indent=2, ensure_ascii=False))
 

@@ -371,3 +371,47 @@ def test_the_search_can_be_stopped_while_the_words_of_close_pairs_are_read(
     with pytest.raises(Stop):
         near_duplicates(service.store_for("main"), progress=stop_after_comparing)
     assert calls == [1, 1]
+
+
+def test_above_the_full_scan_s_size_the_grouped_search_finds_the_same_pairs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keys, matrix = _unit_vectors(3000, 3)
+    whole = duplicates._close_pairs(keys, matrix, 0.85)
+    monkeypatch.setattr(duplicates, "EXACT_UP_TO", 500)
+    heard: list[tuple[int, int]] = []
+    grouped = duplicates._close_pairs(keys, matrix, 0.85, lambda d, t: heard.append((d, t)))
+    assert len(whole) >= 250
+    # The same pairs; a product of another shape may round the last bit otherwise.
+    assert sorted(p[:2] for p in grouped) == sorted(p[:2] for p in whole)
+    cosines = dict(((a, b), c) for a, b, c in whole)
+    assert all(c == pytest.approx(cosines[a, b], abs=1e-6) for a, b, c in grouped)
+    # Each of √3000 groups is heard; it compared far fewer than all 4.5 million pairs.
+    done, total = heard[-1]
+    assert done == total and len(heard) == round(3000**0.5)
+    assert total < 3000 * 2999 // 2 / 3
+    assert [d for d, _ in heard] == sorted(d for d, _ in heard)
+
+
+def test_below_the_grouped_search_s_threshold_every_pair_is_compared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keys, matrix = _unit_vectors(600, 4)
+    monkeypatch.setattr(duplicates, "EXACT_UP_TO", 100)
+    heard: list[tuple[int, int]] = []
+    duplicates._close_pairs(keys, matrix, 0.7, lambda d, t: heard.append((d, t)))
+    assert heard[-1] == (600 * 599 // 2, 600 * 599 // 2)
+
+
+def test_the_grouped_search_holds_a_bounded_block_of_similarities(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    keys, matrix = _unit_vectors(30_000, 5)
+    monkeypatch.setattr(duplicates, "EXACT_UP_TO", 20_000)
+    tracemalloc.start()
+    try:
+        duplicates._close_pairs(keys, matrix, 0.85)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 100 * 2**20, f"{peak / 2**20:.0f} MB"
