@@ -45,10 +45,20 @@ def cmd_trash(ctx: Context, args: argparse.Namespace) -> int:
             if not args.ids:
                 return fail("trash restore needs at least one entry id (see `ambry trash`)", 2)
             done = trash.restore_many(ctx.service, ctx.caller, args.ids)
+            if not done.restored:
+                raise done.left[0].error  # nothing came back: the first reason, as one error
             ctx.emit(
-                {"restored": args.ids, "entries": [r.to_dict() for r in done]},
-                "\n".join(r.describe() for r in done),
+                {
+                    "restored": list(done.ids),
+                    "entries": [r.to_dict() for r in done.restored],
+                    "left": [x.to_dict() for x in done.left],
+                },
+                "\n".join(r.describe() for r in done.restored),
             )
+            if not ctx.as_json:  # under --json the reasons are in "left"
+                for x in done.left:
+                    fail(f"{x.entry_id} not restored: {x.reason}")
+            return 1 if done.left else 0
         case "empty":
             what = ", ".join(args.ids) if args.ids else "everything in the trash"
             if not args.yes and not _confirm(f"Delete {what} of group {ctx.group} for good?"):

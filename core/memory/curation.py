@@ -370,23 +370,9 @@ def restore(
     places = places or {}
     done: list[Restored] = []
     with store.transaction():
-        for version, kept in detach:
-            if store.execute(
-                "SELECT 1 FROM memory_entries WHERE id = ? AND superseded_by = ?", (version, kept)
-            ).fetchone():
-                store.unmark_superseded(version, now)
+        detach_joins(store, detach, now)
         for entry in reversed(entries):
-            if store.get(entry.id) is not None:
-                raise Conflict(f"{entry.id} already exists; nothing to restore")
-            # Re-sealed from the clear text, so the dedup key is the right one again.
-            row = service.row_for(service.readable(entry, reveal=True))
-            store.insert(row)
-            # An entry deleted without its place (a reject) goes before its next version.
-            later = (entry.superseded_by,) if entry.superseded_by else ()
-            place = places.get(entry.id) or Place(later=later)
-            done.append(
-                put_back(store, caller, entry.id, place, (row.content_key,), entry.type, now)
-            )
+            done.append(put_back_deleted(service, store, caller, entry, places, now))
         done.reverse()
         audit.record(
             store,
@@ -394,21 +380,66 @@ def restore(
             caller.actor,
             session_id=caller.session_id,
             entry_ids=[e.id for e in entries],
-            count=len(entries),
-            current_again=[r.replaced for r in done if r.replaced] or None,
-            duplicate_of=[r.duplicate_of for r in done if r.duplicate_of] or None,
+            **restored_detail(done),
         )
-    others = (i for r in done for i in (r.replaced, r.duplicate_of) if i)
-    service.emit(
-        Changes(
-            group=store.group,
-            entries=True,
-            review=True,
-            audit=True,
-            entry_ids=tuple(dict.fromkeys((*(e.id for e in entries), *others))),
-        )
-    )
+    service.emit(restored_changes(store.group, [e.id for e in entries], done))
     return done
+
+
+def detach_joins(store: GroupStore, detach: Sequence[tuple[str, str]], now: str) -> None:
+    """Make each (version, kept) pair a near-duplicate keep joined current again, if
+    still so joined (see :func:`restore`); inside the caller's transaction."""
+    for version, kept in detach:
+        if store.execute(
+            "SELECT 1 FROM memory_entries WHERE id = ? AND superseded_by = ?", (version, kept)
+        ).fetchone():
+            store.unmark_superseded(version, now)
+
+
+def put_back_deleted(
+    service: Workspace,
+    store: GroupStore,
+    caller: Caller,
+    entry: MemoryEntry,
+    places: Mapping[str, Place],
+    now: str,
+) -> Restored:
+    """Insert the deleted ``entry`` again, where ``places`` says it stood among its
+    versions; not audited. Runs inside the caller's transaction.
+
+    Raises:
+        Conflict: an entry with its id exists.
+    """
+    if store.get(entry.id) is not None:
+        raise Conflict(f"{entry.id} already exists; nothing to restore")
+    # Re-sealed from the clear text, so the dedup key is the right one again.
+    row = service.row_for(service.readable(entry, reveal=True))
+    store.insert(row)
+    # An entry deleted without its place (a reject) goes before its next version.
+    later = (entry.superseded_by,) if entry.superseded_by else ()
+    place = places.get(entry.id) or Place(later=later)
+    return put_back(store, caller, entry.id, place, (row.content_key,), entry.type, now)
+
+
+def restored_detail(done: Sequence[Restored]) -> dict[str, Any]:
+    """The audit detail of a restore: how many, and what went current or behind."""
+    return {
+        "count": len(done),
+        "current_again": [r.replaced for r in done if r.replaced] or None,
+        "duplicate_of": [r.duplicate_of for r in done if r.duplicate_of] or None,
+    }
+
+
+def restored_changes(group: str, ids: Sequence[str], done: Sequence[Restored]) -> Changes:
+    """The change record of a restore of ``ids``."""
+    others = (i for r in done for i in (r.replaced, r.duplicate_of) if i)
+    return Changes(
+        group=group,
+        entries=True,
+        review=True,
+        audit=True,
+        entry_ids=tuple(dict.fromkeys((*ids, *others))),
+    )
 
 
 def set_pinned(service: Workspace, caller: Caller, entry_id: str, pinned: bool) -> Changes:

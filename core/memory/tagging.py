@@ -79,6 +79,25 @@ def add_tag(service: Workspace, caller: Caller, ids: Sequence[str], tag: str) ->
         InvalidParams: the tag is empty, too long, a secret, or one of the entries
             holds the most tags a memory may.
     """
+    tag = checked_tag(service, tag)
+    store = service.store_for(caller.group)
+    found = store.get_many(list(ids))
+    wanted = {
+        e.id: (*e.tags, tag)
+        for e in (found[i] for i in dict.fromkeys(ids) if i in found)
+        if not e.is_superseded and tag.casefold() not in (t.casefold() for t in e.tags)
+    }
+    check_room(sum(len(tags) > MAX_TAGS for tags in wanted.values()))
+    done = retag(service, caller, wanted)
+    return replace(done, unchanged=len(ids) - len(done.versions))
+
+
+def checked_tag(service: Workspace, tag: str) -> str:
+    """``tag`` as it is stored (control characters and extra spaces gone).
+
+    Raises:
+        InvalidParams: it is empty, or looks like a secret.
+    """
     tag = " ".join(strip_controls(tag).split())
     if not tag:
         raise InvalidParams("the tag is empty: type a word to tag with", field="tag")
@@ -89,14 +108,15 @@ def add_tag(service: Workspace, caller: Caller, ids: Sequence[str], tag: str) ->
             "tag with a word that names it instead",
             field="tag",
         )
-    store = service.store_for(caller.group)
-    found = store.get_many(list(ids))
-    wanted = {
-        e.id: (*e.tags, tag)
-        for e in (found[i] for i in dict.fromkeys(ids) if i in found)
-        if not e.is_superseded and tag.casefold() not in (t.casefold() for t in e.tags)
-    }
-    full = sum(len(tags) > MAX_TAGS for tags in wanted.values())
+    return tag
+
+
+def check_room(full: int) -> None:
+    """Refuse a tag for all when ``full`` of the memories hold the most tags already.
+
+    Raises:
+        InvalidParams: ``full`` is not 0.
+    """
     if full:
         raise InvalidParams(
             f"not tagged: {'one' if full == 1 else f'{full:,}'} of the selected memories "
@@ -105,8 +125,6 @@ def add_tag(service: Workspace, caller: Caller, ids: Sequence[str], tag: str) ->
             field="tag",
             rule="maxItems",
         )
-    done = retag(service, caller, wanted)
-    return replace(done, unchanged=len(ids) - len(done.versions))
 
 
 def retag(service: Workspace, caller: Caller, tags: Mapping[str, Sequence[str]]) -> Tagged:

@@ -24,11 +24,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
+from core.memory.bulk import AT_ONCE, Batched, Batching, OneRow
 from core.memory.versions import Restored, put_back
 from core.model.changes import Changes
 from core.model.config import Config
 from core.model.entries import Actor, EntryType, Privacy, iso, utc_now
-from core.model.errors import Conflict, Forbidden, NotFound
+from core.model.errors import AmbryError, Conflict, Forbidden, NotFound
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.chains import CHAIN_KEY, Place, earlier_versions, later_versions
@@ -172,47 +173,119 @@ def _for_the_person(caller: Caller, what: str) -> None:
 
 
 def restore(service: Workspace, caller: Caller, entry_id: str) -> Restored:
-    """Put a trashed entry back (see :func:`restore_many`)."""
-    return restore_many(service, caller, [entry_id])[0]
-
-
-def restore_many(service: Workspace, caller: Caller, ids: Sequence[str]) -> list[Restored]:
-    """Put trashed entries back as they were when deleted, all or none, each in its
-    version chain or behind a current memory with the same text (core.memory.versions).
-
-    One restore, however many entries, is one audit row naming them all.
+    """Put a trashed entry back (see :func:`restore_many`).
 
     Raises:
-        NotFound: an id is not in the trash.
+        NotFound: it is not in the trash.
         Conflict: an entry of that id exists already.
     """
+    done = restore_many(service, caller, [entry_id])
+    if done.left:
+        raise done.left[0].error
+    return done.restored[0]
+
+
+@dataclass(frozen=True)
+class Left:
+    """A trashed entry a restore could not bring back, and why.
+
+    Attributes:
+        entry_id: its id.
+        error: why (not in the trash; an entry of that id exists already).
+    """
+
+    entry_id: str
+    error: AmbryError
+
+    @property
+    def reason(self) -> str:
+        return self.error.message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.entry_id, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class TrashRestore:
+    """What a restore from the trash did.
+
+    Attributes:
+        restored: where each entry that came back went, in the order asked.
+        left: the entries that could not come back, each with its reason.
+    """
+
+    restored: tuple[Restored, ...] = ()
+    left: tuple[Left, ...] = ()
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(r.entry_id for r in self.restored)
+
+
+def restore_many(
+    service: Workspace, caller: Caller, ids: Sequence[str], batching: Batching = AT_ONCE
+) -> TrashRestore:
+    """Put trashed entries back as they were when deleted, each in its version chain
+    or behind a current memory with the same text (core.memory.versions).
+
+    Every entry that can come back does; one that cannot (not in the trash, or
+    its id taken) is left, with its reason, and stops nothing. One restore,
+    however many entries and batches (:class:`~core.memory.bulk.Batching`), is one
+    audit row naming those that came back (and those left).
+    """
+    return restore_in_batches(service, caller, ids, batching).result
+
+
+def restore_in_batches(
+    service: Workspace, caller: Caller, ids: Sequence[str], batching: Batching = AT_ONCE
+) -> Batched[TrashRestore]:
+    """:func:`restore_many`, saying how far it got: a cancel (:attr:`Batching.stop`) or
+    a failed batch stops it after the batches done, which stay done."""
     _for_the_person(caller, "restoring from")
     store = service.store_for(caller.group)
-    now = iso(utc_now())
     ids = list(dict.fromkeys(ids))
-    done: list[Restored] = []
-    with store.transaction():
-        current = {r[1] for r in store.execute("PRAGMA table_info(memory_entries)")}
-        for entry_id in ids:
-            done.append(_restore_one(service, store, caller, entry_id, current, now))
-        if done:
-            audit.record(
-                store,
-                Action.RESTORE,
-                caller.actor,
-                session_id=caller.session_id,
-                entry_ids=ids,
-                count=len(ids),
-                source="trash",
-                current_again=[r.replaced for r in done if r.replaced] or None,
-                duplicate_of=[r.duplicate_of for r in done if r.duplicate_of] or None,
-            )
-    others = (i for r in done for i in (r.replaced, r.duplicate_of) if i)
-    changed = tuple(dict.fromkeys((*ids, *others)))
-    service.emit(
-        Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=changed)
-    )
-    return done
+    row = OneRow(store, caller, Action.RESTORE, len(ids))
+    so_far = TrashRestore()
+    done = 0
+    error: AmbryError | None = None
+    try:
+        for chunk in batching.chunks(ids):
+            now = iso(utc_now())
+            back: list[Restored] = []
+            left: list[Left] = []
+            with store.transaction():
+                current = {r[1] for r in store.execute("PRAGMA table_info(memory_entries)")}
+                for entry_id in chunk:
+                    try:
+                        # A savepoint: one that cannot come back leaves no trace.
+                        with store.conn:
+                            one = _restore_one(service, store, caller, entry_id, current, now)
+                        back.append(one)
+                    except (NotFound, Conflict) as exc:
+                        left.append(Left(entry_id, exc))
+                batch = TrashRestore((*so_far.restored, *back), (*so_far.left, *left))
+                if batch.restored:
+                    row.write(
+                        done + len(chunk),
+                        batch.ids,
+                        len(batch.restored),
+                        source="trash",
+                        current_again=[r.replaced for r in batch.restored if r.replaced] or None,
+                        duplicate_of=[r.duplicate_of for r in batch.restored if r.duplicate_of]
+                        or None,
+                        left=[x.entry_id for x in batch.left] or None,
+                    )
+            so_far, done = batch, done + len(chunk)
+            batching.progress(done, len(ids))
+    except AmbryError as exc:
+        error = exc
+    if so_far.restored:
+        others = (i for r in so_far.restored for i in (r.replaced, r.duplicate_of) if i)
+        changed = tuple(dict.fromkeys((*so_far.ids, *others)))
+        service.emit(
+            Changes(group=store.group, entries=True, review=True, audit=True, entry_ids=changed)
+        )
+    return Batched(so_far, done, len(ids), error)
 
 
 def _restore_one(

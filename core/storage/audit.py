@@ -116,6 +116,31 @@ def record(
         store.execute(AUDIT_INSERT_SQL, row())
 
 
+def rewrite(
+    store: GroupStore,
+    row_id: int,
+    *,
+    entry_ids: Iterable[str],
+    count: int | None,
+    **detail: Any,
+) -> None:
+    """Replace the ids, count and detail of row ``row_id``, keeping its time and action.
+
+    For an operation done in batches (core.memory.bulk): its one row is written by
+    the first batch and rewritten by each later one, in that batch's transaction,
+    so at every commit it names exactly what is done.
+    """
+    store.execute(
+        "UPDATE audit_log SET entry_ids = ?, count = ?, detail = ? WHERE id = ?",
+        (
+            json.dumps(list(entry_ids)),
+            count,
+            json.dumps({k: v for k, v in detail.items() if v is not None}, sort_keys=True),
+            row_id,
+        ),
+    )
+
+
 def _row(
     at: datetime,
     action: Action,

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
 
 from core.memory import trash
 from core.model.changes import Changes
-from core.model.errors import AmbryError
+from core.model.errors import AmbryError, Conflict, NotFound
+from desktop.memories.actions import memories
 from desktop.memories.values import local_time
 from desktop.widgets import messages
 from desktop.widgets.lazy_page import LazyPage
@@ -37,6 +38,23 @@ _INTRO = (
     "them or delete them for good. They are removed after the days set in Settings."
 )
 _COLUMNS = ("Memory", "Type", "Deleted", "By", "Removed after")
+#: Up to how many memories a restore names with the reason each could not come back.
+LEFT_NAMED = 3
+
+
+def _short(preview: str, words: int = 6) -> str:
+    parts = preview.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+def _why(left: trash.Left) -> str:
+    """Why a memory did not come back, in the app's words."""
+    match left.error:
+        case Conflict():
+            return "a memory with its id is back already (delete this copy for good)"
+        case NotFound():
+            return "it is no longer in the trash (restored or emptied meanwhile)"
+    return left.reason
 
 
 class TrashPage(LazyPage):
@@ -51,6 +69,8 @@ class TrashPage(LazyPage):
         super().__init__(parent)
         self._state = state
         self._ids: list[str] = []
+        #: The opening words of each listed memory, to name one a restore left.
+        self._previews: dict[str, str] = {}
         self.table = item_table(
             _COLUMNS, "trashTable", self, QAbstractItemView.SelectionMode.ExtendedSelection
         )
@@ -108,6 +128,7 @@ class TrashPage(LazyPage):
         keep = set(self.selected_ids())
         self.table.clearSelection()
         self._ids = [i.id for i in items]
+        self._previews = {i.id: _short(i.preview) for i in items}
         self.table.setRowCount(len(items))
         for row, item in enumerate(items):
             cells = (
@@ -153,21 +174,36 @@ class TrashPage(LazyPage):
 
     def restore_selected(self) -> None:
         ids = self.selected_ids()
-        caller = self._state.operator()
-        done = []
+        if not ids:
+            return
         try:
-            # All at once: one transaction, and one line in the audit log.
-            done = trash.restore_many(self._state.service, caller, ids)
+            # One audit line; every memory that can come back does.
+            done = trash.restore_many(self._state.service, self._state.operator(), ids)
         except AmbryError as exc:
             messages.report(exc)
-        behind = sum(r.duplicate_of is not None for r in done)
+        else:
+            self._say_restored(done)
+        self._invalidate()
+
+    def _say_restored(self, done: trash.TrashRestore) -> None:
+        """``Restored 3 memories.``, where those not simply back went, and why any
+        could not come back, each named by its first words."""
+        said = f"Restored {memories(len(done.restored))}." if done.restored else ""
+        behind = sum(r.duplicate_of is not None for r in done.restored)
         if behind:
             # Restored, but not as a memory of its own: say where it is.
-            messages.info(
-                f"Restored {len(done):,}; {behind:,} went back as an earlier version of a "
-                "memory stored since with the same text, which stays current (see its history)."
+            said = (
+                f"Restored {len(done.restored):,}; {behind:,} went back as an earlier version "
+                "of a memory stored since with the same text, which stays current (see its "
+                "history)."
             )
-        self._invalidate()
+        if not done.left:
+            messages.info(said)
+            return
+        why = [f"“{self._previews.get(x.entry_id, x.entry_id)}”: {_why(x)}" for x in done.left]
+        more = len(why) - LEFT_NAMED
+        listed = "; ".join(why[:LEFT_NAMED]) + (f"; and {more:,} more" if more > 0 else "")
+        messages.warning(f"{said} Could not restore {memories(len(done.left))}: {listed}.".lstrip())
 
     def delete_selected(self) -> None:
         ids = self.selected_ids()

@@ -68,3 +68,34 @@ def test_restoring_what_was_stored_again_says_where_it_went(
         "Restored 1; 1 went back as an earlier version of a memory stored since with the "
         "same text, which stays current (see its history).",
     ) in shown
+
+
+def test_a_restore_of_many_brings_back_all_it_can_and_names_the_others(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    shown: list[tuple[str, str]],
+) -> None:
+    agent = service.open_session("main", Actor.AGENT, "test-agent")
+    ids = [add(service, operator, f"Shelf note {i}") for i in range(4)]
+    for entry_id in ids:
+        service.delete(agent, entry_id)
+    window.go(Nav.TRASH)
+    qtbot.waitUntil(lambda: len(listed(window)) == 4)
+    window.trash.table.selectAll()
+    # Meanwhile (before the page hears of it) one comes back from elsewhere, and a
+    # copy of another is left in the trash after it came back.
+    db = service.store_for("main")
+    trash.restore(service, operator, ids[1])
+    kept = db.execute("SELECT * FROM trash WHERE id = ?", (ids[2],)).fetchone()
+    trash.restore(service, operator, ids[2])
+    with db.transaction():
+        db.execute("INSERT INTO trash VALUES (?, ?, ?, ?, ?, ?)", kept)
+    window.trash.restore_button.click()
+    assert set(db.get_many(ids)) == set(ids)
+    level, text = shown[-1]
+    assert level == "warning" and text.startswith("Restored 2 memories. Could not restore 2")
+    assert "“Shelf note 1”: it is no longer in the trash" in text
+    assert "“Shelf note 2”: a memory with its id is back already" in text
+    qtbot.waitUntil(lambda: listed(window) == ["Shelf note 2"])

@@ -1,0 +1,335 @@
+"""The person's writes to many memories at once, in batches: delete, undo a delete, add a tag.
+
+Done in one transaction, a delete of 10,000 memories held the group's write lock
+for most of a second (several at 100,000), and every other writer (an agent's
+store through the socket, ``ambry mcp`` in another process) waited all that
+time. Here each batch of :attr:`Batching.size` memories is a transaction of its
+own, so another writer waits at most one batch; between batches the work can
+be stopped (:attr:`Batching.stop`), and what was done stays done, each memory
+either wholly done or untouched.
+
+An operation writes one audit row however many batches it takes: the first
+batch writes it and each later one rewrites it in its own transaction
+(:func:`core.storage.audit.rewrite`), so at every commit the row names exactly
+what is done. A stopped operation's row says so (``cancelled``, and ``asked``:
+how many it was asked to do).
+
+With a batch as large as the work (the default) an operation is one
+transaction, as the single calls of core.memory.curation and core.memory.tagging
+are; the app does small selections that way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from core.memory.curation import (
+    Deleted,
+    detach_joins,
+    put_back_deleted,
+    require_operator,
+    restored_changes,
+    restored_detail,
+)
+from core.memory.tagging import Tagged, check_room, checked_tag, new_version
+from core.memory.versions import Restored
+from core.memory.writing import check_limits, clean_tags, writing
+from core.model.changes import Changes
+from core.model.entries import MAX_TAGS, MemoryEntry, Status, iso, utc_now
+from core.model.errors import AmbryError
+from core.storage import audit
+from core.storage.audit import Action
+from core.storage.chains import Place
+from core.storage.scrub import Index, scrub
+
+if TYPE_CHECKING:
+    from core.model.caller import Caller
+    from core.storage.store import GroupStore
+    from core.storage.workspace import Workspace
+
+T = TypeVar("T")
+
+#: Memories per batch in the app: about 30 ms of writes each on a 10,000-memory
+#: store (docs/desktop.md, "Bulk actions in the background").
+BATCH = 250
+
+
+def _never() -> bool:
+    return False
+
+
+def _silent(_done: int, _total: int) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Batching:
+    """How an operation is cut up, reported and stopped.
+
+    Attributes:
+        size: memories per transaction; 0 means all in one.
+        progress: called after each batch commits with (done, total).
+        stop: asked before each batch after the first; true stops the operation.
+    """
+
+    size: int = 0
+    progress: Callable[[int, int], None] = _silent
+    stop: Callable[[], bool] = _never
+
+    def chunks(self, items: Sequence[T]) -> Iterator[Sequence[T]]:
+        """``items`` in batches, stopping early when :attr:`stop` says so."""
+        size = self.size if self.size > 0 else max(1, len(items))
+        for start in range(0, len(items), size):
+            if start and self.stop():
+                return
+            yield items[start : start + size]
+
+
+#: All in one transaction: what the functions here do unless told otherwise.
+AT_ONCE = Batching()
+
+
+@dataclass(frozen=True)
+class Batched(Generic[T]):
+    """What a batched operation did.
+
+    Attributes:
+        result: what the operation returns, for the batches that committed.
+        done: how many of those asked it went through (done, or found done already).
+        total: how many it was asked to do.
+        error: why a batch failed (a lock held too long, a full disk); the batches
+            before it stay done and are in ``result``.
+    """
+
+    result: T
+    done: int
+    total: int
+    error: AmbryError | None = None
+
+    @property
+    def stopped(self) -> bool:
+        """Stopped before the end: cancelled, or a batch failed."""
+        return self.done < self.total
+
+
+class OneRow:
+    """The one audit row of a batched operation, written by its first batch and
+    rewritten by each later one (inside each batch's transaction)."""
+
+    def __init__(self, store: GroupStore, caller: Caller, action: Action, total: int) -> None:
+        self._store, self._caller, self._action = store, caller, action
+        self._total = total
+        self._id: int | None = None
+
+    def write(self, done: int, entry_ids: Sequence[str], count: int, **detail: Any) -> None:
+        """Name what is done once this batch commits: ``done`` of those asked."""
+        if done < self._total:
+            # Until a later batch says otherwise: a cancel or a crash leaves it so.
+            detail.update(stopped=True, asked=self._total)
+        if self._id is None:
+            audit.record(
+                self._store,
+                self._action,
+                self._caller.actor,
+                session_id=self._caller.session_id,
+                entry_ids=entry_ids,
+                count=count,
+                **detail,
+            )
+            self._id = self._store.conn.last_insert_rowid()
+        else:
+            audit.rewrite(self._store, self._id, entry_ids=entry_ids, count=count, **detail)
+
+
+# -- delete ------------------------------------------------------------------------
+
+
+def delete(
+    service: Workspace, caller: Caller, ids: Sequence[str], batching: Batching = AT_ONCE
+) -> Batched[Deleted]:
+    """Delete ``ids``, batch by batch, as core.memory.curation.delete_many does.
+
+    Memories gone meanwhile (an agent deleted them) are passed over. Each batch
+    reads its memories in its own transaction, so what is kept for the undo is
+    exactly what was deleted.
+    """
+    require_operator(caller, "bulk deletion")
+    store = service.store_for(caller.group)
+    ids = list(dict.fromkeys(ids))
+    row = OneRow(store, caller, Action.DELETE, len(ids))
+    deleted = Deleted(())
+    places: dict[str, Place] = {}
+    done = 0
+    error: AmbryError | None = None
+    try:
+        for chunk in batching.chunks(ids):
+            with store.transaction():
+                found = store.get_many(list(chunk))
+                here = [i for i in chunk if i in found]
+                places.update(store.delete_many(here, iso(utc_now())))
+                now = Deleted((*deleted.entries, *(found[i] for i in here)), dict(places))
+                row.write(
+                    done + len(chunk),
+                    now.ids,
+                    len(now.ids),
+                    current_again=list(now.current_again) or None,
+                )
+            deleted, done = now, done + len(chunk)
+            batching.progress(done, len(ids))
+    except AmbryError as exc:
+        error = exc
+    if deleted.entries:
+        scrub(store, (Index.ENTRIES,))
+        service.emit(
+            Changes(
+                group=store.group,
+                entries=True,
+                review=True,
+                audit=True,
+                entry_ids=(*deleted.ids, *deleted.current_again),
+            )
+        )
+    return Batched(deleted, done, len(ids), error)
+
+
+# -- undo of a delete --------------------------------------------------------------
+
+
+def restore(
+    service: Workspace,
+    caller: Caller,
+    entries: Sequence[MemoryEntry],
+    places: Mapping[str, Place] | None = None,
+    *,
+    detach: Sequence[tuple[str, str]] = (),
+    batching: Batching = AT_ONCE,
+) -> Batched[list[Restored]]:
+    """Put deleted ``entries`` back, batch by batch, as core.memory.curation.restore does:
+    last deleted first, so the batches run from the end of ``entries``.
+
+    Stopped early, the entries not put back are the first ``total - done``.
+    """
+    require_operator(caller, "restoring memories")
+    store = service.store_for(caller.group)
+    places = places or {}
+    backwards = list(reversed(entries))
+    row = OneRow(store, caller, Action.RESTORE, len(backwards))
+    back: list[Restored] = []
+    done = 0
+    error: AmbryError | None = None
+    try:
+        for chunk in batching.chunks(backwards):
+            now = iso(utc_now())
+            put: list[Restored] = []
+            with store.transaction():
+                if not done:
+                    detach_joins(store, detach, now)
+                for entry in chunk:
+                    put.append(put_back_deleted(service, store, caller, entry, places, now))
+                # Listed in the order deleted, as a restore in one go lists them.
+                so_far = [*reversed(put), *back]
+                row.write(
+                    done + len(chunk), [r.entry_id for r in so_far], **restored_detail(so_far)
+                )
+            back, done = so_far, done + len(chunk)
+            batching.progress(done, len(backwards))
+    except AmbryError as exc:
+        error = exc
+    if back:
+        service.emit(restored_changes(store.group, [r.entry_id for r in back], back))
+    return Batched(back, done, len(backwards), error)
+
+
+# -- tags --------------------------------------------------------------------------
+
+
+def add_tag(
+    service: Workspace,
+    caller: Caller,
+    ids: Sequence[str],
+    tag: str,
+    batching: Batching = AT_ONCE,
+) -> Batched[Tagged]:
+    """Add ``tag`` to each current entry of ``ids`` that lacks it, batch by batch, as
+    core.memory.tagging.add_tag does (a new version each that keeps all but the tags).
+
+    The tag and the limit of tags are checked for every memory before the first
+    batch. An entry deleted, replaced, given the tag or filled up with tags
+    meanwhile is passed over and counted in :attr:`Tagged.unchanged`.
+
+    Raises:
+        InvalidParams: as core.memory.tagging.add_tag, before anything is written.
+    """
+    tag = checked_tag(service, tag)
+    check_limits("", (tag,))
+    store = service.store_for(caller.group)
+    ids = list(dict.fromkeys(ids))
+    wanted = tagging_plan(store, ids, tag)
+    row = OneRow(store, caller, Action.UPDATE, len(ids))
+    versions: list[tuple[str, str]] = []
+    candidate = False
+    done = 0
+    error: AmbryError | None = None
+    try:
+        for chunk in batching.chunks(ids):
+            now = iso(utc_now())
+            made: list[tuple[str, str]] = []
+            with writing(service, store, caller):
+                found = store.get_many([i for i in chunk if i in wanted])
+                for entry_id in chunk:
+                    entry = found.get(entry_id)
+                    if entry is None or not _lacks(entry, tag):
+                        continue
+                    tags = clean_tags((*entry.tags, tag))
+                    check_limits("", tags)
+                    new = new_version(service, store, caller, entry, tags, now)
+                    made.append((entry.id, new.id))
+                    candidate = candidate or new.status is Status.CANDIDATE
+                pairs = [*versions, *made]
+                if pairs:
+                    row.write(
+                        done + len(chunk),
+                        [i for pair in pairs for i in pair],
+                        len(pairs),
+                        field="tags",
+                        versions=True,
+                    )
+            versions, done = pairs, done + len(chunk)
+            batching.progress(done, len(ids))
+    except AmbryError as exc:
+        error = exc
+    changes = Changes(
+        group=store.group,
+        entries=bool(versions),
+        review=candidate,
+        audit=bool(versions),
+        entry_ids=tuple(i for pair in versions for i in pair),
+    )
+    if versions:
+        service.emit(changes)
+    tagged = Tagged(changes, tuple(versions), done - len(versions))
+    return Batched(tagged, done, len(ids), error)
+
+
+def _lacks(entry: MemoryEntry, tag: str) -> bool:
+    """Whether a tag edit may add ``tag`` to ``entry``: current, without it, with room."""
+    has = tag.casefold() in (t.casefold() for t in entry.tags)
+    return not entry.is_superseded and not has and len(entry.tags) < MAX_TAGS
+
+
+def tagging_plan(store: GroupStore, ids: Sequence[str], tag: str) -> set[str]:
+    """The entries of ``ids`` that get ``tag``: the current ones that lack it.
+
+    Raises:
+        InvalidParams: one of them holds the most tags a memory may.
+    """
+    found = store.get_many(list(ids))
+    wanted = [
+        e
+        for e in (found[i] for i in ids if i in found)
+        if not e.is_superseded and tag.casefold() not in (t.casefold() for t in e.tags)
+    ]
+    check_room(sum(len(e.tags) >= MAX_TAGS for e in wanted))
+    return {e.id for e in wanted}
