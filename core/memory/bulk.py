@@ -21,6 +21,7 @@ are; the app does small selections that way.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -51,6 +52,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+#: The pause between two batches, long enough for a writer waiting on the lock to
+#: take it (see :func:`Batching.chunks`).
+PAUSE_S = 0.05
+
 #: Memories per batch in the app: about 30 ms of writes each on a 10,000-memory
 #: store (docs/desktop.md, "Bulk actions in the background").
 BATCH = 250
@@ -77,13 +82,19 @@ class Batching:
     size: int = 0
     progress: Callable[[int, int], None] = _silent
     stop: Callable[[], bool] = _never
+    pause: float = PAUSE_S
 
     def chunks(self, items: Sequence[T]) -> Iterator[Sequence[T]]:
         """``items`` in batches, stopping early when :attr:`stop` says so."""
         size = self.size if self.size > 0 else max(1, len(items))
         for start in range(0, len(items), size):
-            if start and self.stop():
-                return
+            if start:
+                # Another writer's busy handler polls (core.storage.db.BusyWait): a
+                # batch begun at once after the last would find the lock free
+                # first, every time, and the other would wait for the whole.
+                time.sleep(self.pause)
+                if self.stop():
+                    return
             yield items[start : start + size]
 
 

@@ -69,7 +69,7 @@ def _update(r: AuditRecord) -> str:
         case "pinned":
             return "pinned a memory" if r.detail.get("value") else "unpinned a memory"
         case "tags" if r.detail.get("versions"):
-            return f"changed the tags of {plural(_n(r), 'memory', 'memories')}"
+            return f"changed the tags of {plural(_n(r), 'memory', 'memories')}{_stopped(r)}"
         case "tags":
             return f"added {plural(_n(r), 'tag')} to a memory"
         case "superseded_by":
@@ -79,7 +79,7 @@ def _update(r: AuditRecord) -> str:
 
 
 def _delete(r: AuditRecord) -> str:
-    said = f"deleted {plural(_n(r), 'memory', 'memories')}"
+    said = f"deleted {plural(_n(r), 'memory', 'memories')}{_stopped(r)}"
     again = len(r.detail.get("current_again") or ())
     if again:
         versions = "an earlier version is" if again == 1 else f"{again:,} earlier versions are"
@@ -119,7 +119,17 @@ def _session_end(r: AuditRecord) -> str:
 
 def _restore(r: AuditRecord) -> str:
     where = " from the trash" if r.detail.get("source") == "trash" else ""
-    return f"restored {plural(_n(r), 'memory', 'memories')}{where}"
+    left = len(r.detail.get("left") or ())
+    could_not = f"; {left:,} could not come back" if left else ""
+    return f"restored {plural(_n(r), 'memory', 'memories')}{where}{_stopped(r)}{could_not}"
+
+
+def _stopped(r: AuditRecord) -> str:
+    """`` (stopped before the end: 10,000 asked)`` for a bulk change cancelled (or cut
+    short) between its batches (core.memory.bulk)."""
+    if not r.detail.get("stopped"):
+        return ""
+    return f" (stopped before the end: {int(r.detail.get('asked', 0)):,} asked)"
 
 
 def _review_accept(r: AuditRecord) -> str:

@@ -25,20 +25,24 @@ from PySide6.QtWidgets import QWidget
 
 from core.claims import gate
 from core.claims.model import Decision as ClaimDecision
-from core.memory import curation, tagging
+from core.memory import bulk, curation
 from core.memory.acceptance import Acceptance
-from core.memory.curation import Decision
+from core.memory.bulk import Batched, Batching
+from core.memory.curation import Decision, Deleted
 from core.memory.merging import Carried, Kept, keep_one
+from core.memory.tagging import Tagged
 from core.memory.versions import Restored
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
-from core.model.errors import AmbryError, Conflict, NotFound
+from core.model.errors import AmbryError, Conflict
 from core.model.text import plural
+from core.service import Caller, MemoryService
 from core.storage.chains import Place, count_current_again, current_after_delete
 from core.storage.crypto import KeyUnavailable
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft, is_locked, is_masked
 from desktop.widgets import messages
+from desktop.widgets.batches import BatchJob
 from desktop.widgets.watch import AppState, audit_mark, forgot_since
 
 log = logging.getLogger(__name__)
@@ -147,6 +151,10 @@ class MemoryActions(QObject):
 
     The stack lasts as long as the app: a delete is not kept anywhere else.
 
+    Deletes, tags and undos of many memories run as :attr:`jobs` says: at once when
+    few, else in the background in batches (desktop.widgets.batches). While one
+    runs, the others and Ctrl+Z wait.
+
     Args:
         state: the shared app state (service, current group, operator session).
         parent: the owning QObject.
@@ -162,11 +170,22 @@ class MemoryActions(QObject):
         self._state = state
         #: What can be taken back, newest last.
         self._undo: list[UndoStep] = []
+        #: The window's one bulk write at a time.
+        self.jobs = BatchJob(state, self)
         state.forgotten.connect(self._forget_undo)
+        self.jobs.started.connect(lambda *_: self.undo_changed.emit(False))
+        self.jobs.ended.connect(lambda: self.undo_changed.emit(self.can_undo))
 
     @property
     def can_undo(self) -> bool:
-        return bool(self._undo)
+        """There is something to undo, and no bulk write under way."""
+        return bool(self._undo) and not self.jobs.running
+
+    def busy(self) -> bool:
+        """A bulk write is under way: say so, and let the caller wait for it."""
+        if self.jobs.running:
+            self.jobs.refuse()
+        return self.jobs.running
 
     @property
     def undo_kind(self) -> Undoable | None:
@@ -194,10 +213,13 @@ class MemoryActions(QObject):
             self._undo = kept
             self.undo_changed.emit(bool(kept))
 
-    def _push(self, step: UndoStep) -> None:
-        store = self._state.service.store_for(step.group)
-        self._undo.append(replace(step, audit_at=audit_mark(store)))
-        self.undo_changed.emit(True)
+    def _push(self, step: UndoStep, mark: tuple[Any, ...] | None = None) -> None:
+        """Put ``step`` on the stack, with the audit log's ``mark`` from before it began
+        (now, if not given): a forget recorded after that drops it."""
+        if mark is None:
+            mark = audit_mark(self._state.service.store_for(step.group))
+        self._undo.append(replace(step, audit_at=mark))
+        self.undo_changed.emit(self.can_undo)
 
     def save(self, original: MemoryEntry | None, draft: Draft) -> MemoryEntry | None:
         """Add a memory, or store a new version of ``original`` that supersedes it.
@@ -290,8 +312,8 @@ class MemoryActions(QObject):
             messages.report(exc)
 
     def delete(self, ids: Sequence[str], parent: QWidget | None) -> bool:
-        """Ask, naming what goes, then delete ``ids`` in one transaction; Ctrl+Z undoes."""
-        if not ids:
+        """Ask, naming what goes, then delete ``ids``; Ctrl+Z undoes."""
+        if not ids or self.busy():
             return False
         found = self._state.service.entries(self._state.group, list(ids))
         entries = [found[i] for i in ids if i in found]
@@ -345,6 +367,8 @@ class MemoryActions(QObject):
         shows as found by meaning alone (``by_meaning`` of them) share no word with
         the search and are not deleted; the question says so.
         """
+        if self.busy():
+            return False
         group = self._state.group
         ids = self._state.service.list_ids(group, query.entry_filter(), query.text)
         one = by_meaning == 1
@@ -379,30 +403,40 @@ class MemoryActions(QObject):
         return self._delete_now(group, ids)
 
     def _delete_now(self, group: str, ids: list[str]) -> bool:
-        """Delete ``ids`` in one transaction and keep them for undo."""
-        service, caller = self._state.service, self._state.operator(group)
-        try:
-            try:
-                _, deleted = curation.delete_many(service, caller, ids)
-            except NotFound:
-                # An agent deleted some meanwhile: delete the rest, still all at once.
-                found = service.store_for(group).get_many(ids)
-                _, deleted = curation.delete_many(service, caller, [i for i in ids if i in found])
-        except AmbryError as exc:
-            messages.report(exc)
-            return False
-        if not deleted.entries:
-            return False
-        self._push(UndoStep(Undoable.DELETE, group, deleted.entries, places=deleted.places))
-        again = deleted.current_again
-        current = (
-            f" {'An earlier version' if len(again) == 1 else f'{len(again):,} earlier versions'}"
-            f" {'is' if len(again) == 1 else 'are'} current again."
-            if again
-            else ""
-        )
-        messages.info(f"Deleted {memories(len(deleted.entries))}.{current} Ctrl+Z to undo.")
-        return True
+        """Delete ``ids`` (at once, or in the background in batches) and keep them for undo."""
+        # Taken before the first batch: a forget while it runs drops the undo.
+        mark = audit_mark(self._state.service.store_for(group))
+
+        def work(service: MemoryService, caller: Caller, batching: Batching) -> Batched[Deleted]:
+            return bulk.delete(service, caller, ids, batching)
+
+        def done(did: Batched[Deleted]) -> None:
+            deleted = did.result
+            if deleted.entries:
+                step = UndoStep(Undoable.DELETE, group, deleted.entries, places=deleted.places)
+                self._push(step, mark)
+            elif did.error is not None:
+                messages.report(did.error)
+                return
+            again = len(deleted.current_again)
+            current = (
+                f" {'An earlier version' if again == 1 else f'{again:,} earlier versions'}"
+                f" {'is' if again == 1 else 'are'} current again."
+                if again
+                else ""
+            )
+            undo = " Ctrl+Z to undo." if deleted.entries else ""
+            said = f"Deleted {memories(len(deleted.entries))}."
+            if did.stopped:
+                said = f"Deleted {len(deleted.entries):,} of {memories(did.total)}; "
+            if did.error is not None:
+                messages.error(f"{said}then stopped: {did.error.message}.{current}{undo}")
+            elif did.stopped:
+                messages.info(f"{said}cancelled.{current}{undo}")
+            else:
+                messages.info(f"{said}{current}{undo}")
+
+        return self.jobs.run("Deleting", group, len(ids), work, done)
 
     def keep(self, keep_id: str, others: Sequence[str]) -> Kept | None:
         """Keep ``keep_id`` of near-duplicates, delete ``others``; Ctrl+Z brings them back.
@@ -410,6 +444,8 @@ class MemoryActions(QObject):
         The tags of the others move onto the kept memory (a new version), and stay
         there after an undo: its history holds the version before.
         """
+        if self.busy():
+            return None
         group = self._state.group
         try:
             kept = keep_one(self._state.service, self._state.operator(group), keep_id, others)
@@ -423,11 +459,12 @@ class MemoryActions(QObject):
         return kept
 
     def undo(self) -> list[str]:
-        """Take back the most recent delete, reject or accept; returns the ids it brought back.
+        """Take back the most recent delete, reject or accept; returns the ids it brought
+        back at once (none for an undo of many, which runs in the background).
 
         Deleted and rejected memories are restored; accepted ones await review again.
         """
-        if not self._undo:
+        if not self._undo or self.busy():
             return []
         step = self._undo[-1]
         if forgot_since(self._state.service.store_for(step.group), step.audit_at):
@@ -442,22 +479,52 @@ class MemoryActions(QObject):
         if step.kind is Undoable.CLAIM_ACCEPT:
             self._undo_claim_accept(step)
             return []
+        if step.kind is not Undoable.ACCEPT:
+            return self._restore(step)
         try:
-            if step.kind is Undoable.ACCEPT:
-                done = curation.return_to_review(self._state.service, caller, step.accepted)
-                ids, said = list(done.returned), _returned(len(done.returned), len(done.left))
-            else:
-                restored = curation.restore(
-                    self._state.service, caller, step.entries, step.places, detach=step.detach
-                )
-                ids, said = [e.id for e in step.entries], _restored(restored)
+            done = curation.return_to_review(self._state.service, caller, step.accepted)
         except AmbryError as exc:
             messages.report(exc)
             return []
         # Taken off even if some changed since: a second try would find them changed too.
         self._undo.pop()
-        self.undo_changed.emit(bool(self._undo))
-        messages.info(said)
+        self.undo_changed.emit(self.can_undo)
+        messages.info(_returned(len(done.returned), len(done.left)))
+        return list(done.returned)
+
+    def _restore(self, step: UndoStep) -> list[str]:
+        """Put back what ``step`` deleted or rejected, at once or in batches; stopped
+        early, what is not back yet stays on the stack for the next Ctrl+Z."""
+        ids: list[str] = []
+        # Off the stack while it runs; what an error or Cancel leaves goes back on.
+        self._undo.pop()
+
+        def work(
+            service: MemoryService, caller: Caller, batching: Batching
+        ) -> Batched[list[Restored]]:
+            return bulk.restore(
+                service, caller, step.entries, step.places, detach=step.detach, batching=batching
+            )
+
+        def done(did: Batched[list[Restored]]) -> None:
+            if did.stopped:
+                rest = step.entries[: did.total - did.done]
+                places = {e.id: step.places[e.id] for e in rest if e.id in step.places}
+                self._undo.append(replace(step, entries=rest, places=places, detach=()))
+            self.undo_changed.emit(self.can_undo)
+            ids.extend(r.entry_id for r in did.result)
+            said = _restored(did.result)
+            if did.error is not None:
+                messages.error(f"{said} Then it stopped: {did.error.message}")
+            elif did.stopped:
+                left = did.total - did.done
+                messages.info(f"{said} Cancelled: Ctrl+Z brings back the other {left:,}.")
+            else:
+                messages.info(said)
+
+        if not self.jobs.run("Restoring", step.group, len(step.entries), work, done):
+            self._undo.append(step)  # it could not begin: nothing was done
+            self.undo_changed.emit(self.can_undo)
         return ids
 
     def claim_accepted(self, group: str, claim_id: str, text: str) -> None:
@@ -488,23 +555,40 @@ class MemoryActions(QObject):
 
     def add_tag(self, ids: Sequence[str], tag: str) -> int:
         """Tag current entries: each gets a new version, so history shows the change,
-        and keeps all else as it was (a candidate still awaits review: core.memory.tagging)."""
+        and keeps all else as it was (a candidate still awaits review: core.memory.tagging).
+
+        Returns how many were tagged at once (0 for many, tagged in the background).
+        """
         tag = " ".join(tag.split())
-        if not tag:
+        if not tag or self.busy():
             return 0
-        try:
-            done = tagging.add_tag(self._state.service, self._state.operator(), ids, tag)
-        except AmbryError as exc:
-            messages.report(exc)
-            return 0
-        if not done.versions:
-            messages.info(f"Every selected memory already has the tag “{tag}”.")
-            return 0
-        messages.info(f"Tagged {memories(len(done.versions))} with “{tag}”.")
-        return len(done.versions)
+        tagged: list[int] = []
+
+        def work(service: MemoryService, caller: Caller, batching: Batching) -> Batched[Tagged]:
+            return bulk.add_tag(service, caller, ids, tag, batching)
+
+        def done(did: Batched[Tagged]) -> None:
+            count = len(did.result.versions)
+            tagged.append(count)
+            said = f"Tagged {memories(count)} with “{tag}”."
+            if did.stopped:
+                said = f"Tagged {count:,} of {memories(did.total)} with “{tag}”;"
+            if did.error is not None:
+                messages.error(f"{said} then it stopped: {did.error.message}")
+            elif did.stopped:
+                messages.info(f"{said} cancelled.")
+            elif not count:
+                messages.info(f"Every selected memory already has the tag “{tag}”.")
+            else:
+                messages.info(said)
+
+        self.jobs.run("Tagging", self._state.group, len(ids), work, done)
+        return sum(tagged)
 
     def review(self, ids: Sequence[str], decision: Decision) -> int:
         """Accept, reject or defer the candidates among ``ids``; Ctrl+Z undoes all but a defer."""
+        if self.busy():
+            return 0
         group = self._state.group
         service = self._state.service
         found = service.store_for(group).get_many(ids)

@@ -37,6 +37,12 @@ class BulkPanel(QWidget):
         self.accept_button = QPushButton("Accept candidates", self)
         self.delete_button = QPushButton("Delete…", self)
         self.delete_button.setObjectName("danger")
+        self.waiting = QLabel(
+            "A bulk change is under way (see under the list): these wait until it ends.", self
+        )
+        self.waiting.setObjectName("hint")
+        self.waiting.setWordWrap(True)
+        self.waiting.hide()
         tag_row = QHBoxLayout()
         tag_row.addWidget(self.tag, 1)
         tag_row.addWidget(self.tag_button)
@@ -46,6 +52,7 @@ class BulkPanel(QWidget):
         layout.addLayout(tag_row)
         layout.addWidget(self.accept_button)
         layout.addWidget(self.delete_button)
+        layout.addWidget(self.waiting)
         layout.addStretch(1)
         self.tag_button.clicked.connect(self._tag)
         self.tag.returnPressed.connect(self._tag)
@@ -70,6 +77,12 @@ class BulkPanel(QWidget):
         self.accept_button.setText(
             f"Accept {candidates} candidate" + ("s" if candidates != 1 else "")
         )
+
+    def set_waiting(self, waiting: bool) -> None:
+        """Hold the actions while another bulk change runs, and say why."""
+        for w in (self.tag, self.tag_button, self.accept_button, self.delete_button):
+            w.setEnabled(not waiting)
+        self.waiting.setVisible(waiting)
 
     def clear(self) -> None:
         self._ids = []

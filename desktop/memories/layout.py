@@ -15,9 +15,15 @@ from PySide6.QtWidgets import (
 
 
 def arrange(
-    page: QWidget, filters: QWidget, table: QTableView, editor: QWidget, related: QWidget
+    page: QWidget,
+    filters: QWidget,
+    table: QTableView,
+    editor: QWidget,
+    related: QWidget,
+    progress: QWidget,
 ) -> tuple[QLabel, QPushButton]:
-    """Lay ``page`` out; returns the count label and the "Delete all matching" button it adds."""
+    """Lay ``page`` out, a bulk change's ``progress`` under the list; returns the count
+    label and the "Delete all matching" button it adds."""
     count_label = QLabel(page)
     count_label.setObjectName("hint")
     delete_matching = QPushButton("Delete all matching…", page)
@@ -50,6 +56,7 @@ def arrange(
     bottom = QHBoxLayout()
     bottom.addWidget(count_label)
     bottom.addWidget(delete_matching)
+    bottom.addWidget(progress, 1)
     bottom.addStretch(1)
     layout.addLayout(bottom)
     return count_label, delete_matching

@@ -44,6 +44,7 @@ from desktop.memories.rows import setup_memory_table, sort_key_of
 from desktop.memories.state import BrowserQuery
 from desktop.memories.values import Draft, count_text
 from desktop.widgets import messages
+from desktop.widgets.batches import BatchProgress
 from desktop.widgets.ops import Executor
 from desktop.widgets.row_menu import on_right_click
 from desktop.widgets.watch import AppState, Forgetting
@@ -105,8 +106,10 @@ class BrowserPage(QWidget):
         # The person has selected or scrolled: results by meaning go at the end.
         touched = lambda: bool(self.selected_ids()) or self._top_id() is not None  # noqa: E731
         self.meaning = MeaningMerge(executor, touched, self)
+        #: How far a bulk change in the background got, with its Cancel.
+        self.progress = BatchProgress(commands.jobs, self)
         self.count_label, self.delete_matching_button = arrange(
-            self, self.filters, self.table, self.editor, self.related
+            self, self.filters, self.table, self.editor, self.related, self.progress
         )
 
         self._add_actions()
@@ -141,6 +144,8 @@ class BrowserPage(QWidget):
         on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
         state.memories_forgotten.connect(self._on_forgotten)
+        commands.jobs.started.connect(lambda *_: self._on_job())
+        commands.jobs.ended.connect(self._on_job)
         state.group_changed.connect(self._on_group)
 
     def _add_actions(self) -> None:
@@ -313,10 +318,16 @@ class BrowserPage(QWidget):
         row = self.table.rowAt(0)
         return self.model.id_at(row) if row >= 0 else None
 
+    def _on_job(self) -> None:
+        """A bulk change began or ended: the bulk actions wait while it runs."""
+        self.editor.bulk.set_waiting(self.commands.jobs.running)
+        self._update_count()
+
     def _update_count(self) -> None:
         total, partial, meant = self.model.total, self.model.partial, self.model.listed_by_meaning
         self.count_label.setText(count_text(total, partial, not self._query.is_default, meant))
-        self.delete_matching_button.setEnabled(total > 0 and not partial)
+        waiting = self.commands.jobs.running
+        self.delete_matching_button.setEnabled(total > 0 and not partial and not waiting)
         # The selection pane counts the list too: it follows it, not the list it was shown for.
         if self.editor.pages.currentIndex() == EditorPage.BULK:
             rows = self.selected_rows()

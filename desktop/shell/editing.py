@@ -82,6 +82,8 @@ class EditActions(QObject):
 
     def undo(self) -> None:
         """Take back the last delete, reject or accept (shown in Review if on screen)."""
+        if self._commands.busy():
+            return  # a bulk change is under way: said why
         if not self._commands.can_undo:
             messages.info("Nothing to undo.")
         elif self._commands.undo_kind is Undoable.CLAIM_ACCEPT:

@@ -79,7 +79,7 @@ def build_page(
         case Nav.TRASH:
             from desktop.trash.view import TrashPage
 
-            return TrashPage(state)
+            return TrashPage(state, commands.jobs)
     raise ValueError(f"the {item.label} page is built with the window")
 
 

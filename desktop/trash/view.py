@@ -22,11 +22,14 @@ from PySide6.QtWidgets import (
 )
 
 from core.memory import trash
+from core.memory.bulk import Batched, Batching
 from core.model.changes import Changes
 from core.model.errors import AmbryError, Conflict, NotFound
+from core.service import Caller, MemoryService
 from desktop.memories.actions import memories
 from desktop.memories.values import local_time
 from desktop.widgets import messages
+from desktop.widgets.batches import BatchJob, BatchProgress
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.placeholder import placeholder
 from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
@@ -60,14 +63,19 @@ def _why(left: trash.Left) -> str:
 class TrashPage(LazyPage):
     """Lists the trash of the current group; restore, delete for good, or empty it.
 
+    A restore of many runs as the window's other bulk changes do (``jobs``: in the
+    background in batches, with progress and Cancel, above a few hundred).
+
     Args:
         state: the shared app state.
+        jobs: the window's one bulk change at a time.
         parent: the parent widget.
     """
 
-    def __init__(self, state: AppState, parent: QWidget | None = None) -> None:
+    def __init__(self, state: AppState, jobs: BatchJob, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
+        self._jobs = jobs
         self._ids: list[str] = []
         #: The opening words of each listed memory, to name one a restore left.
         self._previews: dict[str, str] = {}
@@ -97,6 +105,8 @@ class TrashPage(LazyPage):
         list_layout.setContentsMargins(0, 0, 0, 0)
         list_layout.addWidget(self.table, 1)
         list_layout.addLayout(buttons)
+        self.progress = BatchProgress(jobs, list_page)
+        list_layout.addWidget(self.progress)
         self.nothing = placeholder(
             "The trash is empty",
             "Memories an agent deletes land here first and can be restored exactly as they "
@@ -115,6 +125,8 @@ class TrashPage(LazyPage):
         on_right_click(self.table, self.row_menu)
         state.changed.connect(self._on_changes)
         state.group_changed.connect(lambda _g: self._invalidate(reload=True))
+        jobs.started.connect(lambda *_: self._on_selection())
+        jobs.ended.connect(self._on_selection)
 
     def _on_changes(self, changes: Changes) -> None:
         # Agent deletes change entries; emptying the trash only leaves an audit row.
@@ -156,7 +168,7 @@ class TrashPage(LazyPage):
         return [self._ids[r] for r in rows if r < len(self._ids)]
 
     def _on_selection(self) -> None:
-        chosen = bool(self.selected_ids())
+        chosen = bool(self.selected_ids()) and not self._jobs.running
         self.restore_button.setEnabled(chosen)
         self.delete_button.setEnabled(chosen)
 
@@ -176,18 +188,26 @@ class TrashPage(LazyPage):
         ids = self.selected_ids()
         if not ids:
             return
-        try:
-            # One audit line; every memory that can come back does.
-            done = trash.restore_many(self._state.service, self._state.operator(), ids)
-        except AmbryError as exc:
-            messages.report(exc)
-        else:
-            self._say_restored(done)
-        self._invalidate()
 
-    def _say_restored(self, done: trash.TrashRestore) -> None:
+        def work(
+            service: MemoryService, caller: Caller, batching: Batching
+        ) -> Batched[trash.TrashRestore]:
+            # One audit line; every memory that can come back does.
+            return trash.restore_in_batches(service, caller, ids, batching)
+
+        def done(did: Batched[trash.TrashRestore]) -> None:
+            self._say_restored(did)
+            self._invalidate()
+
+        self._jobs.run("Restoring", self._state.group, len(ids), work, done)
+
+    def _say_restored(self, did: Batched[trash.TrashRestore]) -> None:
         """``Restored 3 memories.``, where those not simply back went, and why any
         could not come back, each named by its first words."""
+        done = did.result
+        if did.error is not None and not done.restored:
+            messages.report(did.error)
+            return
         said = f"Restored {memories(len(done.restored))}." if done.restored else ""
         behind = sum(r.duplicate_of is not None for r in done.restored)
         if behind:
@@ -197,6 +217,11 @@ class TrashPage(LazyPage):
                 "of a memory stored since with the same text, which stays current (see its "
                 "history)."
             )
+        if did.error is not None:
+            messages.error(f"{said} Then it stopped: {did.error.message}")
+            return
+        if did.stopped:
+            said += f" Cancelled: {did.total - did.done:,} not restored, still in the trash."
         if not done.left:
             messages.info(said)
             return

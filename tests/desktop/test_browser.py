@@ -531,6 +531,8 @@ def test_deleting_thousands_says_how_many_earlier_versions_come_back(
     assert window.commands.delete(doomed, window)
     assert dialogs.asked[-1].startswith("Delete these 1,150 memories?")
     assert "250 earlier versions they replaced become current again." in dialogs.asked[-1]
+    # More than a few hundred: in the background, in batches.
+    qtbot.waitUntil(lambda: not window.commands.jobs.running, timeout=20_000)
     assert (
         "info",
         "Deleted 1,150 memories. 250 earlier versions are current again. Ctrl+Z to undo.",
