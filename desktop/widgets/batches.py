@@ -37,8 +37,8 @@ from desktop.widgets.watch import AppState
 
 T = TypeVar("T")
 
-#: Up to this many memories a bulk write is one transaction on the GUI thread: about
-#: 60 ms on a 10,000-memory store (docs/desktop.md, "Bulk actions in the background").
+#: Up to this many memories a bulk write is one transaction on the GUI thread: 50 to
+#: 90 ms on a 10,000-memory store (docs/desktop.md, "Bulk changes in the background").
 AT_ONCE_UP_TO = 500
 
 #: While a job runs, how often the views are told that its batches changed memories.
