@@ -78,9 +78,9 @@ def screen_title(title: str, fallback: str, known: tuple[str, ...]) -> tuple[str
     Returns:
         The title and how many secrets were cut from it.
     """
-    line = single_line(title)[:MAX_TITLE_CHARS]
-    screened = screen_field(line, "title", statements=Statements.REDACT, known=known)
-    text, _ = neutralize(screened.text)
+    # Screened as sent, then made one line and cut: a token cut in two is no longer one.
+    screened = screen_field(title, "title", statements=Statements.REDACT, known=known)
+    text, _ = neutralize(single_line(screened.text))
     try:
         return clean_title(text[:MAX_TITLE_CHARS]), len(screened.redacted)
     except InvalidParams:  # empty, or shaped like a thread id
@@ -150,7 +150,8 @@ def screen_turn(
     screened = screen_field(clean, "text", statements=Statements.REDACT, known=known)
     display = None
     if name:
-        display = screen_label(single_line(name)[:MAX_NAME_CHARS], "name", known=known) or None
+        label = screen_label(name, "name", known=known)
+        display = single_line(label)[:MAX_NAME_CHARS] or None
     parts = _parts(screened.text)
     count = len(screened.redacted)
     return [

@@ -27,8 +27,9 @@ from typing import IO, Any
 import ijson
 
 from core.model.decoding import utf8_stream
-from core.model.entries import EntryType, iso
+from core.model.entries import MAX_TAG_CHARS, EntryType, iso
 from core.model.errors import InvalidParams
+from core.policy.field_screening import Statements, screen_field
 
 
 class SourceKind(StrEnum):
@@ -120,6 +121,28 @@ def text_field(obj: dict[str, Any], key: str, where: str, *, required: bool = Tr
         got = "missing" if key not in obj else f"a {type(value).__name__}"
         raise InvalidParams(f"{where}: {key} must be a string ({got})", field=key)
     return value
+
+
+def holds_secret(text: str) -> bool:
+    """Whether ``text``, as the file has it, holds a secret, a possible secret or a
+    credential statement.
+
+    A reader that rewrites what it reads (underscores read as spaces, a tag cut to
+    its limit) does so only to text for which this is false: rewritten, ``ghp_1ZA0…``
+    reads ``ghp 1ZA0…``, which no screening recognises. Text that holds one goes to
+    the write path as sent, whose screening redacts and counts it as for any write.
+    """
+    found = screen_field(text, "text", statements=Statements.REDACT)
+    return bool(found.redacted or found.possible)
+
+
+def fit_tag(name: str) -> str:
+    """``name`` cut to a tag's length; one that holds a secret is never cut (a cut
+    token is no longer recognised as one) but passed whole for the write to drop, or
+    left out here when too long to be a tag at all."""
+    if holds_secret(name):
+        return name.strip() if len(name.strip()) <= MAX_TAG_CHARS else ""
+    return name[:MAX_TAG_CHARS].strip()
 
 
 def short(ident: str) -> str:

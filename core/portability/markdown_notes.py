@@ -35,9 +35,9 @@ from pathlib import Path
 import ijson
 
 from core.model.decoding import decode
-from core.model.entries import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, EntryType
+from core.model.entries import MAX_CONTENT_CHARS, MAX_TAGS, EntryType
 from core.model.errors import InvalidParams
-from core.portability.history import ByteProgress, Note, NoteFile
+from core.portability.history import ByteProgress, Note, NoteFile, fit_tag
 
 SUFFIXES = (".md", ".markdown")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -277,7 +277,7 @@ def _notes(
     tags += _HASHTAG.findall(text)
     seen: dict[str, str] = {}
     for tag in tags:
-        t = " ".join(tag.split())[:MAX_TAG_CHARS].strip()
+        t = fit_tag(" ".join(tag.split()))
         if t and t.casefold() not in seen:
             seen[t.casefold()] = t
     kept = tuple(list(seen.values())[:MAX_TAGS])

@@ -9,7 +9,9 @@ One JSON object per line, an entity or a relation::
 Each observation becomes a fact about its entity (``Dana Lee: Prefers morning
 meetings``), tagged with the entity's name and type. Each relation becomes a fact of
 its own (``Dana Lee works on Billing``), tagged with both names and ``relation``.
-Underscores in names and relation types read as spaces. An entity without
+Underscores in names and relation types read as spaces, unless the name holds what
+looks like a secret: that one is passed on as the file has it, so the write's screening
+sees it as sent (``ghp_…`` read as ``ghp …`` would pass). An entity without
 observations adds nothing by itself; its relations still do.
 """
 
@@ -21,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from core.model.decoding import decode
-from core.model.entries import MAX_TAG_CHARS, EntryType
+from core.model.entries import EntryType
 from core.model.errors import InvalidParams
-from core.portability.history import ByteProgress, Note, NoteFile, text_field
+from core.portability.history import ByteProgress, Note, NoteFile, fit_tag, holds_secret, text_field
 
 
 def read(path: Path, progress: ByteProgress | None = None) -> Iterator[NoteFile]:
@@ -80,8 +82,10 @@ def _notes(value: dict[str, Any], where: str) -> list[Note]:
 
 
 def _words(text: str) -> str:
+    if holds_secret(text):
+        return text.strip()
     return " ".join(text.replace("_", " ").split())
 
 
 def _tags(*names: str) -> tuple[str, ...]:
-    return tuple(n[:MAX_TAG_CHARS].strip() for n in names if n.strip())
+    return tuple(tag for n in names if (tag := fit_tag(n)))

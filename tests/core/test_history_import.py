@@ -618,3 +618,87 @@ def test_two_files_with_the_same_bytes_share_one_receipt_each_with_its_link(
     again = run(service, operator, SourceKind.MARKDOWN, notes)
     assert (again.receipts_new, again.memories_new) == (0, 0)
     assert _count(service, "attachment_receipt_turns") == 2
+
+
+def _on_disk(service: MemoryService, needle: str) -> list[str]:
+    """The files of the data folder whose bytes hold ``needle``."""
+    root = service.data_dir.root
+    return [
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and needle.encode() in p.read_bytes()
+    ]
+
+
+GH = "ghp_1ZA0ZpxAfJjAOJwEsAwg5LtTF0JWR2OCvAmA"
+
+
+def test_mcp_memory_names_are_screened_as_sent_before_underscores_read_as_spaces(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    graph = tmp_path / "memory.jsonl"
+    long_name = "A rather long service name for the nightly bot " + GH
+    lines = [
+        {
+            "type": "entity",
+            "name": f"CI bot {GH}",
+            "entityType": "service",
+            "observations": ["runs nightly"],
+        },
+        {"type": "entity", "name": "Billing", "entityType": GH, "observations": ["bills monthly"]},
+        {"type": "entity", "name": long_name, "entityType": "bot", "observations": ["is slow"]},
+        {"type": "relation", "from": "Billing", "to": "Dana_Lee", "relationType": f"calls {GH}"},
+    ]
+    graph.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    dry = plan(service, operator, SourceKind.MCP_MEMORY, graph)
+    done = run(service, operator, SourceKind.MCP_MEMORY, graph)
+    assert dry.redacted == done.redacted == 5
+    rows = _rows(service, "SELECT content, tags FROM memory_entries ORDER BY seq")
+    assert [r[0] for r in rows] == [
+        "CI bot [SECRET_REDACTED]: runs nightly",
+        "Billing: bills monthly",
+        "A rather long service name for the nightly bot [SECRET_REDACTED]: is slow",
+        "Billing calls [SECRET_REDACTED] Dana Lee",
+    ]
+    # A name holding a token is no tag (not even cut to a tag's length); the rest read as before.
+    assert [json.loads(r[1]) for r in rows] == [
+        ["service"],
+        ["Billing"],
+        ["bot"],
+        ["Billing", "Dana Lee", "relation"],
+    ]
+    assert _on_disk(service, GH[4:]) == []
+
+
+def test_chat_titles_and_names_are_screened_before_they_are_cut_to_length(
+    service: MemoryService, operator: Caller, tmp_path: Path
+) -> None:
+    # The token straddles the title's 200-character limit: cut first, it would no
+    # longer look like one and its first part would be kept.
+    title = "t" * 180 + " " + GH
+    export = tmp_path / "conversations.json"
+    export.write_text(
+        json.dumps(
+            [
+                {
+                    "uuid": "0b6a1c2e-1111-4c3a-9d7e-0000000000f1",
+                    "name": title,
+                    "created_at": "2024-04-02T08:15:00.000000Z",
+                    "updated_at": "2024-04-02T08:15:00.000000Z",
+                    "chat_messages": [
+                        {
+                            "uuid": "7c1d0001-aaaa-4d1d-9e9e-0000000000f1",
+                            "text": "hello",
+                            "content": [{"type": "text", "text": "hello"}],
+                            "sender": "human",
+                            "created_at": "2024-04-02T08:15:00.000000Z",
+                        }
+                    ],
+                }
+            ]
+        )
+    )
+    done = run(service, operator, SourceKind.CLAUDE, export)
+    assert done.redacted == 1
+    assert _rows(service, "SELECT title FROM threads") == [("t" * 180 + " [SECRET_REDACTED]",)]
+    assert _on_disk(service, GH[4:14]) == []
