@@ -21,6 +21,7 @@ from core.model.entries import (
     EntryFilter,
     EntryType,
     MemoryEntry,
+    Privacy,
     Status,
     iso,
     utc_now,
@@ -89,6 +90,14 @@ class GroupStore:
         self._pending_reads: list[Callable[[], tuple[Any, ...]]] = []
         self._reads_since = time.monotonic()
         self._optimized_at = 0
+        #: Seals the earlier versions of a chain whose new current version is sealed,
+        #: returning whether it sealed any. The workspace, which holds the data key,
+        #: sets it (:meth:`core.storage.workspace.Workspace.seal_earlier`).
+        self.seal_earlier: Callable[[GroupStore, str], bool] | None = None
+        #: Run once a transaction that sealed earlier versions has committed: their
+        #: words leave the index segments and the log (a scrub).
+        self.after_sealing: Callable[[GroupStore], None] | None = None
+        self._sealed = False
         try:
             make_private(path, read_only=self.read_only)
         except BaseException:
@@ -125,8 +134,13 @@ class GroupStore:
                 yield conn
         except BaseException:
             self._pending_reads[:0] = rows
+            self._sealed = False
             raise
         self._keep_statistics()
+        if self._sealed:
+            self._sealed = False
+            if self.after_sealing is not None:
+                self.after_sealing(self)
 
     def _write_reads(self, rows: Sequence[Callable[[], tuple[Any, ...]]]) -> None:
         """Insert read-audit rows in the open transaction; a bad row never stops a write."""
@@ -364,6 +378,21 @@ class GroupStore:
             "WHERE id = ?",
             (new_id, now, now, old_id),
         )
+        # Whatever made it an earlier version (a write, an accept, a merge, a
+        # restore), it must not say more than the version that replaced it.
+        if self.seal_earlier is not None and self.seal_earlier(self, new_id):
+            self._sealed = True
+
+    def seal(self, entry_id: str, privacy: Privacy, content: str, content_key: str) -> None:
+        """Store ``entry_id`` sealed: its ``content`` (already encrypted, or as it was
+        when it already was), keyed hash and ``privacy``; out of the word index (its
+        tags stay), its grams and its vector."""
+        self.execute(
+            "UPDATE memory_entries SET privacy = ?, content = ?, content_key = ?, "
+            "search_text = '' WHERE id = ?",
+            (privacy.value, content, content_key, entry_id),
+        )
+        self.regram(entry_id)
 
     def unmark_superseded(self, old_id: str, now: str) -> None:
         """Make ``old_id`` current again (an accept that replaced it was taken back)."""

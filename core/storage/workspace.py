@@ -51,6 +51,16 @@ MISSING_KEY_MASK = "[encrypted: this data folder's key is not in the OS keyring]
 OpenHook = Callable[[GroupStore], None]
 
 
+#: How private each level is: an earlier version never stays less private than its successor.
+_RANK = {Privacy.PUBLIC: 0, Privacy.PRIVATE: 1, Privacy.SECRET: 2}
+
+
+def _scrub_entries(store: GroupStore) -> None:
+    """After earlier versions were sealed: their plain words leave the memories'
+    index segments and the write-ahead log."""
+    scrub(store, (Index.ENTRIES,))
+
+
 def _stamp(path: Path) -> tuple[int, int, int] | None:
     """What changes when a file is rewritten (atomically, by rename: the inode too)."""
     try:
@@ -183,6 +193,8 @@ class Workspace:
             self.data_dir.ensure()
             store = GroupStore(self.data_dir.group_db(group), group)
             store.defer_reads = self._defer_reads
+            store.seal_earlier = self.seal_earlier
+            store.after_sealing = _scrub_entries
             self._stores[group] = store
             # Upkeep must not stop a read-only or full disk from being searched.
             with best_effort(
@@ -287,6 +299,56 @@ class Workspace:
             scrub(store, (Index.ENTRIES,))
 
     # -- content at rest ---------------------------------------------------------
+
+    def seal_earlier(self, store: GroupStore, head_id: str) -> bool:
+        """Seal the earlier versions of ``head_id``'s chain as it is sealed.
+
+        Making a memory private or secret is storing a new version that supersedes
+        it; the versions before it still said the same in the clear. Each one less
+        private than ``head_id`` takes its privacy: a public one is encrypted under
+        its own id, keyed-hashed and taken out of the word index, grams and vectors
+        (its tags stay indexed, as any sealed entry's), so agents and search treat
+        it as they treat the new version; the person still reads it in the history.
+        Inside the caller's transaction.
+
+        Returns:
+            Whether any version was sealed.
+        """
+        head = store.get(head_id)
+        if head is None or head.privacy is Privacy.PUBLIC:
+            return False
+        sealed: list[str] = []
+        for version in store.history(head_id):
+            if version.id == head_id:
+                break
+            if _RANK[version.privacy] >= _RANK[head.privacy]:
+                continue
+            if version.privacy is Privacy.PUBLIC:
+                key = self.data_key(create=True)
+                assert key is not None, "data_key(create=True) returns a key or raises"
+                content = encrypt(key, version.content, version.id)
+                content_key = self.dedup_key(head.privacy, version.content)
+            else:
+                content, content_key = version.content, self._stored_key(store, version.id)
+            store.seal(version.id, head.privacy, content, content_key)
+            sealed.append(version.id)
+        if sealed:
+            audit.record(
+                store,
+                Action.UPDATE,
+                Actor.SYSTEM,
+                entry_ids=sealed,
+                count=len(sealed),
+                reason=f"made {head.privacy} with their later version {head_id}",
+            )
+        return bool(sealed)
+
+    @staticmethod
+    def _stored_key(store: GroupStore, entry_id: str) -> str:
+        row = store.execute(
+            "SELECT content_key FROM memory_entries WHERE id = ?", (entry_id,)
+        ).fetchone()
+        return str(row[0])
 
     def entries(self, group: str, ids: Iterable[str]) -> dict[str, MemoryEntry]:
         """Readable entries by id (secret content masked), for lists such as the browser."""

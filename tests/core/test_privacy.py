@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from core.cli.main import main
+from core.layers.links import dig
 from core.model.config import Config
 from core.model.entries import Actor, Privacy
 from core.model.errors import Forbidden
+from core.semantic import backfill
+from core.semantic.embedding import shared_embedder
 from core.service import Caller, MemoryService
 from core.storage import audit
 from core.storage.crypto import KEY_NAME_FILE, KeyMissing, KeyUnavailable, path_account
@@ -210,3 +214,81 @@ def test_a_damaged_key_name_file_is_named_as_the_reason(
             svc.reveal(op, ids[1])
     finally:
         svc.close()
+
+
+def test_a_memory_made_secret_seals_its_earlier_public_versions(
+    service: MemoryService, operator: Caller, agent: Caller, memory_keyring: object
+) -> None:
+    text = "Bank PIN reminder: Grisholt street house number"
+    first = service.store(operator, {"type": "fact", "content": text, "tags": ["bank"]}).entry
+    second = service.store(
+        operator, {"type": "fact", "content": text + " (old)", "supersedes": first.id}
+    ).entry
+    store = service.store_for("main")
+    model = shared_embedder()
+    assert model is not None
+    backfill.reindex(store.conn, store.path, "main", model)
+    assert store.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 2
+    # The documented way to make it secret: a new version that supersedes it.
+    head = service.store(
+        operator,
+        {"type": "fact", "content": text, "supersedes": second.id, "privacy": "secret"},
+    ).entry
+    rows = store.execute("SELECT id, privacy, search_text FROM memory_entries ORDER BY seq")
+    assert [tuple(r) for r in rows] == [
+        (first.id, "secret", ""),
+        (second.id, "secret", ""),
+        (head.id, "secret", ""),
+    ]
+    assert store.execute("SELECT count(*) FROM memory_vectors").fetchone()[0] == 0
+    # Agents see none of it, however they ask; the tags stay the person's way in.
+    for args in (
+        {"query": "Grisholt", "include_superseded": True},
+        {"query": "bank reminder street", "include_superseded": True, "mode": "semantic"},
+    ):
+        assert service.search(agent, args) == []
+    dug = json.dumps(dig(service, "main", head.id))
+    assert "Grisholt" not in dug and first.id in dug
+    # The person still reads every version, with the key.
+    assert [service.reveal(operator, v.id).content for v in (first, second)] == [
+        text,
+        text + " (old)",
+    ]
+    assert [e.privacy for e in service.history("main", head.id)] == [Privacy.SECRET] * 3
+    service.close()
+    for path in service.data_dir.root.rglob("*"):
+        if path.is_file():
+            assert b"Grisholt" not in path.read_bytes(), path.name
+
+
+def test_a_private_version_made_secret_takes_its_earlier_versions_along(
+    service: MemoryService, operator: Caller, agent: Caller, memory_keyring: object
+) -> None:
+    a = service.store(operator, {"type": "fact", "content": "Sees Dr Quell on Fridays"}).entry
+    b = service.store(
+        operator,
+        {
+            "type": "fact",
+            "content": "Sees Dr Quell on Mondays",
+            "supersedes": a.id,
+            "privacy": "private",
+            "tags": ["health"],
+        },
+    ).entry
+    assert service.get("main", a.id).privacy is Privacy.PRIVATE
+    service.store(
+        operator,
+        {
+            "type": "fact",
+            "content": "Sees Dr Quell weekly",
+            "supersedes": b.id,
+            "privacy": "secret",
+            "tags": ["health"],
+        },
+    )
+    assert {service.get("main", i).privacy for i in (a.id, b.id)} == {Privacy.SECRET}
+    assert service.search(agent, {"query": "health", "include_superseded": True}) == []
+    # Made public again, the new version is public; the earlier ones stay sealed.
+    c = service.store_for("main").history(b.id)[-1]
+    service.store(operator, {"type": "fact", "content": "Sees a doctor weekly", "supersedes": c.id})
+    assert service.get("main", c.id).privacy is Privacy.SECRET

@@ -163,6 +163,17 @@ def test_changing_privacy_is_a_new_version(
     assert service.get("main", new, reveal=True).content == "Works in the Lyon office"
     assert [e.id for e in service.history("main", new)] == [old, new]
     qtbot.waitUntil(lambda: cell(window, new, "content") == SECRET_MASK)
+    # The public version it replaced is sealed with it: out of the word index, and
+    # read only by revealing it.
+    assert service.get("main", old).privacy is Privacy.SECRET
+    assert service.get("main", old).content == SECRET_MASK
+    assert service.get("main", old, reveal=True).content == "Works in the Lyon office"
+    row = (
+        service.store_for("main")
+        .execute("SELECT search_text, content FROM memory_entries WHERE id = ?", (old,))
+        .fetchone()
+    )
+    assert row[0] == "" and is_encrypted(row[1])
 
 
 def test_without_a_keyring_the_message_says_so_and_nothing_is_lost(
