@@ -24,7 +24,7 @@ from core.policy.screening import CONTROLS, audit_redacted, screen
 from core.policy.secrets import redact
 from core.storage import audit
 from core.storage.audit import Action
-from core.storage.scrub import scrub
+from core.storage.scrub import THREAD_TITLES, scrub
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -312,6 +312,8 @@ def rename_thread(service: Workspace, caller: Caller, thread_id: str, title: str
         )
         audit_redacted(store, caller, redacted, thread=thread_id)
         thread = require_thread(store, thread_id)
+    # The old title leaves the statistics' samples and the log, as a deleted one does.
+    scrub(store, (), analyse=THREAD_TITLES)
     service.emit(Changes(group=store.group, threads=True, audit=True))
     return thread
 
@@ -341,8 +343,9 @@ def delete_thread(service: Workspace, caller: Caller, thread_id: str) -> Changes
             count=versions,
             thread=thread_id,
         )
-    # The handoffs' text leaves the disk, and the claims' quotes of them.
-    scrub(store, ())
+    # The handoffs' text leaves the disk, the claims' quotes of them, and the title
+    # the statistics sampled.
+    scrub(store, (), analyse=THREAD_TITLES)
     return service.emit(Changes(group=store.group, threads=True, sessions=True, audit=True))
 
 

@@ -13,7 +13,7 @@ A claim keeps a quote of each source it cites (core.claims), a copy that
 would outlive the turn, memory, handoff or receipt it was taken from.
 
 :func:`scrub` runs after a forget, a rejection in review, a delete, a
-thread's deletion or a clear: it empties the quotes of sources that are gone
+thread's deletion or new title, or a clear: it empties the quotes of sources that are gone
 (the claim keeps its handle and hash, and verifies as ``source_missing``),
 merges the affected indexes into fresh segments (FTS5
 ``optimize``, which drops deleted rows; ``rebuild`` is not available on a
@@ -70,6 +70,11 @@ _SAMPLED: dict[Index, tuple[str, ...]] = {
 }
 
 
+#: The index of thread titles: a thread deleted or renamed leaves its old title among
+#: this index's samples until it is analysed again.
+THREAD_TITLES = ("idx_threads_title",)
+
+
 #: Empties the quote of every claim source whose turn, memory, handoff version or
 #: receipt no longer exists, whatever deleted it (a memory in the trash is gone
 #: too: its quote does not come back with it).
@@ -101,8 +106,17 @@ class ScrubReport:
         }
 
 
-def scrub(store: GroupStore, indexes: tuple[Index, ...] = tuple(Index)) -> ScrubReport:
+def scrub(
+    store: GroupStore,
+    indexes: tuple[Index, ...] = tuple(Index),
+    *,
+    analyse: tuple[str, ...] = (),
+) -> ScrubReport:
     """Rewrite ``indexes`` without their deleted rows, then empty the write-ahead log.
+
+    ``analyse`` names more word-keyed indexes to analyse again, for a change that
+    touched no full-text index (:data:`THREAD_TITLES` after a thread's deletion or
+    new title).
 
     Call it after the deleting transaction has committed. It never raises for a
     busy log: a reader holding an old snapshot keeps the log until the next
@@ -118,9 +132,9 @@ def scrub(store: GroupStore, indexes: tuple[Index, ...] = tuple(Index)) -> Scrub
         # nears FTS5's limit before it stops reading (core.storage.index_levels).
         index_levels.keep_levels(store, tuple(t for t in tables if t in index_levels.REFILL))
         if store.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat4'").fetchone():
-            for index in indexes:
-                for name in _SAMPLED[index]:
-                    store.execute(f"ANALYZE {name}")
+            sampled = [name for index in indexes for name in _SAMPLED[index]]
+            for name in dict.fromkeys([*sampled, *analyse]):
+                store.execute(f"ANALYZE {name}")
     checkpointed = checkpoint(store)
     return ScrubReport(indexes, checkpointed, time.perf_counter() - started)
 

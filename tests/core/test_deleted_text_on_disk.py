@@ -197,3 +197,22 @@ def test_a_claim_keeps_no_quote_of_a_deleted_source(
     [source] = get_claim(store, claim_id).sources
     assert source.quote == "" and source.source_sha256
     assert verify_claim(store, get_claim(store, claim_id)).state is SourceState.MISSING
+
+
+@pytest.mark.parametrize("how", ["delete", "rename"])
+def test_a_thread_title_deleted_or_renamed_leaves_the_planner_samples(
+    service: MemoryService, operator: Caller, how: str
+) -> None:
+    store = service.store_for("main")
+    thread, _ = threads.open_thread(service, operator, title=f"Divorce lawyer {WORD}")
+    threads.open_thread(service, operator, title="Garden plans")
+    store.execute("ANALYZE")  # what PRAGMA optimize does when a store closes
+    store.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert store.execute(
+        "SELECT count(*) FROM sqlite_stat4 WHERE instr(CAST(sample AS BLOB), ?)", (TAIL,)
+    ).get
+    if how == "delete":
+        threads.delete_thread(service, operator, thread.id)
+    else:
+        threads.rename_thread(service, operator, thread.id, "Health")
+    assert _on_disk(service) == []
