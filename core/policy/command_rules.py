@@ -1,8 +1,9 @@
 """Credentials on a command line: a password passed to a client as an argument,
 and a shell variable named for a credential set by a command.
 
-``mysql -pS3cret``, ``sshpass -p toor`` and ``redis-cli -a S3cret`` put the
-password in the command, and ``gh secret set NAME --body …`` a secret's value;
+``mysql -pS3cret``, ``sshpass -p toor``, ``redis-cli -a S3cret`` and ``docker
+login -p S3cret`` put the password in the command, and ``gh secret set NAME
+--body …`` a secret's value;
 ``setx PGPASSWORD s3cr3t``, fish's ``set -x OPENAI_API_KEY …`` and "set
 DJANGO_SECRET_KEY to '…'" set a variable whose name says what it holds. These
 rules report the value only, so the command still reads. ``NAME=value`` itself
@@ -44,6 +45,16 @@ def _set_value(value: str) -> bool:
     """Whether a value given to ``gh secret set`` is written on the line, not
     filled in by the shell ("$(cat key.pem)", "${TOKEN}", "$TOKEN")."""
     return not value.startswith(("$(", "${", "`")) and password_like(value)
+
+
+def _login_password(m: re.Match[str]) -> Span | None:
+    """A registry login's ``-p`` value, unless the shell fills it in or it is a word
+    of a sentence ("run docker login -p with the token")."""
+    bare = m.group("v")
+    if bare is not None and bare.isalpha() and _PROSE_NEXT.match(m.string, m.end("v")):
+        return None
+    inner: Extract = judged_group("v", _set_value)
+    return inner(m)
 
 
 def _variable(m: re.Match[str]) -> Span | None:
@@ -103,6 +114,21 @@ RULES: tuple[Rule, ...] = (
         ("mongo",),
         needs="-",
         extract=judged_group("v", password_like),
+    ),
+    Rule(
+        "cli_credential_flag",
+        _P,
+        # A registry login: "docker login -u bob -p S3cret registry.example.com", and
+        # podman's, nerdctl's, buildah's, skopeo's and "helm registry login" alike.
+        # "--password S3cret" is every client's long flag (core.policy.structural_rules);
+        # "docker run -p 8080:80" is a port, and no login.
+        re.compile(
+            r"(?<![\w./-])(?:docker|podman|nerdctl|buildah|skopeo|helm[ \t]+registry)"
+            r"[ \t]+login(?![\w-])" + _SAME_COMMAND + r"-p(?:[ \t]+|=)" + _VALUE
+        ),
+        ("docker", "podman", "nerdctl", "buildah", "skopeo", "helm"),
+        needs="-",
+        extract=_login_password,
     ),
     Rule(
         "cli_credential_flag",

@@ -617,6 +617,16 @@ def _command_cases() -> list[Case]:
         ],
         [_later_safe(n) for n in (24, 20, 16, 14, 32)],
     )
+    cases += _cases(
+        "cli_credential_flag",
+        [
+            "docker login -u bob -p {v} registry.example.com",
+            "podman login -p '{v}' quay.io",
+            "helm registry login ghcr.io -u bot -p={v}",
+        ],
+        # Fixed values: drawing them would change every later case's.
+        ["Qz8vLm2PxR7tWk3", "Hq7#vN2pLw9", "tR4wX8kM2nB6"],
+    )
     return cases
 
 
@@ -866,6 +876,10 @@ def _benign() -> list[str]:
         "mkdir -p build",
         "sshpass -f ~/.config/nas.pw ssh admin@nas",
         'redis-cli -a "$REDIS_PASSWORD" ping',
+        'docker login -u bob -p "$REGISTRY_PASSWORD" registry.example.com',
+        "docker login -u bob -p $(pass show registry) registry.example.com",
+        "docker run -p 8080:80 nginx",
+        "podman login -p --help",
         "mongosh -u admin -p --authenticationDatabase admin",
         "set -e PGPASSWORD",
         "set DB_PASSWORD to whatever the vault says",
