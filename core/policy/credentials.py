@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from core.policy import access_codes, indirect_statements, password_phrases, personal_numbers
 from core.policy.prose_words import COMPOUNDS, KEEP_QUIET, NOT_A_VALUE, PARTICIPLE, UNITS
 from core.policy.secrets import REPLACEMENT, fold_width
-from core.policy.value_judgement import publishable
+from core.policy.value_judgement import publishable, reference_at
 
 # A word of the "for the NAS" part: dots only inside it (a host name such as db.example.com),
 # so the phrase never runs over the end of a sentence ("a pin on your purse. Is it ...").
@@ -200,6 +200,8 @@ def _value_span(m: re.Match[str], *, assigned: bool = False) -> tuple[int, int] 
             noun and its verb) and ``rest`` (the word after that, if any).
         assigned: The noun was followed by ``=`` or ``:`` rather than a verb.
     """
+    if reference_at(m.string, m.start("value")):
+        return None  # "password: ${DB_PASSWORD}", "<your-password>", "[REDACTED]"
     noun = m.group("noun").lower()
     if noun.startswith(("pass", "pw", "pin")):
         digits = _ONE_BY_ONE.match(m.string, m.start("value"))

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from core.policy.rule_types import Extract, Span
 
 _PLACEHOLDER = re.compile(
-    r"your|example|placeholder|change[_-]?me|redacted|x{3,}|\*{3,}|\.{3}|…|<|>|\{\{|\$\{"
-    r"|dummy|sample|lorem|\btodo\b|\btbd\b|^n/?a$|^\$[A-Za-z_]\w*$|^%[A-Za-z_]\w*%$",
+    r"your|example|placeholder|change[_-]?me|redacted|x{3,}|\*{3,}|\.{3}|…|<|>|\{\{|\$\{|^\$\(|^`"
+    r"|dummy|sample|lorem|\btodo\b|\btbd\b|^n/?a$|^\$[A-Za-z_]\w*$|^%[A-Za-z_]\w*%$"
+    r"|^%\([A-Za-z_]\w*\)[sdr]$",
     re.IGNORECASE,
 )
 _NON_VALUES = frozenset(
@@ -30,6 +31,28 @@ _PUBLISHABLE = re.compile(
     r"pk_(?:live|test)_[0-9A-Za-z]{10,}"
     r"|pk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )
+
+
+#: A value that says where the secret comes from rather than what it is: a variable
+#: (``$DB_PASSWORD``, ``${DB_PASSWORD}``, ``%(db_pass)s``, ``%DB_PASS%``), a command
+#: the shell runs (``$(pass show db)``), a template's blank (``<your-password>``,
+#: ``{{ db_password }}``, ``{db_password}``) or a value already cut out
+#: (``[REDACTED]``, ``[SECRET_REDACTED]``, ``***``). It must end where the value does.
+_REFERENCE = re.compile(
+    r"(?:\$\{[^}\n]{1,100}\}|\$\([^)\n]{1,200}\)|\$[A-Z_][A-Z0-9_]*"
+    r"|%\([A-Za-z_]\w*\)[sdr]|%[A-Za-z_]\w*%"
+    r"|<[^<>\n]{1,60}>|\{\{[^}\n]{1,100}\}\}|\{[A-Za-z_][\w.]*\}"
+    r"|(?i:\[[a-z_ -]*(?:redacted|removed|hidden|masked|omitted)[a-z_ -]*\])|\*{3,})"
+    r"[\"'`]?(?=[\s,;.)\]]|\Z)"
+)
+
+
+def reference_at(text: str, start: int) -> bool:
+    """Whether the value at ``start`` of ``text`` (quoted or not) is a reference,
+    a template's blank or a redacted value (:data:`_REFERENCE`): no secret is in it."""
+    while start < len(text) and text[start] in "\"'`":
+        start += 1
+    return _REFERENCE.match(text, start) is not None
 
 
 def publishable(value: str) -> bool:

@@ -884,6 +884,10 @@ def _benign() -> list[str]:
         "set -e PGPASSWORD",
         "set DB_PASSWORD to whatever the vault says",
         "set PGPASSWORD to $(pass show db/prod)",
+        "DB_PASSWORD=$(pass show db)",
+        'DB_PASSWORD="$(pass show db)"',
+        "DB_PASSWORD=`pass show db`",
+        "password=%(db_pass)s",
         # A secret's value that GitHub's CLI reads from a file, stdin or the shell.
         "gh secret set DEPLOY_KEY --body-file deploy_key.pem",
         "gh secret set DEPLOY_KEY < deploy_key.pem",

@@ -266,6 +266,10 @@ def test_look_alikes_raise_nothing(text: str) -> None:
         ("my pin is 4821", "looks like a PIN statement"),
         ("the password is 1234abc", "looks like a password statement"),
         ("The secret is Zq81kLm29QpR", "looks like a secret statement"),
+        # A reference only when the value ends there.
+        ("password: ${DB_PASSWORD}x9", "looks like a password statement"),
+        ("the password is <b>hunter2</b>", "looks like a password statement"),
+        ("my password is $ecret99", "looks like a password statement"),
     ],
 )
 def test_credential_statement_positives(text: str, reason: str) -> None:
@@ -710,6 +714,20 @@ def test_more_credential_statements(text: str, reason: str) -> None:
         "the langfuse api key is pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
         "the stripe api key is pk_live_51H8abcdEFGHijklMNOPqrst",
         "token: pk-lf-0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+        # A value that names where the secret comes from, a template's blank, or one
+        # already cut out.
+        "password: ${DB_PASSWORD}",
+        'password: "${DB_PASSWORD}"',
+        "password = $DB_PASSWORD",
+        "api_key: ${OPENAI_API_KEY}",
+        "password: <your-password>",
+        "password: <your password here>",
+        "password: %(DB_PASS)s",
+        "password: %DB_PASS%",
+        "password: {db_password}",
+        "password: [REDACTED]",
+        "password: [SECRET_REDACTED]",
+        "password: $(cat /run/secrets/db)",
     ],
 )
 def test_credential_statement_negatives(text: str) -> None:
