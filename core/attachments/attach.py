@@ -33,7 +33,7 @@ from core.model.changes import Changes
 from core.model.entries import iso, utc_now
 from core.model.errors import Conflict, InvalidParams, NotFound, TooLarge
 from core.model.text import single_line
-from core.policy.field_screening import Statements, refuse_secret_name, screen_field, screen_label
+from core.policy.field_screening import Statements, refuse_secret_name, screen_field
 from core.policy.own_files import check_attachable, known_secrets
 from core.policy.sanitize import neutralize
 from core.policy.screening import audit_redacted
@@ -208,6 +208,8 @@ class AttachOutcome:
     created: bool
     link: Link
     changes: Changes
+    #: Pattern names of the secrets cut out of the observation and turn given.
+    redacted: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"receipt": self.receipt.to_dict(), "created": self.created, **_link(self.link)}
@@ -280,8 +282,10 @@ def record_receipt(
     known = known_secrets(root)
     facts = _without_known(facts, known)
     obs, obs_redacted, obs_neutralized = prepare_observation(observation, known=known)
+    turn_redacted: tuple[str, ...] = ()
     if turn is not None:
-        turn = screen_label(turn, "turn", known=known)
+        screened = screen_field(turn, "turn", statements=Statements.REDACT, known=known)
+        turn, turn_redacted = screened.text, screened.redacted
     store = service.store_for(caller.group)
     with store.transaction():
         receipt, created, link = write_receipt(
@@ -295,7 +299,7 @@ def record_receipt(
             screened=(obs_redacted, obs_neutralized),
         )
     changes = service.emit(Changes(group=store.group, attachments=True, audit=True))
-    return AttachOutcome(receipt, created, link, changes)
+    return AttachOutcome(receipt, created, link, changes, obs_redacted + turn_redacted)
 
 
 def write_receipt(

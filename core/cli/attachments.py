@@ -22,6 +22,7 @@ from core.cli.context import (
     fail,
     offset_option,
     progress_line,
+    redaction_notes,
     tool_limit_option,
     tool_page,
     watching,
@@ -90,9 +91,12 @@ def cmd_attach(ctx: Context, args: argparse.Namespace) -> int:
     ctx.emit(outcome.to_dict(), r.id)
     what = f"{r.filename} ({r.kind}, {human_size(r.size)}, {r.mime_type}) at {r.source_path}"
     ctx.notes(
-        [f"new receipt for {what}"]
-        if outcome.created
-        else [f"the same bytes already have this receipt; link {r.link_count} added for {what}"]
+        [
+            f"new receipt for {what}"
+            if outcome.created
+            else f"the same bytes already have this receipt; link {r.link_count} added for {what}",
+            *redaction_notes(outcome.redacted),
+        ]
     )
     return 0
 

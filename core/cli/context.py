@@ -21,7 +21,7 @@ from core.model.caller import Caller
 from core.model.decoding import decode
 from core.model.entries import Actor, MemoryEntry, SearchResult
 from core.model.errors import InvalidParams
-from core.model.text import one_line
+from core.model.text import one_line, plural
 from core.policy.manifest import tool_maximum
 from core.semantic import hybrid
 from core.service import MemoryService
@@ -115,6 +115,15 @@ class Context:
         if not self.as_json:
             for note in notes:
                 print(f"note: {note}", file=sys.stderr)
+
+
+def redaction_notes(redacted: Iterable[str]) -> list[str]:
+    """The note a write prints when it cut secrets out of what it was given (empty if none)."""
+    names = list(redacted)
+    if not names:
+        return []
+    kinds = ", ".join(sorted(set(names)))
+    return [f"{plural(len(names), 'secret')} replaced by [SECRET_REDACTED]: {kinds}"]
 
 
 def common_options(

@@ -23,6 +23,7 @@ from core.cli.context import (
     offset_option,
     paging_line,
     read_stdin,
+    redaction_notes,
     tool_limit_option,
     tool_page,
     whole,
@@ -116,11 +117,14 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
                 empty="no threads yet",
             )
         case "open":
-            thread, created = threads.open_thread(service, ctx.caller, title=args.title)
+            opened = threads.open_titled(service, ctx.caller, args.title)
+            thread = opened.thread
             # The id alone, so `tid=$(ambry threads open …)` holds it.
-            ctx.emit({**thread.to_dict(), "created": created}, thread.id)
-            if not created:
-                ctx.notes([f"a thread titled {thread.title!r} already exists; this is its id"])
+            ctx.emit({**thread.to_dict(), "created": opened.created}, thread.id)
+            notes = redaction_notes(opened.redacted)
+            if not opened.created:
+                notes.append(f"a thread titled {thread.title!r} already exists; this is its id")
+            ctx.notes(notes)
         case "rename":
             found = ctx.thread(args.thread)
             thread = threads.rename_thread(service, ctx.caller, found.id, args.title)
@@ -235,12 +239,7 @@ def cmd_handoff(ctx: Context, args: argparse.Namespace) -> int:
             version = outcome.handoff.version
             if not outcome.created:
                 notes.append(f"the text is already version {version}'s; no version was added")
-            if outcome.redacted:
-                kinds = ", ".join(sorted(set(outcome.redacted)))
-                notes.append(
-                    f"{plural(len(outcome.redacted), 'secret')} replaced by "
-                    f"[SECRET_REDACTED]: {kinds}"
-                )
+            notes += redaction_notes(outcome.redacted)
             if outcome.replaced is not None:
                 notes.append(_replaced_line(thread, outcome.replaced))
             # The version alone, so `v=$(ambry handoff write …)` can be the next

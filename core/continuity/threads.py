@@ -243,6 +243,16 @@ def resolve_thread(store: GroupStore, ref: str, *, if_new: str = OPENING_CREATES
     return thread
 
 
+@dataclass(frozen=True)
+class Opened:
+    """What opening a thread by its title did."""
+
+    thread: Thread
+    created: bool
+    #: Pattern names of the secrets cut out of the title given, one per secret.
+    redacted: tuple[str, ...] = ()
+
+
 def open_thread(
     service: Workspace,
     caller: Caller,
@@ -257,9 +267,16 @@ def open_thread(
     """
     if (title is None) == (thread_id is None):
         raise InvalidParams("give either a title or an id, not both", field="title", rule="oneOf")
-    store = service.store_for(caller.group)
     if thread_id is not None:
-        return require_thread(store, thread_id), False
+        return require_thread(service.store_for(caller.group), thread_id), False
+    assert title is not None
+    opened = open_titled(service, caller, title)
+    return opened.thread, opened.created
+
+
+def open_titled(service: Workspace, caller: Caller, title: str) -> Opened:
+    """The thread titled ``title`` (secrets cut out), created if new, and what was cut."""
+    store = service.store_for(caller.group)
     text, redacted = screen(service, store, caller, clean_title(title), "title")
     # A title is a heading in the brief: an agent's cannot pose as an instruction.
     text, markers = neutralize_agent_text(caller, text)
@@ -267,7 +284,7 @@ def open_thread(
     with writing(service, store, caller):
         found = _thread_by_title(store, text)
         if found is not None:
-            return found, False
+            return Opened(found, False, redacted)
         check_rate(store, caller, "threads", service.config)
         new_id = new_thread_id()
         store.execute(
@@ -281,7 +298,7 @@ def open_thread(
         audit_neutralized(store, caller, markers, thread=new_id)
         thread = require_thread(store, new_id)
     service.emit(Changes(group=store.group, threads=True, audit=True))
-    return thread, True
+    return Opened(thread, True, redacted)
 
 
 def rename_thread(service: Workspace, caller: Caller, thread_id: str, title: str) -> Thread:

@@ -131,6 +131,24 @@ def test_each_command_ends_the_session_it_opened(
         assert states == ["ended", "ended"] and ends.fetchone()[0] == 2
 
 
+def test_opening_a_thread_and_attaching_say_what_they_redacted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "data").mkdir()
+    d = ["--data-dir", str(tmp_path / "data")]
+    token = "ghp_CliThrAb12Cd34Ef56Gh78Ij90KlMnOpQrSt"
+    code, out, err = run(capsys, *d, "threads", "open", f"Deploy {token}")
+    assert code == 0 and out.startswith("thr-")
+    assert err == "note: 1 secret replaced by [SECRET_REDACTED]: github_token\n"
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x\n")
+    code, out, err = run(
+        capsys, *d, "attach", str(plain), "--observation", f"token {token}", "--turn", f"t {token}"
+    )
+    assert code == 0 and token not in out + err
+    assert err.splitlines()[-1] == "note: 2 secrets replaced by [SECRET_REDACTED]: github_token"
+
+
 def test_store_says_what_it_redacted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Before, the person saw only the id, as if the text had been kept as typed.
     d = ["--data-dir", str(tmp_path)]
