@@ -19,7 +19,7 @@ from core.continuity import threads
 from core.continuity.episodes import ExchangeHit
 from core.model.caller import Caller
 from core.model.decoding import decode
-from core.model.entries import Actor, MemoryEntry, SearchResult
+from core.model.entries import Actor, MemoryEntry, SearchResult, Status
 from core.model.errors import InvalidParams
 from core.model.text import one_line, plural
 from core.policy.manifest import tool_maximum
@@ -246,9 +246,16 @@ def read_stdin(field: str) -> str:
 
 
 def format_entry(entry: MemoryEntry) -> str:
+    # A superseded version is no longer the active one, whatever its status column
+    # says: it reads "superseded", as search labels it.
+    if entry.superseded_by is None:
+        state = str(entry.status)
+    elif entry.status is Status.ACTIVE:
+        state = f"superseded by {entry.superseded_by}"
+    else:
+        state = f"{entry.status}, superseded by {entry.superseded_by}"
     lines = [
-        f"{entry.id}  [{entry.type}] {entry.status}"
-        + (f", superseded by {entry.superseded_by}" if entry.superseded_by else ""),
+        f"{entry.id}  [{entry.type}] {state}",
         f"  {entry.content}",
     ]
     if entry.tags:

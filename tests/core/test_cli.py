@@ -149,6 +149,19 @@ def test_opening_a_thread_and_attaching_say_what_they_redacted(
     assert err.splitlines()[-1] == "note: 2 secrets replaced by [SECRET_REDACTED]: github_token"
 
 
+def test_show_and_history_call_a_superseded_version_superseded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(tmp_path)]
+    old = run(capsys, *d, "store", "Lives in Lyon")[1].strip()
+    new = run(capsys, *d, "store", "Lives in Paris", "--supersedes", old)[1].strip()
+    shown = run(capsys, *d, "show", old)[1].splitlines()[0]
+    assert shown == f"{old}  [fact] superseded by {new}"
+    history = run(capsys, *d, "history", new)[1]
+    assert f"{old}  [fact] superseded by {new}" in history
+    assert f"{new}  [fact] active" in history and "active, superseded" not in history
+
+
 def test_store_says_what_it_redacted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Before, the person saw only the id, as if the text had been kept as typed.
     d = ["--data-dir", str(tmp_path)]
