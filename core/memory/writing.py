@@ -417,7 +417,11 @@ def write_entry(
         check_rate(store, caller, "supersedes", service.config)
     # The text came back after it was replaced: the write stands (it may be meant),
     # and the result names what replaced it, so the writer can supersede that.
-    replaced_by = store.replaced_earlier(keys, entry_type) if keys else None
+    earlier = keys
+    if keys and caller.actor is not Actor.AGENT and request.privacy is Privacy.PUBLIC:
+        # The person is told of a text replaced by a sealed version, which sealed it too.
+        earlier = (*keys, *service.sealed_keys(content))
+    replaced_by = store.replaced_earlier(earlier, entry_type) if earlier else None
     if replaced_by is not None and target is not None and replaced_by == target.id:
         replaced_by = None  # put back on purpose: it supersedes what replaced it
     if replaced_by is not None and caller.actor is Actor.AGENT:

@@ -398,6 +398,16 @@ class Workspace:
         )
         return tuple(self._dedup_hash(privacy, t) for t in texts)
 
+    def sealed_keys(self, content: str) -> tuple[str, ...]:
+        """The keys a sealed entry of ``content`` was stored under (:meth:`dedup_keys`);
+        none while this data dir has no key, or no keyring to hold one."""
+        try:
+            if self.data_key(create=False) is None:
+                return ()
+        except KeyUnavailable:
+            return ()
+        return self.dedup_keys(Privacy.PRIVATE, content)
+
     def _dedup_hash(self, privacy: Privacy, text: str) -> str:
         """A plain hash of ``text``, or a keyed one for content sealed at rest."""
         if privacy is Privacy.PUBLIC:
