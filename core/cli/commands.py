@@ -15,6 +15,7 @@ from core.cli import (
     semantic,
     settings,
     setup,
+    tags,
     trash,
 )
 
@@ -33,5 +34,6 @@ __all__ = [
     "semantic",
     "settings",
     "setup",
+    "tags",
     "trash",
 ]

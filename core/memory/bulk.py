@@ -1,4 +1,5 @@
-"""The person's writes to many memories at once, in batches: delete, undo a delete, add a tag.
+"""The person's writes to many memories at once, in batches: delete, undo a delete,
+add or remove a tag.
 
 Done in one transaction, a delete of 10,000 memories held the group's write lock
 for most of a second (several at 100,000), and every other writer (an agent's
@@ -34,12 +35,20 @@ from core.memory.curation import (
     restored_changes,
     restored_detail,
 )
-from core.memory.tagging import Tagged, check_room, checked_tag, new_version
+from core.memory.tagging import (
+    TagChange,
+    Tagged,
+    change_of,
+    check_room,
+    checked_tag,
+    new_version,
+)
 from core.memory.versions import Restored
 from core.memory.writing import check_limits, clean_tags, writing
 from core.model.changes import Changes
 from core.model.entries import MAX_TAGS, MemoryEntry, Status, iso, utc_now
-from core.model.errors import AmbryError
+from core.model.errors import AmbryError, InvalidParams
+from core.policy.screening import strip_controls
 from core.storage import audit
 from core.storage.audit import Action
 from core.storage.chains import Place
@@ -278,49 +287,95 @@ def add_tag(
     store = service.store_for(caller.group)
     ids = list(dict.fromkeys(ids))
     wanted = tagging_plan(store, ids, tag)
+
+    def added(entry: MemoryEntry) -> tuple[str, ...] | None:
+        return (*entry.tags, tag) if entry.id in wanted and _lacks(entry, tag) else None
+
+    return _retag(service, caller, ids, added, batching)
+
+
+def remove_tag(
+    service: Workspace,
+    caller: Caller,
+    ids: Sequence[str],
+    tag: str,
+    batching: Batching = AT_ONCE,
+) -> Batched[Tagged]:
+    """Take ``tag`` (case aside) off each current entry of ``ids`` that has it, batch by
+    batch: a new version each that keeps all but the tags, as an edit of its tags does.
+
+    An entry without the tag is left alone (no new version), as is one deleted or
+    replaced meanwhile; both are counted in :attr:`Tagged.unchanged`.
+
+    Raises:
+        InvalidParams: the tag is empty.
+    """
+    tag = " ".join(strip_controls(tag).split())
+    if not tag:
+        raise InvalidParams("the tag is empty: name the tag to remove", field="tag")
+    folded = tag.casefold()
+
+    def removed(entry: MemoryEntry) -> tuple[str, ...] | None:
+        kept = tuple(t for t in entry.tags if t.casefold() != folded)
+        return kept if not entry.is_superseded and len(kept) < len(entry.tags) else None
+
+    return _retag(service, caller, list(dict.fromkeys(ids)), removed, batching)
+
+
+def _retag(
+    service: Workspace,
+    caller: Caller,
+    ids: Sequence[str],
+    new_tags: Callable[[MemoryEntry], tuple[str, ...] | None],
+    batching: Batching,
+) -> Batched[Tagged]:
+    """Give each entry of ``ids`` the tags ``new_tags`` says (``None``: leave it), as a
+    new version that keeps the rest, batch by batch, with one audit row."""
+    store = service.store_for(caller.group)
     row = OneRow(store, caller, Action.UPDATE, len(ids))
-    versions: list[tuple[str, str]] = []
+    changed: list[TagChange] = []
     candidate = False
     done = 0
     error: AmbryError | None = None
     try:
         for chunk in batching.chunks(ids):
             now = iso(utc_now())
-            made: list[tuple[str, str]] = []
+            made: list[TagChange] = []
             with writing(service, store, caller):
-                found = store.get_many([i for i in chunk if i in wanted])
+                found = store.get_many(chunk)
                 for entry_id in chunk:
                     entry = found.get(entry_id)
-                    if entry is None or not _lacks(entry, tag):
+                    tags = new_tags(entry) if entry is not None else None
+                    if entry is None or tags is None:
                         continue
-                    tags = clean_tags((*entry.tags, tag))
+                    tags = clean_tags(tags)
                     check_limits("", tags)
                     new = new_version(service, store, caller, entry, tags, now)
-                    made.append((entry.id, new.id))
+                    made.append(change_of(entry, new))
                     candidate = candidate or new.status is Status.CANDIDATE
-                pairs = [*versions, *made]
-                if pairs:
+                so_far = [*changed, *made]
+                if so_far:
                     row.write(
                         done + len(chunk),
-                        [i for pair in pairs for i in pair],
-                        len(pairs),
+                        [i for c in so_far for i in (c.old, c.new)],
+                        len(so_far),
                         field="tags",
                         versions=True,
                     )
-            versions, done = pairs, done + len(chunk)
+            changed, done = so_far, done + len(chunk)
             batching.progress(done, len(ids))
     except AmbryError as exc:
         error = exc
     changes = Changes(
         group=store.group,
-        entries=bool(versions),
+        entries=bool(changed),
         review=candidate,
-        audit=bool(versions),
-        entry_ids=tuple(i for pair in versions for i in pair),
+        audit=bool(changed),
+        entry_ids=tuple(i for c in changed for i in (c.old, c.new)),
     )
-    if versions:
+    if changed:
         service.emit(changes)
-    tagged = Tagged(changes, tuple(versions), done - len(versions))
+    tagged = Tagged(changes, tuple(changed), done - len(changed))
     return Batched(tagged, done, len(ids), error)
 
 

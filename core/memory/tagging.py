@@ -1,6 +1,7 @@
 """Changing a memory's tags: a new version that changes nothing else.
 
-A tag edit is the person's (the app's editor and bulk *Add tag*, ``ambry store``
+A tag edit is the person's (the app's editor, bulk *Add tag* and *Remove tag*,
+``ambry tag``, ``ambry store``
 of the same text with ``--supersedes``, keeping one of near-duplicates). Like
 any edit it stores a new version that supersedes the old one, so History shows
 the change; unlike an edit of the text it is not a new observation, so the new
@@ -8,11 +9,14 @@ version carries everything but the tags over unchanged: status (a candidate
 still awaits review, with its reason and the memory it would replace), source
 and trust, confidence as last seen and staleness, privacy and pin.
 
-One batch, however many memories, is one transaction and one audit row.
+One batch, however many memories, is one transaction and one audit row. What
+each change did is kept as a :class:`TagChange`, so the app's Ctrl+Z can take it
+back exactly (core.memory.tag_undo).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -56,18 +60,41 @@ _CARRIED = ("confidence", "last_seen_at", "effective_confidence", "stale", "defe
 
 
 @dataclass(frozen=True)
+class TagChange:
+    """One memory's change of tags, as its undo needs it.
+
+    Attributes:
+        old: the version the change replaced.
+        new: the version it wrote.
+        tags: the tags it gave the new version.
+        updated_at: when the old version was last changed before it (the change
+            marked it replaced, which moved that time).
+    """
+
+    old: str
+    new: str
+    tags: tuple[str, ...]
+    updated_at: str
+
+
+@dataclass(frozen=True)
 class Tagged:
     """What a tag change did.
 
     Attributes:
         changes: the change record.
-        versions: (old id, new id) for each memory given a new version.
+        done: each memory given a new version, in the order asked.
         unchanged: how many of those asked already had the tags (or were gone).
     """
 
     changes: Changes
-    versions: tuple[tuple[str, str], ...]
+    done: tuple[TagChange, ...]
     unchanged: int = 0
+
+    @property
+    def versions(self) -> tuple[tuple[str, str], ...]:
+        """(old id, new id) for each memory given a new version."""
+        return tuple((c.old, c.new) for c in self.done)
 
 
 def add_tag(service: Workspace, caller: Caller, ids: Sequence[str], tag: str) -> Tagged:
@@ -137,7 +164,7 @@ def retag(service: Workspace, caller: Caller, tags: Mapping[str, Sequence[str]])
     """
     store = service.store_for(caller.group)
     now = iso(utc_now())
-    versions: list[tuple[str, str]] = []
+    done: list[TagChange] = []
     candidate = False
     with writing(service, store, caller):
         found = current_entries(store, list(tags), "change the tags of that one")
@@ -146,17 +173,34 @@ def retag(service: Workspace, caller: Caller, tags: Mapping[str, Sequence[str]])
             cleaned = clean_tags(new_tags)
             check_limits("", cleaned)
             new = new_version(service, store, caller, entry, cleaned, now)
-            versions.append((entry.id, new.id))
+            done.append(change_of(entry, new))
             candidate = candidate or new.status is Status.CANDIDATE
-        record(store, caller, versions)
+        record(store, caller, [(c.old, c.new) for c in done])
     changes = Changes(
         group=store.group,
-        entries=bool(versions),
+        entries=bool(done),
         review=candidate,
-        audit=bool(versions),
-        entry_ids=tuple(i for pair in versions for i in pair),
+        audit=bool(done),
+        entry_ids=tuple(i for c in done for i in (c.old, c.new)),
     )
-    return Tagged(service.emit(changes), tuple(versions))
+    return Tagged(service.emit(changes), tuple(done))
+
+
+def change_of(old: MemoryEntry, new: MemoryEntry) -> TagChange:
+    """What writing ``new`` in place of ``old`` did, read before it was written."""
+    return TagChange(old.id, new.id, new.tags, old.provenance.updated_at)
+
+
+def tags_among(store: GroupStore, ids: Sequence[str]) -> list[tuple[str, int]]:
+    """``(tag, how many)`` over the current entries of ``ids``, by name (case aside):
+    the tags a bulk *Remove tag* can take off them."""
+    rows = store.execute(
+        "SELECT t.tag, count(*) FROM memory_tags t JOIN memory_entries e ON e.seq = t.entry_seq "
+        "WHERE e.superseded_by IS NULL AND e.id IN (SELECT value FROM json_each(?)) "
+        "GROUP BY t.tag COLLATE NOCASE ORDER BY t.tag COLLATE NOCASE",
+        (json.dumps(list(ids)),),
+    )
+    return [(str(r[0]), int(r[1])) for r in rows]
 
 
 def current_entries(store: GroupStore, ids: Sequence[str], instead: str) -> dict[str, MemoryEntry]:

@@ -68,6 +68,13 @@ def _update(r: AuditRecord) -> str:
     match r.detail.get("field"):
         case "pinned":
             return "pinned a memory" if r.detail.get("value") else "unpinned a memory"
+        case "tags" if r.detail.get("undo"):
+            left = len(r.detail.get("left") or ())
+            kept = f"; {left:,} changed since " + (
+                "was left as it is" if left == 1 else "were left as they are"
+            )
+            n = plural(_n(r), "memory", "memories")
+            return f"took back a change of the tags of {n}{_stopped(r)}{kept if left else ''}"
         case "tags" if r.detail.get("versions"):
             return f"changed the tags of {plural(_n(r), 'memory', 'memories')}{_stopped(r)}"
         case "tags":
