@@ -1,4 +1,4 @@
-"""What the person does to memories: edit, add, pin, tag, accept, delete and undo.
+"""What the person does to memories: edit, add, pin, tag, untag, accept, delete and undo.
 
 Every action goes through the service (or core.memory.curation) with the person's
 operator session, so limits, redaction and the audit log apply exactly as for
@@ -30,7 +30,8 @@ from core.memory.acceptance import Acceptance
 from core.memory.bulk import Batched, Batching
 from core.memory.curation import Decision, Deleted
 from core.memory.merging import Carried, Kept, keep_one
-from core.memory.tagging import Tagged
+from core.memory.tag_undo import Untagged, undo_tags
+from core.memory.tagging import TagChange, Tagged
 from core.memory.versions import Restored
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status
@@ -40,6 +41,7 @@ from core.service import Caller, MemoryService
 from core.storage.chains import Place, count_current_again, current_after_delete
 from core.storage.crypto import KeyUnavailable
 from desktop.memories.state import BrowserQuery
+from desktop.memories.tag_texts import tagged_text, untagged_text
 from desktop.memories.values import Draft, is_locked, is_masked
 from desktop.widgets import messages
 from desktop.widgets.batches import BatchJob
@@ -101,6 +103,10 @@ class Undoable(StrEnum):
     ACCEPT = "accept"
     #: A claim accepted on the Claims page: taken back by retracting it.
     CLAIM_ACCEPT = "claim accept"
+    #: A tag added to memories: the versions from before are current again.
+    TAG = "tag"
+    #: A tag removed from memories, taken back the same way.
+    UNTAG = "tag removal"
 
 
 @dataclass(frozen=True)
@@ -127,6 +133,9 @@ class UndoStep:
     #: The group's audit log when it was done: a forget recorded after it means the
     #: step may hold a forgotten memory, and is not taken back.
     audit_at: tuple[Any, ...] = ()
+    #: What a change of tags did to each memory, and the tag, to take it back.
+    retags: tuple[TagChange, ...] = ()
+    tag: str = ""
 
 
 class _UndoAction(QAction):
@@ -479,6 +488,8 @@ class MemoryActions(QObject):
         if step.kind is Undoable.CLAIM_ACCEPT:
             self._undo_claim_accept(step)
             return []
+        if step.kind in (Undoable.TAG, Undoable.UNTAG):
+            return self._untag(step)
         if step.kind is not Undoable.ACCEPT:
             return self._restore(step)
         try:
@@ -556,34 +567,66 @@ class MemoryActions(QObject):
     def add_tag(self, ids: Sequence[str], tag: str) -> int:
         """Tag current entries: each gets a new version, so history shows the change,
         and keeps all else as it was (a candidate still awaits review: core.memory.tagging).
+        Ctrl+Z takes it back.
 
         Returns how many were tagged at once (0 for many, tagged in the background).
         """
+        return self._change_tags(ids, tag, removed=False)
+
+    def remove_tag(self, ids: Sequence[str], tag: str) -> int:
+        """Take ``tag`` off the current entries that have it, each as a new version that
+        keeps all else; those without it are left alone. Ctrl+Z takes it back.
+
+        Returns how many lost the tag at once (0 for many, done in the background).
+        """
+        return self._change_tags(ids, tag, removed=True)
+
+    def _change_tags(self, ids: Sequence[str], tag: str, *, removed: bool) -> int:
         tag = " ".join(tag.split())
-        if not tag or self.busy():
+        if not tag or not ids or self.busy():
             return 0
-        tagged: list[int] = []
+        group = self._state.group
+        # Taken before the first batch: a forget while it runs drops the undo.
+        mark = audit_mark(self._state.service.store_for(group))
+        change = bulk.remove_tag if removed else bulk.add_tag
+        changed: list[int] = []
 
         def work(service: MemoryService, caller: Caller, batching: Batching) -> Batched[Tagged]:
-            return bulk.add_tag(service, caller, ids, tag, batching)
+            return change(service, caller, ids, tag, batching)
 
         def done(did: Batched[Tagged]) -> None:
-            count = len(did.result.versions)
-            tagged.append(count)
-            said = f"Tagged {memories(count)} with “{tag}”."
-            if did.stopped:
-                said = f"Tagged {count:,} of {memories(did.total)} with “{tag}”;"
-            if did.error is not None:
-                messages.error(f"{said} then it stopped: {did.error.message}")
-            elif did.stopped:
-                messages.info(f"{said} cancelled.")
-            elif not count:
-                messages.info(f"Every selected memory already has the tag “{tag}”.")
-            else:
-                messages.info(said)
+            changed.append(len(did.result.done))
+            if did.result.done:
+                kind = Undoable.UNTAG if removed else Undoable.TAG
+                self._push(UndoStep(kind, group, retags=did.result.done, tag=tag), mark)
+            said, failed = tagged_text(did, tag, removed)
+            (messages.error if failed else messages.info)(said)
 
-        self.jobs.run("Tagging", self._state.group, len(ids), work, done)
-        return sum(tagged)
+        verb = "Removing the tag from" if removed else "Tagging"
+        self.jobs.run(verb, group, len(ids), work, done)
+        return sum(changed)
+
+    def _untag(self, step: UndoStep) -> list[str]:
+        """Take back a change of tags (core.memory.tag_undo), at once or in batches;
+        stopped early, what is not taken back yet stays on the stack."""
+        ids: list[str] = []
+        self._undo.pop()  # off the stack while it runs; what is left goes back on
+
+        def work(service: MemoryService, caller: Caller, batching: Batching) -> Batched[Untagged]:
+            return undo_tags(service, caller, step.retags, batching)
+
+        def done(did: Batched[Untagged]) -> None:
+            if did.stopped:
+                self._undo.append(replace(step, retags=step.retags[did.done :]))
+            self.undo_changed.emit(self.can_undo)
+            ids.extend(c.old for c in did.result.undone)
+            said, failed = untagged_text(did, step.tag, step.kind is Undoable.UNTAG)
+            (messages.error if failed else messages.info)(said)
+
+        if not self.jobs.run("Undoing the tag change of", step.group, len(step.retags), work, done):
+            self._undo.append(step)  # it could not begin: nothing was done
+            self.undo_changed.emit(self.can_undo)
+        return ids
 
     def review(self, ids: Sequence[str], decision: Decision) -> int:
         """Accept, reject or defer the candidates among ``ids``; Ctrl+Z undoes all but a defer."""

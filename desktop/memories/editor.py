@@ -71,6 +71,7 @@ class EntryEditor(QWidget):
         history_requested(str): show the version chain of an entry.
         accept_requested(object): accept these candidate ids.
         tag_requested(object, str): add a tag to these ids.
+        untag_requested(object, str): remove a tag from these ids.
         open_requested(str): show another entry (the one that superseded this).
         save_on_top_requested(object, object): the version an agent replaced
             while the person edited it, and the person's :class:`Draft`, to
@@ -85,6 +86,7 @@ class EntryEditor(QWidget):
     history_requested = Signal(str)
     accept_requested = Signal(object)
     tag_requested = Signal(object, str)
+    untag_requested = Signal(object, str)
     open_requested = Signal(str)
     save_on_top_requested = Signal(object, object)
     cancel_requested = Signal()
@@ -108,6 +110,7 @@ class EntryEditor(QWidget):
         self.bulk.accept_requested.connect(self.accept_requested)
         self.bulk.delete_requested.connect(self.delete_requested)
         self.bulk.tag_requested.connect(self.tag_requested)
+        self.bulk.untag_requested.connect(self.untag_requested)
         self.pages.addWidget(self.bulk)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -348,10 +351,16 @@ class EntryEditor(QWidget):
         self.status_chip.style().polish(self.status_chip)
         self.info.setText("Memories you add are trusted (source: you) and need no review.")
 
-    def show_bulk(self, ids: Sequence[str], candidates: int, listed: int) -> None:
+    def show_bulk(
+        self,
+        ids: Sequence[str],
+        candidates: int,
+        listed: int,
+        tags: Sequence[tuple[str, int]] = (),
+    ) -> None:
         self._entry, self._new, self._clear, self._orphaned = None, False, None, False
         self._kept_from = None
-        self.bulk.show_selection(ids, candidates, listed)
+        self.bulk.show_selection(ids, candidates, listed, tags)
         self.pages.setCurrentIndex(Page.BULK)
 
     def _fill(

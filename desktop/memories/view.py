@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.memory.curation import Decision
+from core.memory.tagging import tags_among
 from core.model.changes import Changes
 from core.model.entries import EntryType, MemoryEntry
 from core.recall.ordering import SortKey, current_tag_counts
@@ -134,6 +135,7 @@ class BrowserPage(QWidget):
         self.editor.history_requested.connect(self.show_history)
         self.editor.accept_requested.connect(self._accept)
         self.editor.tag_requested.connect(self.commands.add_tag)
+        self.editor.untag_requested.connect(self.commands.remove_tag)
         self.editor.open_requested.connect(self.open_entry)
         self.editor.reveal_requested.connect(self.reveal)
         self.related.open_requested.connect(self.open_entry)
@@ -410,7 +412,8 @@ class BrowserPage(QWidget):
         ids = [self.model.id_at(r) for r in rows]
         # Counted by the store: reading every selected entry took most of a second.
         candidates = self._state.service.candidate_count(self._state.group, ids)
-        self.editor.show_bulk(ids, candidates, self.model.total)
+        tags = tags_among(self._state.service.store_for(self._state.group), ids)
+        self.editor.show_bulk(ids, candidates, self.model.total, tags)
 
     def _may_show(self, entry: MemoryEntry) -> bool:
         """Whether the editor may move to ``entry``: unsaved edits of another memory

@@ -162,7 +162,7 @@ def test_while_one_runs_other_bulk_changes_and_undo_wait(
     assert not window.commands.delete(browser.selected_ids(), window)
     assert shown[-1][1].startswith("Tagging is still under way: wait for it to end")
     qtbot.waitUntil(lambda: not jobs.running, timeout=20_000)
-    assert ("info", f"Tagged {MANY:,} memories with “checked”.") in shown
+    assert ("info", f"Tagged {MANY:,} memories with “checked”. Ctrl+Z to undo.") in shown
     assert not bulk.waiting.isVisible() and bulk.delete_button.isEnabled()
     row = audit.recent(service.store_for("main"), actions=["update"])
     assert len(row) == 1 and row[0].count == MANY and "stopped" not in row[0].detail
