@@ -56,8 +56,6 @@ def import_history(ctx: Context, args: argparse.Namespace) -> int:
         counts.dry_run = args.dry_run
         ctx.emit(counts.to_dict(), counts.summary() + ("" if args.dry_run else "; nothing to do"))
         return 0
-    if not ctx.as_json:
-        print(counts.summary())
     done = history_import.run(ctx.service, ctx.caller, kind, path, progress=meter, planned=counts)
     text = done.summary()
     if done.memories_new:

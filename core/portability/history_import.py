@@ -30,6 +30,7 @@ key), files by their hash.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,7 +54,7 @@ from core.model.changes import Changes
 from core.model.entries import Actor, Privacy, Source, SourceType, Trust, iso, utc_now
 from core.model.errors import AmbryError, InvalidParams, Refused
 from core.model.text import plural
-from core.policy.field_screening import ONLY_A_SECRET, refuse_secret_name
+from core.policy.field_screening import ONLY_A_SECRET, Screened, Statements, screen_field
 from core.policy.own_files import known_secrets
 from core.portability import chatgpt_export, claude_export, markdown_notes, mcp_memory
 from core.portability.history import (
@@ -448,6 +449,42 @@ class _Job:
         ensure_thread(self.store, self.caller, thread_id, title, created, updated)
         insert_turns(self.store, self.caller, thread_id, screened, self.now)
 
+    def _refuse_secret_path(self, file: Path) -> None:
+        """Refuse the import if ``file``'s path holds a secret, in the check and the write
+        alike, so a dry run says what the import will. Its receipt keeps the path exactly
+        (a path with the secret replaced would point nowhere), so the file must be renamed.
+        The file is named by its place in the import and its path with the secret replaced.
+
+        Raises:
+            Refused: the file's name, or a folder's on its path, holds a secret.
+        """
+
+        def screened(text: str) -> Screened:
+            return screen_field(text, "path", statements=Statements.REDACT, known=self.known)
+
+        resolved = os.path.realpath(os.path.abspath(file))
+        found = screened(resolved).redacted
+        if not found:
+            return
+        # Named within the folder imported when the secret is there, else by its whole path.
+        where = screened(str(file)).text
+        root = Path(self.counts.path)
+        if root.is_dir() and file.is_relative_to(root):
+            inside = screened(str(file.relative_to(root)))
+            if inside.changed:
+                where = f"file {self.counts.files} in the folder ({inside.text})"
+        if screened(os.path.basename(resolved)).changed:
+            what, fix = "the file's name holds", "rename the file"
+        else:
+            what, fix = "the name of a folder on its path holds", "rename that folder"
+        raise Refused(
+            f"not imported: {where}: {what} what looks like a secret "
+            f"({', '.join(sorted(set(found)))}), and a file's receipt keeps its path as it is; "
+            f"{fix} and import again. Nothing was imported",
+            reason="secret in path",
+            field="path",
+        )
+
     def _linked(self, facts: FileFacts) -> bool:
         assert self.store is not None, "a write has its group's store"
         row = self.store.execute(
@@ -459,6 +496,8 @@ class _Job:
 
     def _note_file(self, note_file: NoteFile) -> None:
         self.counts.files += 1
+        if note_file.receipt:
+            self._refuse_secret_path(note_file.path)
         fresh: list[StoreRequest] = []
         size, count = note_file.path.stat().st_size, len(note_file.notes)
         # Checking the memories is the first half of a write's work on them, all of a check's.
@@ -515,7 +554,6 @@ class _Job:
         # Each file is linked to its receipt once, from its own path: a second file
         # with the same bytes gets a link of its own, a file imported again none.
         if facts is not None and (fresh or not has_receipt or not self._linked(facts)):
-            refuse_secret_name(facts.path, "path")
             write_receipt(
                 self.store,
                 self.caller,

@@ -14,6 +14,7 @@ import pytest
 
 from core.cli.main import main
 from core.model.entries import Actor
+from core.model.errors import Refused
 from core.portability.history import SourceKind
 from core.portability.history_import import MEMORY_BATCH, Cancelled, plan, planner, run
 from core.service import Caller, MemoryService
@@ -199,6 +200,47 @@ def test_a_dry_run_reports_the_secrets_the_import_redacts(
         "1 secret would be redacted\n"
     )
     assert main([*data, "import", "--from", "claude", str(CLAUDE)]) == 0
-    assert capsys.readouterr().out.splitlines()[1] == (
+    # The import reports what it added, not first what a dry run would have.
+    assert capsys.readouterr().out.splitlines()[0] == (
         "added 2 new threads, 5 new turns, 0 turns already present; 1 secret redacted"
     )
+
+
+def test_a_file_named_with_a_secret_is_refused_by_the_dry_run_as_by_the_import(
+    service: MemoryService, operator: Caller, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    token = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "other.md").write_text("# Deploys\n\n- The deploy runs from the ops box\n")
+    (notes / f"{token}.md").write_text("# Deploys\n\n- Prefers blue-green deploys\n")
+    expected = (
+        "not imported: file 2 in the folder ([SECRET_REDACTED].md): the file's name holds "
+        "what looks like a secret (stripe_live_key), and a file's receipt keeps its path as "
+        "it is; rename the file and import again. Nothing was imported"
+    )
+    with pytest.raises(Refused) as dry:
+        plan(service, operator, SourceKind.MARKDOWN, notes)
+    with pytest.raises(Refused) as done:
+        run(service, operator, SourceKind.MARKDOWN, notes)
+    assert dry.value.message == done.value.message == expected
+    data = ["--data-dir", str(service.data_dir.root)]
+    for extra in (["--dry-run"], []):
+        assert main([*data, "import", "--from", "markdown", str(notes), *extra]) == 1
+        out, err = capsys.readouterr()
+        assert (out, err) == ("", f"error: {expected}\n")
+    assert _memories(service) == 0
+    receipts = service.store_for("main").execute("SELECT count(*) FROM attachment_receipts").get
+    assert receipts == 0
+    # A secret in the name of a folder on the way is named as such.
+    inner = tmp_path / f"keys-{token}" / "deploy.md"
+    inner.parent.mkdir()
+    (notes / f"{token}.md").rename(inner)
+    with pytest.raises(
+        Refused,
+        match=r"^not imported: .*/keys-\[SECRET_REDACTED\]/deploy\.md: the "
+        "name of a folder on its path holds .*rename that folder",
+    ) as exc:
+        plan(service, operator, SourceKind.MARKDOWN, inner)
+    assert token not in exc.value.message
+    assert run(service, operator, SourceKind.MARKDOWN, notes).memories_new == 1
