@@ -285,7 +285,7 @@ def _sealed_line(count: int) -> str:
     return (
         f"{them} not searched by their words, which are encrypted, only by their tags: "
         "`ambry list` shows them (a secret one's text: `ambry reveal ID`), "
-        "`ambry search --tags TAG` finds them by tag, and `ambry delete ID` deletes one"
+        "`ambry list --tags TAG` finds them by tag, and `ambry delete ID` deletes one"
     )
 
 

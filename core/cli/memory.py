@@ -20,6 +20,7 @@ from core.cli.context import (
     whole,
     within,
 )
+from core.memory.writing import clean_tags
 from core.model.entries import (
     ENTRY_TYPES,
     MAX_SEARCH_LIMIT,
@@ -263,6 +264,7 @@ def cmd_delete(ctx: Context, args: argparse.Namespace) -> int:
 
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", choices=ENTRY_TYPES, help="only this type")
+    p.add_argument("--tags", metavar="A,B", help="only entries with all these tags")
     # memory_search's page size (cmd_list checks it); no ceiling on the offset.
     tool_limit_option(p, "memory_search", "entries", 50)
     offset_option(p, "entries")
@@ -275,7 +277,10 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> int:
     # to the oldest entry.
     limit = within(args.limit, "limit", 1, MAX_SEARCH_LIMIT)
     offset = at_least(args.offset, "offset", 0)
-    flt = EntryFilter(types=(EntryType(args.type),) if args.type else ())
+    # Every privacy, as the list shows them: a secret entry's tags find it, masked.
+    flt = EntryFilter(
+        types=(EntryType(args.type),) if args.type else (), tags=clean_tags(_tags(args.tags))
+    )
     store = ctx.service.store_for(ctx.group)
     page = read_page(lambda n, skip: store.recent(flt, n, skip), limit, offset)
     entries = [ctx.service.readable(e) for e in page.rows]  # private text decrypted, secrets masked

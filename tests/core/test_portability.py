@@ -703,7 +703,7 @@ def test_forget_says_which_private_memories_it_could_not_search_by_their_words(
     assert capsys.readouterr().out == (
         "nothing matches; nothing was deleted (1 private/secret memory not searched by "
         "their words, which are encrypted, only by their tags: `ambry list` shows them "
-        "(a secret one's text: `ambry reveal ID`), `ambry search --tags TAG` finds them by "
+        "(a secret one's text: `ambry reveal ID`), `ambry list --tags TAG` finds them by "
         "tag, and `ambry delete ID` deletes one)\n"
     )
     assert main([*d, "--json", "forget", "Marlowe", "--yes"]) == 0
@@ -724,6 +724,32 @@ def test_forget_says_which_private_memories_it_could_not_search_by_their_words(
     assert main([*d, "--json", "forget", "Marlowe", "--yes"]) == 0
     said = json.loads(capsys.readouterr().out)
     assert (len(said["entries"]), said["sealed_unsearched"]) == (1, 1)
+
+
+def test_the_command_forget_names_lists_a_secret_memory_by_its_tag(
+    service: MemoryService,
+    operator: Caller,
+    memory_keyring: object,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Before, forget said `ambry search --tags TAG` finds them, and search leaves
+    # secret memories out: "no matching memories".
+    d = ["--data-dir", str(service.data_dir.root)]
+    assert (
+        main([*d, "store", "Vault hint Vrennic", "--privacy", "secret", "--tags", "finance"]) == 0
+    )
+    sealed = capsys.readouterr().out.strip()
+    service.store(operator, {"type": "fact", "content": "Pays rent on the first"})
+    assert main([*d, "forget", "Vrennic", "--yes"]) == 0
+    assert "`ambry list --tags TAG` finds them by tag" in capsys.readouterr().out
+    assert main([*d, "list", "--tags", "Finance"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"{sealed}  [fact] active\n  [secret: reveal it in Ambry to read]\n")
+    assert out.count("mem-") == 1 and "tags: finance" in out and "Vrennic" not in out
+    assert main([*d, "list", "--tags", "finance,rent"]) == 0
+    assert capsys.readouterr().out == "no memories\n"
+    assert main([*d, "list", "--tags", "finance,"]) == 1
+    assert "tag 2 is empty" in capsys.readouterr().err
 
 
 def test_an_imported_memory_last_seen_long_ago_is_stale_at_once(
