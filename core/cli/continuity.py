@@ -127,8 +127,10 @@ def cmd_threads(ctx: Context, args: argparse.Namespace) -> int:
             ctx.notes(notes)
         case "rename":
             found = ctx.thread(args.thread)
-            thread = threads.rename_thread(service, ctx.caller, found.id, args.title)
+            renamed = threads.rename_thread(service, ctx.caller, found.id, args.title)
+            thread = renamed.thread
             ctx.emit(thread.to_dict(), f"renamed {thread.id} to {thread.title!r}")
+            ctx.notes(redaction_notes(renamed.redacted))
         case "delete":
             thread = ctx.thread(args.thread)
             if not args.yes and not confirm(

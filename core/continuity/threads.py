@@ -301,7 +301,16 @@ def open_titled(service: Workspace, caller: Caller, title: str) -> Opened:
     return Opened(thread, True, redacted)
 
 
-def rename_thread(service: Workspace, caller: Caller, thread_id: str, title: str) -> Thread:
+@dataclass(frozen=True)
+class Renamed:
+    """What renaming a thread did."""
+
+    thread: Thread
+    #: Pattern names of the secrets cut out of the title given, one per secret.
+    redacted: tuple[str, ...] = ()
+
+
+def rename_thread(service: Workspace, caller: Caller, thread_id: str, title: str) -> Renamed:
     """Give a thread a new title (the person's action; agents get :class:`Forbidden`)."""
     if caller.actor is Actor.AGENT:
         raise Forbidden("renaming a thread is for the person, in the app or the CLI")
@@ -332,7 +341,7 @@ def rename_thread(service: Workspace, caller: Caller, thread_id: str, title: str
     # The old title leaves the statistics' samples and the log, as a deleted one does.
     scrub(store, (), analyse=THREAD_TITLES)
     service.emit(Changes(group=store.group, threads=True, audit=True))
-    return thread
+    return Renamed(thread, redacted)
 
 
 def delete_thread(service: Workspace, caller: Caller, thread_id: str) -> Changes:

@@ -347,7 +347,7 @@ class ThreadsPage(LazyPage):
         except AmbryError as exc:
             messages.report(exc)
             return
-        messages.info(f"Thread renamed to “{renamed.title}”.")
+        messages.info(f"Thread renamed to “{renamed.thread.title}”.")
         self._invalidate(reload=False)
 
     def delete(self) -> None:

@@ -140,6 +140,7 @@ def test_opening_a_thread_and_attaching_say_what_they_redacted(
     code, out, err = run(capsys, *d, "threads", "open", f"Deploy {token}")
     assert code == 0 and out.startswith("thr-")
     assert err == "note: 1 secret replaced by [SECRET_REDACTED]: github_token\n"
+    tid = out.strip()
     plain = tmp_path / "plain.txt"
     plain.write_text("x\n")
     code, out, err = run(
@@ -147,6 +148,16 @@ def test_opening_a_thread_and_attaching_say_what_they_redacted(
     )
     assert code == 0 and token not in out + err
     assert err.splitlines()[-1] == "note: 2 secrets replaced by [SECRET_REDACTED]: github_token"
+    # Renaming too: before, the title was stored redacted without a word.
+    stripe = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+    code, out, err = run(capsys, *d, "threads", "rename", tid, f"Release {stripe}")
+    assert (code, out) == (0, f"renamed {tid} to 'Release [SECRET_REDACTED]'\n")
+    assert err == "note: 1 secret replaced by [SECRET_REDACTED]: stripe_live_key\n"
+    assert run(capsys, *d, "threads", "rename", tid, "Release") == (
+        0,
+        f"renamed {tid} to 'Release'\n",
+        "",
+    )
 
 
 def test_show_and_history_call_a_superseded_version_superseded(

@@ -142,7 +142,7 @@ def test_rename_and_delete_are_for_the_person(
         threads.delete_thread(service, agent, tid)
     with pytest.raises(Conflict):
         threads.rename_thread(service, operator, tid, "OTHER")
-    assert threads.rename_thread(service, operator, tid, "New name").title == "New name"
+    assert threads.rename_thread(service, operator, tid, "New name").thread.title == "New name"
     # Deleting keeps the exchanges (unfiled) and the sessions, drops the handoffs.
     threads.set_session_thread(service, agent, tid)
     episodes.log_exchange(service, agent, "user", "remember the deploy window")
