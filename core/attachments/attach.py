@@ -193,8 +193,10 @@ def prepare_observation(
     Raises:
         Refused: the observation states a credential.
     """
-    result = screen_field(text[: 4 * MAX_OBSERVATION_CHARS], "observation", known=known)
-    excerpt, markers = _one_line_excerpt(result.text, MAX_OBSERVATION_CHARS)
+    # Screened whole, then folded onto one line and cut: a secret straddling a cut
+    # would leave a piece of itself that no longer looks like one.
+    result = screen_field(text, "observation", known=known)
+    excerpt, markers = _one_line_excerpt(single_line(result.text), MAX_OBSERVATION_CHARS)
     return excerpt, result.redacted, markers
 
 

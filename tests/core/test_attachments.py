@@ -606,6 +606,25 @@ def test_observations_are_one_line_and_bounded(text: str) -> None:
     assert len(excerpt) <= att.MAX_OBSERVATION_CHARS
 
 
+def test_an_observation_is_screened_before_it_is_cut(
+    service: MemoryService, operator: Caller, files: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, the observation was cut to 4,000 characters and then screened, so a token
+    # straddling the cut kept "ghp_Zq" in clear once the spaces were folded.
+    token = "ghp_" + "Zq8Lr2Wx5Tn9Vb3Kc7Mp1Hs4Jd6Fg0YaUeRt"
+    observation = "note" + " " * (4 * att.MAX_OBSERVATION_CHARS - 10) + token
+    path = write(files / "plan.txt", "Launch moved to Friday\n")
+    d = ["--data-dir", str(service.data_dir.root)]
+    assert cli_main([*d, "attach", str(path), "--observation", observation]) == 0
+    err = capsys.readouterr().err
+    assert err.endswith("note: 1 secret replaced by [SECRET_REDACTED]: github_token\n")
+    stored = service.store_for("main").execute(
+        "SELECT observation FROM attachment_receipts UNION ALL "
+        "SELECT observation FROM attachment_receipt_turns"
+    )
+    assert [r[0] for r in stored] == ["note [SECRET_REDACTED]"] * 2
+
+
 def test_extracted_text_and_excerpt_are_capped(
     service: MemoryService, operator: Caller, files: Path
 ) -> None:
