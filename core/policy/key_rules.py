@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from core.policy.rule_types import Rule, Span, Tier, edge
+from core.policy.token_formats import random_enough
 
 
 def _openai_body(m: re.Match[str]) -> Span | None:
@@ -20,12 +21,25 @@ def _openai_body(m: re.Match[str]) -> Span | None:
     return None
 
 
+def _random_body(m: re.Match[str]) -> Span | None:
+    # Glued to a name, only a generated body counts: "x_ghp_" and 36 letters of one
+    # case is a long identifier, not a token.
+    return m.span() if random_enough(m.group("body")) else None
+
+
 def _slack(m: re.Match[str]) -> Span | None:
     return m.span() if any(c.isdigit() for c in m.group()) else None
 
 
 _D, _P = Tier.DEFINITE, Tier.PROBABLE
 _EDGE = edge("A-Za-z0-9_-")
+#: Right after "_", as in "service_sk_live_…" or "x_ghp_…": the rules above never
+#: start a token inside an identifier, so a token glued to a name is caught by its
+#: provider's full format alone (exact length and alphabet, a generated body, and
+#: nothing of the name's alphabet after it). "my_ghp_helper" and "use_sk_live_mode"
+#: are not that.
+_GLUED = "(?<=_)"
+_GLUED_TAIL = "(?![A-Za-z0-9_])"
 
 #: In the order :data:`core.policy.secret_rules.RULES` tries them.
 RULES: tuple[Rule, ...] = (
@@ -94,6 +108,31 @@ RULES: tuple[Rule, ...] = (
         back=1,
     ),
     Rule(
+        "github_token",
+        _D,
+        re.compile(_GLUED + r"gh[pousr]_(?P<body>[A-Za-z0-9]{36})" + _GLUED_TAIL),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        needs="_",
+        extract=_random_body,
+    ),
+    Rule(
+        "github_pat",
+        _D,
+        re.compile(_GLUED + r"github_pat_(?P<body>[A-Za-z0-9]{22}_[A-Za-z0-9]{59})" + _GLUED_TAIL),
+        ("github_pat_",),
+        needs="_",
+        extract=_random_body,
+    ),
+    Rule(
+        "stripe_live_key",
+        _D,
+        re.compile(_GLUED + r"[sr]k_live_(?P<body>[0-9A-Za-z]{24,})" + _GLUED_TAIL),
+        ("k_live_",),
+        needs="_",
+        back=1,
+        extract=_random_body,
+    ),
+    Rule(
         "jwt",
         _D,
         re.compile(_EDGE + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
@@ -107,5 +146,14 @@ RULES: tuple[Rule, ...] = (
         ("k_test_",),
         needs="_",
         back=1,
+    ),
+    Rule(
+        "stripe_test_key",
+        _P,
+        re.compile(_GLUED + r"[sr]k_test_(?P<body>[0-9A-Za-z]{24,})" + _GLUED_TAIL),
+        ("k_test_",),
+        needs="_",
+        back=1,
+        extract=_random_body,
     ),
 )

@@ -361,6 +361,7 @@ def _secret_cases() -> list[Case]:
         + _twilio_auth_token_cases()
         + _test_card_code_cases()
         + _oauth_token_cases()
+        + _glued_token_cases()
     )
     return cases + _number_cases() + _wrapped_cases() + later
 
@@ -684,6 +685,36 @@ def _glued_name_cases() -> list[Case]:
     )
 
 
+def _glued_token_cases() -> list[Case]:
+    """Tokens in their provider's full format glued after "_" to a name, where no
+    token starts otherwise ("service_sk_live_…")."""
+
+    def alnum(n: int) -> str:
+        while True:
+            body = "".join(_later.choice(ALNUM) for _ in range(n))
+            if sum(any(f(c) for c in body) for f in (str.islower, str.isupper, str.isdigit)) > 1:
+                return body
+
+    return (
+        _cases(
+            "github_token",
+            ["x_{v}", "GITHUB_TOKEN_{v}", "deploy with backup_{v} today"],
+            [p + alnum(36) for p in ("ghp_", "gho_", "ghs_")],
+        )
+        + _cases(
+            "github_pat",
+            ["ci_{v}"],
+            ["github_pat_" + alnum(22) + "_" + alnum(59)],
+        )
+        + _cases(
+            "stripe_live_key",
+            ["service_{v}", "STRIPE_{v}", "billing_{v} is the live key"],
+            ["sk_live_" + alnum(24), "rk_live_" + alnum(24), "sk_live_" + alnum(99)],
+        )
+        + _cases("stripe_test_key", ["sandbox_{v}"], ["sk_test_" + alnum(24)])
+    )
+
+
 def _signature_cases() -> list[Case]:
     """Shared access signatures of other lengths than HMAC-SHA256's padded 44
     characters: unpadded, URL-safe, SHA-1's, SHA-512's, in a Service Bus token."""
@@ -1002,6 +1033,14 @@ def _benign() -> list[str]:
         "- [ ] rotate credentials\n- [x] set up 2FA",
         "The secret ingredient is cardamom.",
         "He said the password was 'swordfish' in the 1932 film Horse Feathers.",
+        # Names that hold a provider's prefix after "_", in no token's format.
+        "my_ghp_helper = load_helper()",
+        "if use_sk_live_mode: charge(card)",
+        "settings.use_sk_live_mode_for_all_the_payments_now = False",
+        "is_sk_live_configured_for_tenant_acmecorp = check()",
+        "from tools import run_ghp_sync_against_the_whole_organisation_repos",
+        "STRIPE_SK_TEST_MODE_ENABLED_FOR_EVERY_SANDBOX_ACCOUNT=1",
+        "def fetch_github_pat_scopes(session): ...",
     ]
     generated: list[str] = []
     for _ in range(8):

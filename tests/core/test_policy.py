@@ -97,6 +97,23 @@ def test_possible_secret_is_held_for_review_with_the_reason(
     assert (e.review_reason or "").startswith("possible secret")
 
 
+def test_a_token_glued_to_a_name_is_redacted_not_held_for_review(
+    service: MemoryService, agent: Caller
+) -> None:
+    # Before, "service_sk_live_…" was only a possible secret (long_base64): the
+    # memory went to review with the key in clear on disk.
+    key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dcQ"
+    e = service.store(agent, {"type": "context", "content": f"billing uses service_{key}"}).entry
+    assert (e.status, e.review_reason) == (Status.ACTIVE, None)
+    assert e.content == "billing uses service_[SECRET_REDACTED]"
+    stored = service.store_for("main").execute("SELECT content FROM memory_entries").fetchall()
+    assert key not in str(stored)
+    # A name that merely holds the prefix is kept as written.
+    text = "Set use_sk_live_mode and my_ghp_helper before the release"
+    e = service.store(agent, {"type": "context", "content": text}).entry
+    assert (e.status, e.review_reason, e.content) == (Status.ACTIVE, None, text)
+
+
 def test_the_persons_own_commit_hash_is_kept_as_typed_not_held(
     service: MemoryService, operator: Caller
 ) -> None:
