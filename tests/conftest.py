@@ -56,6 +56,21 @@ def memory_keyring() -> Iterator[object]:
 
 
 @pytest.fixture
+def plain_file_keyring(tmp_path: Path) -> Iterator[object]:
+    """A keyring backend that writes keys into a plain file, as keyrings.alt's does."""
+    import keyring
+
+    previous = keyring.get_keyring()
+
+    from tests.keyring_backend import PlainFileKeyring
+
+    backend = PlainFileKeyring(tmp_path / "keyring_pass.cfg")
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
 def no_keyring() -> Iterator[None]:
     """The machine's own situation, made explicit: no keyring backend at all
     (whatever an earlier test in the process left installed)."""

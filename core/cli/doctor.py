@@ -36,6 +36,7 @@ from core.cli.doctor_storage import (
     check_schemas,
     readable,
 )
+from core.cli.installation import reinstall_command
 from core.cli.logfile import log_file, log_problem
 from core.cli.qtlibs import check_qt_libraries, report
 from core.model.errors import AmbryError, InvalidParams
@@ -47,6 +48,7 @@ from core.storage.crypto import (
 )
 from core.storage.db import open_database
 from core.storage.file_safety import peer_uid, socket_path_too_long
+from core.storage.keyrings import keyring_verdict, os_keyring_fix
 from core.storage.paths import (
     DataDir,
     LocatedDataDir,
@@ -107,20 +109,15 @@ def check_data_key(data_dir: DataDir) -> Finding | None:
 
 
 def check_keyring() -> Finding:
-    import keyring
-    from keyring.backends import fail
-
-    backend = keyring.get_keyring()
-    name = f"{type(backend).__module__}.{type(backend).__name__}"
-    if isinstance(backend, fail.Keyring):
+    verdict = keyring_verdict()
+    if verdict.problem is not None:
         return Finding(
             "keyring",
             Status.WARN,
-            "no OS keyring: private and secret memories cannot be stored",
-            "install and unlock a Secret Service keyring (gnome-keyring or KWallet), "
-            "or pip install keyrings.alt",
+            f"no OS keyring: {verdict.problem}; private and secret memories cannot be stored",
+            os_keyring_fix(),
         )
-    return Finding("keyring", Status.OK, name)
+    return Finding("keyring", Status.OK, verdict.name)
 
 
 def check_socket() -> Finding:
@@ -217,7 +214,7 @@ def check_model(model_dir: str = "") -> Finding:
             "embedding_model_dir DIR`, or Settings → Search in the app), or go back to "
             "the model Ambry ships (`ambry settings embedding_model_dir --reset`)"
             if model_dir
-            else "reinstall Ambry (pip install --force-reinstall ambry)"
+            else f"reinstall Ambry ({reinstall_command()})"
         )
         return Finding("model", Status.FAIL, f"{exc}; search ranks by keywords only", fix)
     where = model_dir or "shipped with Ambry, hashes checked"

@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from core.model.config import atomic_write
 from core.model.errors import StorageError
+from core.storage.keyrings import keyring_verdict, no_keyring_message
 
 KEYRING_SERVICE = "Ambry"
 PREFIX = "enc1:"
@@ -149,6 +150,18 @@ def key_present(data_root: Path) -> bool:
         raise KeyUnavailable(f"the OS keyring refused access to Ambry's key: {exc}") from exc
 
 
+def require_os_keyring() -> None:
+    """Refuse to seal anything unless an OS keyring holds the key.
+
+    Raises:
+        KeyUnavailable: no keyring, or one that keeps keys in a plain file
+            (:mod:`core.storage.keyrings`).
+    """
+    verdict = keyring_verdict()
+    if verdict.problem is not None:
+        raise KeyUnavailable(no_keyring_message(verdict))
+
+
 def load_key(data_root: Path, *, create: bool) -> bytes | None:
     """The data key of ``data_root`` from the OS keyring; created on first use if asked.
 
@@ -157,20 +170,19 @@ def load_key(data_root: Path, *, create: bool) -> bytes | None:
     A new key gets a random entry name, written to ``key-name`` first.
 
     Raises:
-        KeyUnavailable: no usable keyring backend, or the keyring refused.
+        KeyUnavailable: no OS keyring (none, or one that keeps keys in a plain
+            file: see :mod:`core.storage.keyrings`), or the keyring refused.
     """
     import keyring
     import keyring.errors
     from keyring.backends import fail
 
-    backend = keyring.get_keyring()
-    if isinstance(backend, fail.Keyring):
-        raise KeyUnavailable(
-            "private and secret entries need an OS keyring to hold Ambry's encryption key, "
-            "and none is available. On Linux install and unlock a Secret Service provider "
-            "(GNOME Keyring or KWallet); on macOS and Windows the system keychain is used. "
-            "Public entries keep working."
-        )
+    if create:
+        require_os_keyring()
+    elif isinstance(keyring.get_keyring(), fail.Keyring):
+        raise KeyUnavailable(no_keyring_message(keyring_verdict()))
+    # A key an earlier version put in a plain-file keyring is still read, so its
+    # memories can be read and exported; nothing new is sealed with it.
     pinned = _pinned_account(data_root)
     try:
         account, stored = _lookup(data_root)

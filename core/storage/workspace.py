@@ -35,6 +35,7 @@ from core.storage.crypto import (
     is_encrypted,
     keyed_hash,
     load_key,
+    require_os_keyring,
 )
 from core.storage.paths import DataDir, validate_group
 from core.storage.rows import NewRow
@@ -428,7 +429,13 @@ class Workspace:
         return NewRow(replace(entry, content=sealed), search_text="", content_key=key)
 
     def data_key(self, *, create: bool) -> bytes | None:
-        """The key that seals private and secret content (``None`` if absent and not created)."""
+        """The key that seals private and secret content (``None`` if absent and not created).
+
+        ``create``: the key is for sealing, which needs an OS keyring even when a
+        plain-file keyring already holds a key to read with.
+        """
+        if create:
+            require_os_keyring()
         if self._key is None:
             self._key = load_key(self.data_dir.root, create=False)
             if self._key is None and create:

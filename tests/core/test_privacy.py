@@ -92,6 +92,53 @@ def test_without_a_keyring_private_writes_fail_clearly_and_public_ones_work(
     assert service.store_for("main").total() == 1
 
 
+def test_a_keyring_that_keeps_keys_in_a_plain_file_counts_as_none(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], plain_file_keyring: object
+) -> None:
+    from tests.keyring_backend import PlainFileKeyring
+
+    assert isinstance(plain_file_keyring, PlainFileKeyring)
+    args = ("--data-dir", str(tmp_path / "data"), "--create")
+    assert main([*args, "store", "--privacy", "secret", SECRET_TEXT]) == 1
+    err = capsys.readouterr().err
+    assert "need an OS keyring" in err and "plain file" in err and "Public entries keep" in err
+    assert not plain_file_keyring.path.exists()  # no key was written beside the data
+    assert main([*args, "store", "Public fact"]) == 0
+    capsys.readouterr()
+    assert main([*args, "doctor", "--no-mcp", "--json"]) == 0
+    found = {f["check"]: f for f in json.loads(capsys.readouterr().out)}
+    keyring_check = found["keyring"]
+    assert keyring_check["status"] == "warn"
+    assert "PlainFileKeyring" in keyring_check["detail"]
+    assert "keyrings.alt" not in keyring_check["fix"] and "pip" not in keyring_check["fix"]
+    assert "Secret Service" in keyring_check["fix"]
+
+
+def test_a_key_already_in_a_plain_file_keyring_reads_but_seals_nothing_new(
+    data_dir: DataDir, tmp_path: Path, memory_keyring: object
+) -> None:
+    import keyring
+
+    from tests.keyring_backend import MemoryKeyring, PlainFileKeyring
+
+    assert isinstance(memory_keyring, MemoryKeyring)
+    svc = MemoryService(data_dir)
+    op = svc.open_session("main", Actor.OPERATOR)
+    kept = svc.store(op, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"}).entry
+    svc.close()
+    # The key an earlier version put in a plain-file keyring (the fixture restores its own).
+    plain = PlainFileKeyring(tmp_path / "keyring_pass.cfg")
+    for (service_name, account), value in memory_keyring.passwords.items():
+        plain.set_password(service_name, account, value)
+    keyring.set_keyring(plain)
+    svc = MemoryService(data_dir)
+    op = svc.open_session("main", Actor.OPERATOR)
+    assert svc.get("main", kept.id).content == PRIVATE_TEXT
+    with pytest.raises(KeyUnavailable, match="need an OS keyring"):
+        svc.store(op, {"type": "fact", "content": "Takes levothyroxine", "privacy": "private"})
+    svc.close()
+
+
 def test_the_key_is_bound_to_the_entry(
     service: MemoryService, operator: Caller, memory_keyring: object
 ) -> None:

@@ -567,3 +567,26 @@ def test_a_codex_entry_that_has_only_the_persons_env_table_gets_ours_beside_it(
     }
     assert data["tui"] == {"x": 1}
     assert "already" in run(capsys, "setup", "codex")[1]
+
+
+@pytest.mark.parametrize(
+    ("marker", "command"),
+    [
+        ("pipx_metadata.json", "pipx reinstall ambry"),
+        ("uv-receipt.toml", "uv tool upgrade --reinstall ambry"),
+        ("pyvenv.cfg", "-m pip install --force-reinstall ambry"),
+    ],
+)
+def test_the_reinstall_fix_names_the_tool_that_installed_ambry(
+    tmp_path: Path, marker: str, command: str
+) -> None:
+    from core.cli.installation import reinstall_command
+
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (venv / marker).write_text("")
+    assert command in reinstall_command(venv)
+    # Unknown: all three ways, to pick from.
+    unknown = reinstall_command(tmp_path / "elsewhere")
+    assert "pipx reinstall" in unknown and "uv tool upgrade" in unknown and "pip" in unknown
