@@ -36,14 +36,24 @@ def _confirm(question: str, refusal: str = NEEDS_YES) -> bool:
     return confirm(question, refusal)
 
 
-def _passphrase(args: argparse.Namespace, *, twice: bool) -> str | None:
+def _passphrase(args: argparse.Namespace, *, twice: bool, need: str) -> str:
+    """The passphrase from ``--passphrase-env``, else typed at the terminal.
+
+    Raises:
+        InvalidParams: neither can give one; the message, ``need`` (what needs it)
+            and then how to give it, names the option (``field``).
+    """
     if args.passphrase_env:
         value = os.environ.get(args.passphrase_env)
         if not value:
             raise InvalidParams(f"environment variable {args.passphrase_env} is empty or unset")
         return value
     if not sys.stdin.isatty():
-        return None
+        raise InvalidParams(
+            f"{need}: run it in a terminal to type it, or put it in an environment "
+            "variable and give its name with --passphrase-env VAR",
+            field="passphrase_env",
+        )
     first = getpass.getpass("Passphrase: ")
     if twice and getpass.getpass("Passphrase again: ") != first:
         raise InvalidParams("the passphrases differ; nothing was exported")
@@ -100,7 +110,15 @@ def cmd_export(ctx: Context, args: argparse.Namespace) -> int:
             "export - writes to standard output, which is closed; give a file name",
             field="file",
         )
-    phrase = _passphrase(args, twice=True) if args.include_private else None
+    phrase = (
+        _passphrase(
+            args,
+            twice=True,
+            need="exporting private and secret entries needs a passphrase to encrypt them",
+        )
+        if args.include_private
+        else None
+    )
     try:
         if to_stdout:
             sys.stdout.flush()
@@ -206,9 +224,12 @@ def cmd_import(ctx: Context, args: argparse.Namespace) -> int:
     except InvalidParams as exc:
         if exc.field != "passphrase":
             raise
-        phrase = _passphrase(args, twice=False)
-        if phrase is None:
-            raise
+        phrase = _passphrase(
+            args,
+            twice=False,
+            need=f"{args.file} holds encrypted private entries, which need the passphrase "
+            "it was exported with",
+        )
         checked = read_export(args.file, phrase)
     report = import_checked(
         ctx.service, ctx.caller, checked, progress=progress_line("importing", watching(ctx))

@@ -371,3 +371,33 @@ def test_list_says_when_more_follow_and_when_it_read_past_the_end(
     assert [e["content"] for e in json.loads(out)] == [f"Fact number {n}" for n in (4, 3, 2)]
     assert err == "(more follow: add --offset 3)\n"
     assert run(capsys, *d, "--json", "list", "--offset", "1500") == (0, "[]\n", "")
+
+
+def test_a_passphrase_that_cannot_be_asked_for_names_how_to_give_it(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    memory_keyring: object,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Under pytest standard input is not a terminal, as with `</dev/null`.
+    data = ("--data-dir", str(tmp_path / "data"), "--create")
+    assert run(capsys, *data, "store", "--privacy", "private", "Sees Dr Ames")[0] == 0
+    out = tmp_path / "all.jsonl"
+    code, _, err = run(capsys, *data, "export", str(out), "--include-private")
+    assert code == 1 and not out.exists()
+    assert "needs a passphrase to encrypt them" in err
+    assert "run it in a terminal" in err and "--passphrase-env VAR" in err
+    code, _, err = run(capsys, *data, "--json", "export", str(out), "--include-private")
+    assert code == 1 and json.loads(err)["error"]["field"] == "passphrase_env"
+    monkeypatch.setenv("AMBRY_PASS", "correct horse")
+    assert (
+        run(
+            capsys, *data, "export", str(out), "--include-private", "--passphrase-env", "AMBRY_PASS"
+        )[0]
+        == 0
+    )
+    other = ("--data-dir", str(tmp_path / "other"), "--create")
+    code, _, err = run(capsys, *other, "import", str(out))
+    assert code == 1 and "the passphrase it was exported with" in err
+    assert "run it in a terminal" in err and "--passphrase-env VAR" in err
+    assert run(capsys, *other, "import", str(out), "--passphrase-env", "AMBRY_PASS")[0] == 0
