@@ -193,6 +193,7 @@ examples:
   ambry search --json tea | jq -r '.results[0].id'
   ambry forget coffee
   ambry export backup.jsonl
+  ambry                     (no command: open the desktop app)
   ambry COMMAND --help      (a command's options, with their defaults)
 
 exit status: 0 done; 1 error (one `error:` line on stderr, or a JSON object
@@ -202,7 +203,9 @@ under --json); 2 usage error; 130 interrupted (Ctrl-C)."""
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ambry",
-        description="Ambry: local memory for AI assistants.",
+        description="Ambry: local memory for AI assistants.\n\n"
+        "With no COMMAND, `ambry` opens the desktop app, which also serves agents on the\n"
+        "local socket while it runs (`ambry serve` serves them without a window).",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -223,6 +226,9 @@ def build_parser() -> argparse.ArgumentParser:
         # so there the data dir's --create goes before the command name.
         if "--create" not in sub._option_string_actions:
             add_create_option(sub, suppress=True)
+    # argparse shows the subcommand as required; with none, Ambry opens the app.
+    usage = parser.format_usage().removeprefix("usage: ").rstrip("\n")
+    parser.usage = usage.replace(" COMMAND ...", " [COMMAND ...]")
     return parser
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
@@ -58,3 +59,19 @@ def test_crash_handler_shows_a_dialog_for_bugs(
 def test_style_and_icon_load(qtbot: QtBot) -> None:
     assert "#sidebar" in app.load_style()
     assert not app.app_icon().isNull()
+
+
+def test_ambry_with_no_command_opens_the_app_as_its_help_says(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from core.cli.main import build_parser, main
+
+    help_text = build_parser().format_help()
+    assert "With no COMMAND, `ambry` opens the desktop app" in help_text
+    assert help_text.splitlines()[2].strip() == "[COMMAND ...]"  # optional in the usage
+    # No command reaches the app, which here says it has no display to open on.
+    for name in ("QT_QPA_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(app.sys, "platform", "linux")
+    assert main(["--data-dir", str(tmp_path)]) == 1
+    assert "no display available" in capsys.readouterr().err
