@@ -4,6 +4,7 @@ instance per data folder, themes and the menu bar."""
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -151,6 +152,32 @@ def test_window_remembers_place_page_and_group(
     assert again.nav.currentRow() == Nav.AUDIT
     assert again.geometry() == placed
     again.close()
+
+
+def test_the_window_preferences_file_is_owner_only(
+    qtbot: QtBot, state: AppState, executor: Executor, data_dir: DataDir, tmp_path: Path
+) -> None:
+    ini = data_dir.root / "desktop.ini"
+    lock = data_dir.root / "desktop.ini.lock"
+    previous = os.umask(0o022)  # the usual umask, under which Qt writes files 0644
+    try:
+        first = MainWindow(state, executor, None, tmp_path / "s.sock", "off")
+        qtbot.addWidget(first)
+        first.show()
+        first.close()
+        assert ini.read_text() and stat.S_IMODE(ini.stat().st_mode) == 0o600
+        # One an earlier version wrote, and the lock file a crash left beside it.
+        ini.chmod(0o644)
+        lock.write_text("")
+        lock.chmod(0o644)
+        again = MainWindow(state, executor, None, tmp_path / "s.sock", "off")
+        qtbot.addWidget(again)
+        assert stat.S_IMODE(ini.stat().st_mode) == 0o600
+        assert stat.S_IMODE(lock.stat().st_mode) == 0o600  # until Qt's next write clears it
+        again.close()
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(ini.stat().st_mode) == 0o600
 
 
 @pytest.mark.qt_log_ignore(OFFSCREEN_NOISE, r"This plugin does not support raise\(\)")
