@@ -42,6 +42,7 @@ from core.model.errors import AmbryError, InvalidParams
 from core.policy.manifest import load_manifest
 from core.service import MemoryService
 from core.storage.paths import (
+    DATA_DIR_ENV,
     DEFAULT_GROUP,
     DataDir,
     DataDirOrigin,
@@ -271,21 +272,32 @@ def open_data_dir(
     """
     if explicit is not None and not explicit.strip():
         # An unset shell variable, say: not a reason to open the default store.
-        raise AmbryError("--data-dir is empty; give a directory (or leave the option out)")
+        raise InvalidParams(
+            "--data-dir is empty; give a directory (or leave the option out)",
+            field="data_dir",
+            rule="minLength",
+        )
     located = locate_data_dir(explicit)
     data_dir = DataDir(located.path)
     root = data_dir.root
+    # A setting to fix, as a relative AMBRY_DATA_DIR is: ``field`` names the option or
+    # the variable that named the folder.
+    field = DATA_DIR_ENV if located.origin is DataDirOrigin.ENV else "data_dir"
     if root.exists() and not root.is_dir():
-        raise AmbryError(
-            f"data dir {located.describe()} is a file, not a directory; give a directory"
+        raise InvalidParams(
+            f"data dir {located.describe()} is a file, not a directory; give a directory",
+            field=field,
+            rule="not_a_directory",
         )
     if create:
         data_dir.ensure()
     elif located.named and needs_store and not root.exists():
         check = "the variable" if located.origin is DataDirOrigin.ENV else "the path"
-        raise AmbryError(
+        raise InvalidParams(
             f"data dir {located.describe()} does not exist; check {check}, or add --create "
-            "to start a new store there"
+            "to start a new store there",
+            field=field,
+            rule="exists",
         )
     return data_dir, located
 

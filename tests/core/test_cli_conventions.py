@@ -315,9 +315,18 @@ def test_a_data_dir_named_by_the_environment_must_exist_too(
         "or add --create to start a new store there\n"
     )
     code, _, err = run(capsys, "--json", "store", "Likes tea")
-    assert (
-        code == 1 and "(from AMBRY_DATA_DIR) does not exist" in json.loads(err)["error"]["message"]
+    refused = json.loads(err)["error"]
+    assert code == 1 and "(from AMBRY_DATA_DIR) does not exist" in refused["message"]
+    # A documented code, as for a relative AMBRY_DATA_DIR (not the catch-all "error").
+    assert (refused["code"], refused["field"], refused["rule"]) == (
+        "invalid_params",
+        "AMBRY_DATA_DIR",
+        "exists",
     )
+    monkeypatch.delenv("AMBRY_DATA_DIR")
+    code, _, err = run(capsys, "--json", "--data-dir", str(typo), "list")
+    assert code == 1 and json.loads(err)["error"]["field"] == "data_dir"
+    monkeypatch.setenv("AMBRY_DATA_DIR", str(typo))
     assert not typo.exists()
     code, out, _ = run(capsys, "--create", "store", "Likes tea")
     assert code == 0 and out.startswith("mem-") and DataDir(typo).groups() == ["main"]

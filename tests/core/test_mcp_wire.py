@@ -315,7 +315,24 @@ def test_an_mcp_server_that_cannot_start_answers_with_the_reason(tmp_path: Path)
     replies = [json.loads(line) for line in done.stdout.splitlines()]
     assert [r["id"] for r in replies] == [0, 1, 2]
     assert all(str(missing) in r["error"]["message"] for r in replies)
+    assert "add --create" in replies[0]["error"]["message"]
+    # A setting to fix, answered with a code docs/protocol.md lists (not -32000 "error").
+    assert {r["error"]["code"] for r in replies} == {-32602}
+    assert replies[0]["error"]["data"] == {
+        "code": "invalid_params",
+        "field": "AMBRY_DATA_DIR",
+        "rule": "exists",
+    }
     assert done.returncode == 1 and not missing.exists()
+    done = subprocess.run(
+        [str(AMBRY), "--data-dir", str(missing), "mcp"],
+        input=asked[0] + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    [reply] = [json.loads(line) for line in done.stdout.splitlines()]
+    assert reply["error"]["data"]["field"] == "data_dir" and not missing.exists()
 
 
 @pytest.mark.parametrize(
