@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QPushButton, QWidg
 from core.cli.setup import CLIENTS, install, replaced_summary
 from core.model.errors import AmbryError
 from desktop.widgets import messages
+from desktop.widgets.path_label import PathLabel
 from desktop.widgets.watch import AppState
 
 #: The clients offered, in the order people most often have them.
@@ -46,9 +47,9 @@ class SetupBox(QGroupBox):
             button = QPushButton(f"Add to {CLIENTS[name].label}", self)
             button.setToolTip(f"Merge Ambry into {self.paths[name]} (backed up first)")
             button.clicked.connect(lambda _c=False, n=name: self.set_up(n))
-            where = QLabel(str(self.paths[name]), self)
+            # Cut in the middle where the page is narrow (the whole path in its tooltip).
+            where = PathLabel(str(self.paths[name]), self)
             where.setObjectName("hint")
-            where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.buttons[name] = button
             grid.addWidget(button, row, 0)
             grid.addWidget(where, row, 1)

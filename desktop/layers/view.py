@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -88,8 +89,12 @@ class LayersPage(LazyPage):
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("layersTree")
         self.tree.setHeaderLabels(["Layer", "When", "What"])
-        self.tree.setColumnWidth(0, 260)
-        self.tree.setColumnWidth(1, 110)
+        # The columns share the tree's width, so "What" is never pushed past its edge
+        # in a narrow window; a cut id or hook is whole in its tooltip.
+        header = self.tree.header()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("layersDetail")
         self.links = QListWidget(self)
@@ -210,9 +215,10 @@ class LayersPage(LazyPage):
             groups[key].setFirstColumnSpanned(True)
         for turn in view.flash_turns:
             who = turn["name"] or turn["speaker"]
-            QTreeWidgetItem(
+            turn_item = QTreeWidgetItem(
                 groups["flash"], [f"#{turn['id']} {who}", short_time(turn["at"]), turn["text"]]
             )
+            turn_item.setToolTip(2, turn["text"])
         for day in view.days:
             if day["layer"] == "flash":
                 continue
@@ -226,6 +232,7 @@ class LayersPage(LazyPage):
     def _add(self, parent: QTreeWidgetItem, summary: dict[str, Any], when: str) -> None:
         item = QTreeWidgetItem(parent, [summary["id"], when, summary["hook"]])
         item.setData(0, _ID, summary["id"])
+        item.setToolTip(0, summary["id"])
         item.setToolTip(2, summary["hook"])
         self._items[summary["id"]] = item
 

@@ -19,6 +19,7 @@ from core.service import Caller, MemoryService
 from desktop.memories.editor import FORM_WIDTH
 from desktop.memories.filters import PLACEHOLDERS
 from desktop.shell.main_window import MainWindow, Nav
+from desktop.widgets.path_label import PathLabel
 from tests.desktop.conftest import add
 
 SMALL = (900, 600)
@@ -219,3 +220,42 @@ def test_a_claim_gets_more_room_than_the_columns_beside_it(qtbot: QtBot, small: 
     # Two lines a claim: "The cache is cold on Mondays" shows whole.
     assert table.fontMetrics().horizontalAdvance(text) <= 2 * (room - 12)
     assert table.rowHeight(0) >= 2 * table.fontMetrics().lineSpacing()
+
+
+def test_connect_cuts_long_config_paths_instead_of_scrolling_sideways(
+    qtbot: QtBot, small: MainWindow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A home folder as long as many are: the clients' config paths are wider than the page.
+    home = tmp_path / "home-of-someone-with-a-long-name"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    small.go(Nav.CONNECT)
+    page = small.connect_page
+    no_sideways_scroll(qtbot, small)
+    # The page is a scroll area of its own: it too scrolls down only.
+    qtbot.waitUntil(lambda: page.widget().width() <= page.viewport().width())
+    assert not page.horizontalScrollBar().isVisible()
+    page.ensureWidgetVisible(page.copy_snippet_button)
+    qtbot.waitUntil(lambda: whole(page.copy_snippet_button))
+    desktop_path = page.setup_box.paths["claude-desktop"]
+    [shown] = [
+        label
+        for label in page.setup_box.findChildren(PathLabel)
+        if label.path() == str(desktop_path)
+    ]
+    assert "…" in shown.text() and shown.text().endswith("claude_desktop_config.json")
+    assert shown.toolTip() == str(desktop_path)
+
+
+def test_layers_show_every_column_heading(qtbot: QtBot, small: MainWindow) -> None:
+    small.go(Nav.LAYERS)
+    tree = small.layers.tree
+    header = tree.header()
+    qtbot.waitUntil(lambda: header.sectionViewportPosition(2) > 0)
+    assert not tree.horizontalScrollBar().isVisible()
+    for column in range(tree.columnCount()):
+        right = header.sectionViewportPosition(column) + header.sectionSize(column)
+        assert right <= tree.viewport().width(), tree.headerItem().text(column)
+        label = tree.headerItem().text(column)
+        assert header.sectionSize(column) >= header.fontMetrics().horizontalAdvance(label)
