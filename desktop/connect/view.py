@@ -34,7 +34,7 @@ from core.agent import auth
 from core.cli.setup import mcp_command
 from core.model.errors import AmbryError
 from desktop.connect.setup_box import SetupBox
-from desktop.memories.empty_state import mcp_snippet
+from desktop.memories.empty_state import SNIPPET_NOTE, mcp_snippet
 from desktop.server.agent_server import AgentServer
 from desktop.widgets import messages
 from desktop.widgets.tables import leave_on_tab
@@ -44,8 +44,10 @@ _COLUMNS = ("Session", "Group", "Last call", "When")
 
 
 def claude_code_command(data_dir: Path, group: str) -> str:
-    """The one line that registers Ambry with Claude Code's CLI."""
-    return "claude mcp add ambry -- " + shlex.join(mcp_command(str(data_dir), group))
+    """The one line that registers Ambry with Claude Code's CLI, as ``ambry setup
+    claude-code`` would write it."""
+    command = [*mcp_command(str(data_dir), group), "--client", "claude-code"]
+    return "claude mcp add ambry -- " + shlex.join(command)
 
 
 class ConnectPage(QScrollArea):
@@ -78,7 +80,7 @@ class ConnectPage(QScrollArea):
         intro = QLabel(
             "Any MCP client (Claude Desktop, Claude Code, Cursor, VS Code, …) can use Ambry. "
             "Add this to the client's MCP configuration; it starts <b>ambry mcp</b> on this "
-            "data folder and group.",
+            f"data folder and group. {SNIPPET_NOTE}",
             body,
         )
         intro.setWordWrap(True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import argparse
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.cli.setup import mcp_command
+from core.cli.setup import CLIENTS, server_entry, snippet
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType, Source, SourceType, Trust
 from core.model.errors import AmbryError
@@ -73,14 +73,25 @@ def load_examples(state: AppState) -> int:
     return sum(1 for o in outcomes if o.created)
 
 
+#: The client the snippet is written for: its ``mcpServers`` shape is Claude Desktop's
+#: (and Cursor's), and ``--client`` names it in Ambry's sessions and audit log.
+SNIPPET_CLIENT = "claude-desktop"
+
+#: What the snippet is, beside it: for whom, and what to change for another client.
+SNIPPET_NOTE = (
+    "It is written for Claude Desktop: for another client (Cursor, …) change "
+    "<b>--client</b> to its name, which Ambry shows in its sessions and audit log."
+)
+
+
 def mcp_snippet(data_dir: DataDir, group: str) -> str:
     """The MCP client configuration that starts ``ambry mcp`` for this data dir and group."""
     # Always explicit: a data dir taken from AMBRY_DATA_DIR here is not in the
     # MCP client's environment, and an agent pointed at other data fails quietly.
-    # The command is the one `ambry setup` and the Connect page's buttons write.
-    command, *args = mcp_command(str(data_dir.root), group)
-    config = {"mcpServers": {"ambry": {"command": command, "args": args}}}
-    return json.dumps(config, indent=2)
+    # The entry is the one `ambry setup claude-desktop` and the Connect page's button write.
+    args = argparse.Namespace(data_dir=str(data_dir.root), group=group)
+    client = CLIENTS[SNIPPET_CLIENT]
+    return snippet(client, "ambry", server_entry(SNIPPET_CLIENT, client, args)).rstrip("\n")
 
 
 class EmptyState(QScrollArea):
@@ -126,7 +137,8 @@ class EmptyState(QScrollArea):
         self.paths = QLabel(body)
         self.paths.setWordWrap(True)
         self.paths.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        mcp_intro = QLabel("For an MCP client (Claude Code, Claude Desktop, …) add:", body)
+        mcp_intro = QLabel(f"Add this to an MCP client's configuration. {SNIPPET_NOTE}", body)
+        mcp_intro.setWordWrap(True)
         self.snippet = QPlainTextEdit(body)
         self.snippet.setObjectName("snippet")
         self.snippet.setReadOnly(True)
@@ -152,11 +164,14 @@ class EmptyState(QScrollArea):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(32, 28, 32, 28)
         layout.setSpacing(10)
-        for w in (title, intro, connect, self.paths, mcp_intro, self.snippet):
+        # The page's only actions first: in a small window the snippet below runs
+        # past the fold.
+        for w in (title, intro, start):
             layout.addWidget(w)
-        layout.addLayout(copy_row)
-        layout.addWidget(start)
         layout.addLayout(buttons)
+        for widget in (connect, self.paths, mcp_intro, self.snippet):
+            layout.addWidget(widget)
+        layout.addLayout(copy_row)
         layout.addStretch(1)
         outer = QWidget(self)
         outer_layout = QHBoxLayout(outer)

@@ -43,7 +43,8 @@ def test_snippet_names_a_data_dir_taken_from_the_environment(
     qtbot.addWidget(page)
     config = json.loads(page.snippet.toPlainText())
     args = config["mcpServers"]["ambry"]["args"]
-    assert args[-1] == "mcp"
+    # As README's snippets and `ambry setup` have it: the client named for the audit log.
+    assert args[-3:] == ["mcp", "--client", "claude-desktop"]
     assert args[args.index("--data-dir") + 1] == str(data_dir.root)
     assert args[args.index("--group") + 1] == "main"
     assert f"--data-dir {data_dir.root}" in page.claude_line.text()
@@ -51,7 +52,7 @@ def test_snippet_names_a_data_dir_taken_from_the_environment(
     assert json.loads(QGuiApplication.clipboard().text()) == config
     state.set_group("work")
     assert '"work"' in page.snippet.toPlainText()
-    assert page.claude_line.text().endswith("--group work mcp")
+    assert page.claude_line.text().endswith("--group work mcp --client claude-code")
     assert "cannot list connected agents" in page.no_clients.text()
 
 

@@ -79,5 +79,8 @@ def test_the_page_shows_the_entry_the_button_writes(
     page.setup_box.buttons["cursor"].click()
     written = json.loads(config.read_text(encoding="utf-8"))["mcpServers"]["ambry"]
     shown = json.loads(page.snippet.toPlainText())["mcpServers"]["ambry"]
-    assert written == {**shown, "args": [*shown["args"], "--client", "cursor"]}
-    assert page.claude_line.text().endswith(shlex.join([shown["command"], *shown["args"]]))
+    # The same entry, with the client's own name.
+    assert shown["args"][-2:] == ["--client", "claude-desktop"]
+    assert written == {**shown, "args": [*shown["args"][:-1], "cursor"]}
+    line = shlex.join([shown["command"], *shown["args"][:-1], "claude-code"])
+    assert page.claude_line.text().endswith(line)

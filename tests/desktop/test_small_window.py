@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -259,3 +260,18 @@ def test_layers_show_every_column_heading(qtbot: QtBot, small: MainWindow) -> No
         assert right <= tree.viewport().width(), tree.headerItem().text(column)
         label = tree.headerItem().text(column)
         assert header.sectionSize(column) >= header.fontMetrics().horizontalAdvance(label)
+
+
+def test_the_first_run_page_shows_its_actions_without_scrolling(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    window.resize(*SMALL)
+    qtbot.waitUntil(lambda: window.memories.currentWidget() is window.empty)
+    empty = window.empty
+    # Its only actions, above the long MCP snippet, in view as the page opens.
+    for button in (empty.add_button, empty.examples_button):
+        qtbot.waitUntil(lambda b=button: whole(b))
+    assert empty.verticalScrollBar().value() == 0
+    assert not empty.horizontalScrollBar().isVisible()
+    args = json.loads(empty.snippet.toPlainText())["mcpServers"]["ambry"]["args"]
+    assert args[-3:] == ["mcp", "--client", "claude-desktop"]

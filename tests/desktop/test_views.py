@@ -174,7 +174,7 @@ def test_empty_state_explains_and_loads_examples(
 ) -> None:
     qtbot.waitUntil(lambda: window.memories.currentWidget() is window.empty)
     snippet = json.loads(window.empty.snippet.toPlainText())
-    assert snippet["mcpServers"]["ambry"]["args"][-1] == "mcp"
+    assert snippet["mcpServers"]["ambry"]["args"][-3:] == ["mcp", "--client", "claude-desktop"]
     assert "agent.token" in window.empty.paths.text()
     window.empty.copy_button.click()
     assert json.loads(QGuiApplication.clipboard().text()) == snippet
