@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from core.cli.context import Context
+from core.model.text import plural
 from core.portability import history_import
 from core.portability.history import SourceKind
 from core.portability.markdown_export import export_markdown
@@ -69,11 +70,13 @@ def import_history(ctx: Context, args: argparse.Namespace) -> int:
 def export_as_markdown(ctx: Context, args: argparse.Namespace) -> int:
     summary = export_markdown(ctx.service, ctx.caller, args.file)
     text = (
-        f"wrote {summary.memories} memories and {summary.threads} threads "
-        f"({summary.turns} turns) as Markdown to {args.file}"
+        f"wrote {plural(summary.memories, 'memory', 'memories')} and "
+        f"{plural(summary.threads, 'thread')} ({plural(summary.turns, 'turn')}) "
+        f"as Markdown to {args.file}"
     )
     if summary.skipped_private:
-        text += f"; {summary.skipped_private} private/secret memories left out"
+        left = plural(summary.skipped_private, "private/secret memory", "private/secret memories")
+        text += f"; {left} left out"
     ctx.emit(summary.to_dict(), text)
     return 0
 

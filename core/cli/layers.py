@@ -35,7 +35,8 @@ def _format_recall(result: RecallResult) -> str:
         s = item.summary
         head = f"[{item.layer.value}]"
         if s is not None:
-            lines.append(f"{head} {s['id']} {s['period']} ({s['turn_count']} turns): {s['hook']}")
+            turns = plural(s["turn_count"], "turn")
+            lines.append(f"{head} {s['id']} {s['period']} ({turns}): {s['hook']}")
             lines += [f"    - {p}" for p in s["points"]]
             lines += [f"    > {q}" for q in s["quotes"]]
         else:
@@ -133,8 +134,8 @@ def cmd_layers(ctx: Context, args: argparse.Namespace) -> int:
             )
     if ran is not None:
         text = (
-            f"compressed: {ran['days']} days, {ran['rollups']} rollups, {ran['turns']} turns "
-            f"in {ran['seconds']} s\n{text}"
+            f"compressed: {plural(ran['days'], 'day')}, {plural(ran['rollups'], 'rollup')}, "
+            f"{plural(ran['turns'], 'turn')} in {ran['seconds']} s\n{text}"
         )
     ctx.emit({**view.to_dict(), "pass": ran}, text)
     return 0

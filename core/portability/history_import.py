@@ -149,10 +149,10 @@ class ImportCounts:
         verb = "would add" if self.dry_run else "added"
         parts = []
         if self.threads_new or self.threads_updated or self.turns_new or self.turns_present:
-            text = f"{self.threads_new} new threads, {self.turns_new} new turns"
+            text = f"{plural(self.threads_new, 'new thread')}, {plural(self.turns_new, 'new turn')}"
             if self.threads_updated:
-                text += f" (of them in {self.threads_updated} threads already here)"
-            parts.append(text + f", {self.turns_present} turns already present")
+                text += f" (of them in {plural(self.threads_updated, 'thread')} already here)"
+            parts.append(text + f", {plural(self.turns_present, 'turn')} already present")
         if (
             self.files
             or self.memories_new
@@ -161,8 +161,9 @@ class ImportCounts:
             or self.secret_only
         ):
             parts.append(
-                f"{self.memories_new} memories for review ({self.memories_present} already "
-                f"present), {self.receipts_new} file receipts"
+                f"{plural(self.memories_new, 'memory', 'memories')} for review "
+                f"({self.memories_present:,} already present), "
+                f"{plural(self.receipts_new, 'file receipt')}"
             )
         text = f"{verb} " + ("; ".join(parts) if parts else "nothing")
         if self.refused:

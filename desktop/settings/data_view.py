@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 
 from core.model.entries import EntryFilter, Privacy
 from core.model.errors import AmbryError, Conflict, InvalidParams
+from core.model.text import plural
 from core.portability.export import ExportSummary, export
 from core.portability.importing import ImportReport, import_file
 from core.portability.markdown_export import MarkdownExport, export_markdown
@@ -253,8 +254,8 @@ class DataPanel(QGroupBox):
 
         def done(summary: MarkdownExport) -> None:
             text = (
-                f"Wrote {memories(summary.memories)} and {summary.threads} threads "
-                f"({summary.turns} turns) as Markdown to {path}."
+                f"Wrote {memories(summary.memories)} and {plural(summary.threads, 'thread')} "
+                f"({plural(summary.turns, 'turn')}) as Markdown to {path}."
             )
             if summary.skipped_private:
                 text += f" {memories(summary.skipped_private)} (private or secret) left out."

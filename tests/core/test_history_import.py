@@ -15,7 +15,9 @@ from hypothesis import strategies as st
 
 from core.attachments.attach import verify_all
 from core.cli.main import main
-from core.model.entries import EntryType, Status
+from core.continuity import context as continuity
+from core.continuity.episodes import log_exchange
+from core.model.entries import Actor, EntryType, Status
 from core.model.errors import Forbidden, InvalidParams
 from core.portability.history import SourceKind
 from core.portability.history_import import Cancelled, plan, run
@@ -702,3 +704,20 @@ def test_chat_titles_and_names_are_screened_before_they_are_cut_to_length(
     assert done.redacted == 1
     assert _rows(service, "SELECT title FROM threads") == [("t" * 180 + " [SECRET_REDACTED]",)]
     assert _on_disk(service, GH[4:14]) == []
+
+
+def test_counts_of_one_read_in_the_singular(
+    service: MemoryService, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    notes = tmp_path / "notes.md"
+    notes.write_text("- Prefers green tea in the afternoon\n", encoding="utf-8")
+    data = ["--data-dir", str(service.data_dir.root)]
+    assert main([*data, "import", "--from", "markdown", str(notes), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "would add 1 memory for review (0 already present), 1 file receipt" in out
+    assert main([*data, "import", "--from", "markdown", str(notes)]) == 0
+    assert "added 1 memory for review" in capsys.readouterr().out
+    thread = continuity.enter_thread(service, service.open_session("main", Actor.AGENT), "Tea")
+    log_exchange(service, thread.caller, "user", "Green tea, please.", "t1")
+    assert main([*data, "export", "--format", "markdown", str(tmp_path / "md")]) == 0
+    assert "wrote 1 memory and 1 thread (1 turn) as Markdown" in capsys.readouterr().out

@@ -122,7 +122,7 @@ def test_cancel_while_one_large_memory_file_is_written_leaves_nothing(
     )
     _choose(dialog, "MCP memory server (memory.jsonl)", big)
     ok, text = _click(qtbot, dialog, "preview_button")
-    assert ok and text.startswith("Would add 2000 memories for review")
+    assert ok and text.startswith("Would add 2,000 memories for review")
 
     def cancel_when_writing(phase: str, done: int, total: int) -> None:
         if phase == "write" and dialog.cancel_button.isEnabled():
