@@ -246,7 +246,7 @@ class TrashPage(LazyPage):
         if self._ids and messages.confirm(
             self,
             "Empty trash",
-            f"Delete all {len(self._ids)} memories in the trash for good? This cannot be undone.",
+            f"Delete all {memories(len(self._ids))} in the trash for good? This cannot be undone.",
             "Empty trash",
         ):
             self._empty([])

@@ -42,6 +42,9 @@ def test_restore_and_delete_for_good_from_the_trash(
     window.trash.delete_button.click()
     qtbot.waitUntil(lambda: listed(window) == ["Window note 2"])
     window.trash.empty_button.click()
+    assert dialogs.asked[-1] == (
+        "Delete all 1 memory in the trash for good? This cannot be undone."
+    )
     qtbot.waitUntil(lambda: window.trash.stack.currentWidget() is window.trash.nothing)
     assert trash.list_trash(service, "main") == []
     assert service.store_for("main").get(ids[0]) is None
