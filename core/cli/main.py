@@ -38,7 +38,7 @@ from core.cli.context import (
 )
 from core.cli.logfile import log_file, logging_to_file
 from core.model.config import Config, load_config
-from core.model.errors import AmbryError, InvalidParams
+from core.model.errors import AmbryError, InvalidGroup, InvalidParams
 from core.policy.manifest import load_manifest
 from core.service import MemoryService
 from core.storage.paths import (
@@ -415,9 +415,11 @@ def _known_group(args: argparse.Namespace, data_dir: DataDir, group: str) -> Non
     known = data_dir.groups()
     # One that differs only in letter case gets its own, more precise error on open.
     if group.casefold() not in {k.casefold() for k in known}:
-        raise AmbryError(
+        raise InvalidGroup(
             f"no group {group!r} in {data_dir.root} (groups: {', '.join(known) or 'none yet'}); "
-            "check the name (storing or importing into a new group creates it)"
+            "check the name (storing or importing into a new group creates it)",
+            field="group",
+            rule="exists",
         )
 
 

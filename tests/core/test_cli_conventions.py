@@ -91,6 +91,13 @@ def test_a_mistyped_group_is_refused_and_not_created(
         code, out, err = run(capsys, *d, "--group", "wrok", *argv)
         assert (code, out) == (1, ""), argv
         assert err.startswith("error: no group 'wrok'") and "groups: work" in err
+    code, out, err = run(capsys, *d, "--group", "wrok", "--json", "list")
+    refused = json.loads(err)["error"]
+    assert code == 1 and (refused["code"], refused["field"], refused["rule"]) == (
+        "invalid_group",
+        "group",
+        "exists",
+    )
     assert DataDir(tmp_path).groups() == ["work"]
     # Storing into a new group starts it; the default group needs no name.
     assert run(capsys, *d, "--group", "home", "store", "Bins go out on Monday")[0] == 0
