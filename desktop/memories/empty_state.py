@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
+    QFormLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -24,6 +25,7 @@ from core.model.entries import EntryType, Source, SourceType, Trust
 from core.model.errors import AmbryError
 from core.storage.paths import DataDir
 from desktop.widgets import messages
+from desktop.widgets.path_label import PathLabel
 from desktop.widgets.watch import AppState
 
 _F, _P, _I, _C, _X = (
@@ -80,7 +82,7 @@ SNIPPET_CLIENT = "claude-desktop"
 #: What the snippet is, beside it: for whom, and what to change for another client.
 SNIPPET_NOTE = (
     "It is written for Claude Desktop: for another client (Cursor, …) change "
-    "<b>--client</b> to its name, which Ambry shows in its sessions and audit log."
+    "<b>-\u2060-\u2060client</b> to its name, which Ambry shows in its sessions and audit log."
 )
 
 
@@ -113,7 +115,6 @@ class EmptyState(QScrollArea):
     def __init__(self, state: AppState, socket_path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._state = state
-        self._socket_path = socket_path
         self.setObjectName("emptyState")
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -134,9 +135,19 @@ class EmptyState(QScrollArea):
 
         connect = QLabel("Connect an agent", body)
         connect.setObjectName("sectionTitle")
-        self.paths = QLabel(body)
-        self.paths.setWordWrap(True)
-        self.paths.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        how = QLabel(
+            "Agents connect to the local socket and prove who they are with the token "
+            "in a file readable only by you:",
+            body,
+        )
+        how.setWordWrap(True)
+        # Paths are one long word each: cut in the middle where the page is narrow,
+        # whole in their tooltips, so the page never scrolls sideways.
+        self.socket_path = PathLabel(str(socket_path), body)
+        self.token_path = PathLabel("", body)
+        paths = QFormLayout()
+        paths.addRow("Socket", self.socket_path)
+        paths.addRow("Token", self.token_path)
         mcp_intro = QLabel(f"Add this to an MCP client's configuration. {SNIPPET_NOTE}", body)
         mcp_intro.setWordWrap(True)
         self.snippet = QPlainTextEdit(body)
@@ -169,8 +180,11 @@ class EmptyState(QScrollArea):
         for w in (title, intro, start):
             layout.addWidget(w)
         layout.addLayout(buttons)
-        for widget in (connect, self.paths, mcp_intro, self.snippet):
-            layout.addWidget(widget)
+        layout.addWidget(connect)
+        layout.addWidget(how)
+        layout.addLayout(paths)
+        layout.addWidget(mcp_intro)
+        layout.addWidget(self.snippet)
         layout.addLayout(copy_row)
         layout.addStretch(1)
         outer = QWidget(self)
@@ -184,11 +198,7 @@ class EmptyState(QScrollArea):
 
     def update_texts(self) -> None:
         data_dir = self._state.data_dir
-        self.paths.setText(
-            f"Agents connect to the local socket <b>{self._socket_path}</b> and prove "
-            f"who they are with the token in <b>{data_dir.token_file}</b> "
-            "(readable only by you)."
-        )
+        self.token_path.set_path(str(data_dir.token_file))
         text = mcp_snippet(data_dir, self._state.group)
         self.snippet.setPlainText(text)
         # Tall enough for the whole snippet: it is meant to be read at a glance.

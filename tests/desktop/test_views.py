@@ -175,7 +175,8 @@ def test_empty_state_explains_and_loads_examples(
     qtbot.waitUntil(lambda: window.memories.currentWidget() is window.empty)
     snippet = json.loads(window.empty.snippet.toPlainText())
     assert snippet["mcpServers"]["ambry"]["args"][-3:] == ["mcp", "--client", "claude-desktop"]
-    assert "agent.token" in window.empty.paths.text()
+    assert window.empty.token_path.path().endswith("agent.token")
+    assert window.empty.token_path.toolTip() == window.empty.token_path.path()
     window.empty.copy_button.click()
     assert json.loads(QGuiApplication.clipboard().text()) == snippet
 
