@@ -1,32 +1,22 @@
 """The person's writes to many memories at once, in batches: delete, undo a delete,
 add or remove a tag.
 
-Done in one transaction, a delete of 10,000 memories held the group's write lock
-for most of a second (several at 100,000), and every other writer (an agent's
-store through the socket, ``ambry mcp`` in another process) waited all that
-time. Here each batch of :attr:`Batching.size` memories is a transaction of its
-own, so another writer waits at most one batch; between batches the work can
-be stopped (:attr:`Batching.stop`), and what was done stays done, each memory
-either wholly done or untouched.
-
-An operation writes one audit row however many batches it takes: the first
-batch writes it and each later one rewrites it in its own transaction
-(:func:`core.storage.audit.rewrite`), so at every commit the row names exactly
-what is done. A stopped operation's row says so (``cancelled``, and ``asked``:
-how many it was asked to do).
+Each operation is cut up by a :class:`~core.memory.batching.Batching`: every batch
+is a transaction of its own, so another writer waits at most one batch, and the
+operation writes one audit row however many batches it takes (core.memory.batching).
 
 With a batch as large as the work (the default) an operation is one
 transaction, as the single calls of core.memory.curation and core.memory.tagging
-are; the app does small selections that way.
+are (core.memory.tagging.add_tag is :func:`add_tag` so); the app does small
+selections that way.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
+from core.memory.batching import AT_ONCE, Batched, Batching, OneRow
 from core.memory.curation import (
     Deleted,
     detach_joins,
@@ -35,21 +25,15 @@ from core.memory.curation import (
     restored_changes,
     restored_detail,
 )
-from core.memory.tagging import (
-    TagChange,
-    Tagged,
-    change_of,
-    check_room,
-    checked_tag,
-    new_version,
-)
+from core.memory.tag_versions import TagChange, Tagged, change_of, new_version
 from core.memory.versions import Restored
 from core.memory.writing import check_limits, clean_tags, writing
 from core.model.changes import Changes
 from core.model.entries import MAX_TAGS, MemoryEntry, Status, iso, utc_now
 from core.model.errors import AmbryError, InvalidParams
+from core.policy.field_screening import screen_field
+from core.policy.own_files import known_secrets
 from core.policy.screening import strip_controls
-from core.storage import audit
 from core.storage.audit import Action
 from core.storage.chains import Place
 from core.storage.scrub import Index, scrub
@@ -58,109 +42,6 @@ if TYPE_CHECKING:
     from core.model.caller import Caller
     from core.storage.store import GroupStore
     from core.storage.workspace import Workspace
-
-T = TypeVar("T")
-
-#: The pause between two batches, long enough for a writer waiting on the lock to
-#: take it (see :func:`Batching.chunks`).
-PAUSE_S = 0.05
-
-#: Memories per batch in the app: 20 ms (delete) to 75 ms (undo) of writes each on a
-#: 10,000-memory store (docs/desktop.md, "Bulk changes in the background").
-BATCH = 250
-
-
-def _never() -> bool:
-    return False
-
-
-def _silent(_done: int, _total: int) -> None:
-    pass
-
-
-@dataclass(frozen=True)
-class Batching:
-    """How an operation is cut up, reported and stopped.
-
-    Attributes:
-        size: memories per transaction; 0 means all in one.
-        progress: called after each batch commits with (done, total).
-        stop: asked before each batch after the first; true stops the operation.
-    """
-
-    size: int = 0
-    progress: Callable[[int, int], None] = _silent
-    stop: Callable[[], bool] = _never
-    pause: float = PAUSE_S
-
-    def chunks(self, items: Sequence[T]) -> Iterator[Sequence[T]]:
-        """``items`` in batches, stopping early when :attr:`stop` says so."""
-        size = self.size if self.size > 0 else max(1, len(items))
-        for start in range(0, len(items), size):
-            if start:
-                # Another writer's busy handler polls (core.storage.db.BusyWait): a
-                # batch begun at once after the last would find the lock free
-                # first, every time, and the other would wait for the whole.
-                time.sleep(self.pause)
-                if self.stop():
-                    return
-            yield items[start : start + size]
-
-
-#: All in one transaction: what the functions here do unless told otherwise.
-AT_ONCE = Batching()
-
-
-@dataclass(frozen=True)
-class Batched(Generic[T]):
-    """What a batched operation did.
-
-    Attributes:
-        result: what the operation returns, for the batches that committed.
-        done: how many of those asked it went through (done, or found done already).
-        total: how many it was asked to do.
-        error: why a batch failed (a lock held too long, a full disk); the batches
-            before it stay done and are in ``result``.
-    """
-
-    result: T
-    done: int
-    total: int
-    error: AmbryError | None = None
-
-    @property
-    def stopped(self) -> bool:
-        """Stopped before the end: cancelled, or a batch failed."""
-        return self.done < self.total
-
-
-class OneRow:
-    """The one audit row of a batched operation, written by its first batch and
-    rewritten by each later one (inside each batch's transaction)."""
-
-    def __init__(self, store: GroupStore, caller: Caller, action: Action, total: int) -> None:
-        self._store, self._caller, self._action = store, caller, action
-        self._total = total
-        self._id: int | None = None
-
-    def write(self, done: int, entry_ids: Sequence[str], count: int, **detail: Any) -> None:
-        """Name what is done once this batch commits: ``done`` of those asked."""
-        if done < self._total:
-            # Until a later batch says otherwise: a cancel or a crash leaves it so.
-            detail.update(stopped=True, asked=self._total)
-        if self._id is None:
-            audit.record(
-                self._store,
-                self._action,
-                self._caller.actor,
-                session_id=self._caller.session_id,
-                entry_ids=entry_ids,
-                count=count,
-                **detail,
-            )
-            self._id = self._store.conn.last_insert_rowid()
-        else:
-            audit.rewrite(self._store, self._id, entry_ids=entry_ids, count=count, **detail)
 
 
 # -- delete ------------------------------------------------------------------------
@@ -272,15 +153,16 @@ def add_tag(
     tag: str,
     batching: Batching = AT_ONCE,
 ) -> Batched[Tagged]:
-    """Add ``tag`` to each current entry of ``ids`` that lacks it, batch by batch, as
-    core.memory.tagging.add_tag does (a new version each that keeps all but the tags).
+    """Add ``tag`` to each current entry of ``ids`` that lacks it (case aside), batch by
+    batch: a new version each that keeps all but the tags (core.memory.tag_versions).
 
     The tag and the limit of tags are checked for every memory before the first
     batch. An entry deleted, replaced, given the tag or filled up with tags
     meanwhile is passed over and counted in :attr:`Tagged.unchanged`.
 
     Raises:
-        InvalidParams: as core.memory.tagging.add_tag, before anything is written.
+        InvalidParams: the tag is empty, too long, a secret, or one of the entries
+            holds the most tags a memory may; before anything is written.
     """
     tag = checked_tag(service, tag)
     check_limits("", (tag,))
@@ -381,8 +263,12 @@ def _retag(
 
 def _lacks(entry: MemoryEntry, tag: str) -> bool:
     """Whether a tag edit may add ``tag`` to ``entry``: current, without it, with room."""
-    has = tag.casefold() in (t.casefold() for t in entry.tags)
-    return not entry.is_superseded and not has and len(entry.tags) < MAX_TAGS
+    return _wants(entry, tag) and len(entry.tags) < MAX_TAGS
+
+
+def _wants(entry: MemoryEntry, tag: str) -> bool:
+    """Whether ``entry`` is current and without ``tag`` (case aside)."""
+    return not entry.is_superseded and tag.casefold() not in (t.casefold() for t in entry.tags)
 
 
 def tagging_plan(store: GroupStore, ids: Sequence[str], tag: str) -> set[str]:
@@ -392,10 +278,41 @@ def tagging_plan(store: GroupStore, ids: Sequence[str], tag: str) -> set[str]:
         InvalidParams: one of them holds the most tags a memory may.
     """
     found = store.get_many(list(ids))
-    wanted = [
-        e
-        for e in (found[i] for i in ids if i in found)
-        if not e.is_superseded and tag.casefold() not in (t.casefold() for t in e.tags)
-    ]
+    wanted = [e for e in (found[i] for i in ids if i in found) if _wants(e, tag)]
     check_room(sum(len(e.tags) >= MAX_TAGS for e in wanted))
     return {e.id for e in wanted}
+
+
+def checked_tag(service: Workspace, tag: str) -> str:
+    """``tag`` as it is stored (control characters and extra spaces gone).
+
+    Raises:
+        InvalidParams: it is empty, or looks like a secret.
+    """
+    tag = " ".join(strip_controls(tag).split())
+    if not tag:
+        raise InvalidParams("the tag is empty: type a word to tag with", field="tag")
+    screened = screen_field(tag, "tag", known=known_secrets(service.data_dir.root))
+    if screened.redacted:
+        raise InvalidParams(
+            "not tagged: the tag looks like a secret, and tags are never encrypted; "
+            "tag with a word that names it instead",
+            field="tag",
+        )
+    return tag
+
+
+def check_room(full: int) -> None:
+    """Refuse a tag for all when ``full`` of the memories hold the most tags already.
+
+    Raises:
+        InvalidParams: ``full`` is not 0.
+    """
+    if full:
+        raise InvalidParams(
+            f"not tagged: {'one' if full == 1 else f'{full:,}'} of the selected memories "
+            f"already {'holds' if full == 1 else 'hold'} {MAX_TAGS} tags, the most a memory "
+            "may; remove a tag from it, or leave it out of the selection",
+            field="tag",
+            rule="maxItems",
+        )

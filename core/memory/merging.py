@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from core.memory.confidence import effective_confidence
 from core.memory.curation import Deleted, delete_recorded, require_operator
-from core.memory.tagging import current_entries, new_version, record
+from core.memory.tag_versions import current_entries, new_version, record
 from core.memory.writing import writing
 from core.model.changes import Changes
 from core.model.entries import MemoryEntry, Privacy, iso, parse_iso, utc_now

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from core.memory.bulk import AT_ONCE, Batched, Batching, OneRow
+from core.memory.batching import AT_ONCE, Batched, Batching, OneRow
 from core.memory.curation import require_operator
-from core.memory.tagging import TagChange
+from core.memory.tag_versions import TagChange
 from core.model.changes import Changes
 from core.model.entries import MemoryEntry, Status, iso, utc_now
 from core.model.errors import AmbryError
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from core.storage.workspace import Workspace
 
 #: What a tag change carried over to its new version that may move on without a
-#: change of the memory, carried back by its undo (core.memory.tagging._CARRIED).
+#: change of the memory, carried back by its undo (core.memory.tag_versions._CARRIED).
 _CARRIED = (
     "confidence",
     "last_seen_at",

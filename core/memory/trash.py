@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
-from core.memory.bulk import AT_ONCE, Batched, Batching, OneRow
+from core.memory.batching import AT_ONCE, Batched, Batching, OneRow
 from core.memory.versions import Restored, put_back
 from core.model.changes import Changes
 from core.model.config import Config
@@ -230,7 +230,7 @@ def restore_many(
 
     Every entry that can come back does; one that cannot (not in the trash, or
     its id taken) is left, with its reason, and stops nothing. One restore,
-    however many entries and batches (:class:`~core.memory.bulk.Batching`), is one
+    however many entries and batches (:class:`~core.memory.batching.Batching`), is one
     audit row naming those that came back (and those left).
     """
     return restore_in_batches(service, caller, ids, batching).result

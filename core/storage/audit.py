@@ -126,7 +126,7 @@ def rewrite(
 ) -> None:
     """Replace the ids, count and detail of row ``row_id``, keeping its time and action.
 
-    For an operation done in batches (core.memory.bulk): its one row is written by
+    For an operation done in batches (core.memory.batching): its one row is written by
     the first batch and rewritten by each later one, in that batch's transaction,
     so at every commit it names exactly what is done.
     """

@@ -27,11 +27,11 @@ from core.claims import gate
 from core.claims.model import Decision as ClaimDecision
 from core.memory import bulk, curation
 from core.memory.acceptance import Acceptance
-from core.memory.bulk import Batched, Batching
+from core.memory.batching import Batched, Batching
 from core.memory.curation import Decision, Deleted
 from core.memory.merging import Carried, Kept, keep_one
 from core.memory.tag_undo import Untagged, undo_tags
-from core.memory.tagging import TagChange, Tagged
+from core.memory.tag_versions import TagChange, Tagged
 from core.memory.versions import Restored
 from core.memory.writing import StoreRequest
 from core.model.entries import MemoryEntry, Status

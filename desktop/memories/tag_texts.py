@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from core.memory.bulk import Batched
+from core.memory.batching import Batched
 from core.memory.tag_undo import Since, Untagged
-from core.memory.tagging import TagChange, Tagged
+from core.memory.tag_versions import TagChange, Tagged
 from core.model.text import plural
 
 

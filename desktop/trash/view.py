@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.memory import trash
-from core.memory.bulk import Batched, Batching
+from core.memory.batching import Batched, Batching
 from core.model.changes import Changes
 from core.model.errors import AmbryError, Conflict, NotFound
 from core.service import Caller, MemoryService

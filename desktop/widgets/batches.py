@@ -6,7 +6,7 @@ one transaction on the GUI thread, as every ordinary write is (see
 progress. A larger one runs like an import or a forget: alone, on a thread and
 connection of its own (:func:`~desktop.widgets.ops.run_alone`), in the person's
 session (:func:`~desktop.widgets.ops.as_operator`), but in batches of
-:data:`~core.memory.bulk.BATCH` memories, each its own transaction
+:data:`~core.memory.batching.BATCH` memories, each its own transaction
 (core.memory.bulk), so an agent's write waits at most one batch. A
 :class:`BatchProgress` says how far it got, and its Cancel stops it after the
 batch under way; what was done stays done.
@@ -27,7 +27,7 @@ from typing import TypeVar
 from PySide6.QtCore import QCoreApplication, QObject, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QWidget
 
-from core.memory.bulk import AT_ONCE, BATCH, PAUSE_S, Batched, Batching
+from core.memory.batching import AT_ONCE, BATCH, PAUSE_S, Batched, Batching
 from core.model.changes import Changes
 from core.model.errors import AmbryError
 from core.service import Caller, MemoryService

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from core.memory import bulk, curation, trash
-from core.memory.bulk import Batching
+from core.memory.batching import Batching
 from core.model.entries import Actor
 from core.model.errors import Conflict, InvalidParams, NotFound
 from core.service import Caller, MemoryService

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from core.memory import bulk, curation, trash
-from core.memory.bulk import Batching
+from core.memory.batching import Batching
 from core.memory.tag_undo import Since, undo_tags
 from core.memory.writing import StoreRequest
 from core.model.entries import EntryType, Privacy, Source, SourceType, Status, Trust

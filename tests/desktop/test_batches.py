@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from core.memory import trash
-from core.memory.bulk import PAUSE_S
+from core.memory.batching import PAUSE_S
 from core.memory.writing import StoreRequest
 from core.model.entries import Actor, EntryType, utc_now
 from core.service import Caller, MemoryService
