@@ -16,7 +16,8 @@ from PySide6.QtGui import QFocusEvent, QKeySequence
 from PySide6.QtWidgets import QMenu, QTreeWidget, QTreeWidgetItem, QWidget
 
 from core.recall.brief import LEFT_OUT_LISTED, BriefEntry, LeftOutReason, MemoryBrief
-from desktop.memories.actions import MemoryActions, memories
+from desktop.memories.action_texts import memories
+from desktop.memories.actions import MemoryActions
 from desktop.widgets import row_menu as menus
 from desktop.widgets.keys import add_key
 from desktop.widgets.row_menu import SEPARATOR, Command, copy_command

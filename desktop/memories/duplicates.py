@@ -38,7 +38,8 @@ from core.model.text import plural
 from core.recall.duplicates import Cluster, Survey, near_duplicates
 from core.semantic.embedding import unavailable_reason
 from core.service import MemoryService
-from desktop.memories.actions import MemoryActions, first_words, kept_text, memories
+from desktop.memories.action_texts import first_words, kept_text, memories
+from desktop.memories.actions import MemoryActions
 from desktop.memories.values import is_locked, is_masked
 from desktop.widgets.ops import Executor, default_failure
 from desktop.widgets.watch import AppState

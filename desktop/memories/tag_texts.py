@@ -8,11 +8,7 @@ from collections.abc import Sequence
 from core.memory.batching import Batched
 from core.memory.tag_undo import Since, Untagged
 from core.memory.tag_versions import TagChange, Tagged
-from core.model.text import plural
-
-
-def memories(count: int) -> str:
-    return plural(count, "memory", "memories")
+from desktop.memories.action_texts import memories
 
 
 def tagged_text(did: Batched[Tagged], tag: str, removed: bool) -> tuple[str, bool]:

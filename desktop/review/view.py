@@ -31,7 +31,8 @@ from core.memory.acceptance import on_accept
 from core.memory.curation import Decision
 from core.model.changes import Changes
 from core.model.entries import EntryFilter, MemoryEntry, Status
-from desktop.memories.actions import MemoryActions, first_words
+from desktop.memories.action_texts import first_words
+from desktop.memories.actions import MemoryActions
 from desktop.memories.model import IdListModel
 from desktop.memories.values import CANDIDATE_COLUMNS, local_time, source_text
 from desktop.widgets.lazy_page import LazyPage

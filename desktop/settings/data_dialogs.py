@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QWidget
 from core.model.errors import Conflict
 from core.portability.export import ExportSummary
 from core.portability.importing import ImportReport
-from desktop.memories.actions import memories
+from desktop.memories.action_texts import memories
 from desktop.widgets import messages
 
 FILE_FILTER = "Ambry export (*.jsonl);;All files (*)"

@@ -44,7 +44,7 @@ from core.portability.importing import ImportReport, import_file
 from core.portability.markdown_export import MarkdownExport, export_markdown
 from core.service import Caller, MemoryService
 from core.storage.crypto import KeyUnavailable, load_key
-from desktop.memories.actions import memories
+from desktop.memories.action_texts import memories
 from desktop.settings.clear_dialog import ClearDialog
 from desktop.settings.data_dialogs import (
     ask_new_passphrase,

@@ -36,7 +36,7 @@ from core.agent import auth
 from core.model.config import BOUNDS, Config
 from core.model.errors import AmbryError
 from core.service import MemoryService
-from desktop.memories.actions import memories
+from desktop.memories.action_texts import memories
 from desktop.memories.state import BrowserQuery
 from desktop.settings.appearance import WindowBox
 from desktop.settings.data_view import DataPanel

@@ -17,7 +17,8 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
-from desktop.memories.actions import MemoryActions, Undoable
+from desktop.memories.actions import MemoryActions
+from desktop.memories.undo import Undoable
 from desktop.memories.view import BrowserPage
 from desktop.review.view import ReviewPage
 from desktop.widgets import messages

@@ -26,7 +26,7 @@ from core.memory.batching import Batched, Batching
 from core.model.changes import Changes
 from core.model.errors import AmbryError, Conflict, NotFound
 from core.service import Caller, MemoryService
-from desktop.memories.actions import memories
+from desktop.memories.action_texts import memories
 from desktop.memories.values import local_time
 from desktop.widgets import messages
 from desktop.widgets.batches import BatchJob, BatchProgress
