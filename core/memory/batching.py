@@ -80,6 +80,26 @@ class Batching:
                     return
             yield items[start : start + size]
 
+    def run(
+        self, items: Sequence[T], batch: Callable[[Sequence[T], int], None]
+    ) -> tuple[int, AmbryError | None]:
+        """Call ``batch(chunk, done)`` for each batch of ``items`` (``done``: how many went
+        through before it), saying the progress after each.
+
+        Returns:
+            How many of ``items`` went through, and the error that stopped a batch, if
+            one did (the batches before it stay done).
+        """
+        done = 0
+        try:
+            for chunk in self.chunks(items):
+                batch(chunk, done)
+                done += len(chunk)
+                self.progress(done, len(items))
+        except AmbryError as exc:
+            return done, exc
+        return done, None
+
 
 #: All in one transaction: what the functions here do unless told otherwise.
 AT_ONCE = Batching()

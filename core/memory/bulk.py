@@ -30,7 +30,7 @@ from core.memory.versions import Restored
 from core.memory.writing import check_limits, clean_tags, writing
 from core.model.changes import Changes
 from core.model.entries import MAX_TAGS, MemoryEntry, Status, iso, utc_now
-from core.model.errors import AmbryError, InvalidParams
+from core.model.errors import InvalidParams
 from core.policy.field_screening import screen_field
 from core.policy.own_files import known_secrets
 from core.policy.screening import strip_controls
@@ -62,25 +62,23 @@ def delete(
     row = OneRow(store, caller, Action.DELETE, len(ids))
     deleted = Deleted(())
     places: dict[str, Place] = {}
-    done = 0
-    error: AmbryError | None = None
-    try:
-        for chunk in batching.chunks(ids):
-            with store.transaction():
-                found = store.get_many(list(chunk))
-                here = [i for i in chunk if i in found]
-                places.update(store.delete_many(here, iso(utc_now())))
-                now = Deleted((*deleted.entries, *(found[i] for i in here)), dict(places))
-                row.write(
-                    done + len(chunk),
-                    now.ids,
-                    len(now.ids),
-                    current_again=list(now.current_again) or None,
-                )
-            deleted, done = now, done + len(chunk)
-            batching.progress(done, len(ids))
-    except AmbryError as exc:
-        error = exc
+
+    def batch(chunk: Sequence[str], done: int) -> None:
+        nonlocal deleted
+        with store.transaction():
+            found = store.get_many(list(chunk))
+            here = [i for i in chunk if i in found]
+            places.update(store.delete_many(here, iso(utc_now())))
+            now = Deleted((*deleted.entries, *(found[i] for i in here)), dict(places))
+            row.write(
+                done + len(chunk),
+                now.ids,
+                len(now.ids),
+                current_again=list(now.current_again) or None,
+            )
+        deleted = now
+
+    done, error = batching.run(ids, batch)
     if deleted.entries:
         scrub(store, (Index.ENTRIES,))
         service.emit(
@@ -118,26 +116,20 @@ def restore(
     backwards = list(reversed(entries))
     row = OneRow(store, caller, Action.RESTORE, len(backwards))
     back: list[Restored] = []
-    done = 0
-    error: AmbryError | None = None
-    try:
-        for chunk in batching.chunks(backwards):
-            now = iso(utc_now())
-            put: list[Restored] = []
-            with store.transaction():
-                if not done:
-                    detach_joins(store, detach, now)
-                for entry in chunk:
-                    put.append(put_back_deleted(service, store, caller, entry, places, now))
-                # Listed in the order deleted, as a restore in one go lists them.
-                so_far = [*reversed(put), *back]
-                row.write(
-                    done + len(chunk), [r.entry_id for r in so_far], **restored_detail(so_far)
-                )
-            back, done = so_far, done + len(chunk)
-            batching.progress(done, len(backwards))
-    except AmbryError as exc:
-        error = exc
+
+    def batch(chunk: Sequence[MemoryEntry], done: int) -> None:
+        nonlocal back
+        now = iso(utc_now())
+        with store.transaction():
+            if not done:
+                detach_joins(store, detach, now)
+            put = [put_back_deleted(service, store, caller, e, places, now) for e in chunk]
+            # Listed in the order deleted, as a restore in one go lists them.
+            so_far = [*reversed(put), *back]
+            row.write(done + len(chunk), [r.entry_id for r in so_far], **restored_detail(so_far))
+        back = so_far
+
+    done, error = batching.run(backwards, batch)
     if back:
         service.emit(restored_changes(store.group, [r.entry_id for r in back], back))
     return Batched(back, done, len(backwards), error)
@@ -217,37 +209,35 @@ def _retag(
     row = OneRow(store, caller, Action.UPDATE, len(ids))
     changed: list[TagChange] = []
     candidate = False
-    done = 0
-    error: AmbryError | None = None
-    try:
-        for chunk in batching.chunks(ids):
-            now = iso(utc_now())
-            made: list[TagChange] = []
-            with writing(service, store, caller):
-                found = store.get_many(chunk)
-                for entry_id in chunk:
-                    entry = found.get(entry_id)
-                    tags = new_tags(entry) if entry is not None else None
-                    if entry is None or tags is None:
-                        continue
-                    tags = clean_tags(tags)
-                    check_limits("", tags)
-                    new = new_version(service, store, caller, entry, tags, now)
-                    made.append(change_of(entry, new))
-                    candidate = candidate or new.status is Status.CANDIDATE
-                so_far = [*changed, *made]
-                if so_far:
-                    row.write(
-                        done + len(chunk),
-                        [i for c in so_far for i in (c.old, c.new)],
-                        len(so_far),
-                        field="tags",
-                        versions=True,
-                    )
-            changed, done = so_far, done + len(chunk)
-            batching.progress(done, len(ids))
-    except AmbryError as exc:
-        error = exc
+
+    def batch(chunk: Sequence[str], done: int) -> None:
+        nonlocal changed, candidate
+        now = iso(utc_now())
+        made: list[TagChange] = []
+        with writing(service, store, caller):
+            found = store.get_many(chunk)
+            for entry_id in chunk:
+                entry = found.get(entry_id)
+                tags = new_tags(entry) if entry is not None else None
+                if entry is None or tags is None:
+                    continue
+                tags = clean_tags(tags)
+                check_limits("", tags)
+                new = new_version(service, store, caller, entry, tags, now)
+                made.append(change_of(entry, new))
+                candidate = candidate or new.status is Status.CANDIDATE
+            so_far = [*changed, *made]
+            if so_far:
+                row.write(
+                    done + len(chunk),
+                    [i for c in so_far for i in (c.old, c.new)],
+                    len(so_far),
+                    field="tags",
+                    versions=True,
+                )
+        changed = so_far
+
+    done, error = batching.run(ids, batch)
     changes = Changes(
         group=store.group,
         entries=bool(changed),

@@ -32,7 +32,6 @@ from core.memory.curation import require_operator
 from core.memory.tag_versions import TagChange
 from core.model.changes import Changes
 from core.model.entries import MemoryEntry, Status, iso, utc_now
-from core.model.errors import AmbryError
 from core.storage.audit import Action
 from core.storage.scrub import Index, scrub
 
@@ -93,38 +92,36 @@ def undo_tags(
     undone: list[TagChange] = []
     left: list[tuple[TagChange, Since]] = []
     candidate = False
-    count = 0
-    error: AmbryError | None = None
-    try:
-        for chunk in batching.chunks(done):
-            now = iso(utc_now())
-            with store.transaction():
-                found = store.get_many([i for c in chunk for i in (c.old, c.new)])
-                keys = _content_keys(store, found)
-                back: list[TagChange] = []
-                kept: list[tuple[TagChange, Since]] = []
-                for change in chunk:
-                    why = _changed_since(store, change, found, keys)
-                    if why is None:
-                        back.append(change)
-                    else:
-                        kept.append((change, why))
-                _take_back(store, back, found, now)
-                so_far, all_left = [*undone, *back], [*left, *kept]
-                if so_far:
-                    row.write(
-                        count + len(chunk),
-                        [i for c in so_far for i in (c.old, c.new)],
-                        len(so_far),
-                        field="tags",
-                        undo=True,
-                        left=[c.new for c, _ in all_left] or None,
-                    )
-            undone, left, count = so_far, all_left, count + len(chunk)
-            candidate = candidate or any(found[c.old].status is Status.CANDIDATE for c in back)
-            batching.progress(count, len(done))
-    except AmbryError as exc:
-        error = exc
+
+    def batch(chunk: Sequence[TagChange], count: int) -> None:
+        nonlocal undone, left, candidate
+        now = iso(utc_now())
+        with store.transaction():
+            found = store.get_many([i for c in chunk for i in (c.old, c.new)])
+            keys = _content_keys(store, found)
+            back: list[TagChange] = []
+            kept: list[tuple[TagChange, Since]] = []
+            for change in chunk:
+                why = _changed_since(store, change, found, keys)
+                if why is None:
+                    back.append(change)
+                else:
+                    kept.append((change, why))
+            _take_back(store, back, found, now)
+            so_far, all_left = [*undone, *back], [*left, *kept]
+            if so_far:
+                row.write(
+                    count + len(chunk),
+                    [i for c in so_far for i in (c.old, c.new)],
+                    len(so_far),
+                    field="tags",
+                    undo=True,
+                    left=[c.new for c, _ in all_left] or None,
+                )
+        undone, left = so_far, all_left
+        candidate = candidate or any(found[c.old].status is Status.CANDIDATE for c in back)
+
+    count, error = batching.run(done, batch)
     changes = Changes(group=store.group)
     if undone:
         # The new versions' words leave the index, not just the table.

@@ -246,39 +246,36 @@ def restore_in_batches(
     ids = list(dict.fromkeys(ids))
     row = OneRow(store, caller, Action.RESTORE, len(ids))
     so_far = TrashRestore()
-    done = 0
-    error: AmbryError | None = None
-    try:
-        for chunk in batching.chunks(ids):
-            now = iso(utc_now())
-            back: list[Restored] = []
-            left: list[Left] = []
-            with store.transaction():
-                current = {r[1] for r in store.execute("PRAGMA table_info(memory_entries)")}
-                for entry_id in chunk:
-                    try:
-                        # A savepoint: one that cannot come back leaves no trace.
-                        with store.conn:
-                            one = _restore_one(service, store, caller, entry_id, current, now)
-                        back.append(one)
-                    except (NotFound, Conflict) as exc:
-                        left.append(Left(entry_id, exc))
-                batch = TrashRestore((*so_far.restored, *back), (*so_far.left, *left))
-                if batch.restored:
-                    row.write(
-                        done + len(chunk),
-                        batch.ids,
-                        len(batch.restored),
-                        source="trash",
-                        current_again=[r.replaced for r in batch.restored if r.replaced] or None,
-                        duplicate_of=[r.duplicate_of for r in batch.restored if r.duplicate_of]
-                        or None,
-                        left=[x.entry_id for x in batch.left] or None,
-                    )
-            so_far, done = batch, done + len(chunk)
-            batching.progress(done, len(ids))
-    except AmbryError as exc:
-        error = exc
+
+    def batch(chunk: Sequence[str], done: int) -> None:
+        nonlocal so_far
+        now = iso(utc_now())
+        back: list[Restored] = []
+        left: list[Left] = []
+        with store.transaction():
+            current = {r[1] for r in store.execute("PRAGMA table_info(memory_entries)")}
+            for entry_id in chunk:
+                try:
+                    # A savepoint: one that cannot come back leaves no trace.
+                    with store.conn:
+                        one = _restore_one(service, store, caller, entry_id, current, now)
+                    back.append(one)
+                except (NotFound, Conflict) as exc:
+                    left.append(Left(entry_id, exc))
+            after = TrashRestore((*so_far.restored, *back), (*so_far.left, *left))
+            if after.restored:
+                row.write(
+                    done + len(chunk),
+                    after.ids,
+                    len(after.restored),
+                    source="trash",
+                    current_again=[r.replaced for r in after.restored if r.replaced] or None,
+                    duplicate_of=[r.duplicate_of for r in after.restored if r.duplicate_of] or None,
+                    left=[x.entry_id for x in after.left] or None,
+                )
+        so_far = after
+
+    done, error = batching.run(ids, batch)
     if so_far.restored:
         others = (i for r in so_far.restored for i in (r.replaced, r.duplicate_of) if i)
         changed = tuple(dict.fromkeys((*so_far.ids, *others)))

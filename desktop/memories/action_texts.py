@@ -7,6 +7,7 @@ The messages after adding or removing a tag are in :mod:`desktop.memories.tag_te
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from core.memory.batching import Batched
 from core.memory.curation import Decision, Deleted
@@ -93,12 +94,17 @@ _CARRIED = {Carried.PIN: "the pin", Carried.CONFIDENCE: "the higher confidence"}
 
 def restored_text(did: Batched[list[Restored]]) -> tuple[str, bool]:
     """The message after Ctrl+Z of a delete or reject, and whether it is an error."""
-    said = _restored(did.result)
+    return undone_text(did, _restored(did.result), "brings back")
+
+
+def undone_text(did: Batched[Any], said: str, redo: str) -> tuple[str, bool]:
+    """``said`` of an undo, with why it stopped early (Ctrl+Z ``redo`` the rest), and
+    whether it is an error."""
     if did.error is not None:
         return f"{said} Then it stopped: {did.error.message}", True
     if did.stopped:
         left = did.total - did.done
-        return f"{said} Cancelled: Ctrl+Z brings back the other {left:,}.", False
+        return f"{said} Cancelled: Ctrl+Z {redo} the other {left:,}.", False
     return said, False
 
 

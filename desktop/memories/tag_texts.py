@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from core.memory.batching import Batched
 from core.memory.tag_undo import Since, Untagged
 from core.memory.tag_versions import TagChange, Tagged
-from desktop.memories.action_texts import memories
+from desktop.memories.action_texts import memories, undone_text
 
 
 def tagged_text(did: Batched[Tagged], tag: str, removed: bool) -> tuple[str, bool]:
@@ -40,13 +40,7 @@ def untagged_text(did: Batched[Untagged], tag: str, removed: bool) -> tuple[str,
     said = f"Took back the {what} on {memories(n)}: each is as it was before."
     if not n:
         said = f"Could not take back the {what}."
-    said += left_text(result.left)
-    if did.error is not None:
-        return f"{said} Then it stopped: {did.error.message}", True
-    if did.stopped:
-        rest = did.total - did.done
-        return f"{said} Cancelled: Ctrl+Z takes back the other {rest:,}.", False
-    return said, False
+    return undone_text(did, said + left_text(result.left), "takes back")
 
 
 def left_text(left: Sequence[tuple[TagChange, Since]]) -> str:
