@@ -62,6 +62,22 @@ def _scrub_entries(store: GroupStore) -> None:
     scrub(store, (Index.ENTRIES,))
 
 
+def _statement_texts(content: str) -> tuple[str, ...]:
+    """The forms of ``content`` whose hashes find it stored before: as stored now
+    (:func:`same_statement`), before list numbers, "+ ", dashes and bold were taken
+    off (:func:`statement_before_list_numbers`), and before :func:`same_statement`
+    (case and spacing folded only); each once."""
+    return tuple(
+        dict.fromkeys(
+            (
+                same_statement(content),
+                statement_before_list_numbers(content),
+                normalise_content(content),
+            )
+        )
+    )
+
+
 def _stamp(path: Path) -> tuple[int, int, int] | None:
     """What changes when a file is rewritten (atomically, by rename: the inode too)."""
     try:
@@ -390,24 +406,19 @@ class Workspace:
         off (:func:`statement_before_list_numbers`), and before :func:`same_statement`
         (case and spacing folded only). A duplicate is looked up by all of them;
         stored keys are never rewritten."""
-        texts = dict.fromkeys(
-            (
-                same_statement(content),
-                statement_before_list_numbers(content),
-                normalise_content(content),
-            )
-        )
-        return tuple(self._dedup_hash(privacy, t) for t in texts)
+        return tuple(self._dedup_hash(privacy, t) for t in _statement_texts(content))
 
     def sealed_keys(self, content: str) -> tuple[str, ...]:
         """The keys a sealed entry of ``content`` was stored under (:meth:`dedup_keys`);
-        none while this data dir has no key, or no keyring to hold one."""
+        none while this data dir has no key, or no keyring to read it from. A lookup
+        seals nothing, so a key a plain-file keyring holds serves it too."""
         try:
-            if self.data_key(create=False) is None:
-                return ()
+            key = self.data_key(create=False)
         except KeyUnavailable:
             return ()
-        return self.dedup_keys(Privacy.PRIVATE, content)
+        if key is None:
+            return ()
+        return tuple(keyed_hash(key, t) for t in _statement_texts(content))
 
     def _dedup_hash(self, privacy: Privacy, text: str) -> str:
         """A plain hash of ``text``, or a keyed one for content sealed at rest."""

@@ -136,6 +136,11 @@ def test_a_key_already_in_a_plain_file_keyring_reads_but_seals_nothing_new(
     assert svc.get("main", kept.id).content == PRIVATE_TEXT
     with pytest.raises(KeyUnavailable, match="need an OS keyring"):
         svc.store(op, {"type": "fact", "content": "Takes levothyroxine", "privacy": "private"})
+    # Public memories keep working: the person's write looks the text up among the
+    # sealed ones with the key it can read, and seals nothing.
+    assert svc.store(op, {"type": "fact", "content": "Plain public note"}).created
+    again = svc.store(op, {"type": "fact", "content": PRIVATE_TEXT})
+    assert again.created and again.entry.privacy is Privacy.PUBLIC
     svc.close()
 
 
