@@ -18,10 +18,12 @@ uses. A store is checked when it opens and after every scrub.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from typing import Final
 
+from core.storage.fts import entry_grams, text_grams
 from core.storage.store import GroupStore
 
 log = logging.getLogger(__name__)
@@ -115,9 +117,30 @@ def keep_levels(store: GroupStore, tables: tuple[str, ...] = tuple(REFILL)) -> t
 _WITH_TEXT: Final = ("layer_fts",)
 
 
+def regram_all(store: GroupStore) -> int:
+    """Write every row's gram column again from its text (inside a transaction), as
+    a write does: a row an older Ambry wrote after this file was upgraded has none.
+    Returns how many rows changed."""
+    changed = 0
+    rows = store.execute("SELECT seq, search_text, tags, search_grams FROM memory_entries")
+    memories = [(g, seq) for seq, text, tags, old in rows if (g := _grams(text, tags)) != old]
+    store.conn.executemany("UPDATE memory_entries SET search_grams = ? WHERE seq = ?", memories)
+    changed += len(memories)
+    turns = store.execute("SELECT seq, text, text_grams FROM exchanges")
+    made = [(g, seq) for seq, text, old in turns if (g := text_grams(text)) != old]
+    store.conn.executemany("UPDATE exchanges SET text_grams = ? WHERE seq = ?", made)
+    return changed + len(made)
+
+
+def _grams(search_text: str, tags: str) -> str:
+    return entry_grams(search_text, json.loads(tags))
+
+
 def rebuild_all(store: GroupStore) -> tuple[str, ...]:
     """Rebuild every full-text index of the group from its rows (inside a
-    transaction): ``ambry reindex --words``, for an index found damaged."""
+    transaction): ``ambry reindex --words``, for an index found damaged. The gram
+    columns are written again first (:func:`regram_all`)."""
+    regram_all(store)
     for table in REFILL:
         refill(store, table)
     for table in _WITH_TEXT:

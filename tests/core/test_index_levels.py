@@ -168,3 +168,32 @@ def test_reindex_takes_words_or_rebuild_not_both(
     code = main(["--data-dir", str(data_dir.root), "reindex", "--words", "--rebuild"])
     assert code == 2
     assert "give one" in capsys.readouterr().err
+
+
+def test_reindex_words_writes_the_gram_columns_an_older_writer_left_empty(
+    data_dir: DataDir, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An Ambry from before the gram columns, still running while this one upgraded
+    the file, writes rows without grams; `reindex --words` writes them."""
+
+    def run(*argv: str) -> tuple[int, str]:
+        code = main(["--data-dir", str(data_dir.root), *argv])
+        return code, capsys.readouterr().out
+
+    code, mountain = run("store", "喜欢登山和滑雪")
+    assert code == 0
+    service, _ = opened(data_dir)
+    agent = service.open_session("main", Actor.AGENT, "tests")
+    log_exchange(service, agent, "user", "我住在大阪")
+    store = service.store_for("main")
+    with store.transaction():
+        store.execute("UPDATE memory_entries SET search_grams = ''")
+        store.execute("UPDATE exchanges SET text_grams = ''")
+    service.close()
+    assert run("search", "--mode", "keyword", "登山")[1].startswith("no matching")
+    assert run("reindex", "--words")[0] == 0
+    assert run("search", "--mode", "keyword", "登山")[1].startswith(mountain.strip())
+    service, _ = opened(data_dir)
+    store = service.store_for("main")
+    assert store.execute("SELECT text_grams != '' FROM exchanges").get
+    service.close()
