@@ -224,7 +224,9 @@ class MainWindow(QMainWindow):
         for w in (self.socket_label, self.clients_label, self.call_label):
             bar.addPermanentWidget(w)
         if self.server is not None and self.server.is_listening:
-            self.socket_label.setText(f"● Serving agents on {socket_path}")
+            # The path is long and the Connect page shows it: here, in the tooltip.
+            self.socket_label.setText("● Serving agents")
+            self.socket_label.setToolTip(f"Serving agents on {socket_path}")
             self.socket_label.setProperty("state", "up")
         else:
             why = socket_error or "not started"

@@ -4,7 +4,13 @@ embedded, and why semantic search is off when it is."""
 from __future__ import annotations
 
 from PySide6.QtCore import Signal, SignalInstance
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMainWindow, QProgressBar, QWidget
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QWidget,
+)
 
 from core.model.config import Config
 from core.semantic.backfill import EmbeddingWorker, Progress
@@ -28,8 +34,11 @@ class EmbeddingStatus(QWidget):
     def __init__(self, worker: EmbeddingWorker, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.label = QLabel(self)
+        # The count is the news: the label keeps its width (set with each text) and
+        # the bar gives way.
         self.bar = QProgressBar(self)
         self.bar.setMaximumWidth(160)
+        self.bar.setMinimumWidth(48)
         self.bar.setTextVisible(False)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -60,6 +69,7 @@ class EmbeddingStatus(QWidget):
             return
         self.label.setToolTip("")
         self.label.setText(f"Indexing meaning: {progress.done:,} of {progress.total:,}")
+        self.label.setMinimumWidth(self.label.sizeHint().width())
         self.bar.setRange(0, max(1, progress.total))
         self.bar.setValue(progress.done)
         self.bar.setVisible(True)
@@ -67,6 +77,7 @@ class EmbeddingStatus(QWidget):
 
     def _on_unavailable(self, reason: str) -> None:
         self.label.setText("Semantic search off: keyword search only")
+        self.label.setMinimumWidth(self.label.sizeHint().width())
         self.label.setToolTip(reason)
         self.bar.setVisible(False)
         self.setVisible(True)

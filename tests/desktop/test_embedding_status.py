@@ -8,9 +8,10 @@ from pytestqt.qtbot import QtBot
 
 from core.model.config import Config
 from core.semantic import embedding
-from core.semantic.backfill import EmbeddingWorker
+from core.semantic.backfill import EmbeddingWorker, Progress
 from core.service import Caller, MemoryService
-from desktop.widgets.embedding_status import EmbeddingStatus
+from desktop.shell.main_window import MainWindow
+from desktop.widgets.embedding_status import EmbeddingStatus, show_in
 from tests.desktop.conftest import add
 
 
@@ -58,3 +59,20 @@ def test_a_missing_model_is_said_in_the_status_bar(
     finally:
         worker.close()
         embedding.forget_shared()
+
+
+def test_the_count_is_read_whole_in_a_small_window(qtbot: QtBot, window: MainWindow) -> None:
+    # At 900x600 the count was cut ("Indexing meaning: 1,200 of") by the socket's path.
+    worker = EmbeddingWorker()
+    try:
+        status = show_in(window, worker, window.state.config_changed)
+        window.resize(900, 600)
+        window.show()
+        # However long another status line grows, the count keeps its width.
+        window.socket_label.setText("● Serving agents on /home/firstname.lastname/" + "x" * 60)
+        status.progressed.emit(Progress("main", 1200, 20000))
+        qtbot.waitUntil(lambda: status.isVisible())
+        qtbot.waitUntil(lambda: status.label.width() >= status.label.sizeHint().width())
+        assert status.label.text() == "Indexing meaning: 1,200 of 20,000"
+    finally:
+        worker.close()

@@ -65,7 +65,8 @@ def test_agent_store_over_the_socket_appears_live(
     window = served_window
     first = add(service, operator, "Has a dog named Luna")
     qtbot.waitUntil(lambda: listed(window) == [first])
-    assert window.socket_label.text().startswith("● Serving agents on")
+    assert window.socket_label.text() == "● Serving agents"
+    assert window.socket_label.toolTip().startswith("Serving agents on /")
 
     stored: dict[str, float] = {}
 
