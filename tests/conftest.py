@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,24 @@ def _isolated_paths(
     monkeypatch.setenv("AMBRY_DATA_DIR", str(tmp_path_factory.mktemp("default-data")))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "runtime"))
     monkeypatch.setenv("AMBRY_LOG_DIR", str(tmp_path / "logs"))
+
+
+@pytest.fixture
+def local_zone() -> Iterator[Callable[[str], None]]:
+    """Set the process's local time zone (``local_zone("America/Los_Angeles")``);
+    the machine's own is restored after, whatever it is."""
+    before = os.environ.get("TZ")
+
+    def use(zone: str) -> None:
+        os.environ["TZ"] = zone
+        time.tzset()
+
+    yield use
+    if before is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
 
 
 @pytest.fixture

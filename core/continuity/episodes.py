@@ -313,9 +313,13 @@ def log_exchange(
     known = known_secrets(service.data_dir.root)
     turn_id = _label(_check_turn(turn), "turn", known, redacted)
     display = _label(_check_name(name), "name", known, redacted)
-    said = parse_at(at, now)
-    logged_at = iso(now or utc_now())
-    said_at = logged_at if said is None else iso(said)
+    clock = now or utc_now()
+    said = parse_at(at, clock)
+    logged_at = iso(clock)
+    # A time ahead of the clock (accepted up to a day, for a clock that runs ahead,
+    # or today's date alone before noon) is read as now: nothing is said later than
+    # it is logged, and a turn "in the future" would be left out of the brief.
+    said_at = logged_at if said is None or said > clock else iso(said)
     with writing(service, store, caller):
         check_rate(store, caller, "exchanges", service.config)
         thread_id = session_thread(service, caller)

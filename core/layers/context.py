@@ -76,9 +76,9 @@ def flash_section(
 ) -> tuple[str, str] | None:
     rows = store.execute(
         f"SELECT speaker, name, text, said_at, seq FROM exchanges WHERE {_scope(thread_id)} "
-        "AND said_at >= :since AND said_at <= :now AND speaker IN ('user', 'assistant') "
+        "AND said_at >= :since AND speaker IN ('user', 'assistant') "
         f"ORDER BY said_at DESC, seq DESC LIMIT {FLASH_ITEMS + len(hidden_turns)}",
-        {"thread": thread_id, "since": iso(now - FLASH_AGE), "now": iso(now)},
+        {"thread": thread_id, "since": iso(now - FLASH_AGE)},
     ).fetchall()
     lines = [
         f"- {_age(at, now)}, {inline_safe(name or speaker)}: "

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,8 +14,9 @@ from core.continuity import context as continuity
 from core.continuity import episodes, exchange_recall, threads
 from core.continuity.episodes import MAX_EXCHANGE_CHARS, Speaker
 from core.layers.compression import drop_lost
+from core.layers.context import flash_section
 from core.model.config import Config
-from core.model.entries import Actor, utc_now
+from core.model.entries import Actor, iso, utc_now
 from core.model.errors import InvalidParams, Refused, TooLarge
 from core.semantic.hybrid import Mode, matched
 from core.service import Caller, MemoryService
@@ -93,6 +95,35 @@ def test_a_time_no_turn_was_said_at_is_refused(
     assert ok.exchange.said_at == "2000-01-01T00:30:00.000Z"
     lower = episodes.log_exchange(service, agent, "user", "hi", at="2023-05-08t13:56:00z")
     assert lower.exchange.said_at == "2023-05-08T13:56:00.000Z"
+
+
+def test_a_date_alone_for_today_is_now_and_in_the_brief(
+    service: MemoryService, local_zone: Callable[[str], None]
+) -> None:
+    local_zone("America/Los_Angeles")
+    me = in_thread(service, "Today")
+    dawn = datetime(2026, 11, 25, 12, 39, tzinfo=UTC)  # 04:39 in Los Angeles
+    logged = episodes.log_exchange(
+        service, me, "user", "The launch moves to Friday", now=dawn, at="2026-11-25"
+    )
+    # Noon that day would be 7 hours ahead of the clock: read as now instead.
+    assert logged.exchange.said_at == logged.exchange.created_at == "2026-11-25T12:39:00.000Z"
+    flash = flash_section(service.store_for("main"), logged.exchange.thread_id, dawn, 1000)
+    assert flash is not None and "The launch moves to Friday" in flash[1]
+    # Later that day, the same date alone is noon, as documented.
+    late = datetime(2026, 11, 25, 23, 0, tzinfo=UTC)
+    later = episodes.log_exchange(service, me, "user", "noon", now=late, at="2026-11-25")
+    assert later.exchange.said_at == "2026-11-25T20:00:00.000Z"
+
+
+def test_a_time_ahead_of_the_clock_is_logged_as_now_and_briefed(
+    service: MemoryService, agent: Caller
+) -> None:
+    service.store(agent, {"type": "fact", "content": "The porch faces west"})
+    ahead = iso(utc_now() + timedelta(hours=10))
+    logged = episodes.log_exchange(service, agent, "user", "Lanterns for the porch", at=ahead)
+    assert logged.exchange.said_at == logged.exchange.created_at
+    assert "Lanterns for the porch" in service.brief(agent).markdown
 
 
 def test_secrets_are_redacted_and_credentials_refused(
