@@ -39,6 +39,10 @@ from core.storage.store import GroupStore
 
 #: Meta key: when the last complete pass finished.
 LAST_PASS_KEY: Final = "layers_compressed_at"
+#: Meta key: the days summaries are drawn on. Without it (an earlier Ambry drew them
+#: on UTC days), the next pass redraws every summary, as a rebuild does.
+DAYS_KEY: Final = "layers_days"
+LOCAL_DAYS: Final = "local"
 
 
 @dataclass(frozen=True)
@@ -99,16 +103,18 @@ class _Day:
         return f"{self.count}:{self.last_seq}"
 
 
+#: A day is the machine's local calendar day (``local_day``, core.storage.db), as
+#: a question naming a day reads it: a turn at 23:30 belongs to that evening.
 _DAY_SCOPE = (
     "coalesce(thread_id, '') = coalesce(:thread, '') AND session_id = :session "
-    "AND substr(said_at, 1, 10) = :day"
+    "AND local_day(said_at) = :day"
 )
 
 
 def _days(store: GroupStore) -> list[_Day]:
     rows = store.execute(
-        "SELECT thread_id, session_id, substr(said_at, 1, 10), count(*), max(seq), "
-        "sum(length(text)) FROM exchanges GROUP BY thread_id, session_id, substr(said_at, 1, 10)"
+        "SELECT thread_id, session_id, local_day(said_at) AS day, count(*), max(seq), "
+        "sum(length(text)) FROM exchanges GROUP BY thread_id, session_id, day"
     ).fetchall()
     return [_Day(r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5] or 0)) for r in rows]
 
@@ -398,6 +404,16 @@ def compress(
     started = time.perf_counter()
     stamp = iso(now)
     dropped = 0
+    if not on_local_days(store):
+        with store.transaction():
+            # Summaries an earlier Ambry drew on UTC days: drawn again on local ones.
+            if store.execute("SELECT 1 FROM layer_summaries LIMIT 1").fetchone():
+                rebuild = True
+            store.execute(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (DAYS_KEY, LOCAL_DAYS),
+            )
     # Turns deleted without drop_lost (by an earlier version) left their summaries.
     if rebuild or store.execute(f"{_LOST_DAYS} LIMIT 1").fetchone():
         with store.transaction():
@@ -466,7 +482,18 @@ def redraw_pending(store: GroupStore) -> bool:
     )
 
 
+def on_local_days(store: GroupStore) -> bool:
+    """Whether the summaries are drawn on local days (else the next pass redraws them)."""
+    row = store.execute("SELECT value FROM meta WHERE key = ?", (DAYS_KEY,)).fetchone()
+    return row is not None and row[0] == LOCAL_DAYS
+
+
 def is_due(store: GroupStore, now: datetime, interval: timedelta) -> bool:
-    """No complete pass yet, or the last one is ``interval`` old."""
+    """No complete pass yet, summaries drawn on UTC days, or the last pass is
+    ``interval`` old."""
     last = last_pass(store)
-    return last is None or now - datetime.fromisoformat(last.replace("Z", "+00:00")) >= interval
+    return (
+        last is None
+        or not on_local_days(store)
+        or now - datetime.fromisoformat(last.replace("Z", "+00:00")) >= interval
+    )

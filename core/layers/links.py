@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from core.model.entries import iso, utc_now
 from core.model.errors import InvalidParams, NotFound
+from core.model.times import local_day, local_day_span
 from core.storage.store import GroupStore
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def _day_summary(store: GroupStore, session_id: str | None, at: str) -> str | No
         return None
     row = store.execute(
         "SELECT id FROM layer_summaries WHERE level = 'day' AND session_id = ? AND period = ?",
-        (session_id, at[:10]),
+        (session_id, local_day(at)),
     ).fetchone()
     return None if row is None else str(row[0])
 
@@ -99,7 +100,8 @@ def link_day(store: GroupStore, summary: str, session_id: str, day: str, at: str
     the entries stored or reinforced in that session that day and to the ids its
     turns name. Call it in the transaction that (re)draws the day."""
     # Times are ISO 8601 in UTC ("2026-03-01T12:00:00.000Z"): a range keeps the index.
-    span = {"session": session_id, "from": f"{day}T", "to": f"{day}U"}
+    start, end = local_day_span(day)
+    span = {"session": session_id, "from": start, "to": end}
     for (entry_id,) in store.execute(
         "SELECT id FROM memory_entries WHERE created_at >= :from AND created_at < :to "
         "AND session_id = :session ORDER BY seq",

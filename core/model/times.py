@@ -10,12 +10,16 @@ without an offset, or text that is no time at all. :func:`stored_time` reads tho
 without failing: no offset is UTC, and an unreadable one is ``None``, which the
 brief, search and decay count as now. Each field's first unreadable time is
 logged once per process, by name, never by value.
+
+Days are the machine's local calendar days, as a person and a question naming a
+day read them (:func:`local_day`, :func:`local_day_span`); each date gets the
+offset in force on it, summer time included.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from core.model.entries import iso
 
@@ -70,3 +74,24 @@ def stored_time(text: str | None, field: str) -> datetime | None:
                 field,
             )
         return None
+
+
+def local_day(text: str) -> str:
+    """The machine's local calendar day (``YYYY-MM-DD``) of a stored time; a stored
+    text that is no time keeps its first ten characters, as it was filed before."""
+    moment = stored_time(text, "time")
+    if moment is None:
+        return text[:10]
+    return moment.astimezone().date().isoformat()
+
+
+def local_midnight(day: date) -> datetime:
+    """The start of local ``day``, aware, with the offset in force that day."""
+    return datetime(day.year, day.month, day.day).astimezone()
+
+
+def local_day_span(day: str) -> tuple[str, str]:
+    """The stored times (:func:`~core.model.entries.iso`) at which local ``day``
+    (``YYYY-MM-DD``) begins and the next day begins: a range for an index."""
+    start = date.fromisoformat(day)
+    return iso(local_midnight(start)), iso(local_midnight(start + timedelta(days=1)))

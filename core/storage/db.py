@@ -22,6 +22,7 @@ import apsw.bestpractice
 
 from core.model.errors import MigrationFailed, SchemaTooNew, StorageError
 from core.model.file_errors import FULL, access_problem, file_error
+from core.model.times import local_day
 from core.storage import db_header
 from core.storage.fts import text_grams
 from core.storage.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
@@ -264,6 +265,14 @@ def _text_grams(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:
     return text_grams(text) if isinstance(text, str) else ""
 
 
+def _local_day(*values: apsw.SQLiteValue) -> apsw.SQLiteValue:
+    """:func:`~core.model.times.local_day` as an SQL function: the machine's local
+    calendar day of a stored time, read when called (not deterministic: the zone
+    can change). NULL has none."""
+    (text,) = values
+    return local_day(text) if isinstance(text, str) else None
+
+
 def migrate(conn: apsw.Connection, path: Path) -> None:
     """Run the forward-only migration ladder, one transaction per step, after one
     backup of the file as it was: a step that fails is rolled back, so the file is
@@ -444,6 +453,7 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
             except BaseException:
                 conn.close()
                 raise
+            conn.create_scalar_function("local_day", _local_day, 1)
             return conn
         conn = apsw.Connection(
             str(path), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
@@ -488,6 +498,7 @@ def open_database(path: Path, *, read_only: bool = False) -> apsw.Connection:
         except BaseException:
             conn.close()
             raise
+    conn.create_scalar_function("local_day", _local_day, 1)
     return conn
 
 
