@@ -18,15 +18,15 @@ Speakers are a closed set:
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final
 
 from core.continuity import exchange_recall
+from core.continuity.said_at import parse_at
 from core.continuity.threads import session_thread
 from core.memory.writing import check_rate, writing
 from core.model.changes import Changes
@@ -229,56 +229,6 @@ def _check_name(name: object) -> str | None:
             f"name must be at most {MAX_NAME_CHARS} characters", field="name", rule="maxLength"
         )
     return name or None
-
-
-_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
-#: The earliest year a turn can be said in; a turn said later than a day from now is
-#: a clock or a typo (it would stay "the most recent" for years).
-EARLIEST_AT_YEAR: Final = 1900
-LATEST_AT_AHEAD: Final = timedelta(days=1)
-
-
-def parse_at(value: object, now: datetime | None = None) -> datetime | None:
-    """An ``at`` param: ISO 8601 (a date, or a time with or without offset; none is UTC),
-    from :data:`EARLIEST_AT_YEAR` to a day after ``now``."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            at = datetime.fromisoformat(re.sub(r"[zZ]$", "+00:00", text))
-            if _DATE_ONLY.fullmatch(text):
-                # A day, not an instant: noon of it where the person is, so a question
-                # naming that day (read in the same zone) finds it.
-                at = at.replace(hour=12).astimezone()
-            at = (at if at.tzinfo is not None else at.replace(tzinfo=UTC)).astimezone(UTC)
-        except ValueError:
-            pass
-        except OverflowError:  # in UTC, before year 1 or after 9999
-            raise InvalidParams(
-                f"at {text!r} is out of range; give when it was said",
-                field="at",
-                rule="range",
-            ) from None
-        else:
-            if at.year < EARLIEST_AT_YEAR:
-                raise InvalidParams(
-                    f"at {text!r} is before {EARLIEST_AT_YEAR}; give when it was said",
-                    field="at",
-                    rule="minimum",
-                )
-            if at > (now or utc_now()) + LATEST_AT_AHEAD:
-                raise InvalidParams(
-                    f"at {text!r} is in the future; give when it was said",
-                    field="at",
-                    rule="maximum",
-                )
-            return at
-    raise InvalidParams(
-        "at must be an ISO 8601 date or time, for example 2023-05-08T13:56:00Z",
-        field="at",
-        rule="format",
-    )
 
 
 def log_exchange(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -79,14 +80,22 @@ def test_bad_turns_are_refused_with_the_field(
     ("at", "says"),
     [
         ("0001-01-01T00:00:00Z", "is before 1900"),
-        ("0001-01-01T00:00:00+05:00", "out of range"),  # UTC is in year 0: no crash
+        ("0001-01-01T00:00:00+05:00", "is before 1900"),  # UTC is in year 0: no crash
+        ("0001-01-01", "is before 1900"),
+        ("1899-12-31T23:59:00-01:00", "is before 1900"),  # 1900 in UTC, not as given
         ("2999-01-01", "is in the future"),
         ("9999-12-31T23:00:00-05:00", "out of range"),  # past year 9999 in UTC
-        ("yesterday", "ISO 8601"),
+        ("yesterday", "is not an ISO 8601 date or time"),
+        ("2023-02-30", "30 February 2023 does not exist"),
+        ("2023-13-01", "there is no month 13"),
+        ("2023-05-08T25:00", "there is no hour 25"),
+        ("2023-05-08T24:30", "there is no hour 24"),
+        ("1700000000", "a number is not a date; give an ISO 8601 time such as"),
+        (1700000000, "a number is not a date"),
     ],
 )
 def test_a_time_no_turn_was_said_at_is_refused(
-    service: MemoryService, agent: Caller, at: str, says: str
+    service: MemoryService, agent: Caller, at: Any, says: str
 ) -> None:
     with pytest.raises(InvalidParams, match=says) as err:
         episodes.log_exchange(service, agent, "user", "hi", at=at)
@@ -124,6 +133,26 @@ def test_a_time_ahead_of_the_clock_is_logged_as_now_and_briefed(
     logged = episodes.log_exchange(service, agent, "user", "Lanterns for the porch", at=ahead)
     assert logged.exchange.said_at == logged.exchange.created_at
     assert "Lanterns for the porch" in service.brief(agent).markdown
+
+
+@pytest.mark.parametrize("day", ["2026-11-20", "20261120", "2026-W47-5", "2026W475"])
+def test_every_form_of_a_date_alone_is_noon_where_the_person_is(
+    service: MemoryService, agent: Caller, local_zone: Callable[[str], None], day: str
+) -> None:
+    local_zone("Asia/Kolkata")
+    logged = episodes.log_exchange(service, agent, "user", "hi", at=day)
+    assert logged.exchange.said_at == "2026-11-20T06:30:00.000Z"
+
+
+def test_the_earliest_year_is_the_year_as_given(
+    service: MemoryService, agent: Caller, local_zone: Callable[[str], None]
+) -> None:
+    local_zone("Asia/Kolkata")
+    first = episodes.log_exchange(service, agent, "user", "hi", at="1900-01-01T00:00:00+05:30")
+    assert first.exchange.said_at == "1899-12-31T18:30:00.000Z"
+    # The end of a day, T24:00, is the next day's midnight.
+    end = episodes.log_exchange(service, agent, "user", "hi", at="2023-05-08T24:00Z")
+    assert end.exchange.said_at == "2023-05-09T00:00:00.000Z"
 
 
 def test_secrets_are_redacted_and_credentials_refused(
