@@ -30,7 +30,7 @@ from core.continuity.exchange_candidates import Query, gather
 from core.continuity.speaker_names import speakers_named
 from core.model.config import Config
 from core.model.paging import tiered_page
-from core.model.times import stored_time
+from core.model.times import LOCAL, stored_time
 from core.semantic import hybrid, vectors
 from core.semantic.hybrid import Mode, Signal
 from core.semantic.timeref import asks_when, says_when, time_spans
@@ -181,7 +181,8 @@ def rank(
         else:
             embedder, qvec = found
             meaning = (hybrid.vector_index(store, vectors.EXCHANGES, embedder), qvec)
-    spans = time_spans(query, now.astimezone())  # the person's days, not UTC's
+    # The person's days, not UTC's, each with the offset in force on it.
+    spans = time_spans(query, now.astimezone(LOCAL))
     asked = Query(search_terms(query, named), unspaced_grams(query), meaning, spans, logged_names)
     by_words = mode is not Mode.SEMANTIC
     every = gather(store, asked, want, by_words=by_words, speaker=None)

@@ -19,7 +19,8 @@ offset in force on it, summer time included.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from typing import Final
 
 from core.model.entries import iso
 
@@ -95,3 +96,30 @@ def local_day_span(day: str) -> tuple[str, str]:
     (``YYYY-MM-DD``) begins and the next day begins: a range for an index."""
     start = date.fromisoformat(day)
     return iso(local_midnight(start)), iso(local_midnight(start + timedelta(days=1)))
+
+
+class LocalZone(tzinfo):
+    """The machine's time zone with its rules, read when asked: each date gets the
+    offset in force on it (``datetime.now().astimezone()`` fixes today's offset,
+    which is an hour off across a change to or from summer time)."""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta:
+        wall = (dt or datetime.now()).replace(tzinfo=None)
+        return wall.astimezone().utcoffset() or timedelta(0)
+
+    def dst(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+    def tzname(self, dt: datetime | None) -> str | None:
+        return (dt or datetime.now()).replace(tzinfo=None).astimezone().tzname()
+
+    def fromutc(self, dt: datetime) -> datetime:
+        local = datetime.fromtimestamp(dt.replace(tzinfo=UTC).timestamp())
+        return local.replace(tzinfo=self)
+
+    def __repr__(self) -> str:
+        return "LocalZone()"
+
+
+#: The machine's time zone (see :class:`LocalZone`).
+LOCAL: Final = LocalZone()

@@ -371,6 +371,26 @@ def test_the_first_page_is_the_ranking_of_its_own_length(
         assert first.next_offset == limit
 
 
+def test_a_month_named_in_winter_has_its_summer_offset(
+    service: MemoryService, agent: Caller, local_zone: Callable[[str], None]
+) -> None:
+    local_zone("America/Los_Angeles")
+    for at in ("2023-07-01T00:30:00-07:00", "2023-06-30T23:30:00-07:00"):
+        episodes.log_exchange(service, agent, "user", f"Pelican sighting at {at}", at=at)
+    store = service.store_for("main")
+    winter = datetime(2026, 1, 15, 20, tzinfo=UTC)  # PST, -08:00; July is PDT, -07:00
+
+    def dated(question: str) -> set[int]:
+        ranked = exchange_recall.rank(
+            store, question, limit=5, mode=Mode.KEYWORD, config=Config(), now=winter
+        )
+        return {r.seq for r in ranked if "date" in r.signals}
+
+    july, june = dated("pelican sighting in July 2023"), dated("pelican sighting in June 2023")
+    assert len(july) == len(june) == 1 and july != june
+    assert dated("pelican sighting on 1 July 2023") == july
+
+
 def test_turns_a_deeper_pool_brings_in_are_listed_once(service: MemoryService) -> None:
     office = in_thread(service, "Office")
     for n in range(110):  # more than the 100 best a shallow pool takes by words
