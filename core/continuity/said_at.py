@@ -21,11 +21,12 @@ from typing import Final
 
 from core.model.entries import utc_now
 from core.model.errors import InvalidParams
+from core.model.times import LATEST_AHEAD
 
 #: The earliest year a turn can be said in; a turn said later than a day from now is
 #: a clock or a typo (it would stay "the most recent" for years).
 EARLIEST_AT_YEAR: Final = 1900
-LATEST_AT_AHEAD: Final = timedelta(days=1)
+LATEST_AT_AHEAD: Final = LATEST_AHEAD
 EXAMPLE: Final = "2023-05-08T13:56:00Z"
 
 _END_OF_DAY = re.compile(

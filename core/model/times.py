@@ -26,6 +26,11 @@ from core.model.entries import iso
 
 log = logging.getLogger(__name__)
 
+#: How far ahead of the clock a time read from outside may be: a clock running
+#: ahead, or a date alone read as noon. A later one is a clock or a typo, and would
+#: stay "the most recent" (and "today") for years.
+LATEST_AHEAD: Final = timedelta(days=1)
+
 #: What a refused time should have been, for messages.
 EXPECTED = "an ISO 8601 time such as 2024-05-01T09:30:00Z; one without an offset is read as UTC"
 

@@ -16,6 +16,7 @@ import functools
 import json
 import re
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,9 +30,11 @@ from core.model.entries import (
     SourceType,
     Status,
     Trust,
+    iso,
+    utc_now,
 )
 from core.model.errors import InvalidParams
-from core.model.times import EXPECTED, store_form
+from core.model.times import EXPECTED, LATEST_AHEAD, store_form
 from core.policy.manifest import describe_error, error_field
 
 if TYPE_CHECKING:
@@ -178,17 +181,21 @@ _ENTRY_TIMES = ("superseded_at", "last_seen_at")
 _PROVENANCE_TIMES = ("created_at", "updated_at")
 
 
-def check_times(record: dict[str, Any], where: str) -> None:
+def check_times(record: dict[str, Any], where: str, now: datetime | None = None) -> None:
     """Put every time of a checked ``record`` in the store's form, in place.
 
     An entry's ``created_at``, ``updated_at``, ``superseded_at`` and ``last_seen_at``,
     and a row's ``*_at`` columns, may be any ISO 8601 time; one without an offset is
     UTC. The brief, search and decay compare times, so one that is not a time at all is
-    refused here, before anything is written.
+    refused here, before anything is written, and so is one more than
+    :data:`~core.model.times.LATEST_AHEAD` after ``now`` (a memory dated 2999 would be
+    "today" and the most recent for ever), as ``exchange_log`` refuses its ``at``.
 
     Raises:
-        InvalidParams: the first field that is not a time, named with ``where``.
+        InvalidParams: the first field that is not a time, or is in the future, named
+            with ``where``.
     """
+    latest = iso((now or utc_now()) + LATEST_AHEAD)
     if record.get("kind") == "entry":
         places = [(record, name, name) for name in _ENTRY_TIMES]
         places += [(record["provenance"], name, f"provenance.{name}") for name in _PROVENANCE_TIMES]
@@ -207,3 +214,9 @@ def check_times(record: dict[str, Any], where: str) -> None:
             raise InvalidParams(
                 f"{where}: {label} is not a time; give {EXPECTED}", field=label, rule="format"
             ) from None
+        if holder[name] > latest:
+            raise InvalidParams(
+                f"{where}: {label} is more than a day in the future; give when it happened",
+                field=label,
+                rule="maximum",
+            )

@@ -99,6 +99,32 @@ def test_an_entry_time_that_is_no_time_refuses_the_file(
     assert service.store_for("other").total() == 0
 
 
+@pytest.mark.parametrize("place", ["created_at", "last_seen_at"])
+def test_an_entry_time_in_the_future_refuses_the_file(
+    service: MemoryService, operator: Caller, tmp_path: Path, place: str
+) -> None:
+    records = _exported(service, operator, tmp_path)
+    entry = _entry(records)
+    holder = entry["provenance"] if place == "created_at" else entry
+    label = f"provenance.{place}" if place == "created_at" else place
+    holder[place] = "2999-01-01T00:00:00Z"
+    other = service.open_session("other", Actor.OPERATOR)
+    with pytest.raises(InvalidParams) as refused:
+        import_file(service, other, _write(tmp_path / "future.jsonl", records))
+    line = records.index(entry) + 1
+    assert refused.value.message == (
+        f"future.jsonl line {line} (id {entry['id']}): {label} is more than a day in the "
+        "future; give when it happened"
+    )
+    assert refused.value.field == label
+    assert service.store_for("other").total() == 0
+    # Within a day ahead, as exchange_log allows: a clock running a little ahead.
+    soon = datetime.now(UTC) + timedelta(hours=20)
+    holder[place] = soon.isoformat()
+    import_file(service, other, _write(tmp_path / "soon.jsonl", records))
+    assert service.store_for("other").total() == 1
+
+
 def test_a_row_time_that_is_no_time_refuses_the_file(
     service: MemoryService, operator: Caller, tmp_path: Path
 ) -> None:
