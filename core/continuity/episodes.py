@@ -490,20 +490,27 @@ def thread_exchanges(
     thread_id: str | None,
     *,
     limit: int = 200,
-    before: int | None = None,
+    before: Exchange | None = None,
 ) -> list[Exchange]:
-    """A thread's turns (None: turns filed under no thread), newest first, a page at a time.
+    """A thread's turns (None: turns filed under no thread), newest said first (as
+    ``ambry exchanges`` lists them; imported history keeps its own times), a page
+    at a time.
 
     Args:
-        before: only turns with an id below this (the last id of the previous page).
+        before: only turns said before this one (the last of the previous page).
     """
     scope = "e.thread_id IS NULL" if thread_id is None else "e.thread_id = :thread"
+    after = (
+        "" if before is None else "AND (coalesce(e.said_at, e.created_at), e.seq) < (:at, :seq) "
+    )
     rows = service.store_for(group).execute(
         f"SELECT {_COLUMNS} FROM exchanges e LEFT JOIN threads t ON t.id = e.thread_id "
-        f"WHERE {scope} AND e.seq < :before ORDER BY e.created_at DESC, e.seq DESC LIMIT :limit",
+        f"WHERE {scope} {after}ORDER BY coalesce(e.said_at, e.created_at) DESC, e.seq DESC "
+        "LIMIT :limit",
         {
             "thread": thread_id,
-            "before": (1 << 62) if before is None else before,
+            "at": None if before is None else before.said_at or before.created_at,
+            "seq": None if before is None else before.id,
             "limit": max(1, limit),
         },
     )

@@ -130,11 +130,11 @@ def fetch_versions(service: MemoryService, group: str, thread_id: str) -> Fetch[
 
 
 def fetch_exchanges(service: MemoryService, group: str, thread_id: str | None) -> Fetch[Exchange]:
-    """A thread's turns (None: those filed under no thread), newest first, each page
-    before the last turn shown."""
+    """A thread's turns (None: those filed under no thread), newest said first, each
+    page said before the last turn shown."""
 
     def fetch(loaded: Sequence[Exchange], limit: int) -> list[Exchange]:
-        before = loaded[-1].id if loaded else None
+        before = loaded[-1] if loaded else None
         return thread_exchanges(service, group, thread_id, limit=limit, before=before)
 
     return fetch

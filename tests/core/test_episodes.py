@@ -480,7 +480,7 @@ def test_a_thread_reads_back_page_by_page(service: MemoryService) -> None:
     tid = threads.session_thread(service, me)
     first = episodes.thread_exchanges(service, "main", tid, limit=3)
     assert [e.text for e in first] == ["line 4", "line 3", "line 2"]
-    rest = episodes.thread_exchanges(service, "main", tid, limit=3, before=first[-1].id)
+    rest = episodes.thread_exchanges(service, "main", tid, limit=3, before=first[-1])
     assert [e.text for e in rest] == ["line 1", "line 0"]
     assert episodes.thread_exchanges(service, "main", None) == []
 
@@ -596,3 +596,19 @@ def test_a_speaker_filter_finds_a_rare_speakers_turns_by_meaning(
     pages = _read_all(service, agent, "pottery fired in a kiln", Mode.SEMANTIC)
     assert [len(p) for p in pages] == [3, 3, 2]
     assert len({seq for p in pages for seq in p}) == 8
+
+
+def test_a_thread_reads_back_newest_said_first_page_by_page(service: MemoryService) -> None:
+    me = in_thread(service, "Order")
+    for at in ("2026-11-24T10:00:00Z", "2026-11-22T10:00:00Z", "2026-11-25T10:00:00Z"):
+        episodes.log_exchange(service, me, "user", f"said {at[:10]}", at=at)
+        episodes.log_exchange(service, me, "assistant", f"also {at[:10]}", at=at)
+    thread = threads.session_thread(service, me)
+    pages: list[episodes.Exchange] = []
+    while page := episodes.thread_exchanges(
+        service, "main", thread, limit=4, before=pages[-1] if pages else None
+    ):
+        pages += page
+    assert [e.text for e in pages] == [
+        f"{who} 2026-11-{day}" for day in (25, 24, 22) for who in ("also", "said")
+    ]

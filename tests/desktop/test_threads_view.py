@@ -415,3 +415,18 @@ def test_the_title_column_takes_the_room_the_counts_do_not_need(
         if size[0] == 1600:
             assert table.fontMetrics().horizontalAdvance("Chat about scheduler 11") < title
         assert table.horizontalScrollBar().maximum() == 0
+
+
+def test_the_exchanges_tab_lists_turns_newest_said_first(
+    qtbot: QtBot, service: MemoryService, agent_caller: Caller, window: MainWindow
+) -> None:
+    # Before, turns came in the order they were logged: 24th, 22nd, 25th.
+    entry = continuity.enter_thread(service, agent_caller, "Order")
+    assert entry.thread is not None
+    for at in ("2026-11-24T10:00:00Z", "2026-11-22T10:00:00Z", "2026-11-25T10:00:00Z"):
+        episodes.log_exchange(service, entry.caller, "user", f"said {at[:10]}", at=at)
+    page = open_page(qtbot, window, entry.thread.id)
+    qtbot.waitUntil(lambda: page.exchanges.rowCount() == 3)
+    texts = [page.exchanges.record_at(row).text for row in range(3)]
+    assert texts == ["said 2026-11-25", "said 2026-11-24", "said 2026-11-22"]
+    assert page.exchange_pane.status.text() == "This thread's turns, newest first."
