@@ -128,3 +128,12 @@ class LocalZone(tzinfo):
 
 #: The machine's time zone (see :class:`LocalZone`).
 LOCAL: Final = LocalZone()
+
+
+def calendar_days(earlier: datetime, later: datetime) -> int:
+    """How many local calendar days ``later`` is after ``earlier`` (stored at 23:00,
+    read at 09:00: 1); whole 24-hour spans for a time the local calendar cannot hold."""
+    try:
+        return (later.astimezone().date() - earlier.astimezone().date()).days
+    except (OverflowError, ValueError, OSError):
+        return (later - earlier).days

@@ -45,7 +45,7 @@ from core.memory.confidence import decayed, effective_confidence
 from core.model.config import Config
 from core.model.entries import EntryType, MemoryEntry, SourceType, Trust, iso
 from core.model.text import estimate_tokens, quarters_to_tokens, single_line, token_quarters
-from core.model.times import stored_time
+from core.model.times import calendar_days, stored_time
 from core.recall.brief_values import (
     BRIEF_CANDIDATES,
     BRIEF_PREFETCH,
@@ -104,7 +104,15 @@ def _provenance(source: SourceType) -> str:
 
 
 def _age(days: int) -> str:
-    return "today" if days == 0 else f"{days}d ago"
+    """Local calendar days, as the person reads them: stored at 23:00 and briefed at
+    09:00 is "yesterday", not "today"."""
+    match days:
+        case 0:
+            return "today"
+        case 1:
+            return "yesterday"
+        case _:
+            return f"{days}d ago"
 
 
 def _entry_line(entry: BriefEntry) -> str:
@@ -136,7 +144,10 @@ def _service(tags: Sequence[str]) -> str | None:
 
 
 def _brief_entry(entry: MemoryEntry, now: datetime, config: Config) -> BriefEntry:
-    age = (now - _utc(entry.provenance.created_at, now, "created_at")).days
+    created = _utc(entry.provenance.created_at, now, "created_at")
+    # Calendar days where the person is, not 24-hour spans: one stored 20 hours ago,
+    # the evening before, is a day old.
+    age = calendar_days(created, now)
     return BriefEntry(
         id=entry.id,
         type=entry.type.value,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -165,13 +166,27 @@ def test_decay_counts_from_last_seen_and_spares_pinned() -> None:
     ]
 
 
-def test_age_labels() -> None:
-    result = brief([make(1, age_days=0), make(2, age_days=1.5), make(3, age_days=-2)])
+def test_age_labels(local_zone: Callable[[str], None]) -> None:
+    local_zone("UTC")
+    made = [make(1, age_days=0), make(2, age_days=1.5), make(3, age_days=-2)]
+    result = brief([*made, make(4, age_days=2.4)])
     lines = [line for line in result.markdown.splitlines() if line.startswith("- [")]
     assert "- [fact] memory 1 (today)" in lines
-    assert "- [fact] memory 2 (1d ago)" in lines
+    assert "- [fact] memory 2 (yesterday)" in lines  # 31 May, 00:00
     assert "- [fact] memory 3 (today)" in lines  # a clock skew never shows as negative
+    assert "- [fact] memory 4 (2d ago)" in lines  # 30 May, 02:24
     assert [e.age_days for e in result.entries if e.id == "mem-0003"] == [0]
+
+
+def test_a_memory_stored_the_evening_before_is_from_yesterday(
+    local_zone: Callable[[str], None],
+) -> None:
+    # Before, 20 hours read as "(today)": the age counted whole 24-hour spans.
+    local_zone("Europe/Paris")
+    result = brief([make(1, age_days=20 / 24), make(2, age_days=2 / 24)])  # 18:00 and 12:00
+    lines = [line for line in result.markdown.splitlines() if line.startswith("- [")]
+    assert sorted(lines) == ["- [fact] memory 1 (yesterday)", "- [fact] memory 2 (today)"]
+    assert {e.id: e.age_days for e in result.entries} == {"mem-0001": 1, "mem-0002": 0}
 
 
 # --- estimate_tokens ----------------------------------------------------------
@@ -418,9 +433,9 @@ def test_service_entries_are_grouped_by_name() -> None:
         "### Service: postgres",
     ]
     jellyfin = result.markdown.split("### Service: jellyfin\n\n")[1].split("\n\n")[0]
-    assert jellyfin == "- [fact] slow start (1d ago)\n- [fact] retry once (1d ago)"
+    assert jellyfin == "- [fact] slow start (yesterday)\n- [fact] retry once (yesterday)"
     known = result.markdown.split("### Known facts\n\n")[1].split("\n\n")[0]
-    assert known == "- [fact] plain fact (1d ago)"
+    assert known == "- [fact] plain fact (yesterday)"
     # A behavioral service entry keeps a reminder that it is only a suggestion.
     caddy = result.markdown.split("### Service: caddy\n\n")[1].split("\n\n")[0]
     assert caddy.startswith("> ")
@@ -500,7 +515,7 @@ def test_extra_sections_follow_the_entries() -> None:
     extra = [("Thread handoff", "Working on the parser.\nNext: tests."), ("Receipts", "- a.pdf")]
     result = brief([make(1)], extra=extra)
     assert result.markdown.endswith(
-        "- [fact] memory 1 (1d ago)\n\n"
+        "- [fact] memory 1 (yesterday)\n\n"
         "### Thread handoff\n\nWorking on the parser.\nNext: tests.\n\n"
         "### Receipts\n\n- a.pdf\n"
     )
