@@ -173,9 +173,15 @@ def age_label(timestamp: str, now: datetime) -> str:
     days = hours / 24
     if days < 60:
         return f"{int(days)}d"
-    if days < 730:
-        return f"{int(days / 30.44)}mo"
-    return f"{int(days / 365.25)}y"
+    # Calendar months, where the person is: 25 November to 25 November is a year.
+    try:
+        start, end = when.astimezone(), now.astimezone()
+    except (OverflowError, ValueError, OSError):  # year 1 has no local time west of UTC
+        start, end = when, now
+    months = (end.year - start.year) * 12 + end.month - start.month
+    if (end.day, end.time()) < (start.day, start.time()):
+        months -= 1
+    return f"{months}mo" if months < 12 else f"{months // 12}y"
 
 
 def tags_label(entry: MemoryEntry) -> str:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pytest
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
@@ -11,7 +15,7 @@ from core.model.entries import EntryFilter, EntryType, MemoryEntry
 from core.service import Caller, MemoryService
 from desktop.audit.view import AuditModel
 from desktop.memories.model import ID_ROLE, IdListModel
-from desktop.memories.values import CANDIDATE_COLUMNS, info_text
+from desktop.memories.values import CANDIDATE_COLUMNS, age_label, info_text
 from desktop.widgets.times import short_time
 
 
@@ -159,3 +163,24 @@ def test_audit_model_passes_qt_model_tester(
     filtered.load(service, "main", ["store"], "operator")
     assert {filtered.record_at(r).action for r in range(filtered.rowCount())} == {"store"}
     assert filtered.index(0, 0).data(Qt.ItemDataRole.DisplayRole)
+
+
+@pytest.mark.parametrize(
+    ("created", "label"),
+    [
+        ("2025-11-25T09:00:00Z", "1y"),  # before, 365 days read "11mo"
+        ("2024-12-25T09:00:00Z", "1y"),  # 700 days: before, "22mo"
+        ("2024-11-25T09:00:00Z", "2y"),
+        ("2025-11-26T09:00:00Z", "11mo"),
+        ("2026-09-24T09:00:00Z", "2mo"),
+        ("2026-09-26T09:00:00Z", "1mo"),
+        ("2026-09-27T09:00:00Z", "59d"),
+        ("2026-11-24T10:00:00Z", "23h"),
+    ],
+)
+def test_the_age_column_counts_calendar_months_and_years(
+    local_zone: Callable[[str], None], created: str, label: str
+) -> None:
+    local_zone("America/New_York")
+    now = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
+    assert age_label(created, now) == label
