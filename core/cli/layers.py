@@ -14,6 +14,7 @@ from core.layers.timeline import Timeline, timeline
 from core.layers.tools import dig_tool, recall_tool
 from core.model.entries import utc_now
 from core.model.text import plural
+from core.model.times import stored_time
 
 
 def _recall_args(p: argparse.ArgumentParser) -> None:
@@ -24,6 +25,13 @@ def _recall_args(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_BUDGET,
         help=f"tokens of results at most (default {DEFAULT_BUDGET})",
     )
+
+
+def _minute(at: str) -> str:
+    """A turn's time to the minute, in UTC with its ``Z``, as ``ambry exchanges`` prints
+    times (``2026-11-25T12:35Z``); a stored text that is no time, as it is."""
+    moment = stored_time(at, "said_at")
+    return at if moment is None else f"{moment:%Y-%m-%dT%H:%M}Z"
 
 
 def _format_recall(result: RecallResult) -> str:
@@ -43,7 +51,7 @@ def _format_recall(result: RecallResult) -> str:
             lines.append(f"{head} turns of the last 48 hours")
         for t in item.turns:
             who = t["name"] or t["speaker"]
-            lines.append(f"      #{t['id']} {t['at'][:16]} {who}: {clip(t['text'], 160)}")
+            lines.append(f"      #{t['id']} {_minute(t['at'])} {who}: {clip(t['text'], 160)}")
     more = " (budget reached)" if result.truncated else ""
     lines.append(f"~{result.tokens} of {result.budget} tokens{more}")
     return "\n".join(lines)
@@ -94,7 +102,8 @@ def _format_timeline(t: Timeline, now: datetime) -> str:
     lines.append(last)
     for turn in t.flash_turns[-15:]:
         who = turn["name"] or turn["speaker"]
-        lines.append(f"[flash] #{turn['id']} {turn['at'][:16]} {who}: {clip(turn['text'], 140)}")
+        said = _minute(turn["at"])
+        lines.append(f"[flash] #{turn['id']} {said} {who}: {clip(turn['text'], 140)}")
     for d in t.days:
         if d["layer"] == "flash":
             continue

@@ -1,13 +1,19 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import apsw
 import pytest
 
 from core.cli.main import main
+from core.continuity.episodes import log_exchange
+from core.model.config import Config
+from core.model.entries import Actor, iso, utc_now
 from core.recall import search
+from core.service import MemoryService
+from core.storage.paths import DataDir
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -401,3 +407,25 @@ def test_a_passphrase_that_cannot_be_asked_for_names_how_to_give_it(
     assert code == 1 and "the passphrase it was exported with" in err
     assert "run it in a terminal" in err and "--passphrase-env VAR" in err
     assert run(capsys, *other, "import", str(out), "--passphrase-env", "AMBRY_PASS")[0] == 0
+
+
+def test_layers_and_recall_print_turn_times_in_utc_with_a_z(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Before, "#1 2026-11-25T12:35": UTC, but unmarked, while `exchanges` adds the Z.
+    data = DataDir(tmp_path)
+    data.ensure()
+    service = MemoryService(data, Config())
+    try:
+        agent = service.open_session("main", Actor.AGENT, "tests")
+        said = utc_now() - timedelta(hours=1)
+        turn = log_exchange(
+            service, agent, "user", "The lighthouse keeper retires in May.", at=iso(said)
+        )
+    finally:
+        service.close()
+    stamp = f"#{turn.exchange.id} {said:%Y-%m-%dT%H:%M}Z "
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "layers")
+    assert code == 0 and f"[flash] {stamp}" in out
+    code, out, _ = run(capsys, "--data-dir", str(tmp_path), "recall", "lighthouse keeper")
+    assert code == 0 and stamp in out
