@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
@@ -28,6 +29,12 @@ from core.service import MemoryService
 from core.storage.store import GroupStore
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=utc_now().tzinfo)
+
+
+@pytest.fixture(autouse=True)
+def _utc_days(local_zone: Callable[[str], None]) -> None:
+    """Summaries are drawn on the machine's local days; the days named below are UTC's."""
+    local_zone("UTC")
 
 
 def log_session(
