@@ -27,8 +27,9 @@ from typing import IO, Any
 import ijson
 
 from core.model.decoding import utf8_stream
-from core.model.entries import MAX_TAG_CHARS, EntryType, iso
+from core.model.entries import MAX_TAG_CHARS, EntryType, iso, utc_now
 from core.model.errors import InvalidParams
+from core.model.times import LATEST_AHEAD
 from core.policy.field_screening import Statements, screen_field
 
 
@@ -100,17 +101,26 @@ def parse_time(value: Any, where: str) -> str | None:
     """An ISO 8601 string or Unix seconds (ChatGPT) as Ambry's UTC time, None for null."""
     if value is None or value == "":
         return None
+    at: datetime | None = None
     try:
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return iso(datetime.fromtimestamp(float(value), UTC))
-        if isinstance(value, str):
+            at = datetime.fromtimestamp(float(value), UTC)
+        elif isinstance(value, str):
             at = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-            return iso(at if at.tzinfo is not None else at.replace(tzinfo=UTC))
+            at = at if at.tzinfo is not None else at.replace(tzinfo=UTC)
     except (ValueError, OverflowError, OSError):
         pass
-    raise InvalidParams(
-        f"{where}: {value!r} is not a time (expected ISO 8601 or Unix seconds)", rule="format"
-    )
+    if at is None:
+        raise InvalidParams(
+            f"{where}: {value!r} is not a time (expected ISO 8601 or Unix seconds)", rule="format"
+        )
+    if at > utc_now() + LATEST_AHEAD:
+        # A turn dated years ahead would stay the thread's latest, and "today", for years.
+        raise InvalidParams(
+            f"{where}: {value!r} is more than a day in the future; check the export's clock",
+            rule="maximum",
+        )
+    return iso(at)
 
 
 def text_field(obj: dict[str, Any], key: str, where: str, *, required: bool = True) -> str:

@@ -131,6 +131,11 @@ def test_chatgpt_follows_the_current_branch_and_skips_hidden_and_tool_messages(
             r"conversation 1 .*chat_messages\[0\]\.created_at: 'yesterday' is not a time",
         ),
         (lambda d: d[1].pop("chat_messages"), r"conversation 2 .*chat_messages must be a list"),
+        (
+            lambda d: d[0]["chat_messages"][0].update(created_at="2999-01-01T00:00:00Z"),
+            r"conversation 1 .*created_at: '2999-01-01T00:00:00Z' is more than a day in the "
+            "future; check the export's clock",
+        ),
     ],
 )
 def test_a_malformed_record_is_named_and_nothing_is_written(
