@@ -504,7 +504,7 @@ class MainWindow(QMainWindow):
             self.hide()
             self.tray.tell_once()
             return
-        if not self.may_leave("Quit", quitting=True):
+        if not self.may_leave("Quit", quitting=True) or not self.commands.jobs.may_quit(self):
             event.ignore()
             return
         if self._listening:

@@ -15,6 +15,12 @@ One such job runs at a time, for the whole window: while it does, the bulk
 actions, deletes and Ctrl+Z are refused with a word on why
 (:meth:`BatchJob.refuse`), so two bulk writes never interleave and the undo
 stack keeps its order. Editing one memory goes on as usual.
+
+Quitting while a job runs asks first (:meth:`BatchJob.may_quit`): the undo stack
+ends with the app, so what is done by then can no longer be taken back. At quit
+(:meth:`BatchJob.shutdown`) no batch starts after the one under way, and that
+one is rolled back: what the earlier batches did stays, each memory wholly done
+or untouched.
 """
 
 from __future__ import annotations
@@ -43,6 +49,10 @@ AT_ONCE_UP_TO = 500
 
 #: While a job runs, how often the views are told that its batches changed memories.
 REFRESH_S = 1.0
+
+#: At quit, how long to wait for the batch under way to roll back and the thread to
+#: end: a batch takes well under a second, but one may be waiting for a lock.
+SHUTDOWN_WAIT_S = 2.0
 
 #: A bulk write: runs against a service, in a caller's session, batched as told.
 Work = Callable[[MemoryService, Caller, Batching], Batched[T]]
@@ -81,8 +91,11 @@ class BatchJob(QObject):
         self.pause = PAUSE_S
         self._job: Executor | None = None
         self._stop = threading.Event()
+        # Set at quit: the worker's next commit is turned into a rollback.
+        self._abort = threading.Event()
         self._verb = ""
         self._group = ""
+        self._done = self._total = 0
         self._told = 0.0
         self.progressed.connect(self._on_progress)
         app = QCoreApplication.instance()
@@ -94,12 +107,38 @@ class BatchJob(QObject):
         """A background job is under way."""
         return self._job is not None
 
+    @property
+    def group(self) -> str:
+        """The group the running job writes to (empty when none runs)."""
+        return self._group if self.running else ""
+
+    def under_way(self) -> str:
+        """What runs, in words: *Deleting 10,000 memories (1,000 done)*."""
+        return f"{self._verb} {self._total:,} memories ({self._done:,} done)"
+
     def refuse(self) -> None:
         """Tell the person why another bulk write must wait."""
         messages.info(
-            f"{self._verb} is still under way: wait for it to end, or cancel it, "
+            f"{self.under_way()} is still under way: wait for it to end, or cancel it, "
             "before another bulk change or Ctrl+Z."
         )
+
+    def may_quit(self, parent: QWidget | None) -> bool:
+        """Whether to quit: asks first while a job runs, and stops it if told to.
+
+        What is done stays done; the undo stack ends with the app, so it can no
+        longer be taken back. No job running: ``True`` without a question.
+        """
+        if not self.running:
+            return True
+        question = (
+            f"{self.under_way()} is under way. Stop it and quit? What is done stays "
+            "done; it cannot be undone after quitting."
+        )
+        if not messages.confirm(parent, "Quit", question, "Stop and quit", "Keep working"):
+            return False
+        self.shutdown()
+        return True
 
     def run(
         self,
@@ -127,6 +166,8 @@ class BatchJob(QObject):
             done(result)
             return True
         self._stop.clear()
+        self._abort.clear()
+        self._done, self._total = 0, total
         batching = Batching(self.batch, self.progressed.emit, self._stop.is_set, self.pause)
 
         def succeeded(result: Batched[T]) -> None:
@@ -141,6 +182,16 @@ class BatchJob(QObject):
             finally:
                 self.ended.emit()
 
+        def vetoed(service: MemoryService, caller: Caller) -> Batched[T]:
+            # At quit the batch under way must not commit: interrupt() stops a
+            # statement SQLite is running, but not one about to start, nor COMMIT.
+            conn = service.store_for(group).conn
+            conn.set_commit_hook(self._abort.is_set)
+            try:
+                return work(service, caller, batching)
+            finally:
+                conn.set_commit_hook(None)
+
         state = self._state
         self._verb, self._group, self._told = verb, group, time.monotonic()
         self._job = run_alone(
@@ -148,7 +199,7 @@ class BatchJob(QObject):
             state.config,
             "ambry-bulk",
             group,
-            as_operator(group, lambda service, caller: work(service, caller, batching)),
+            as_operator(group, lambda service, caller: vetoed(service, caller)),
             succeeded,
             failed,
             self,
@@ -162,7 +213,8 @@ class BatchJob(QObject):
             self._stop.set()
             self.cancelling.emit()
 
-    def _on_progress(self, _done: int, _total: int) -> None:
+    def _on_progress(self, done: int, _total: int) -> None:
+        self._done = done
         # The worker's commits are another connection's: say so to the views now and
         # then, not after every batch (each refresh lists the group again).
         if self.running and time.monotonic() - self._told >= REFRESH_S:
@@ -177,10 +229,17 @@ class BatchJob(QObject):
         self._tell(group)
 
     def shutdown(self) -> None:
-        """Stop a running job (at quit): the batch under way is rolled back."""
+        """Stop a running job (at quit), waiting for its thread a little while.
+
+        No batch starts after this, and the one under way is rolled back (its
+        statements interrupted, its commit refused); the earlier ones stay done.
+        """
         job, self._job = self._job, None
-        if job is not None:
-            job.close()
+        if job is None:
+            return
+        self._stop.set()
+        self._abort.set()
+        job.close(SHUTDOWN_WAIT_S)
 
 
 class BatchProgress(QWidget):

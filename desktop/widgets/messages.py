@@ -81,17 +81,23 @@ def report(exc: AmbryError) -> None:
     error(exc.message)
 
 
-def confirm(parent: QWidget | None, title: str, question: str, action: str) -> bool:
-    """Ask a yes/no question; ``action`` labels the button that says yes.
+def confirm(
+    parent: QWidget | None, title: str, question: str, action: str, keep: str | None = None
+) -> bool:
+    """Ask a yes/no question; ``action`` labels the button that says yes, ``keep`` the
+    one that says no (Cancel unless given).
 
-    The safe answer (cancel) is the default, so a stray Enter never destroys data.
+    The safe answer (no) is the default, so a stray Enter never destroys data.
     """
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Question)
     box.setWindowTitle(title)
     box.setText(question)
     yes = box.addButton(action, QMessageBox.ButtonRole.DestructiveRole)
-    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    if keep is None:
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    else:
+        cancel = box.addButton(keep, QMessageBox.ButtonRole.RejectRole)
     box.setDefaultButton(cancel)
     box.exec()
     return box.clickedButton() is yes

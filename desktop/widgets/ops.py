@@ -21,6 +21,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -79,6 +80,7 @@ class Executor(QObject):
         super().__init__(parent)
         self._data_dir = data_dir
         self._config = config
+        self._name = name
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         # Only ever touched on the worker thread.
         self._service: MemoryService | None = None
@@ -171,14 +173,28 @@ class Executor(QObject):
         """The app is shutting down: nothing more may be submitted."""
         return self._closed
 
-    def close(self) -> None:
-        """Drop queued tasks, stop the running one, close the thread's connections."""
+    def close(self, wait_s: float | None = None) -> bool:
+        """Drop queued tasks, stop the running one, close the thread's connections.
+
+        Args:
+            wait_s: wait at most this long for the thread to end (``None``: as long
+                as it takes).
+
+        Returns:
+            Whether the thread ended (always, without ``wait_s``).
+        """
         if self._closed:
-            return
+            return True
         self._closed = True
         self.interrupt()
-        self._pool.submit(self._close_service)
-        self._pool.shutdown(wait=True)
+        closing = self._pool.submit(self._close_service)
+        self._pool.shutdown(wait=wait_s is None)
+        try:
+            closing.result(timeout=wait_s)
+        except FutureTimeout:
+            log.warning("%s: the background task did not end within %.1f s", self._name, wait_s)
+            return False
+        return True
 
     def _close_service(self) -> None:
         if self._service is not None:

@@ -46,9 +46,14 @@ class Dialogs:
     answer: bool = True
     text: str | None = None
     asked: list[str] = field(default_factory=list)
+    #: The yes and no buttons of each question asked.
+    buttons: list[tuple[str, str]] = field(default_factory=list)
 
-    def confirm(self, _parent: object, _title: str, question: str, _action: str) -> bool:
+    def confirm(
+        self, _parent: object, _title: str, question: str, action: str, keep: str | None = None
+    ) -> bool:
         self.asked.append(question)
+        self.buttons.append((action, keep or "Cancel"))
         return self.answer
 
     def ask_text(self, _parent: object, _title: str, label: str) -> str | None:

@@ -160,7 +160,7 @@ def test_while_one_runs_other_bulk_changes_and_undo_wait(
     assert not browser.delete_matching_button.isEnabled()
     assert not window.commands.can_undo
     assert not window.commands.delete(browser.selected_ids(), window)
-    assert shown[-1][1].startswith("Tagging is still under way: wait for it to end")
+    assert shown[-1][1].startswith(f"Tagging {MANY:,} memories (0 done) is still under way: wait")
     qtbot.waitUntil(lambda: not jobs.running, timeout=20_000)
     assert ("info", f"Tagged {MANY:,} memories with “checked”. Ctrl+Z to undo.") in shown
     assert not bulk.waiting.isVisible() and bulk.delete_button.isEnabled()
@@ -213,3 +213,101 @@ def test_a_trash_restore_of_many_runs_in_batches(
     row = audit.recent(store, actions=["restore"])
     assert len(row) == 1 and row[0].count == 450 and row[0].detail["source"] == "trash"
     qtbot.waitUntil(lambda: page.stack.currentWidget() is page.nothing)
+
+
+def quit_at(qtbot: QtBot, window: MainWindow, seen: list[tuple[int, int]], done: int) -> int:
+    """Close the window once ``done`` memories or more are deleted; returns how many."""
+    qtbot.waitUntil(lambda: bool(seen) and seen[-1][0] >= done)
+    gone = seen[-1][0]
+    window.close()
+    return gone
+
+
+def test_quitting_during_a_bulk_delete_asks_then_stops_it_where_it_got(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    dialogs: Dialogs,
+) -> None:
+    ids = fill(service, operator)
+    seen = small_batches(window, 100, 0.05)
+    jobs, browser = window.commands.jobs, window.browser
+    select_all(qtbot, window, MANY)
+    browser.delete_ids(browser.selected_ids())
+    start = time.monotonic()
+    gone = quit_at(qtbot, window, seen, 200)
+    took = time.monotonic() - start
+    assert dialogs.asked[-1] == (
+        f"Deleting {MANY:,} memories ({gone:,} done) is under way. Stop it and quit? "
+        "What is done stays done; it cannot be undone after quitting."
+    )
+    assert dialogs.buttons[-1] == ("Stop and quit", "Keep working")
+    assert not window.isVisible() and not jobs.running and took < 1.5
+    time.sleep(0.3)  # no batch commits after the window is gone
+    left = service.store_for("main").total()
+    assert left in (MANY - gone, MANY - gone - 100)  # the batch under way, if it had ended
+    row = audit.recent(service.store_for("main"), actions=["delete"])
+    assert len(row) == 1 and row[0].count == MANY - left
+    assert set(ids) - set(row[0].entry_ids) == set(service.store_for("main").get_many(ids))
+
+
+def test_keep_working_leaves_the_window_open_and_the_delete_running(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    dialogs: Dialogs,
+) -> None:
+    fill(service, operator)
+    seen = small_batches(window, 100, 0.02)
+    jobs, browser = window.commands.jobs, window.browser
+    select_all(qtbot, window, MANY)
+    browser.delete_ids(browser.selected_ids())
+    dialogs.answer = False
+    quit_at(qtbot, window, seen, 100)
+    assert window.isVisible() and jobs.running
+    qtbot.waitUntil(lambda: not jobs.running, timeout=20_000)
+    assert service.store_for("main").total() == 0
+
+
+def test_the_batch_under_way_at_quit_is_rolled_back(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    data_dir: DataDir,
+) -> None:
+    """The third batch waits for another program's lock when the window closes; once
+    it gets the lock it does its writes, but they are not committed."""
+    fill(service, operator)
+    seen = small_batches(window, 100, 0.2)
+    jobs, browser = window.commands.jobs, window.browser
+    holding, release = threading.Event(), threading.Event()
+
+    def other_program() -> None:
+        other = MemoryService(data_dir)
+        try:
+            with other.store_for("main").transaction():
+                holding.set()
+                release.wait(10)
+        finally:
+            other.close()
+
+    def on_batch(done: int, _total: int) -> None:  # on the worker, after each commit
+        if done == 200:
+            threading.Thread(target=other_program).start()
+            assert holding.wait(10)
+
+    jobs.progressed.connect(on_batch, Qt.ConnectionType.DirectConnection)
+    select_all(qtbot, window, MANY)
+    browser.delete_ids(browser.selected_ids())
+    qtbot.waitUntil(lambda: (200, MANY) in seen)
+    qtbot.wait(400)  # the third batch is waiting for the lock
+    threading.Timer(0.3, release.set).start()
+    window.close()
+    assert not jobs.running
+    time.sleep(0.3)
+    assert service.store_for("main").total() == MANY - 200
+    row = audit.recent(service.store_for("main"), actions=["delete"])
+    assert row[0].count == 200 and row[0].detail == {"stopped": True, "asked": MANY}
