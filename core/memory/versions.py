@@ -106,7 +106,10 @@ def put_back(
     there is one (see the module docstring); inside the caller's transaction."""
     placed = place_back(store, entry_id, place, now)
     if placed.superseded_by is not None:
-        return Restored(entry_id, behind=store.history(entry_id)[-1].id)
+        head = store.history(entry_id)[-1].id
+        # Back behind a private or secret version, it says no more than that one.
+        store.seal_behind(head)
+        return Restored(entry_id, behind=head)
     same = store.find_duplicate(content_keys, entry_type, excluding=entry_id)
     if same is None:
         return Restored(entry_id, placed.replaced)

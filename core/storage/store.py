@@ -380,7 +380,12 @@ class GroupStore:
         )
         # Whatever made it an earlier version (a write, an accept, a merge, a
         # restore), it must not say more than the version that replaced it.
-        if self.seal_earlier is not None and self.seal_earlier(self, new_id):
+        self.seal_behind(new_id)
+
+    def seal_behind(self, head_id: str) -> None:
+        """Seal the versions before ``head_id`` that say more than it does (see
+        :attr:`seal_earlier`); inside the caller's transaction."""
+        if self.seal_earlier is not None and self.seal_earlier(self, head_id):
             self._sealed = True
 
     def seal(self, entry_id: str, privacy: Privacy, content: str, content_key: str) -> None:

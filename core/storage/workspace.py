@@ -11,6 +11,7 @@ A workspace and the stores it opens belong to one thread.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import unicodedata
@@ -26,6 +27,7 @@ from core.model.errors import AmbryError
 from core.storage import audit, chain_repair, index_levels
 from core.storage.audit import Action
 from core.storage.best_effort import UPKEEP_WAIT_MS, best_effort
+from core.storage.chains import CHAIN_KEY
 from core.storage.crypto import (
     KeyMissing,
     KeyUnavailable,
@@ -335,7 +337,8 @@ class Workspace:
         if head is None or head.privacy is Privacy.PUBLIC:
             return False
         sealed: list[str] = []
-        for version in store.history(head_id):
+        chain = store.history(head_id)
+        for version in chain:
             if version.id == head_id:
                 break
             if _RANK[version.privacy] >= _RANK[head.privacy]:
@@ -349,6 +352,7 @@ class Workspace:
                 content, content_key = version.content, self._stored_key(store, version.id)
             store.seal(version.id, head.privacy, content, content_key)
             sealed.append(version.id)
+        sealed += self._seal_trashed(store, head, [v.id for v in chain])
         if sealed:
             audit.record(
                 store,
@@ -359,6 +363,36 @@ class Workspace:
                 reason=f"made {head.privacy} with their later version {head_id}",
             )
         return bool(sealed)
+
+    def _seal_trashed(self, store: GroupStore, head: MemoryEntry, chain: list[str]) -> list[str]:
+        """Seal, as :meth:`seal_earlier` seals the versions in place, the versions of
+        ``chain`` in the trash: they said the same in the clear, and a restore puts
+        them back as they are kept. Returns their ids."""
+        rows = store.execute(
+            "SELECT DISTINCT t.id, t.entry FROM trash t, "
+            f"json_each(t.entry, '$.{CHAIN_KEY}.later') j "
+            "WHERE j.value IN (SELECT value FROM json_each(?))",
+            (json.dumps(chain),),
+        ).fetchall()
+        sealed: list[str] = []
+        for trashed_id, text in rows:
+            entry = json.loads(text)
+            privacy = Privacy(entry["privacy"])
+            if _RANK[privacy] >= _RANK[head.privacy]:
+                continue
+            if privacy is Privacy.PUBLIC:
+                key = self.data_key(create=True)
+                assert key is not None, "data_key(create=True) returns a key or raises"
+                plain = str(entry["content"])
+                entry["content"] = encrypt(key, plain, str(trashed_id))
+                entry["content_key"] = self.dedup_key(head.privacy, plain)
+            entry.update(privacy=head.privacy.value, search_text="")
+            store.execute(
+                "UPDATE trash SET entry = ? WHERE id = ?",
+                (json.dumps(entry, ensure_ascii=False), trashed_id),
+            )
+            sealed.append(str(trashed_id))
+        return sealed
 
     @staticmethod
     def _stored_key(store: GroupStore, entry_id: str) -> str:

@@ -10,6 +10,7 @@ import pytest
 
 from core.cli.main import main
 from core.layers.links import dig
+from core.memory import trash
 from core.model.config import Config
 from core.model.entries import Actor, Privacy
 from core.model.errors import Forbidden
@@ -344,3 +345,61 @@ def test_a_private_version_made_secret_takes_its_earlier_versions_along(
     c = service.store_for("main").history(b.id)[-1]
     service.store(operator, {"type": "fact", "content": "Sees a doctor weekly", "supersedes": c.id})
     assert service.get("main", c.id).privacy is Privacy.SECRET
+
+
+def _chain_made_secret_with_one_in_the_trash(
+    service: MemoryService, operator: Caller, agent: Caller, text: str
+) -> tuple[str, str]:
+    """An agent's two versions, the first deleted to the trash; then the person makes
+    the memory secret with a third. Returns the trashed id and the head's."""
+    v1 = service.store(agent, {"type": "fact", "content": text + " Baker Row"}).entry.id
+    v2 = service.store(
+        agent, {"type": "fact", "content": text + " Mill Row", "supersedes": v1}
+    ).entry.id
+    service.delete(agent, v1)
+    head = service.store(
+        operator,
+        {"type": "fact", "content": text + " Mill Row", "supersedes": v2, "privacy": "secret"},
+    ).entry.id
+    return v1, head
+
+
+def test_a_version_in_the_trash_is_sealed_with_its_chain_and_restored_sealed(
+    service: MemoryService, operator: Caller, agent: Caller, memory_keyring: object
+) -> None:
+    text = "Safe combination hint: Tollgrave"
+    v1, head = _chain_made_secret_with_one_in_the_trash(service, operator, agent, text)
+    store = service.store_for("main")
+    kept = json.loads(store.execute("SELECT entry FROM trash WHERE id = ?", (v1,)).get)
+    assert kept["privacy"] == "secret" and kept["search_text"] == ""
+    assert "Tollgrave" not in store.execute("SELECT entry FROM trash").get
+    trash.restore(service, operator, v1)
+    assert service.history("main", head)[0].id == v1
+    assert service.get("main", v1).privacy is Privacy.SECRET
+    assert service.search(agent, {"query": "Tollgrave Baker", "include_superseded": True}) == []
+    assert service.reveal(operator, v1).content == text + " Baker Row"
+    service.close()
+    for path in service.data_dir.root.rglob("*"):
+        if path.is_file():
+            assert b"Tollgrave" not in path.read_bytes(), path.name
+
+
+def test_a_version_restored_behind_a_secret_one_takes_its_privacy(
+    service: MemoryService, operator: Caller, agent: Caller, memory_keyring: object
+) -> None:
+    """Kept in the clear in the trash (by an Ambry before it sealed the trash too),
+    it is sealed as it goes back behind the secret version."""
+    text = "Safe combination hint: Wexmoor"
+    v1, head = _chain_made_secret_with_one_in_the_trash(service, operator, agent, text)
+    store = service.store_for("main")
+    kept = json.loads(store.execute("SELECT entry FROM trash WHERE id = ?", (v1,)).get)
+    kept.update(privacy="public", content=text + " Baker Row", search_text=text + " Baker Row")
+    with store.transaction():
+        store.execute("UPDATE trash SET entry = ? WHERE id = ?", (json.dumps(kept), v1))
+    trash.restore(service, operator, v1)
+    assert service.get("main", v1).privacy is Privacy.SECRET
+    row = store.execute("SELECT content, search_text FROM memory_entries WHERE id = ?", (v1,))
+    assert "Wexmoor" not in str(row.fetchone())
+    assert service.search(agent, {"query": "Wexmoor Baker", "include_superseded": True}) == []
+    assert service.reveal(operator, v1).content == text + " Baker Row"
+    assert [e.privacy for e in service.history("main", head)] == [Privacy.SECRET] * 3
