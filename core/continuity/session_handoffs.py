@@ -9,8 +9,10 @@ A handoff is delivered (``consumed_at``) once the session was shown it whole: in
 the reply that took it (``hello``, ``thread_open``), or later in a brief that
 did not cut it, or from ``handoff_read``. An MCP session takes it at
 ``initialize``, whose reply carries no handoff, so until then it only *holds* it
-(``consumed_by`` set, ``consumed_at`` not): it can read it, and if it ends
-without having seen it whole, the next session of the scope takes it instead.
+(``consumed_by`` set, ``consumed_at`` not): it can read it, and no other session
+takes it while the holder is open; if the holder ends (or is abandoned) without
+having seen it whole, the next session of the scope to start takes it instead.
+So of two MCP clients started together, the first to initialize keeps it.
 """
 
 from __future__ import annotations
@@ -155,15 +157,18 @@ def take_session_handoff(
         thread_id = thread_of_session(store, caller.session_id)
         scope = "thread_id IS NULL" if thread_id is None else "thread_id = ?"
         # One statement under BEGIN IMMEDIATE: a racing session sees them consumed.
-        # A note another session holds but was never shown whole is still pending.
+        # A note held but never shown whole is pending again once its holder ended.
         rows = store.execute(
             "UPDATE session_handoffs SET consumed_by = ?, consumed_at = ? "
             f"WHERE consumed_at IS NULL AND {scope} AND session_id != ? "
+            "AND (consumed_by IS NULL OR consumed_by = ? OR NOT EXISTS ("
+            "SELECT 1 FROM sessions s WHERE s.id = consumed_by AND s.end_state = 'open')) "
             f"RETURNING {_SH_COLUMNS}",
             (
                 caller.session_id,
                 iso(utc_now()) if shown_whole else None,
                 *(() if thread_id is None else (thread_id,)),
+                caller.session_id,
                 caller.session_id,
             ),
         ).fetchall()
@@ -186,8 +191,8 @@ def take_session_handoff(
 def deliver_held(service: Workspace, caller: Caller, held: SessionHandoff) -> bool:
     """``held`` (and the older notes taken with it) was shown whole: delivered now.
 
-    False when another session took them over meanwhile (this one ended, or a
-    later one started, before it was shown the note whole).
+    False when another session took them over meanwhile (this one ended before it
+    was shown the note whole, and a later one started).
     """
     store = service.store_for(caller.group)
     scope = "thread_id IS NULL" if held.thread_id is None else "thread_id = ?"

@@ -560,3 +560,35 @@ def test_a_handoff_never_shown_whole_goes_to_the_next_session_and_a_whole_one_is
     # Shown whole in the brief: delivered, so the next session does not get it again.
     assert session_handoffs.peek_session_handoff(service, "main", None) is None
     third.close()
+
+
+def test_a_held_handoff_stays_with_its_session_while_it_is_open(
+    service: MemoryService,
+) -> None:
+    _leave_note(service, "- [ ] continue the migration at step 4")
+    first = _mcp(service, "first")
+    second = _mcp(service, "second")  # started while the first still holds the note
+    # Before: the second took it over, and the first's handoff_read found nothing.
+    brief = _tool(second, "memory_brief", {})["content"][0]["text"]
+    assert "migration at step 4" not in brief
+    read = _tool(first, "handoff_read", {})["structuredContent"]["session_handoff"]
+    assert "migration at step 4" in read["markdown"] and read["consumed_at"] is not None
+    assert _tool(second, "handoff_read", {})["structuredContent"]["session_handoff"] is None
+    first.close()
+    second.close()
+
+
+def test_a_held_handoff_goes_to_a_session_started_after_its_holder_ended(
+    service: MemoryService,
+) -> None:
+    _leave_note(service, "- [ ] continue the migration at step 4")
+    first = _mcp(service, "first")
+    before = _mcp(service, "started-meanwhile")
+    first.close()  # ended without having been shown the note
+    after = _mcp(service, "started-after")
+    brief = _tool(after, "memory_brief", {})["content"][0]["text"]
+    assert "migration at step 4" in brief
+    assert "migration at step 4" not in _tool(before, "memory_brief", {})["content"][0]["text"]
+    assert session_handoffs.peek_session_handoff(service, "main", None) is None
+    before.close()
+    after.close()
