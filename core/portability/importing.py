@@ -28,11 +28,12 @@ from core.model.entries import (
     utc_now,
 )
 from core.model.errors import Conflict, InvalidParams
+from core.model.text import plural
 from core.policy.import_screening import Skip, screen_entry, screen_row
 from core.policy.own_files import known_secrets
 from core.policy.screening import strip_controls
 from core.portability.history import SOURCE_NAMES, looks_like
-from core.portability.merging import content_conflict, entry_update, row_difference
+from core.portability.merging import content_conflict, entry_update, row_difference, shown
 from core.recall.briefing import recompute_decay
 from core.storage import audit
 from core.storage.audit import Action
@@ -214,7 +215,8 @@ def import_checked(
         recompute_decay(store, service.config, moment)
         if report.conflicts:
             raise Conflict(
-                f"nothing imported: {len(report.conflicts)} record(s) conflict with what is "
+                f"nothing imported: {plural(len(report.conflicts), 'record')} "
+                f"{'conflicts' if len(report.conflicts) == 1 else 'conflict'} with what is "
                 f"stored (first: {report.conflicts[0]}: {report.differences[0]}); make the "
                 "file's record and the stored one agree (edit the file, or change or delete "
                 "the stored record), or import into another group with --group",
@@ -407,12 +409,14 @@ def _import_row(
         names = [d[0] for d in cursor.get_description()]
         stored = dict(zip(names, existing, strict=True))
         compared = _SAME_WHEN.get(kind, list(row))
-        retitled = kind == "thread" and _renamed_since(store, stored, row)
-        if retitled:
+        title = _title_change(store, stored, row) if kind == "thread" else _SAME
+        if title in (_OLDER, _RENAMED):
             compared = [c for c in compared if c != "title"]
         later, difference = row_difference(kind, stored, row, compared)
-        if retitled and difference is None:
+        if title == _RENAMED and difference is None:
             later["title"] = row["title"]
+        elif title not in (_SAME, _OLDER, _RENAMED) and difference is not None:
+            difference = title  # the title is held by another thread: say which
         if difference is not None:
             report.conflicts.append(label)
             report.differences.append(difference)
@@ -432,19 +436,35 @@ def _import_row(
         _keep_author(store, str(row["session_id"]), str(rec["author"]), str(row["created_at"]))
 
 
-def _renamed_since(store: Any, stored: dict[str, Any], row: dict[str, Any]) -> bool:
-    """Whether the file's thread is the stored one renamed since: another title, a
-    later last activity (a rename sets it), and no other thread holding that title
-    (titles are unique, case aside), else the two titles are a conflict."""
+#: What :func:`_title_change` says of a thread's title in the file, besides which
+#: other thread already holds it.
+_SAME, _OLDER, _RENAMED = "same", "older", "renamed"
+
+
+def _title_change(store: Any, stored: dict[str, Any], row: dict[str, Any]) -> str:
+    """How the file's thread title stands to the stored one: the same; from an older
+    record (an export from before a rename here: kept as stored, not a conflict);
+    renamed at the source since (another title, a later last activity, which a
+    rename sets, and no other thread holding it); else, when another thread here
+    holds that title (titles are unique, case aside), the conflict naming it.
+    Otherwise (the same last activity) :data:`_SAME`, and the titles are compared."""
     title, when = row.get("title"), row.get("updated_at")
-    if not isinstance(title, str) or title == stored["title"]:
-        return False
-    if when is None or str(when) <= str(stored["updated_at"]):
-        return False
-    taken = store.execute(
-        "SELECT 1 FROM threads WHERE title = ? COLLATE NOCASE AND id != ?", (title, stored["id"])
+    if not isinstance(title, str) or title == stored["title"] or when is None:
+        return _SAME
+    if str(when) < str(stored["updated_at"]):
+        return _OLDER
+    if str(when) == str(stored["updated_at"]):
+        return _SAME
+    holder = store.execute(
+        "SELECT id, title FROM threads WHERE title = ? COLLATE NOCASE AND id != ?",
+        (title, stored["id"]),
     ).fetchone()
-    return taken is None
+    if holder is None:
+        return _RENAMED
+    return (
+        f"title is {shown(title)} in the file, but another thread here already holds "
+        f"that title: {shown(holder[1])} ({holder[0]})"
+    )
 
 
 def _keep_author(store: Any, session_id: str, author: str, at: str) -> None:

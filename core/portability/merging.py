@@ -60,7 +60,7 @@ def content_conflict(stored: MemoryEntry, content: str) -> str:
             f"content differs ({stored.privacy.value} entry: the values are not shown; "
             f"`ambry show {stored.id}` prints the stored one)"
         )
-    return f"content is {_shown(stored.content)} here and {_shown(content)} in the file"
+    return f"content is {shown(stored.content)} here and {shown(content)} in the file"
 
 
 def row_difference(
@@ -82,11 +82,11 @@ def row_difference(
             if there is not None and (here is None or str(there) > str(here)):
                 later[name] = there
             continue
-        return {}, f"{name} is {_shown(here)} here and {_shown(there)} in the file"
+        return {}, f"{name} is {shown(here)} here and {shown(there)} in the file"
     return later, None
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     """``value`` quoted on one line, cut to :data:`_SHOWN_CHARS` characters."""
     if not isinstance(value, str):
         return repr(value)

@@ -189,10 +189,30 @@ def test_a_new_title_another_thread_holds_stays_a_conflict(
     d, thread_id, e2 = _renamed_at_the_source(tmp_path, capsys)
     other = run(capsys, "--data-dir", d, "--group", "copy", "threads", "open", "OPS Review")
     assert other[0] == 0
+    other_id = other[1].strip()
     code, out, err = run(capsys, "--data-dir", d, "--group", "copy", "import", e2)
     assert code != 0 and out == ""
+    # Before: "1 record(s) conflict ... title is 'Ops' here and 'Ops review' in the file".
     assert (
-        f"(first: thread {thread_id}: title is 'Ops' here and 'Ops review' in the file); "
-        "make the file's record and the stored one agree"
+        f"nothing imported: 1 record conflicts with what is stored (first: thread "
+        f"{thread_id}: title is 'Ops review' in the file, but another thread here already "
+        f"holds that title: 'OPS Review' ({other_id})); make the file's record"
     ) in err
     assert _titles(capsys, d)[thread_id] == "Ops"
+
+
+def test_an_export_from_before_a_rename_is_skipped_not_a_conflict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exported, renamed, exported again; then the two files imported oldest first,
+    and the older one again."""
+    d, thread_id, e2 = _renamed_at_the_source(tmp_path, capsys)
+    e1 = str(tmp_path / "e1.jsonl")
+    assert run(capsys, "--data-dir", d, "--group", "copy", "import", e2)[0] == 0
+    code, out, err = run(capsys, "--data-dir", d, "--group", "copy", "--json", "import", e1)
+    # Before: "nothing imported: 1 record(s) conflict ... title is 'Ops review' here and
+    # 'Ops' in the file".
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert (report["updated"], report["duplicates"]) == ([], [f"thread {thread_id}"])
+    assert _titles(capsys, d) == {thread_id: "Ops review"}
