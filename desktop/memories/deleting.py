@@ -48,7 +48,9 @@ class Deleting:
 
     def delete(self, ids: Sequence[str], parent: QWidget | None) -> bool:
         """Ask, naming what goes, then delete ``ids``; Ctrl+Z undoes."""
-        if not ids or busy(self._jobs):
+        # While a bulk change runs, Del says why it waits, with rows selected or not
+        # (the list is listed again as the batches commit, which may clear them).
+        if busy(self._jobs) or not ids:
             return False
         found = self._state.service.entries(self._state.group, list(ids))
         entries = [found[i] for i in ids if i in found]

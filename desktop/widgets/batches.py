@@ -108,9 +108,20 @@ class BatchJob(QObject):
         return self._job is not None
 
     @property
+    def state(self) -> AppState:
+        """The shared app state the job writes through."""
+        return self._state
+
+    @property
     def group(self) -> str:
         """The group the running job writes to (empty when none runs)."""
         return self._group if self.running else ""
+
+    def elsewhere(self) -> str:
+        """`` in group work`` while the window shows another group than the job's; else ``""``."""
+        if self.running and self._group != self._state.group:
+            return f" in group {self._group}"
+        return ""
 
     def under_way(self) -> str:
         """What runs, in words: *Deleting 10,000 memories (1,000 done)*."""
@@ -273,25 +284,38 @@ class BatchProgress(QWidget):
         layout.addWidget(self.note, 1)
         layout.addWidget(self.cancel_button)
         self.hide()
+        self._job = job
+        self._done = self._total = 0
         self.cancel_button.clicked.connect(job.cancel)
         job.started.connect(self._start)
         job.progressed.connect(self._progress)
         job.cancelling.connect(self._cancelling)
         job.ended.connect(self.hide)
+        job.state.group_changed.connect(lambda _group: self._relabel())
 
     def _start(self, verb: str, total: int) -> None:
-        self._verb = verb
+        self._verb, self._done, self._total = verb, 0, total
         self.bar.setRange(0, 0)  # busy until the first batch is in
-        self.label.setText(f"{verb} {total:,} memories…")
         self.cancel_button.setEnabled(True)
+        self._relabel()
         self.show()
 
     def _progress(self, done: int, total: int) -> None:
+        self._done, self._total = done, total
         self.bar.setRange(0, max(1, total))
         self.bar.setValue(done)
-        if self.cancel_button.isEnabled():
-            self.label.setText(f"{self._verb} {done:,} of {total:,}…")
+        self._relabel()
 
     def _cancelling(self) -> None:
         self.cancel_button.setEnabled(False)
-        self.label.setText(f"{self._verb}: stopping after this batch…")
+        self._relabel()
+
+    def _relabel(self) -> None:
+        """*Tagging 5,250 of 10,000…*, naming the job's group when another is shown."""
+        where = self._job.elsewhere()
+        if not self.cancel_button.isEnabled():
+            self.label.setText(f"{self._verb}{where}: stopping after this batch…")
+        elif self._done:
+            self.label.setText(f"{self._verb} {self._done:,} of {self._total:,}{where}…")
+        else:
+            self.label.setText(f"{self._verb} {self._total:,} memories{where}…")

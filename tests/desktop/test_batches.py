@@ -161,6 +161,13 @@ def test_while_one_runs_other_bulk_changes_and_undo_wait(
     assert not window.commands.can_undo
     assert not window.commands.delete(browser.selected_ids(), window)
     assert shown[-1][1].startswith(f"Tagging {MANY:,} memories (0 done) is still under way: wait")
+    # Del in the list, its selection gone as the list follows the batches: the same word.
+    # Before: nothing at all happened.
+    shown.clear()
+    browser.table.clearSelection()
+    browser.table.setFocus()
+    qtbot.keyClick(browser.table, Qt.Key.Key_Delete)
+    assert shown and "is still under way: wait for it to end" in shown[-1][1]
     qtbot.waitUntil(lambda: not jobs.running, timeout=20_000)
     assert ("info", f"Tagged {MANY:,} memories with “checked”. Ctrl+Z to undo.") in shown
     assert not bulk.waiting.isVisible() and bulk.delete_button.isEnabled()
@@ -311,3 +318,26 @@ def test_the_batch_under_way_at_quit_is_rolled_back(
     assert service.store_for("main").total() == MANY - 200
     row = audit.recent(service.store_for("main"), actions=["delete"])
     assert row[0].count == 200 and row[0].detail == {"stopped": True, "asked": MANY}
+
+
+def test_the_progress_line_names_the_group_while_another_is_shown(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    fill(service, operator)
+    seen = small_batches(window, 100, 0.05)
+    jobs, browser = window.commands.jobs, window.browser
+    select_all(qtbot, window, MANY)
+    bulk = browser.editor.bulk
+    bulk.tag.setText("checked")
+    bulk.tag_button.click()
+    qtbot.waitUntil(lambda: bool(seen))
+    assert " in group" not in browser.progress.label.text()
+    window.switch_group("other")
+    # Before: "Tagging 300 of 1,500…", with no word of which group.
+    assert browser.progress.label.text().endswith(" in group main…")
+    done = seen[-1][0]
+    qtbot.waitUntil(lambda: seen[-1][0] > done)
+    assert browser.progress.label.text() == f"Tagging {seen[-1][0]:,} of {MANY:,} in group main…"
+    window.switch_group("main")
+    assert " in group" not in browser.progress.label.text()
+    qtbot.waitUntil(lambda: not jobs.running, timeout=20_000)
