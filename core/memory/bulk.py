@@ -282,6 +282,15 @@ def checked_tag(service: Workspace, tag: str) -> str:
     tag = " ".join(strip_controls(tag).split())
     if not tag:
         raise InvalidParams("the tag is empty: type a word to tag with", field="tag")
+    if "," in tag:
+        # Tags are given and filtered on as a list split at commas (`--tags a,b`, the
+        # editor's tag field): a tag holding one could never be found by it.
+        raise InvalidParams(
+            "a tag cannot hold a comma (tags are listed and filtered split at commas); "
+            "use another character, such as '-' or '/'",
+            field="tag",
+            rule="pattern",
+        )
     screened = screen_field(tag, "tag", known=known_secrets(service.data_dir.root))
     if screened.redacted:
         raise InvalidParams(

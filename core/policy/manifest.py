@@ -97,6 +97,10 @@ def error_field(error: jsonschema.ValidationError) -> str:
     return path or "(arguments)"
 
 
+#: The pattern of a tag: filters split a list of tags at commas.
+NO_COMMA = "^[^,]*$"
+
+
 def describe_error(error: jsonschema.ValidationError) -> str:
     """What is wrong with the field, in words that never quote its value: a refusal is
     shown, and logged, and the value may be a memory's content."""
@@ -111,6 +115,8 @@ def describe_error(error: jsonschema.ValidationError) -> str:
             return f"must have at most {value} items"
         case "minItems":
             return f"must have at least {value} item" + ("" if value == 1 else "s")
+        case "pattern" if value == NO_COMMA:
+            return "must not hold a comma (tags are filtered as a list split at commas)"
         case "pattern":
             return f"must match the pattern {value}"
         case "maximum":

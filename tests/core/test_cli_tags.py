@@ -57,3 +57,16 @@ def test_tag_refuses_an_unknown_id_or_an_earlier_version(
     assert main([*base, entry]) != 0
     err = capsys.readouterr().err
     assert f"{entry} is an earlier version" in err and "ambry history" in err
+
+
+def test_a_tag_holding_a_comma_is_refused_as_filters_could_never_find_it(
+    data_dir: DataDir, capsys: pytest.CaptureFixture[str]
+) -> None:
+    d = ["--data-dir", str(data_dir.root)]
+    assert main([*d, "store", "Bins go out on Monday"]) == 0
+    entry_id = capsys.readouterr().out.strip()
+    assert main([*d, "tag", "add", "home,chores", entry_id]) == 1
+    err = capsys.readouterr().err
+    assert "cannot hold a comma" in err and "'-' or '/'" in err
+    assert main([*d, "show", entry_id]) == 0
+    assert "home,chores" not in capsys.readouterr().out

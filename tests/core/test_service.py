@@ -469,3 +469,13 @@ def test_browsing_a_common_word_lists_every_match_newest_first(
     assert listed == ids[::-1]  # all of them, none dropped
     assert service.list_ids("main", EntryFilter(), "day 7") != []
     assert service.list_ids("main", EntryFilter(), "s") == []  # too short to narrow
+
+
+def test_an_agent_s_tag_holding_a_comma_is_refused_by_its_place(
+    service: MemoryService, agent: Caller
+) -> None:
+    with pytest.raises(InvalidParams) as refused:
+        service.store(agent, {"type": "fact", "content": "Bins on Monday", "tags": ["a", "b,c"]})
+    assert refused.value.data == {"field": "tags.1", "rule": "pattern"}
+    assert "must not hold a comma" in refused.value.message
+    assert service.store_for("main").total() == 0
