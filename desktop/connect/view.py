@@ -71,6 +71,7 @@ class ConnectPage(QScrollArea):
         self._state = state
         self._server = server
         self.setWidgetResizable(True)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no empty Tab stop around the page
         self.setObjectName("connectPage")
         body = QWidget(self)
         fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)

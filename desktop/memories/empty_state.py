@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -193,6 +193,13 @@ class EmptyState(QScrollArea):
         outer_layout.addWidget(body, 100)
         outer_layout.addStretch(1)
         self.setWidget(outer)
+        # Tab goes from the page's actions on; the page itself is no Tab stop, and
+        # Ctrl+1 lands on Add a memory (desktop/shell/focus.py).
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.setFocusProxy(self.add_button)
+        QWidget.setTabOrder(self.add_button, self.examples_button)
+        QWidget.setTabOrder(self.examples_button, self.snippet)
+        QWidget.setTabOrder(self.snippet, self.copy_button)
         self.update_texts()
         state.group_changed.connect(lambda _g: self.update_texts())
 

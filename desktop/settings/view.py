@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -203,6 +204,7 @@ class SettingsPage(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(body)
         scroll.setObjectName("settingsScroll")
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no empty Tab stop around the boxes
 
         self.save_button = QPushButton("Save settings", self)
         self.save_button.setObjectName("primary")

@@ -11,7 +11,6 @@ from PySide6.QtCore import QEvent, QObject, QSignalBlocker, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QIcon, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
-    QComboBox,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -37,6 +36,8 @@ from desktop.settings.appearance import keeps_serving
 from desktop.shell.banner import Banner
 from desktop.shell.commands import window_commands
 from desktop.shell.editing import EditActions
+from desktop.shell.focus import focus_page
+from desktop.shell.group_box import GroupBox
 from desktop.shell.groups import GroupCommands
 from desktop.shell.menus import build_menus
 from desktop.shell.nav import Nav
@@ -132,6 +133,8 @@ class MainWindow(QMainWindow):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.pages)
+        # Only what it holds takes the keyboard: the area itself showed as an empty Tab stop.
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         right.addWidget(scroll, 1)
         layout.addLayout(right, 1)
         self.setCentralWidget(central)
@@ -188,7 +191,7 @@ class MainWindow(QMainWindow):
         side.setObjectName("sidebar")
         title = QLabel("Ambry", side)
         title.setObjectName("appTitle")
-        self.group_box = QComboBox(side)
+        self.group_box = GroupBox(side)
         self.group_box.setObjectName("groupBox")
         self.group_box.setAccessibleName("Memory group")
         self.group_box.setToolTip("Memory group: each has its own database")
@@ -196,6 +199,8 @@ class MainWindow(QMainWindow):
         self.group_box.activated.connect(self._on_group_chosen)
         self.nav = QListWidget(side)
         self.nav.setObjectName("nav")
+        self.nav.setAccessibleName("Pages")
+        self.nav.setAccessibleDescription("The page the window shows")
         self.nav.setIconSize(QSize(18, 18))
         self.nav.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         for item in Nav:
@@ -283,7 +288,8 @@ class MainWindow(QMainWindow):
         self.memories.currentChanged.connect(lambda _index: self.edit.update())
         self.find_action, self.new_action = self.acts["find"], self.acts["new"]
         self.nav_actions = [
-            add(item.label, item.key or None, lambda _c=False, i=item: self.go(i)) for item in Nav
+            add(item.label, item.key or None, lambda _c=False, i=item: self.go_to(i))
+            for item in Nav
         ]
         self._claim_ctrl_k(self)
 
@@ -330,6 +336,12 @@ class MainWindow(QMainWindow):
 
     def go(self, page: Nav) -> None:
         self.nav.setCurrentRow(page)
+
+    def go_to(self, page: Nav) -> None:
+        """Show ``page`` with the keyboard in its search field or list (Ctrl+1 … Ctrl+9)."""
+        self.go(page)
+        if not focus_page(self.pages.currentWidget()):
+            self.nav.setFocus(Qt.FocusReason.ShortcutFocusReason)  # nothing to type in or list
 
     def open_item(self, kind: str, item_id: str) -> None:
         """Show a memory, receipt, thread or claim that another view names (the audit log)."""
@@ -387,7 +399,11 @@ class MainWindow(QMainWindow):
 
     def _on_emptiness(self, empty: bool) -> None:
         editing = self.browser.editor.is_new or self.browser.editor.is_dirty()
+        focused = QApplication.focusWidget()
+        had_keyboard = focused is None or self.memories.isAncestorOf(focused)
         self.memories.setCurrentWidget(self.empty if empty and not editing else self.browser)
+        if had_keyboard and self.nav.currentRow() == Nav.MEMORIES:
+            focus_page(self.memories.currentWidget())
 
     def _on_review_count(self, count: int) -> None:
         item = self.nav.item(Nav.REVIEW)
@@ -456,6 +472,8 @@ class MainWindow(QMainWindow):
         """Fill the views and start watching for changes (once the window shows)."""
         self.browser.start()
         self.review.recount()
+        # The keyboard starts in the page, not in the sidebar's group list.
+        focus_page(self.pages.currentWidget())
         self.state.start_polling()
 
     def _unsaved(self, *, quitting: bool = False) -> str | None:
