@@ -1,7 +1,8 @@
 """The "also related" list under the entry editor: the nearest memories by meaning.
 
 Looked up on the executor thread after an entry is shown, so selecting stays
-instant; a link opens that memory. When semantic search is off, the list says
+instant; a link opens that memory, clicked or reached with Tab and opened with
+Enter. When semantic search is off, the list says
 why instead.
 
 Each memory takes one line, cut short with "…" to the pane's width: what the
@@ -14,7 +15,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QFocusEvent, QResizeEvent
 from PySide6.QtWidgets import QLabel, QSizePolicy, QWidget
 
 from core.model.entries import EntryFilter, Privacy
@@ -68,6 +69,14 @@ class RelatedList(QLabel):
         # The pane's width decides how much of each memory shows, never the reverse.
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.linkActivated.connect(self.open_requested.emit)
+        # As the audit log's detail pane: Tab moves from link to link, Enter opens one.
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        self.setAccessibleName("Also related")
+        self.setAccessibleDescription("Memories close in meaning to the one shown")
+        self._links(False)
         self._executor = executor
         self._showing: str | None = None
         #: The memories listed now: (id, text), drawn again when the width changes.
@@ -77,6 +86,7 @@ class RelatedList(QLabel):
         """Look up the relatives of ``entry_id`` (None clears the list)."""
         self._showing = entry_id
         self.found = []
+        self._links(False)
         self.clear()
         if entry_id is None:
             return
@@ -96,9 +106,15 @@ class RelatedList(QLabel):
         else:
             self.setWordWrap(False)
             self.found = found
+            self._links(True)
             self._draw()
 
+    def _links(self, shown: bool) -> None:
+        """A Tab stop only while it lists links: a sentence alone is read, not visited."""
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus if shown else Qt.FocusPolicy.NoFocus)
+
     def _say(self, text: str) -> None:
+        self._links(False)
         self.setWordWrap(True)
         self.setText(f"<i>{html.escape(text)}</i>")
 
@@ -113,6 +129,15 @@ class RelatedList(QLabel):
             shown = metrics.elidedText(words, Qt.TextElideMode.ElideRight, max(0, room))
             lines.append(f'{bullet}<a href="{html.escape(entry_id)}">{html.escape(shown)}</a>')
         self.setText("<b>Also related</b><br>" + "<br>".join(lines))
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        # Reached by Tab, the first link (by Shift+Tab, the last) is ready for Enter,
+        # rather than a stop on the list with no link chosen.
+        reason = event.reason()
+        tabbed = reason in (Qt.FocusReason.TabFocusReason, Qt.FocusReason.BacktabFocusReason)
+        if tabbed and self.found:
+            super().focusNextPrevChild(reason == Qt.FocusReason.TabFocusReason)
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from core.model.entries import Actor
@@ -114,3 +116,41 @@ def test_a_memory_deleted_while_shown_takes_its_relatives_with_it(
     service.delete(terminal, luna)
     qtbot.waitUntil(lambda: browser.editor.idle.label.text() == "This memory was deleted.")
     assert browser.related.text() == ""
+
+
+def test_tab_reaches_the_related_links_and_enter_opens_one(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    luna = add(service, operator, "Has a dog named Luna")
+    walks = add(service, operator, "Luna the dog needs a long walk every evening")
+    embed_all(service)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
+    browser.open_entry(luna)
+    related = browser.related
+    qtbot.waitUntil(lambda: "long walk" in related.text(), timeout=20_000)
+    assert related.accessibleName() == "Also related"
+    # Tab from the list reaches the links, as it does the audit log's.
+    browser.table.setFocus()
+    for _ in range(40):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        if QApplication.focusWidget() is related:
+            break
+    assert QApplication.focusWidget() is related
+    with qtbot.waitSignal(related.open_requested) as opened:
+        qtbot.keyClick(related, Qt.Key.Key_Return)
+    assert opened.args == [walks]
+    qtbot.waitUntil(lambda: browser.editor.entry is not None and browser.editor.entry.id == walks)
+
+
+def test_a_related_list_without_links_is_no_tab_stop(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    luna = add(service, operator, "Has a dog named Luna")
+    add(service, operator, "The tax return is due in April")
+    embed_all(service)
+    browser = window.browser
+    qtbot.waitUntil(lambda: browser.model.rowCount() == 2)
+    browser.open_entry(luna)
+    qtbot.waitUntil(lambda: bool(browser.related.text()), timeout=20_000)
+    assert browser.related.focusPolicy() == Qt.FocusPolicy.NoFocus
