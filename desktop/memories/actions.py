@@ -61,9 +61,12 @@ class MemoryActions(QObject):
 
     Signals:
         undo_changed(bool): whether there is something to undo.
+        retagged(object): an Add or Remove tag ended: (old id, new id) of each
+            memory it gave a new version (``tuple[tuple[str, str], ...]``).
     """
 
     undo_changed = Signal(bool)
+    retagged = Signal(object)
 
     def __init__(self, state: AppState, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -255,6 +258,7 @@ class MemoryActions(QObject):
                 self._undo.push(UndoStep(kind, group, retags=did.result.done, tag=tag), mark)
             said, failed = tagged_text(did, tag, removed)
             (messages.error if failed else messages.info)(said)
+            self.retagged.emit(did.result.versions)
 
         verb = "Removing the tag from" if removed else "Tagging"
         self.jobs.run(verb, group, len(ids), work, done)

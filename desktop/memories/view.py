@@ -18,6 +18,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QMenu,
     QTableView,
     QWidget,
@@ -92,6 +93,11 @@ class BrowserPage(QWidget):
         self.duplicates_dialog: DuplicatesDialog | None = None
         #: A row to select once a list no longer has these ids (after a delete).
         self._select_row: tuple[int, set[str]] | None = None
+        #: The selection a tag change from the bulk pane is given, and the control
+        #: that had the keyboard: both come back once the new versions are listed.
+        self._retagging: list[str] = []
+        self._retag_focus: QWidget | None = None
+        self._refocus: QWidget | None = None
 
         self.filters = FilterBar(self)
         self.model = IdListModel(self._load, parent=self)
@@ -134,8 +140,9 @@ class BrowserPage(QWidget):
         self.editor.delete_requested.connect(self.delete_ids)
         self.editor.history_requested.connect(self.show_history)
         self.editor.accept_requested.connect(self._accept)
-        self.editor.tag_requested.connect(self.commands.add_tag)
-        self.editor.untag_requested.connect(self.commands.remove_tag)
+        self.editor.tag_requested.connect(lambda ids, tag: self._retag(ids, tag, removed=False))
+        self.editor.untag_requested.connect(lambda ids, tag: self._retag(ids, tag, removed=True))
+        self.commands.retagged.connect(self._on_retagged)
         self.editor.open_requested.connect(self.open_entry)
         self.editor.reveal_requested.connect(self.reveal)
         self.related.open_requested.connect(self.open_entry)
@@ -414,6 +421,29 @@ class BrowserPage(QWidget):
         candidates = self._state.service.candidate_count(self._state.group, ids)
         tags = tags_among(self._state.service.store_for(self._state.group), ids)
         self.editor.show_bulk(ids, candidates, self.model.total, tags)
+        refocus, self._refocus = self._refocus, None
+        if refocus is not None and self.editor.bulk.isAncestorOf(refocus):
+            # After a tag change the keyboard goes back where it was (Tag to add),
+            # for another tag or a Remove tag on the same memories.
+            target = refocus if refocus.isEnabled() else self.editor.bulk.tag
+            target.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _retag(self, ids: Sequence[str], tag: str, *, removed: bool) -> None:
+        """Add or remove ``tag`` on the selected ``ids``, keeping them selected."""
+        self._retagging = list(ids)
+        self._retag_focus = QApplication.focusWidget()
+        (self.commands.remove_tag if removed else self.commands.add_tag)(ids, tag)
+
+    def _on_retagged(self, versions: Sequence[tuple[str, str]]) -> None:
+        """The tag change ended: select the same memories at their new versions."""
+        asked, self._retagging = self._retagging, []
+        focused, self._retag_focus = self._retag_focus, None
+        if not asked or not versions:
+            return
+        new = dict(versions)
+        self._refocus = focused
+        self._select_ids = [new.get(i, i) for i in asked]
+        self._apply_pending_selection(new_query=False)
 
     def _may_show(self, entry: MemoryEntry) -> bool:
         """Whether the editor may move to ``entry``: unsaved edits of another memory

@@ -3,6 +3,8 @@ one audit row (core.memory.tagging)."""
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from core.memory import curation, trash
@@ -72,3 +74,49 @@ def test_restoring_many_from_the_trash_is_one_audit_row(
     assert len(rows) == 1 and sorted(rows[0].entry_ids) == sorted(ids)
     assert sentence(rows[0], {}).endswith("restored 3 memories from the trash")
     assert [len(service.history("main", i)) for i in ids] == [1, 1, 1]
+
+
+def test_enter_in_tag_to_add_keeps_the_memories_selected_and_the_keyboard_there(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    chosen = [add(service, operator, "Works in the Lyon office"), add(service, operator, "Tea")]
+    other = add(service, operator, "Has a dog named Luna")
+    browser = window.browser
+    qtbot.waitUntil(lambda: len(listed(window)) == 3)
+    browser._select(chosen)
+    bulk = browser.editor.bulk
+    qtbot.waitUntil(bulk.isVisible)
+    bulk.tag.setFocus()
+    qtbot.keyClicks(bulk.tag, "checked")
+    qtbot.keyClick(bulk.tag, Qt.Key.Key_Return)
+    tagged = [current(service, i).id for i in chosen]
+    assert not set(tagged) & set(chosen)
+    # The same memories, now at their new versions, stay selected, and the keyboard
+    # stays in the field for another tag.
+    qtbot.waitUntil(lambda: sorted(browser.selected_ids()) == sorted(tagged))
+    qtbot.waitUntil(lambda: bulk.isVisible() and QApplication.focusWidget() is bulk.tag)
+    assert other in listed(window) and other not in browser.selected_ids()
+    # So Remove tag acts on them at once, and keeps them selected too.
+    qtbot.waitUntil(lambda: bulk.untag.currentData() == "checked")
+    bulk.untag_button.click()
+    untagged = [current(service, i).id for i in tagged]
+    qtbot.waitUntil(lambda: sorted(browser.selected_ids()) == sorted(untagged))
+    assert all(service.get("main", i).tags == () for i in untagged)
+
+
+def test_a_tag_change_in_the_background_keeps_the_selection_too(
+    qtbot: QtBot, service: MemoryService, operator: Caller, window: MainWindow
+) -> None:
+    chosen = [add(service, operator, f"Planning note {i}") for i in range(4)]
+    add(service, operator, "Has a dog named Luna")
+    browser = window.browser
+    browser.commands.jobs.at_once_up_to = 1  # four memories: in batches
+    qtbot.waitUntil(lambda: len(listed(window)) == 5)
+    browser._select(chosen)
+    bulk = browser.editor.bulk
+    qtbot.waitUntil(bulk.isVisible)
+    bulk.tag.setText("planning")
+    bulk.tag_button.click()
+    qtbot.waitUntil(lambda: not browser.commands.jobs.running, timeout=10_000)
+    tagged = [current(service, i).id for i in chosen]
+    qtbot.waitUntil(lambda: sorted(browser.selected_ids()) == sorted(tagged))
