@@ -108,6 +108,8 @@ class AttachmentsPage(LazyPage):
         self.verifier = Verifier(state, executor, self)
         self.model = ReceiptsModel(self)
         self.table = record_table(self.model, "receiptsTable", self)
+        self.table.setAccessibleName("Attachments")
+        self.table.setAccessibleDescription("Receipts of the files attached in this group")
         self.table.setItemDelegateForColumn(0, BadgeDelegate(self.table))
 
         self.summary = QLabel(self)
@@ -148,6 +150,7 @@ class AttachmentsPage(LazyPage):
 
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("receiptDetail")
+        self.detail.setAccessibleName("Attachment details")
         self.detail.setOpenLinks(False)
         self.detail.document().setDefaultStyleSheet(DETAIL_CSS)
         # Below the list, not beside it: the source path column needs the width.

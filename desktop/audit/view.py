@@ -302,6 +302,8 @@ class AuditPage(LazyPage):
             "terminal is a session of its own)"
         )
         self.table = list_table(self.model, "auditTable", self)
+        self.table.setAccessibleName("Audit log")
+        self.table.setAccessibleDescription("What was done in this group, newest first")
         header = self.table.horizontalHeader()
         char = self.table.fontMetrics().averageCharWidth()
         header.resizeSection(0, 13 * char + 16)
@@ -309,6 +311,8 @@ class AuditPage(LazyPage):
         header.resizeSection(ID_COLUMN, 18 * char + 16)
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("auditDetail")
+        self.detail.setAccessibleName("Audit entry details")
+        self.detail.setAccessibleDescription("Tab moves to a link; Enter opens it")
         self.detail.setOpenLinks(False)
         self.detail.document().setDefaultStyleSheet(
             "td.key { padding-right: 12px; color: #8b93a5; }"

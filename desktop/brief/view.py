@@ -136,10 +136,12 @@ class BriefPage(LazyPage):
 
         self.rendered_view = QTextBrowser(self)
         self.rendered_view.setObjectName("briefRendered")
+        self.rendered_view.setAccessibleName("Brief")
         self.rendered_view.setOpenLinks(False)
         self.rendered_view.document().setDefaultStyleSheet(_DOCUMENT_CSS)
         self.raw_view = QPlainTextEdit(self)
         self.raw_view.setObjectName("briefRaw")
+        self.raw_view.setAccessibleName("Brief as Markdown")
         self.raw_view.setReadOnly(True)
         self.raw_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.stack = QStackedWidget(self)

@@ -124,11 +124,15 @@ class ClaimsPage(LazyPage):
         intro.setWordWrap(True)
         self.filter = QComboBox(self)
         self.filter.setObjectName("claimsFilter")
+        self.filter.setAccessibleName("Show claims")
+        self.filter.setAccessibleDescription("Which claims the list shows")
         self.filter.addItems([name for name, _, _ in _FILTERS])
         self.mode_label = QLabel(self)
         self.mode_label.setObjectName("claimsMode")
         self.mode_box = QComboBox(self)
         self.mode_box.setObjectName("claimsModeBox")
+        self.mode_box.setAccessibleName("Claims mode")
+        self.mode_label.setBuddy(self.mode_box)
         self.mode_box.addItems([m.value for m in Mode])
         self.mode_box.setToolTip(
             "Change the claims mode (asks first; the prior setting is backed up)"
@@ -152,6 +156,7 @@ class ClaimsPage(LazyPage):
         top.addLayout(mode)
 
         self.table = item_table(_COLUMNS, "claimsTable", self)
+        self.table.setAccessibleName("Claims")
         char = self.table.fontMetrics().averageCharWidth()
         #: The widest each column beside the claim gets: the claim's text takes the rest.
         #: A handoff's label names its thread id: sized to its text, the claim had no room.
@@ -171,6 +176,7 @@ class ClaimsPage(LazyPage):
         )
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("claimDetail")
+        self.detail.setAccessibleName("Claim details")
         self.detail.setOpenLinks(False)
 
         self.accept_button = QPushButton("Accept (A)", self)

@@ -88,6 +88,7 @@ class LayersPage(LazyPage):
         self.status.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.tree = QTreeWidget(self)
         self.tree.setObjectName("layersTree")
+        self.tree.setAccessibleName("Layers")
         self.tree.setHeaderLabels(["Layer", "When", "What"])
         # The columns share the tree's width, so "What" is never pushed past its edge
         # in a narrow window; a cut id or hook is whole in its tooltip.
@@ -97,6 +98,7 @@ class LayersPage(LazyPage):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("layersDetail")
+        self.detail.setAccessibleName("Layer details")
         self.links = QListWidget(self)
         self.links.setObjectName("layersLinks")
         self.links.setAccessibleName("Links")

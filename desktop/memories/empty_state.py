@@ -152,6 +152,7 @@ class EmptyState(QScrollArea):
         mcp_intro.setWordWrap(True)
         self.snippet = QPlainTextEdit(body)
         self.snippet.setObjectName("snippet")
+        self.snippet.setAccessibleName("MCP configuration")
         self.snippet.setReadOnly(True)
         self.snippet.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.copy_button = QPushButton("Copy config", body)

@@ -38,6 +38,7 @@ class FilterBar(QWidget):
         super().__init__(parent)
         self.search = QLineEdit(self)
         self.search.setObjectName("search")
+        self.search.setAccessibleName("Search memories")
         self.search.setPlaceholderText(PLACEHOLDERS[0])
         self.search.installEventFilter(self)
         self.search.setClearButtonEnabled(True)

@@ -103,6 +103,8 @@ class BrowserPage(QWidget):
         self.model = IdListModel(self._load, parent=self)
         self.table = QTableView(self)
         self.table.setObjectName("memoryTable")
+        self.table.setAccessibleName("Memories")
+        self.table.setAccessibleDescription("The memories the search and filters match")
         self.table.setModel(self.model)
         setup_memory_table(self.table, self.model)
         self.no_results = NoResults(self.table, self.filters)

@@ -85,6 +85,7 @@ class ReviewPage(LazyPage):
         self._count = -1
         self.model = IdListModel(self._load, CANDIDATE_COLUMNS, self)
         self.table = list_table(self.model, "reviewTable", self)
+        self.table.setAccessibleName("Memories awaiting review")
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         header = self.table.horizontalHeader()
         char = self.table.fontMetrics().averageCharWidth()
@@ -100,6 +101,7 @@ class ReviewPage(LazyPage):
         intro.setWordWrap(True)
         self.detail = QTextBrowser(self)
         self.detail.setObjectName("candidateDetail")
+        self.detail.setAccessibleName("Candidate details")
         self.detail.setOpenLinks(False)
         #: Each decision's key, answered anywhere on the page.
         self.keys: dict[Decision, QAction] = {}

@@ -231,6 +231,7 @@ class SettingsPage(QWidget):
         box = QGroupBox("Data", parent)
         self.data_dir = QLineEdit(str(self._state.data_dir.root), box)
         self.data_dir.setReadOnly(True)
+        self.data_dir.setAccessibleName("Data folder")
         self.group_file = QLabel(box)
         self.group_file.setObjectName("hint")
         self.open_button = QPushButton("Open folder", box)

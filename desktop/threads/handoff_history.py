@@ -64,6 +64,7 @@ class HistoryPane(QWidget):
         self._thread_id: str | None = None
         self.model = versions_model(self)
         self.table = record_table(self.model, "versionsTable", self)
+        self.table.setAccessibleName("Handoff versions")
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.pane = VersionDiffPane(
             "handoffDiff", "Make this version's text current again, as a new version", self

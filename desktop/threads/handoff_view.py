@@ -136,8 +136,10 @@ class HandoffPane(QWidget):
         self.conflict.hide()
 
         self.rendered = _browser("handoffRendered", self)
+        self.rendered.setAccessibleName("Handoff")
         self.editor = QPlainTextEdit(self)
         self.editor.setObjectName("handoffEditor")
+        self.editor.setAccessibleName("Handoff text")
         self.editor.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.editor.setTabChangesFocus(True)
         self.stack = QStackedWidget(self)
@@ -146,6 +148,8 @@ class HandoffPane(QWidget):
 
         self.open_view = _browser("openThreads", self)
         self.session_view = _browser("lastSession", self)
+        self.open_view.setAccessibleName("Open threads")
+        self.session_view.setAccessibleName("Last session")
         below = QWidget(self)
         below_layout = QGridLayout(below)
         below_layout.setContentsMargins(0, 0, 0, 0)

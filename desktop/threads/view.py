@@ -85,6 +85,7 @@ class ThreadsPage(LazyPage):
         self._refreshing = False
         self.model = threads_model(self)
         self.table = record_table(self.model, "threadsTable", self)
+        self.table.setAccessibleName("Threads")
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.rename_button = QPushButton("Rename…", self)
         self.rename_button.setToolTip("Give the thread a new title (F2)")

@@ -82,6 +82,7 @@ class TrashPage(LazyPage):
         self.table = item_table(
             _COLUMNS, "trashTable", self, QAbstractItemView.SelectionMode.ExtendedSelection
         )
+        self.table.setAccessibleName("Deleted memories")
 
         intro = QLabel(_INTRO, self)
         intro.setObjectName("hint")

@@ -60,6 +60,7 @@ class VersionDiffPane(QWidget):
         self.restore_button.setToolTip(restore_tip)
         self.view = QTextBrowser(self)
         self.view.setObjectName(name)
+        self.view.setAccessibleName("Difference between versions")
         self.view.setOpenLinks(False)
         self.view.document().setDefaultStyleSheet(DIFF_CSS)
         show = QHBoxLayout()
