@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import itertools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -347,6 +348,17 @@ class AuditPage(LazyPage):
         layout = QVBoxLayout(self)
         layout.addLayout(filters)
         layout.addWidget(self.stack, 1)
+        # Tab as the page reads: the filters along the top, then the log and its detail.
+        order = (
+            self.search,
+            self.action_box,
+            self.actor_box,
+            self.sessions_box,
+            self.table,
+            self.detail,
+        )
+        for before, after in itertools.pairwise(order):
+            QWidget.setTabOrder(before, after)
         self.search.textChanged.connect(lambda _t: self._debounce.start())
         self._debounce.timeout.connect(self._on_filters)
         self.action_box.currentIndexChanged.connect(self._on_filters)

@@ -110,3 +110,23 @@ def test_no_scroll_area_around_a_page_is_a_tab_stop(window: MainWindow) -> None:
         if widget.isVisible() and widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
             seen.add(widget)
     assert scroll not in seen
+
+
+def test_tab_on_the_audit_page_goes_from_the_filters_to_the_log(
+    qtbot: QtBot, listed: MainWindow
+) -> None:
+    listed.go_to(Nav.AUDIT)
+    audit = listed.audit
+    qtbot.waitUntil(lambda: audit.model.rowCount() > 0)
+    assert QApplication.focusWidget() is audit.search
+    seen = []
+    for _ in range(5):
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab)
+        seen.append(QApplication.focusWidget())
+    assert seen == [
+        audit.action_box,
+        audit.actor_box,
+        audit.sessions_box,
+        audit.table,
+        audit.detail,
+    ]
