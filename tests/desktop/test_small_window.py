@@ -6,7 +6,14 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QLineEdit, QScrollArea, QStyle, QStyleOptionFrame, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QLineEdit,
+    QScrollArea,
+    QStyle,
+    QStyleOptionFrame,
+    QWidget,
+)
 from pytestqt.qtbot import QtBot
 
 from core.attachments import attach as attachments
@@ -19,11 +26,15 @@ from core.model.entries import EntryType
 from core.service import Caller, MemoryService
 from desktop.memories.editor import FORM_WIDTH
 from desktop.memories.filters import PLACEHOLDERS
+from desktop.shell.app import load_style
 from desktop.shell.main_window import MainWindow, Nav
 from desktop.widgets.path_label import PathLabel
+from desktop.widgets.theme import dark_sheet, light_sheet
 from tests.desktop.conftest import add
 
 SMALL = (900, 600)
+#: A 1280x800 screen at 200 %.
+TINY = (640, 400)
 
 
 def whole(widget: QWidget) -> bool:
@@ -284,3 +295,19 @@ def test_the_first_run_page_shows_its_actions_without_scrolling(
     assert not empty.horizontalScrollBar().isVisible()
     args = json.loads(empty.snippet.toPlainText())["mcpServers"]["ambry"]["args"]
     assert args[-3:] == ["mcp", "--client", "claude-desktop"]
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_the_page_lists_scrollbar_is_drawn_in_the_sidebars_colours(
+    qtbot: QtBot, qapp: QApplication, window: MainWindow, dark: bool
+) -> None:
+    if dark:
+        qapp.setStyleSheet(dark_sheet(light_sheet()))
+    window.resize(*TINY)
+    bar = window.nav.verticalScrollBar()
+    qtbot.waitUntil(bar.isVisible)
+    image = bar.grab().toImage()
+    # Below the handle, at the top: the empty track, which was drawn black.
+    track = image.pixelColor(image.width() // 2, image.height() - 4)
+    assert track.name() == "#1f2430"
+    qapp.setStyleSheet(load_style())
