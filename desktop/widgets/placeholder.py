@@ -5,7 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-#: Wide enough for two or three lines of advice, narrow enough to read at a glance.
+#: Wide enough for two or three lines of advice, narrow enough to read at a glance;
+#: narrower where the page is (a 640x400 window), rather than widening it.
 BODY_WIDTH = 600
 
 
@@ -14,26 +15,29 @@ def placeholder(
 ) -> QWidget:
     """A centred title, a few lines of rich text and optionally a button.
 
-    The body has a fixed width and is centred by stretches, not by an alignment
-    flag: an aligned word-wrapped label is sized by its plain size hint and
-    its last lines are clipped.
+    The body is up to :data:`BODY_WIDTH` wide and centred by stretches, not by an
+    alignment flag: an aligned word-wrapped label is sized by its plain size hint
+    and its last lines are clipped. The title wraps too on a narrow page.
     """
     page = QWidget(parent)
     heading = QLabel(title, page)
     heading.setObjectName("emptyTitle")
+    heading.setWordWrap(True)
+    heading.setAlignment(Qt.AlignmentFlag.AlignHCenter)
     body = QLabel(body_html, page)
     body.setObjectName("hint")
     body.setTextFormat(Qt.TextFormat.RichText)
     body.setWordWrap(True)
-    body.setFixedWidth(BODY_WIDTH)
+    body.setMaximumWidth(BODY_WIDTH)
     body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     layout = QVBoxLayout(page)
     layout.addStretch(1)
-    layout.addWidget(heading, 0, Qt.AlignmentFlag.AlignHCenter)
+    layout.addWidget(heading)
     layout.addSpacing(8)
     row = QHBoxLayout()
     row.addStretch(1)
-    row.addWidget(body)
+    # The body takes the width up to its maximum; the stretches only what is left.
+    row.addWidget(body, 100)
     row.addStretch(1)
     layout.addLayout(row)
     if button is not None:

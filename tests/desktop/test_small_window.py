@@ -311,3 +311,71 @@ def test_the_page_lists_scrollbar_is_drawn_in_the_sidebars_colours(
     track = image.pixelColor(image.width() // 2, image.height() - 4)
     assert track.name() == "#1f2430"
     qapp.setStyleSheet(load_style())
+
+
+@pytest.fixture
+def tiny(small: MainWindow, qtbot: QtBot) -> MainWindow:
+    """The same window at 640x400 (1280x800 at 200 %)."""
+    small.resize(*TINY)
+    qtbot.waitUntil(lambda: small.width() <= TINY[0] and small.height() <= TINY[1])
+    return small
+
+
+def test_at_640x400_the_editor_goes_under_the_list_and_nothing_is_cut(
+    qtbot: QtBot, tiny: MainWindow
+) -> None:
+    browser = tiny.browser
+    qtbot.waitUntil(lambda: browser.model.total == 31)
+    browser.table.selectRow(0)
+    editor = browser.editor
+    qtbot.waitUntil(lambda: editor.width() >= FORM_WIDTH)
+    no_sideways_scroll(qtbot, tiny)
+    # Under the list, as wide as the page, and reached by scrolling down.
+    assert editor.mapTo(browser, editor.rect().topLeft()).y() > browser.table.geometry().bottom()
+    scroll = tiny.findChild(QScrollArea, "pageScroll")
+    assert scroll is not None
+    for widget in (
+        editor.type_box,
+        editor.privacy_box,
+        editor.content,
+        editor.save_button,
+        editor.delete_button,
+    ):
+        scroll.ensureWidgetVisible(widget)
+        qtbot.waitUntil(lambda w=widget: whole(w))
+    assert browser.table.height() >= 150
+
+
+def test_back_at_900x600_the_editor_is_beside_the_list_again(
+    qtbot: QtBot, tiny: MainWindow
+) -> None:
+    browser = tiny.browser
+    qtbot.waitUntil(lambda: browser.model.total == 31)
+    tiny.resize(*SMALL)
+    browser.table.selectRow(0)
+    editor = browser.editor
+    left = lambda: editor.mapTo(browser, editor.rect().topLeft()).x()  # noqa: E731
+    qtbot.waitUntil(lambda: left() > browser.table.geometry().right())
+    qtbot.waitUntil(lambda: whole(editor.save_button))
+    scroll = tiny.findChild(QScrollArea, "pageScroll")
+    assert scroll is not None
+    # Once the scroll bar the small window needed has gone.
+    qtbot.waitUntil(lambda: scroll.widget().width() <= scroll.viewport().width())
+    no_sideways_scroll(qtbot, tiny)
+
+
+@pytest.mark.parametrize(
+    "nav",
+    [
+        Nav.REVIEW,
+        Nav.BRIEF,
+        Nav.SETTINGS,
+        Nav.CONNECT,
+        Nav.LAYERS,
+        Nav.TRASH,
+    ],
+)
+def test_at_640x400_pages_scroll_down_only(qtbot: QtBot, tiny: MainWindow, nav: Nav) -> None:
+    """An empty list's advice wraps to the page instead of widening it."""
+    tiny.go(nav)
+    no_sideways_scroll(qtbot, tiny)
