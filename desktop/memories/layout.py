@@ -7,12 +7,11 @@ rather than sideways with the editor's boxes and buttons cut off.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QTableView,
     QVBoxLayout,
@@ -20,65 +19,12 @@ from PySide6.QtWidgets import (
 )
 
 from desktop.memories.editor import FORM_WIDTH
+from desktop.widgets.stacking import stack_when_narrow
 
 #: The narrowest the list gets beside the editor.
 LIST_WIDTH = 320
 #: The list's height when the editor is under it: a few rows.
 STACKED_LIST_HEIGHT = 160
-
-
-class _Stacking(QObject):
-    """Puts the detail under the list when the width the page has cannot hold both."""
-
-    def __init__(self, page: QWidget, splitter: QSplitter, table: QTableView) -> None:
-        super().__init__(page)
-        self._page, self._splitter, self._table = page, splitter, table
-        self._watched: QWidget | None = None
-        page.installEventFilter(self)
-
-    def _room(self) -> int:
-        """The width the page is given: that of the scroll area around it, if any (the
-        page itself is never narrower than its minimum, which side by side is too wide)."""
-        parent = self._page.parentWidget()
-        while parent is not None and not isinstance(parent, QScrollArea):
-            parent = parent.parentWidget()
-        viewport = parent.viewport() if parent is not None else None
-        if viewport is not self._watched:
-            if self._watched is not None:
-                self._watched.removeEventFilter(self)
-            self._watched = viewport
-            if viewport is not None:
-                viewport.installEventFilter(self)
-        return viewport.width() if viewport is not None else self._page.width()
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in (
-            QEvent.Type.Resize,
-            QEvent.Type.Show,
-            QEvent.Type.ParentChange,
-            QEvent.Type.LayoutRequest,
-        ):
-            self.fit()
-        return False
-
-    def fit(self) -> None:
-        margins = self._page.contentsMargins()
-        layout = self._page.layout()
-        if layout is not None:
-            inner = layout.contentsMargins()
-            margins.setLeft(margins.left() + inner.left())
-            margins.setRight(margins.right() + inner.right())
-        side = self._splitter.widget(1)
-        # As wide as the editor's form needs even while it shows the narrower hint,
-        # so selecting a memory does not move the editor under the list.
-        side_width = FORM_WIDTH if side is None else max(FORM_WIDTH, side.minimumSizeHint().width())
-        beside = self._table.minimumWidth() + side_width + self._splitter.handleWidth()
-        beside += margins.left() + margins.right()
-        stacked = self._room() < beside
-        orientation = Qt.Orientation.Vertical if stacked else Qt.Orientation.Horizontal
-        if self._splitter.orientation() != orientation:
-            self._splitter.setOrientation(orientation)
-            self._table.setMinimumHeight(STACKED_LIST_HEIGHT if stacked else 0)
 
 
 def arrange(
@@ -117,7 +63,9 @@ def arrange(
     splitter.setChildrenCollapsible(False)
     splitter.setSizes([800, 380])
     table.setMinimumWidth(LIST_WIDTH)
-    _Stacking(page, splitter, table)
+    # As wide as the editor's form needs even while it shows the narrower hint,
+    # so selecting a memory does not move the editor under the list.
+    stack_when_narrow(page, splitter, second_width=FORM_WIDTH, stacked_height=STACKED_LIST_HEIGHT)
     layout = QVBoxLayout(page)
     layout.addWidget(filters)
     layout.addWidget(splitter, 1)
