@@ -124,15 +124,17 @@ class AttachmentsPage(LazyPage):
         self.toolbar = QWidget(self)
         self.folder_button = QPushButton("Open source folder", self)
         self.folder_button.setToolTip("Show the selected receipt's folder in the file manager")
-        buttons = QHBoxLayout()
-        for button in (
-            self.attach_button,
-            self.folder_button,
-            self.verify_button,
-            self.verify_all_button,
+        buttons = FlowLayout()
+        for pair in (
+            (self.attach_button, self.folder_button),
+            (self.verify_button, self.verify_all_button),
         ):
-            buttons.addWidget(button)
-        # The buttons go under the summary, together, when both do not fit on one row.
+            both = QHBoxLayout()
+            for button in pair:
+                both.addWidget(button)
+            buttons.addLayout(both)
+        # The buttons go under the summary, together, when both do not fit on one
+        # row; in a narrow window (640x400) the verify pair goes to a row of its own.
         top = FlowLayout(self.toolbar)
         top.addWidget(self.summary)
         top.addStretch()

@@ -336,13 +336,14 @@ class AuditPage(LazyPage):
         show.addWidget(self.action_box)
         show.addWidget(QLabel("by", self))
         show.addWidget(self.actor_box)
-        show.addWidget(self.sessions_box)
         # A narrow page moves the note, then the choices, under the search box,
-        # which keeps room for its placeholder.
+        # which keeps room for its placeholder; a narrower one (640x400) puts the
+        # sessions box on a row of its own.
         keep_whole(self.search, self.search.placeholderText())
         filters = FlowLayout()
         filters.addWidget(self.search)
         filters.addLayout(show)
+        filters.addWidget(self.sessions_box)
         filters.addStretch()
         filters.addWidget(note)
         layout = QVBoxLayout(self)

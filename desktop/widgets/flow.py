@@ -51,7 +51,10 @@ class FlowLayout(QLayout):
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
     def expandingDirections(self) -> Qt.Orientation:
-        return Qt.Orientation.Horizontal
+        # Only if something in it grows: a flow of buttons inside another flow keeps
+        # its buttons on one row where that row has room for them all.
+        grows = any(i.expandingDirections() & Qt.Orientation.Horizontal for i in self._visible())
+        return Qt.Orientation.Horizontal if grows else Qt.Orientation(0)
 
     def sizeHint(self) -> QSize:
         # One row with everything: what the layout asks for when there is room.
