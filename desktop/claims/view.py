@@ -56,6 +56,7 @@ from desktop.widgets.flow import FlowLayout
 from desktop.widgets.lazy_page import LazyPage
 from desktop.widgets.ops import Executor, default_failure
 from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
+from desktop.widgets.stacking import stack_when_narrow
 from desktop.widgets.tables import fit_columns, item_table
 from desktop.widgets.watch import AppState
 
@@ -65,6 +66,9 @@ _INTRO = (
     "takes it back), R reject (asks first; final), D defer (stays a candidate)."
 )
 _COLUMNS = ("Claim", "Kind", "Status", "Sources", "Check")
+#: The narrowest the list and the detail get side by side.
+LIST_WIDTH = 300
+DETAIL_WIDTH = 220
 #: Each filter: its name, the statuses it lists, and what the pane says when it lists none.
 _FILTERS: tuple[tuple[str, tuple[ClaimStatus, ...], str], ...] = (
     ("Candidates", (ClaimStatus.CANDIDATE,), "No candidate claims wait for a decision."),
@@ -143,12 +147,17 @@ class ClaimsPage(LazyPage):
         self.diagnostics_button.setToolTip(
             "Recurring, conflicting, ready and decayed claims (diagnostic and enforce modes)"
         )
-        mode = QHBoxLayout()
-        mode.addWidget(QLabel("Mode:", self))
-        mode.addWidget(self.mode_box)
-        mode.addWidget(self.rollback_button)
-        mode.addWidget(self.diagnostics_button)
-        # The mode's controls go to a second row, together, in a narrow window.
+        choice = QHBoxLayout()
+        choice.addWidget(QLabel("Mode:", self))
+        choice.addWidget(self.mode_box)
+        mode_buttons = QHBoxLayout()
+        mode_buttons.addWidget(self.rollback_button)
+        mode_buttons.addWidget(self.diagnostics_button)
+        mode = FlowLayout()
+        mode.addLayout(choice)
+        mode.addLayout(mode_buttons)
+        # The mode's controls go to a second row, together, in a narrow window; in
+        # a narrower one (640x400) its two buttons go under the box.
         top = FlowLayout(spacing=12)
         top.addWidget(self.filter)
         top.addWidget(self.mode_label)
@@ -178,6 +187,8 @@ class ClaimsPage(LazyPage):
         self.detail.setObjectName("claimDetail")
         self.detail.setAccessibleName("Claim details")
         self.detail.setOpenLinks(False)
+        # Under the list (640x400), a few lines of the claim and its sources at least.
+        self.detail.setMinimumHeight(150)
 
         self.accept_button = QPushButton("Accept (A)", self)
         self.accept_button.setObjectName("primary")
@@ -230,6 +241,10 @@ class ClaimsPage(LazyPage):
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
         split.setSizes([720, 440])
+        # Where the list and the detail do not both fit (640x400), the detail and its
+        # decisions go under the list rather than squeezing the claims to a letter.
+        left.setMinimumWidth(LIST_WIDTH)
+        self.stacking = stack_when_narrow(self, split, second_width=DETAIL_WIDTH)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(top)

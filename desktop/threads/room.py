@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QSplitter, QTableView, QWidget
 
@@ -68,12 +69,15 @@ class ThreadsSplitter(QSplitter):
         total = sum(self.sizes())
         if total <= 0 or self.count() != 2:
             return
-        if not self.dragged:
+        beside = self.orientation() == Qt.Orientation.Horizontal
+        if beside and not self.dragged:
             want = beside_title(table) + TITLE_CHARS * _char(table)
             left = min(want, int(total * LIST_SHARE))
             self.setSizes([left, total - left])
+        # With the tabs under it (a narrow window) the list has the splitter's width.
+        room = self.sizes()[0] if beside else self.width()
         for column in YIELDING:
-            if self.sizes()[0] - beside_title(table) >= MIN_TITLE_CHARS * _char(table):
+            if room - beside_title(table) >= MIN_TITLE_CHARS * _char(table):
                 break
             table.setColumnHidden(column, True)
 

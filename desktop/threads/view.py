@@ -42,6 +42,7 @@ from desktop.widgets.ops import Executor
 from desktop.widgets.placeholder import placeholder
 from desktop.widgets.record_model import record_table
 from desktop.widgets.row_menu import SEPARATOR, Command, copy_command, on_right_click, row_menu
+from desktop.widgets.stacking import stack_when_narrow
 from desktop.widgets.watch import AppState
 
 _EMPTY_TITLE = "No threads yet"
@@ -61,6 +62,10 @@ LOOSE_SUBTITLE = (
     "Turns an agent logged outside any thread, or whose thread was deleted. "
     "The search finds every turn."
 )
+
+
+#: The list and its buttons' height when the tabs are under them: a few threads.
+STACKED_LIST_HEIGHT = 200
 
 
 class Tab:
@@ -156,6 +161,10 @@ class ThreadsPage(LazyPage):
         left.setMinimumWidth(260)
         splitter.setChildrenCollapsible(False)
         self.splitter = splitter
+        # Where the list and the tabs do not both fit (640x400), the tabs go under
+        # the list and the page scrolls down.
+        self.stacking = stack_when_narrow(self, splitter, stacked_height=STACKED_LIST_HEIGHT)
+        self.stacking.stacked_changed.connect(lambda _s: splitter.share())
         self.stack = QStackedWidget(self)
         self.stack.addWidget(splitter)
         self.stack.addWidget(placeholder(_EMPTY_TITLE, _EMPTY_BODY, self))

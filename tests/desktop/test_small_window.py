@@ -62,6 +62,7 @@ def small(
     assert entry.thread is not None
     handoffs.write_handoff(service, entry.caller, entry.thread.id, "# Redesign\n\n- ship it\n")
     said = log_exchange(service, entry.caller, "user", "The cache is cold on Mondays.", "t1")
+    log_exchange(service, entry.caller, "assistant", "Then warm it on Sunday night.", "t1")
     claim = {"text": "The cache is cold on Mondays", "kind": "fact"}
     sources = [{"kind": "exchange", "id": said.exchange.id}]
     gate.propose(service, entry.caller, {**claim, "sources": sources})
@@ -379,3 +380,102 @@ def test_at_640x400_pages_scroll_down_only(qtbot: QtBot, tiny: MainWindow, nav: 
     """An empty list's advice wraps to the page instead of widening it."""
     tiny.go(nav)
     no_sideways_scroll(qtbot, tiny)
+
+
+def filled(qtbot: QtBot, window: MainWindow, nav: Nav) -> QWidget:
+    """Open ``nav`` and wait for what the fixture put on it, its first row selected."""
+    window.go(nav)
+    page = window.page(nav)
+    match nav:
+        case Nav.THREADS | Nav.ATTACHMENTS:
+            qtbot.waitUntil(lambda: page.model.rowCount() == 1)
+            page.table.selectRow(0)
+        case Nav.AUDIT:
+            qtbot.waitUntil(lambda: page.model.rowCount() >= 4)
+            page.table.selectRow(0)
+        case Nav.CLAIMS:
+            qtbot.waitUntil(lambda: page.table.rowCount() == 1)
+            page.table.selectRow(0)
+    return page
+
+
+@pytest.mark.parametrize(
+    ("nav", "controls"),
+    [
+        (Nav.THREADS, ("rename_button", "delete_button", "tabs", "handoff")),
+        (Nav.AUDIT, ("search", "action_box", "actor_box", "sessions_box", "table", "detail")),
+        (
+            Nav.CLAIMS,
+            (
+                "filter",
+                "mode_box",
+                "rollback_button",
+                "diagnostics_button",
+                "extract_button",
+                "accept_button",
+                "reject_button",
+                "defer_button",
+            ),
+        ),
+        (
+            Nav.ATTACHMENTS,
+            ("attach_button", "folder_button", "verify_button", "verify_all_button", "detail"),
+        ),
+    ],
+)
+def test_at_640x400_full_pages_scroll_down_only(
+    qtbot: QtBot, tiny: MainWindow, nav: Nav, controls: tuple[str, ...]
+) -> None:
+    """Rows of controls wrap and panes stack: every control whole, reached by scrolling down."""
+    page = filled(qtbot, tiny, nav)
+    no_sideways_scroll(qtbot, tiny)
+    scroll = tiny.findChild(QScrollArea, "pageScroll")
+    assert scroll is not None
+    for name in controls:
+        widget = getattr(page, name)
+        scroll.ensureWidgetVisible(widget)
+        qtbot.waitUntil(lambda w=widget: whole(w))
+
+
+def test_at_640x400_the_thread_tabs_go_under_the_list(qtbot: QtBot, tiny: MainWindow) -> None:
+    page = filled(qtbot, tiny, Nav.THREADS)
+    no_sideways_scroll(qtbot, tiny)
+    table, tabs = page.table, page.tabs
+    assert (
+        tabs.mapTo(page, tabs.rect().topLeft()).y()
+        > table.mapTo(page, table.rect().bottomLeft()).y()
+    )
+    # As wide as the page: the title reads whole, the list does not scroll sideways.
+    assert table.horizontalScrollBar().maximum() == 0
+    assert table.fontMetrics().horizontalAdvance("Website redesign") < table.columnWidth(0)
+    assert table.height() >= 120
+    page.tabs.setCurrentWidget(page.exchange_pane)
+    qtbot.waitUntil(lambda: page.exchanges.rowCount() == 2)
+    no_sideways_scroll(qtbot, tiny)
+
+
+@pytest.mark.parametrize("nav", [Nav.THREADS, Nav.AUDIT, Nav.CLAIMS, Nav.ATTACHMENTS])
+@pytest.mark.parametrize("size", [SMALL, (1280, 800)])
+def test_bigger_windows_keep_full_pages_as_they_were(
+    qtbot: QtBot, tiny: MainWindow, nav: Nav, size: tuple[int, int]
+) -> None:
+    """Back from 640x400: the thread tabs beside the list again, nothing scrolls sideways."""
+    page = filled(qtbot, tiny, nav)
+    tiny.resize(*size)
+    scroll = tiny.findChild(QScrollArea, "pageScroll")
+    assert scroll is not None
+    qtbot.waitUntil(lambda: scroll.widget().width() <= scroll.viewport().width())
+    no_sideways_scroll(qtbot, tiny)
+    if nav is Nav.THREADS:
+        table, tabs = page.table, page.tabs
+        right = lambda: table.mapTo(page, table.rect().topRight()).x()  # noqa: E731
+        qtbot.waitUntil(lambda: tabs.mapTo(page, tabs.rect().topLeft()).x() > right())
+    # Where they have the room, a group of controls keeps to one row.
+    rows = {
+        Nav.ATTACHMENTS: ("attach_button", "folder_button", "verify_button", "verify_all_button"),
+        Nav.CLAIMS: ("mode_box", "rollback_button", "diagnostics_button"),
+        Nav.AUDIT: ("action_box", "actor_box"),
+    }
+    together = [getattr(page, name) for name in rows.get(nav, ())]
+    top = lambda w: w.mapTo(page, w.rect().center()).y()  # noqa: E731
+    qtbot.waitUntil(lambda: len({top(w) for w in together}) <= 1)
