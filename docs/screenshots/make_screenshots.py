@@ -28,6 +28,7 @@ from core.claims import modes as claims_modes
 from core.claims import records as claims_records
 from core.claims.model import Decision as ClaimDecision
 from core.claims.model import SourceState as ClaimSourceState
+from core.cli import setup
 from core.continuity import context as continuity
 from core.continuity import episodes, handoffs, session_handoffs
 from core.model.entries import Actor, EntryFilter
@@ -35,7 +36,6 @@ from core.semantic import backfill
 from core.semantic.embedding import shared_embedder
 from core.service import MemoryService
 from core.storage.paths import DataDir
-from desktop.memories import empty_state
 from desktop.memories.empty_state import load_examples
 from desktop.server.agent_server import AgentServer
 from desktop.shell.app import app_icon
@@ -227,7 +227,7 @@ def claims_activity(service: MemoryService) -> None:
 
 def main() -> int:
     # Show the command as a person who installed Ambry has it, not this checkout's path.
-    empty_state.ambry_command = lambda: "ambry"
+    setup.ambry_command = lambda: ["/home/ana/.local/bin/ambry"]
     # Client config paths on the Connect page read as a person's, not this machine's.
     os.environ["HOME"] = "/home/ana"
     os.environ.pop("XDG_CONFIG_HOME", None)
