@@ -33,6 +33,7 @@ from core.layers import links
 from core.layers.keywords import term_counts
 from core.layers.summaries import Child, Draft, SourceTurn, draft_day, draft_rollup
 from core.model.entries import iso
+from core.model.times import local_day_span
 from core.storage.link_rows import drop_links, has_dead_links, sweep
 from core.storage.scrub import Index, scrub
 from core.storage.store import GroupStore
@@ -105,10 +106,27 @@ class _Day:
 
 #: A day is the machine's local calendar day (``local_day``, core.storage.db), as
 #: a question naming a day reads it: a turn at 23:30 belongs to that evening.
+#: A day's turns: the range of its times finds them by the index of times (a local
+#: day's test alone read every turn, in Python, once per day drawn).
 _DAY_SCOPE = (
     "coalesce(thread_id, '') = coalesce(:thread, '') AND session_id = :session "
-    "AND local_day(said_at) = :day"
+    "AND said_at >= :start AND said_at < :end AND local_day(said_at) = :day"
 )
+
+
+def _day_scope(day: _Day) -> dict[str, str | None]:
+    """The parameters of :data:`_DAY_SCOPE` for ``day``."""
+    try:
+        start, end = local_day_span(day.period)
+    except ValueError:  # filed under a text that is no date: its own test finds it
+        start, end = "", "\uffff"
+    return {
+        "thread": day.thread_id,
+        "session": day.session_id,
+        "day": day.period,
+        "start": start,
+        "end": end,
+    }
 
 
 def _days(store: GroupStore) -> list[_Day]:
@@ -123,7 +141,7 @@ def _turns(store: GroupStore, day: _Day) -> list[SourceTurn]:
     rows = store.execute(
         f"SELECT seq, speaker, name, text, said_at FROM exchanges WHERE {_DAY_SCOPE} "
         "ORDER BY said_at, seq",
-        {"thread": day.thread_id, "session": day.session_id, "day": day.period},
+        _day_scope(day),
     ).fetchall()
     return [SourceTurn(int(r[0]), r[1], r[2], r[3], r[4]) for r in rows]
 
@@ -308,7 +326,7 @@ def _write_day(
         store.execute(
             f"INSERT INTO layer_sources (summary_id, exchange_seq) SELECT :id, seq "
             f"FROM exchanges WHERE {_DAY_SCOPE}",
-            {"id": day.id, "thread": day.thread_id, "session": day.session_id, "day": day.period},
+            {"id": day.id, **_day_scope(day)},
         )
         links.link_day(store, day.id, day.session_id, day.period, now)
 

@@ -232,8 +232,15 @@ def restore_many(
     its id taken) is left, with its reason, and stops nothing. One restore,
     however many entries and batches (:class:`~core.memory.batching.Batching`), is one
     audit row naming those that came back (and those left).
+
+    Raises:
+        AmbryError: a batch failed (a lock held too long, a full disk, no keyring to
+            seal with); the batches before it stay done.
     """
-    return restore_in_batches(service, caller, ids, batching).result
+    did = restore_in_batches(service, caller, ids, batching)
+    if did.error is not None:
+        raise did.error
+    return did.result
 
 
 def restore_in_batches(

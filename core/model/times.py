@@ -88,7 +88,10 @@ def local_day(text: str) -> str:
     moment = stored_time(text, "time")
     if moment is None:
         return text[:10]
-    return moment.astimezone().date().isoformat()
+    try:
+        return moment.astimezone().date().isoformat()
+    except (OverflowError, OSError, ValueError):  # at the ends of the calendar
+        return text[:10]
 
 
 def local_midnight(day: date) -> datetime:

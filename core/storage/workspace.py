@@ -352,7 +352,12 @@ class Workspace:
                 content, content_key = version.content, self._stored_key(store, version.id)
             store.seal(version.id, head.privacy, content, content_key)
             sealed.append(version.id)
-        sealed += self._seal_trashed(store, head, [v.id for v in chain])
+        if sealed:
+            # The chain's privacy rose only now: versions trashed before this were kept
+            # as they were, while any trashed since an earlier rise were sealed then.
+            # (Looking on every new version read the whole trash, 21 ms a version at
+            # 20,000 trashed rows.)
+            sealed += self._seal_trashed(store, head, [v.id for v in chain])
         if sealed:
             audit.record(
                 store,

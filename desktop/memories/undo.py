@@ -206,7 +206,11 @@ class UndoStack(QObject):
         def left(did: Batched[list[Restored]]) -> UndoStep:
             rest = step.entries[: did.total - did.done]
             places = {e.id: step.places[e.id] for e in rest if e.id in step.places}
-            return replace(step, entries=rest, places=places, detach=())
+            # The near-duplicate joins are undone with the first batch: kept for the
+            # next Ctrl+Z when that batch did not commit.
+            return replace(
+                step, entries=rest, places=places, detach=step.detach if not did.done else ()
+            )
 
         def back(did: Batched[list[Restored]]) -> list[str]:
             return [r.entry_id for r in did.result]
@@ -257,7 +261,13 @@ class UndoStack(QObject):
             said, failed = text(did)
             (messages.error if failed else messages.info)(said)
 
-        if not self._jobs.run(verb, step.group, total, work, done):
+        def lost() -> None:
+            # Ended in an unexpected error: keep the whole step, which holds the only
+            # copy of what it puts back (a second try leaves what came back as it is).
+            self._steps.append(step)
+            self.changed.emit(self.can_undo)
+
+        if not self._jobs.run(verb, step.group, total, work, done, lost):
             self._steps.append(step)  # it could not begin: nothing was done
             self.changed.emit(self.can_undo)
         return ids

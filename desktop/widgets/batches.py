@@ -158,9 +158,13 @@ class BatchJob(QObject):
         total: int,
         work: Work[T],
         done: Callable[[Batched[T]], None],
+        lost: Callable[[], None] | None = None,
     ) -> bool:
         """Do ``work`` on ``total`` memories of ``group``; ``done`` gets what it did, on
         the GUI thread. At once for a few, else in the background (see the module).
+        ``lost`` is called instead of ``done`` when the work ends in an error that is
+        no Ambry error (what it did is then unknown), so a caller can keep what it
+        needs to try again.
 
         Returns:
             Whether it was done or started (not refused, and no error before it began).
@@ -189,6 +193,8 @@ class BatchJob(QObject):
         def failed(exc: BaseException) -> None:
             self._end(group)
             try:
+                if lost is not None:
+                    lost()
                 default_failure(exc)
             finally:
                 self.ended.emit()

@@ -6,7 +6,15 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from core.continuity.episodes import log_exchange, search_exchanges
-from core.layers.compression import DAYS_KEY, compress, is_due, redraw_pending
+from core.layers.compression import (
+    _DAY_SCOPE,
+    DAYS_KEY,
+    _Day,
+    _day_scope,
+    compress,
+    is_due,
+    redraw_pending,
+)
 from core.layers.context import warm_section
 from core.model.entries import Actor
 from core.service import MemoryService
@@ -77,3 +85,23 @@ def test_summaries_drawn_on_utc_days_are_redrawn_on_local_days(
     assert periods(store, "day") == [("2026-11-20", 2), ("2026-11-21", 1)]
     assert not is_due(store, now, timedelta(days=365))
     assert compress(store, now).days == 0
+
+
+def test_a_days_turns_are_found_by_the_index_of_times(
+    service: MemoryService, local_zone: Callable[[str], None]
+) -> None:
+    # A local day's test alone read every turn, in Python, once per day drawn.
+    local_zone("America/Los_Angeles")
+    log(service, GARDEN)
+    store = service.store_for("g")
+    session = store.execute("SELECT session_id FROM exchanges LIMIT 1").fetchone()[0]
+    day = _Day(None, str(session), "2026-11-20", 2, 2, 0)
+    plan = " ".join(
+        str(r[3])
+        for r in store.execute(
+            f"EXPLAIN QUERY PLAN SELECT seq FROM exchanges WHERE {_DAY_SCOPE}", _day_scope(day)
+        )
+    )
+    assert "USING INDEX idx_exchanges_said" in plan and "SCAN exchanges" not in plan
+    found = store.execute(f"SELECT text FROM exchanges WHERE {_DAY_SCOPE}", _day_scope(day))
+    assert [r[0] for r in found] == [GARDEN[0][1], GARDEN[1][1]]

@@ -192,3 +192,28 @@ def test_clearing_memories_clears_the_trash_too(
     counts = service.clear(operator, Scope.SEMANTIC)
     assert counts == {"memory_entries": 1, "trash": 1}
     assert trash.list_trash(service, "main") == []
+
+
+def test_a_restore_that_fails_says_why_and_leaves_the_entry_in_the_trash(
+    service: MemoryService,
+    agent: Caller,
+    operator: Caller,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from core.memory import versions
+    from core.model.errors import StorageError
+
+    entry_id = store(service, operator, "The boiler service is due in March")
+    service.delete(agent, entry_id)
+
+    def full_disk(*_args: object, **_kwargs: object) -> None:
+        raise StorageError("database or disk is full")
+
+    monkeypatch.setattr(versions, "put_back", full_disk)
+    monkeypatch.setattr(trash, "put_back", full_disk)
+    # Before: no error, nothing restored and nothing left, then an IndexError.
+    with pytest.raises(StorageError, match="disk is full"):
+        trash.restore(service, operator, entry_id)
+    assert [i.id for i in trash.list_trash(service, "main")] == [entry_id]
