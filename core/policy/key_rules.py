@@ -27,6 +27,14 @@ def _random_body(m: re.Match[str]) -> Span | None:
     return m.span() if random_enough(m.group("body")) else None
 
 
+def _generated_body(m: re.Match[str]) -> Span | None:
+    # Glued to a name, a body that may hold "-" and "_" must mix all of lower case,
+    # upper case and digits: "x_sk-learn-classifier-2024-…" is a name, not a key.
+    body = m.group("body")
+    kinds = (str.islower, str.isupper, str.isdigit)
+    return m.span() if all(any(f(c) for c in body) for f in kinds) else None
+
+
 def _slack(m: re.Match[str]) -> Span | None:
     return m.span() if any(c.isdigit() for c in m.group()) else None
 
@@ -131,6 +139,33 @@ RULES: tuple[Rule, ...] = (
         needs="_",
         back=1,
         extract=_random_body,
+    ),
+    Rule(
+        "anthropic_key",
+        _D,
+        re.compile(_GLUED + r"sk-ant-(?P<body>[A-Za-z0-9_-]{20,})(?![A-Za-z0-9_-])"),
+        ("sk-ant-",),
+        needs="-",
+        extract=_generated_body,
+    ),
+    Rule(
+        "openai_key",
+        _D,
+        re.compile(
+            _GLUED + r"sk-(?!ant-|lf-|or-v1-)(?:proj-|svcacct-|admin-)?"
+            r"(?P<body>[A-Za-z0-9_-]{32,})(?![A-Za-z0-9_-])"
+        ),
+        ("sk-",),
+        needs="-",
+        extract=_generated_body,
+    ),
+    Rule(
+        "google_api_key",
+        _D,
+        re.compile(_GLUED + r"AIza(?P<body>[0-9A-Za-z_-]{35})(?![A-Za-z0-9_-])"),
+        ("AIza",),
+        needs="A",
+        extract=_generated_body,
     ),
     Rule(
         "jwt",

@@ -712,6 +712,17 @@ def _glued_token_cases() -> list[Case]:
             ["sk_live_" + alnum(24), "rk_live_" + alnum(24), "sk_live_" + alnum(99)],
         )
         + _cases("stripe_test_key", ["sandbox_{v}"], ["sk_test_" + alnum(24)])
+        + _cases(
+            "anthropic_key",
+            ["claude_{v}", "ANTHROPIC_{v}"],
+            ["sk-ant-api03-" + alnum(93) + "-" + alnum(6) + "AA", "sk-ant-" + alnum(40)],
+        )
+        + _cases(
+            "openai_key",
+            ["openai_{v}", "key_{v} for the batch job"],
+            ["sk-proj-" + alnum(48), "sk-" + alnum(48)],
+        )
+        + _cases("google_api_key", ["maps_{v}"], ["AIza" + alnum(35)])
     )
 
 
@@ -1041,6 +1052,9 @@ def _benign() -> list[str]:
         "from tools import run_ghp_sync_against_the_whole_organisation_repos",
         "STRIPE_SK_TEST_MODE_ENABLED_FOR_EVERY_SANDBOX_ACCOUNT=1",
         "def fetch_github_pat_scopes(session): ...",
+        "from sklearn import pipeline_sk-learn-classifier-2024-version-for-the-reports",
+        "run_sk-ant-helper-script-for-all-the-evaluation-datasets",
+        "use_AIza_prefix_check_for_every_google_maps_key_we_load",
     ]
     generated: list[str] = []
     for _ in range(8):
