@@ -8,6 +8,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -341,3 +342,35 @@ def test_the_progress_line_names_the_group_while_another_is_shown(
     window.switch_group("main")
     assert " in group" not in browser.progress.label.text()
     qtbot.waitUntil(lambda: not jobs.running, timeout=20_000)
+
+
+def test_an_undo_that_ends_in_an_unexpected_error_keeps_its_step(
+    qtbot: QtBot,
+    service: MemoryService,
+    operator: Caller,
+    window: MainWindow,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The step holds the only copy of the deleted memories: lost with the error before.
+    from core.memory import bulk
+
+    fill(service, operator, 300)
+    small_batches(window)
+    jobs, browser = window.commands.jobs, window.browser
+    select_all(qtbot, window, 300)
+    browser.delete_ids(browser.selected_ids())
+    qtbot.waitUntil(lambda: not jobs.running and window.commands.can_undo, timeout=20_000)
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("a bug in the restore")
+
+    monkeypatch.setattr(bulk, "restore", broken)
+    with qtbot.captureExceptions() as raised:
+        browser.undo()
+        qtbot.waitUntil(lambda: not jobs.running, timeout=20_000)
+    assert [str(e[1]) for e in raised] == ["a bug in the restore"]
+    assert window.commands.can_undo
+    monkeypatch.undo()
+    browser.undo()
+    qtbot.waitUntil(lambda: not jobs.running, timeout=20_000)
+    assert service.store_for("main").total() == 300
