@@ -105,7 +105,7 @@ def restore(
     detach: Sequence[tuple[str, str]] = (),
     batching: Batching = AT_ONCE,
 ) -> Batched[list[Restored]]:
-    """Put deleted ``entries`` back, batch by batch, as core.memory.curation.restore does:
+    """Put deleted ``entries`` back, batch by batch, as :func:`restore_all` does:
     last deleted first, so the batches run from the end of ``entries``.
 
     Stopped early, the entries not put back are the first ``total - done``.
@@ -133,6 +133,32 @@ def restore(
     if back:
         service.emit(restored_changes(store.group, [r.entry_id for r in back], back))
     return Batched(back, done, len(backwards), error)
+
+
+def restore_all(
+    service: Workspace,
+    caller: Caller,
+    entries: Sequence[MemoryEntry],
+    places: Mapping[str, Place] | None = None,
+    *,
+    detach: Sequence[tuple[str, str]] = (),
+) -> list[Restored]:
+    """Put deleted entries back as they were (undo), all or none, each where it stood
+    among its versions (``places``, from :class:`~core.memory.curation.Deleted`), or
+    behind a current memory with the same text (core.memory.versions).
+
+    They are put back last deleted first, so a chain deleted whole comes back whole.
+    ``detach`` takes back what keeping one of near-duplicates joined
+    (core.memory.merging): each (version, kept) still so linked is current again
+    first, so the version goes back before the memory restored after it.
+
+    Raises:
+        Conflict: an entry with one of their ids exists; nothing was put back.
+    """
+    did = restore(service, caller, entries, places, detach=detach)
+    if did.error is not None:
+        raise did.error  # one transaction: nothing was put back
+    return did.result
 
 
 # -- tags --------------------------------------------------------------------------

@@ -271,7 +271,7 @@ def recorded_acceptances(store: GroupStore, entry_ids: Sequence[str]) -> list[Ac
 @dataclass(frozen=True)
 class Deleted:
     """Memories deleted together, as they were, in the order they were deleted, and
-    where each stood among its versions: what :func:`restore` needs to undo it.
+    where each stood among its versions: what :func:`core.memory.bulk.restore_all` needs to undo it.
 
     Attributes:
         entries: the memories deleted.
@@ -347,48 +347,9 @@ def delete_many(
     return changes, deleted
 
 
-def restore(
-    service: Workspace,
-    caller: Caller,
-    entries: Sequence[MemoryEntry],
-    places: Mapping[str, Place] | None = None,
-    *,
-    detach: Sequence[tuple[str, str]] = (),
-) -> list[Restored]:
-    """Put deleted entries back as they were (undo), all or none, each where it stood
-    among its versions (``places``, from :class:`Deleted`), or behind a current
-    memory with the same text (core.memory.versions).
-
-    They are put back last deleted first, so a chain deleted whole comes back whole.
-    ``detach`` takes back what keeping one of near-duplicates joined
-    (core.memory.merging): each (version, kept) still so linked is current again
-    first, so the version goes back before the memory restored after it.
-    """
-    require_operator(caller, "restoring memories")
-    store = service.store_for(caller.group)
-    now = iso(utc_now())
-    places = places or {}
-    done: list[Restored] = []
-    with store.transaction():
-        detach_joins(store, detach, now)
-        for entry in reversed(entries):
-            done.append(put_back_deleted(service, store, caller, entry, places, now))
-        done.reverse()
-        audit.record(
-            store,
-            Action.RESTORE,
-            caller.actor,
-            session_id=caller.session_id,
-            entry_ids=[e.id for e in entries],
-            **restored_detail(done),
-        )
-    service.emit(restored_changes(store.group, [e.id for e in entries], done))
-    return done
-
-
 def detach_joins(store: GroupStore, detach: Sequence[tuple[str, str]], now: str) -> None:
     """Make each (version, kept) pair a near-duplicate keep joined current again, if
-    still so joined (see :func:`restore`); inside the caller's transaction."""
+    still so joined (see :func:`core.memory.bulk.restore_all`); inside the caller's transaction."""
     for version, kept in detach:
         if store.execute(
             "SELECT 1 FROM memory_entries WHERE id = ? AND superseded_by = ?", (version, kept)

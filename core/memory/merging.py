@@ -10,7 +10,7 @@ candidates are found). In one transaction:
   that fact) and the highest confidence among them (each was an observation of
   it), as of now;
 - the others are deleted, as a bulk delete of the person's is, and returned so a
-  front end can offer undo (:func:`core.memory.curation.restore`). Their earlier
+  front end can offer undo (:func:`core.memory.bulk.restore_all`). Their earlier
   versions become earlier versions of the kept memory (a delete would make them
   current again: a stale wording of the same fact).
 
@@ -65,7 +65,7 @@ class Kept:
     joined: tuple[str, ...] = ()
 
     def undo_joins(self) -> tuple[tuple[str, str], ...]:
-        """What :func:`core.memory.curation.restore` detaches before it puts the
+        """What :func:`core.memory.bulk.restore_all` detaches before it puts the
         deleted memories back: (earlier version, kept memory) for each join."""
         return tuple((version, self.kept.id) for version in self.joined)
 

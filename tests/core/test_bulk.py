@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from core.memory import bulk, curation, trash
+from core.memory import bulk, trash
 from core.memory.batching import Batching
 from core.model.entries import Actor
 from core.model.errors import Conflict, InvalidParams, NotFound
@@ -162,5 +162,5 @@ def test_one_batch_is_the_one_transaction_path(service: MemoryService, operator:
     assert (done.done, done.stopped) == (3, False)
     row = audit.recent(service.store_for("main"), actions=["delete"])[0]
     assert row.detail == {} and row.count == 3
-    curation.restore(service, operator, done.result.entries, done.result.places)
+    bulk.restore_all(service, operator, done.result.entries, done.result.places)
     assert rows(service) == before

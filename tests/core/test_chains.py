@@ -11,7 +11,7 @@ import apsw
 import pytest
 
 from core.cli.main import main
-from core.memory import curation, forgetting, trash
+from core.memory import bulk, curation, forgetting, trash
 from core.memory.acceptance import waiting_state
 from core.memory.writing import StoreRequest
 from core.model.entries import Actor, EntryFilter, EntryType
@@ -177,7 +177,7 @@ def test_undoing_a_bulk_delete_of_a_whole_chain_puts_it_back_as_it_was(
     before = [service.get("main", i) for i in (a, b, c)]
     _, deleted = curation.delete_many(service, operator, [a, b, c])
     assert current(service) == [] and dangling(service) == []
-    done = curation.restore(service, operator, deleted.entries, deleted.places)
+    done = bulk.restore_all(service, operator, deleted.entries, deleted.places)
     assert [r.entry_id for r in done] == [a, b, c]
     assert [e.id for e in service.history("main", a)] == [a, b, c]
     assert [service.get("main", i).superseded_by for i in (a, b, c)] == [
@@ -371,7 +371,7 @@ def test_undo_of_a_delete_never_makes_a_duplicate_current(
     gone = store(service, operator, "User is allergic to peanuts")
     _, deleted = curation.delete_many(service, operator, [gone])
     again = store(service, operator, "User is allergic to peanuts")
-    [done] = curation.restore(service, operator, deleted.entries, deleted.places)
+    [done] = bulk.restore_all(service, operator, deleted.entries, deleted.places)
     assert done.duplicate_of == again
     assert service.list_ids("main", EntryFilter()) == [again]
 
@@ -381,9 +381,9 @@ def test_a_restore_conflicts_when_the_entry_exists(
 ) -> None:
     a = store(service, operator, "Likes tea")
     _, deleted = curation.delete_many(service, operator, [a])
-    curation.restore(service, operator, deleted.entries, deleted.places)
+    bulk.restore_all(service, operator, deleted.entries, deleted.places)
     with pytest.raises(Conflict, match="already exists"):
-        curation.restore(service, operator, deleted.entries, deleted.places)
+        bulk.restore_all(service, operator, deleted.entries, deleted.places)
 
 
 def test_the_cli_says_what_is_current_again_and_restores_in_place(
@@ -484,7 +484,7 @@ def test_a_bulk_delete_and_its_undo_read_the_table_a_few_times_not_once_a_memory
         deleting = sum(scanned)
         scanned.clear()
         waited_on = waiting_state(service.store_for("main"), pending.id)[1]
-        curation.restore(service, operator, deleted.entries, deleted.places)
+        bulk.restore_all(service, operator, deleted.entries, deleted.places)
         restoring = sum(scanned)
     finally:
         db.trace_v2(0, None)

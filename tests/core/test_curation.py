@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.memory import curation
+from core.memory import bulk, curation
 from core.memory.curation import Decision
 from core.model.entries import EntryFilter, Status
 from core.model.errors import Conflict, Forbidden, NotFound
@@ -79,12 +79,12 @@ def test_bulk_delete_then_undo_restores_everything(
     before = [service.get("main", i) for i in [*ids, old]]
     _, deleted = curation.delete_many(service, operator, [*ids, old])
     assert service.search(operator, {"query": "fact"}) == []
-    curation.restore(service, operator, deleted.entries, deleted.places)
+    bulk.restore_all(service, operator, deleted.entries, deleted.places)
     assert [service.get("main", i) for i in [*ids, old]] == before
     assert {r.id for r in service.search(operator, {"query": "fact"})} == set(ids)
     assert service.list_ids("main", EntryFilter(tags=("t",))) != []
     with pytest.raises(Conflict):
-        curation.restore(service, operator, deleted.entries, deleted.places)
+        bulk.restore_all(service, operator, deleted.entries, deleted.places)
 
 
 def test_bulk_delete_of_unknown_id_deletes_nothing(

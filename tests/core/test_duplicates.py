@@ -7,7 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from core.memory import curation
+from core.memory import bulk
 from core.memory.merging import Carried, keep_one
 from core.model.entries import EntryFilter, Privacy
 from core.model.errors import Forbidden
@@ -199,7 +199,7 @@ def test_keep_deletes_the_others_moves_their_tags_and_can_be_undone(
     assert [e.id for e in service.history("main", done.kept.id)] == [keep, done.kept.id]
     assert near_duplicates(store).clusters == ()
 
-    curation.restore(service, operator, done.deleted.entries, done.deleted.places)
+    bulk.restore_all(service, operator, done.deleted.entries, done.deleted.places)
     back = store.get(other)
     assert back is not None and back.tags == ("UI", "editor")
 
@@ -266,7 +266,7 @@ def test_the_earlier_versions_of_a_deleted_copy_go_behind_the_kept_one(
     assert service.list_ids("main", EntryFilter()) == [keep]
     assert [e.id for e in service.history("main", keep)] == [old, keep]
 
-    curation.restore(
+    bulk.restore_all(
         service, operator, done.deleted.entries, done.deleted.places, detach=done.undo_joins()
     )
     assert [e.id for e in service.history("main", other)] == [old, other]

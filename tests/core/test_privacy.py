@@ -162,11 +162,11 @@ def test_the_key_is_bound_to_the_entry(
 def test_undoing_the_delete_of_a_private_entry_restores_it_whole(
     service: MemoryService, operator: Caller, memory_keyring: object
 ) -> None:
-    from core.memory import curation
+    from core.memory import bulk, curation
 
     e = service.store(operator, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"})
     _, deleted = curation.delete_many(service, operator, [e.entry.id])
-    curation.restore(service, operator, deleted.entries, deleted.places)
+    bulk.restore_all(service, operator, deleted.entries, deleted.places)
     assert service.get("main", e.entry.id).content == PRIVATE_TEXT
     again = service.store(operator, {"type": "fact", "content": PRIVATE_TEXT, "privacy": "private"})
     assert not again.created and again.entry.id == e.entry.id
