@@ -11,7 +11,7 @@ done, each memory either wholly done or untouched.
 An operation writes one audit row however many batches it takes (:class:`OneRow`):
 the first batch writes it and each later one rewrites it in its own transaction
 (:func:`core.storage.audit.rewrite`), so at every commit the row names exactly
-what is done. A stopped operation's row says so (``cancelled``, and ``asked``:
+what is done. A stopped operation's row says so (``stopped``, and ``asked``:
 how many it was asked to do).
 
 With a batch as large as the work (:data:`AT_ONCE`, the default of the

@@ -344,10 +344,7 @@ class Workspace:
             if _RANK[version.privacy] >= _RANK[head.privacy]:
                 continue
             if version.privacy is Privacy.PUBLIC:
-                key = self.data_key(create=True)
-                assert key is not None, "data_key(create=True) returns a key or raises"
-                content = encrypt(key, version.content, version.id)
-                content_key = self.dedup_key(head.privacy, version.content)
+                content, content_key = self._sealed(head.privacy, version.content, version.id)
             else:
                 content, content_key = version.content, self._stored_key(store, version.id)
             store.seal(version.id, head.privacy, content, content_key)
@@ -386,11 +383,9 @@ class Workspace:
             if _RANK[privacy] >= _RANK[head.privacy]:
                 continue
             if privacy is Privacy.PUBLIC:
-                key = self.data_key(create=True)
-                assert key is not None, "data_key(create=True) returns a key or raises"
-                plain = str(entry["content"])
-                entry["content"] = encrypt(key, plain, str(trashed_id))
-                entry["content_key"] = self.dedup_key(head.privacy, plain)
+                entry["content"], entry["content_key"] = self._sealed(
+                    head.privacy, str(entry["content"]), str(trashed_id)
+                )
             entry.update(privacy=head.privacy.value, search_text="")
             store.execute(
                 "UPDATE trash SET entry = ? WHERE id = ?",
@@ -398,6 +393,13 @@ class Workspace:
             )
             sealed.append(str(trashed_id))
         return sealed
+
+    def _sealed(self, privacy: Privacy, plain: str, entry_id: str) -> tuple[str, str]:
+        """Public ``plain`` of ``entry_id`` as it is kept at ``privacy``: encrypted
+        content and its keyed duplicate hash."""
+        key = self.data_key(create=True)
+        assert key is not None, "data_key(create=True) returns a key or raises"
+        return encrypt(key, plain, entry_id), self.dedup_key(privacy, plain)
 
     @staticmethod
     def _stored_key(store: GroupStore, entry_id: str) -> str:
